@@ -1,0 +1,31 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+# Each creates .venv when missing, installs the pinned requirements and the package, then does its job.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-fast setup clean bench
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# pytest exits 5 when it collects no tests; treat that as a failure, never as a pass.
+test: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 2 --dist loadfile tests; \
+	status=$$?; if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
+
+test-fast: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 2 -m "not slow" tests
+
+demo: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pipeline.demo --output_dir demo_out
+
+clean:
+	rm -rf $(VENV) demo_out out .pytest_cache

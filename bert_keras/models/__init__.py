@@ -1,0 +1,1 @@
+"""Keras layers and models: the Transformer encoder, its heads and task models."""

@@ -1,0 +1,27 @@
+"""Turns a (batch, seq) padding mask into the (batch, seq, seq) mask the attention uses."""
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class AttentionMask(keras.layers.Layer):
+  """1 where query i may attend to key j: key j is a real token and, if causal, j <= i."""
+
+  def __init__(self, causal: bool = False, **kwargs):
+    super().__init__(**kwargs)
+    self.causal = causal
+
+  def call(self, input_mask):
+    mask = ops.cast(input_mask, "float32")  # (batch, seq)
+    seq = ops.shape(mask)[1]
+    mask = ops.broadcast_to(mask[:, None, :], (ops.shape(mask)[0], seq, seq))  # (batch, q, k)
+    if self.causal:
+      lower = ops.tril(ops.ones((seq, seq), "float32"))  # token i sees 0..i only.
+      mask = mask * lower[None, :, :]
+    return mask
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(causal=self.causal)
+    return config

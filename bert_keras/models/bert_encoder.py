@@ -1,0 +1,123 @@
+"""The BERT Transformer encoder as a Keras 3 functional model (Devlin et al., 2018, section 3)."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from configs.model import ModelConfig
+from bert_keras.models.attention_mask import AttentionMask
+from bert_keras.models.position_embedding import PositionEmbedding
+from bert_keras.models.transformer_block import TransformerBlock
+
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class ClsPooler(keras.layers.Layer):
+  """Dense + tanh over the first ([CLS]) token: the paper's aggregate representation C."""
+
+  def __init__(self, initializer_range: float = 0.02, **kwargs):
+    super().__init__(**kwargs)
+    self.initializer_range = initializer_range
+
+  def build(self, input_shape):
+    self.dense = keras.layers.Dense(
+        input_shape[-1], activation="tanh", name="dense", dtype=self.dtype_policy,
+        kernel_initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range))
+    self.dense.build((input_shape[0], input_shape[-1]))
+    self.built = True
+
+  def call(self, sequence_output):
+    return self.dense(sequence_output[:, 0, :])  # (batch, hidden)
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(initializer_range=self.initializer_range)
+    return config
+
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class BertEncoder(keras.Model):
+  """Token + segment + learned position embeddings, LayerNorm, dropout, L post-LN blocks, pooler.
+
+  Inputs (int32, (batch, seq)): `input_word_ids`, `input_mask` (1 = real token), `input_type_ids`.
+  Outputs: `sequence_output` (batch, seq, H), `pooled_output` (batch, H), and `encoder_outputs`, the
+  list of every block's output (for the feature-based approach, section 5.3).
+  With attention="causal" the same stack is a left-to-right model (GPT-1, the LTR ablation).
+  """
+
+  def __init__(self, vocab_size: int = 30522, hidden_size: int = 768, num_layers: int = 12,
+               num_heads: int = 12, intermediate_size: int = 3072, hidden_act: str = "gelu",
+               dropout_rate: float = 0.1, attention_dropout_rate: float = 0.1,
+               max_position_embeddings: int = 512, type_vocab_size: int = 2,
+               initializer_range: float = 0.02, layer_norm_epsilon: float = 1e-12,
+               attention: str = "bidirectional", dtype=None, **kwargs):
+    # Validates every value, with the value in the message, before building anything.
+    config = ModelConfig(
+        vocab_size=vocab_size, hidden_size=hidden_size, num_layers=num_layers,
+        num_heads=num_heads, intermediate_size=intermediate_size, hidden_act=hidden_act,
+        dropout_rate=dropout_rate, attention_dropout_rate=attention_dropout_rate,
+        max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
+        initializer_range=initializer_range, layer_norm_epsilon=layer_norm_epsilon,
+        attention=attention)
+    init = lambda: keras.initializers.TruncatedNormal(stddev=initializer_range)
+
+    # === Layers ===
+    token_embedding = keras.layers.Embedding(
+        vocab_size, hidden_size, embeddings_initializer=init(), name="token_embedding",
+        dtype=dtype)
+    position_embedding = PositionEmbedding(
+        max_position_embeddings, initializer_range, name="position_embedding", dtype=dtype)
+    type_embedding = keras.layers.Embedding(
+        max(type_vocab_size, 1), hidden_size, embeddings_initializer=init(),
+        name="type_embedding", dtype=dtype)
+    embeddings_layer_norm = keras.layers.LayerNormalization(
+        epsilon=layer_norm_epsilon, name="embeddings_layer_norm", dtype=dtype)
+    embeddings_dropout = keras.layers.Dropout(dropout_rate, name="embeddings_dropout")
+    attention_mask_layer = AttentionMask(causal=attention == "causal", name="attention_mask")
+    blocks = [
+        TransformerBlock(num_heads, intermediate_size, hidden_act, dropout_rate,
+                         attention_dropout_rate, layer_norm_epsilon, initializer_range,
+                         name=f"transformer_layer_{i}", dtype=dtype)
+        for i in range(num_layers)
+    ]
+    pooler = ClsPooler(initializer_range, name="pooler", dtype=dtype)
+
+    # === Functional model ===
+    word_ids = keras.Input(shape=(None,), dtype="int32", name="input_word_ids")
+    mask = keras.Input(shape=(None,), dtype="int32", name="input_mask")
+    type_ids = keras.Input(shape=(None,), dtype="int32", name="input_type_ids")
+    tokens = token_embedding(word_ids)  # (batch, seq, H)
+    x = keras.layers.Add(name="embeddings_sum", dtype=dtype)(
+        [tokens, position_embedding(tokens), type_embedding(type_ids)])
+    x = embeddings_dropout(embeddings_layer_norm(x))
+    attention_mask = attention_mask_layer(mask)  # (batch, seq, seq)
+    encoder_outputs = []
+    for block in blocks:
+      x = block(x, attention_mask)
+      encoder_outputs.append(x)
+    pooled = pooler(x)
+    super().__init__(
+        inputs={"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids},
+        outputs={"sequence_output": x, "pooled_output": pooled,
+                 "encoder_outputs": encoder_outputs},
+        **kwargs)
+
+    # === Config ===
+    self.model_config = config
+    for key, value in config.to_dict().items():
+      setattr(self, key, value)
+    self.token_embedding = token_embedding
+    self.blocks = blocks
+
+  @classmethod
+  def from_model_config(cls, config: ModelConfig, **kwargs) -> "BertEncoder":
+    return cls(**config.to_dict(), **kwargs)
+
+  def get_config(self):
+    config = {"name": self.name, "trainable": self.trainable}
+    config.update(self.model_config.to_dict())
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    return cls(**config)

@@ -1,0 +1,87 @@
+"""The paper's optimizer: Adam with decoupled weight decay, linear warmup then linear decay.
+
+BERT (appendix A.2): Adam, lr 1e-4, beta1 0.9, beta2 0.999, L2 weight decay 0.01, warmup over the
+first 10,000 steps then linear decay; weight decay is not applied to LayerNorm weights or biases, and
+gradients are clipped to global norm 1.0 as in the released code. LAMB is offered for large batches,
+and cosine decay for GPT-1 (section 4.1: 2,000 warmup steps, max lr 2.5e-4, cosine to 0).
+"""
+
+from __future__ import annotations
+
+import math
+
+import keras
+from keras import ops
+
+from bert_keras.errors import UserError
+
+# Substrings of variable paths that weight decay skips (LayerNorm gamma/beta and every bias).
+NO_DECAY_NAMES = ("layer_norm", "LayerNorm", "bias", "beta", "gamma")
+
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
+  """Linear warmup from 0 to `learning_rate`, then linear (or cosine) decay to `end_learning_rate`."""
+
+  def __init__(self, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
+               decay: str = "linear", end_learning_rate: float = 0.0):
+    if decay not in ("linear", "cosine", "constant"):
+      raise UserError(f"decay={decay!r}; expected 'linear', 'cosine' or 'constant'")
+    if num_train_steps <= 0 or num_warmup_steps < 0:
+      raise UserError(f"num_train_steps={num_train_steps} must be > 0 and "
+                      f"num_warmup_steps={num_warmup_steps} >= 0")
+    self.learning_rate = float(learning_rate)
+    self.num_train_steps = int(num_train_steps)
+    self.num_warmup_steps = int(num_warmup_steps)
+    self.decay = decay
+    self.end_learning_rate = float(end_learning_rate)
+
+  def __call__(self, step):
+    step = ops.cast(step, "float32")
+    peak = self.learning_rate
+    warmup = float(max(self.num_warmup_steps, 1))
+    warm_lr = peak * step / warmup
+    decay_steps = float(max(self.num_train_steps - self.num_warmup_steps, 1))
+    progress = ops.clip((step - self.num_warmup_steps) / decay_steps, 0.0, 1.0)
+    if self.decay == "linear":
+      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * (1.0 - progress)
+    elif self.decay == "cosine":
+      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * 0.5 * (
+          1.0 + ops.cos(math.pi * progress))
+    else:
+      decayed = ops.convert_to_tensor(peak, "float32")
+    if self.num_warmup_steps == 0:
+      return decayed
+    return ops.where(step < self.num_warmup_steps, warm_lr, decayed)
+
+  def get_config(self):
+    return dict(learning_rate=self.learning_rate, num_train_steps=self.num_train_steps,
+                num_warmup_steps=self.num_warmup_steps, decay=self.decay,
+                end_learning_rate=self.end_learning_rate)
+
+
+def create_optimizer(learning_rate: float, num_train_steps: int, num_warmup_steps: int,
+                     optimizer_type: str = "adamw", weight_decay_rate: float = 0.01,
+                     beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
+                     clip_global_norm: float | None = 1.0, decay: str = "linear",
+                     end_learning_rate: float = 0.0) -> keras.optimizers.Optimizer:
+  """Builds AdamW (default, the paper's) or LAMB with the warmup/decay schedule.
+
+  Global-norm clipping is done by Keras (`global_clipnorm`), before the update.
+  """
+  schedule = WarmupDecaySchedule(learning_rate, num_train_steps, num_warmup_steps, decay,
+                                 end_learning_rate)
+  common = dict(learning_rate=schedule, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
+                weight_decay=weight_decay_rate, global_clipnorm=clip_global_norm)
+  if optimizer_type == "adamw":
+    optimizer = keras.optimizers.AdamW(**common)
+  elif optimizer_type == "lamb":
+    optimizer = keras.optimizers.Lamb(**common)
+  elif optimizer_type == "adam":
+    common.pop("weight_decay")
+    optimizer = keras.optimizers.Adam(**common)
+  else:
+    raise UserError(f"optimizer={optimizer_type!r}; expected 'adamw', 'lamb' or 'adam'")
+  if weight_decay_rate and optimizer_type != "adam":
+    optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY_NAMES))
+  return optimizer

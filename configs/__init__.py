@@ -1,0 +1,1 @@
+"""Typed configs and named presets (model sizes, data, training, tasks, ablations)."""
