@@ -1,0 +1,95 @@
+"""The GPT-1 decoder (Radford et al., 2018, section 3.1) from the same layers as BERT's encoder."""
+
+from __future__ import annotations
+
+import keras
+
+from configs.model import ModelConfig
+from bert_keras.models.attention_mask import AttentionMask
+from bert_keras.models.position_embedding import PositionEmbedding
+from bert_keras.models.transformer_block import TransformerBlock
+
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class GPTDecoder(keras.Model):
+  """h0 = U W_e + W_p, then L masked (causal) post-LN Transformer blocks: h_l = block(h_{l-1}).
+
+  Differs from `BertEncoder(attention="causal")` exactly where GPT-1 differs from BERT: no segment
+  embeddings, no LayerNorm on the embedding sum (the released GPT-1 code feeds the sum, after dropout,
+  straight into block 0), and no pooler (task heads read the final extract token's state instead).
+  Layer and weight names match BertEncoder's (token_embedding, position_embedding,
+  transformer_layer_{i}), so weights of the first k blocks move between the two by name.
+
+  Inputs (int32, (batch, seq)): `input_word_ids`, `input_mask` (1 = real token; right padding).
+  Outputs: `sequence_output` (batch, seq, H) and `encoder_outputs`, every block's output.
+  """
+
+  def __init__(self, vocab_size: int = 40481, hidden_size: int = 768, num_layers: int = 12,
+               num_heads: int = 12, intermediate_size: int = 3072, hidden_act: str = "gelu_tanh",
+               dropout_rate: float = 0.1, attention_dropout_rate: float = 0.1,
+               max_position_embeddings: int = 512, type_vocab_size: int = 0,
+               initializer_range: float = 0.02, layer_norm_epsilon: float = 1e-5,
+               attention: str = "causal", dtype=None, **kwargs):
+    config = ModelConfig(
+        vocab_size=vocab_size, hidden_size=hidden_size, num_layers=num_layers,
+        num_heads=num_heads, intermediate_size=intermediate_size, hidden_act=hidden_act,
+        dropout_rate=dropout_rate, attention_dropout_rate=attention_dropout_rate,
+        max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
+        initializer_range=initializer_range, layer_norm_epsilon=layer_norm_epsilon,
+        attention=attention)
+    if type_vocab_size != 0:
+      raise ValueError(f"type_vocab_size={type_vocab_size}: GPT-1 has no segment embeddings; "
+                       "use BertEncoder for a model with segments")
+    if attention != "causal":
+      raise ValueError(f"attention={attention!r}: a GPT decoder is left-to-right ('causal')")
+    init = keras.initializers.TruncatedNormal(stddev=initializer_range)
+
+    # === Layers ===
+    token_embedding = keras.layers.Embedding(
+        vocab_size, hidden_size, embeddings_initializer=init, name="token_embedding", dtype=dtype)
+    position_embedding = PositionEmbedding(
+        max_position_embeddings, initializer_range, name="position_embedding", dtype=dtype)
+    embeddings_dropout = keras.layers.Dropout(dropout_rate, name="embeddings_dropout")
+    attention_mask_layer = AttentionMask(causal=True, name="attention_mask")
+    blocks = [
+        TransformerBlock(num_heads, intermediate_size, hidden_act, dropout_rate,
+                         attention_dropout_rate, layer_norm_epsilon, initializer_range,
+                         name=f"transformer_layer_{i}", dtype=dtype)
+        for i in range(num_layers)
+    ]
+
+    # === Functional model ===
+    word_ids = keras.Input(shape=(None,), dtype="int32", name="input_word_ids")
+    mask = keras.Input(shape=(None,), dtype="int32", name="input_mask")
+    tokens = token_embedding(word_ids)  # (batch, seq, H)
+    x = keras.layers.Add(name="embeddings_sum", dtype=dtype)([tokens, position_embedding(tokens)])
+    x = embeddings_dropout(x)
+    attention_mask = attention_mask_layer(mask)  # (batch, seq, seq), lower-triangular
+    encoder_outputs = []
+    for block in blocks:
+      x = block(x, attention_mask)
+      encoder_outputs.append(x)
+    super().__init__(inputs={"input_word_ids": word_ids, "input_mask": mask},
+                     outputs={"sequence_output": x, "encoder_outputs": encoder_outputs},
+                     **kwargs)
+
+    # === Config ===
+    self.model_config = config
+    for key, value in config.to_dict().items():
+      setattr(self, key, value)
+    self.token_embedding = token_embedding
+    self.position_embedding = position_embedding
+    self.blocks = blocks
+
+  @classmethod
+  def from_model_config(cls, config: ModelConfig, **kwargs) -> "GPTDecoder":
+    return cls(**config.to_dict(), **kwargs)
+
+  def get_config(self):
+    config = {"name": self.name, "trainable": self.trainable}
+    config.update(self.model_config.to_dict())
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    return cls(**config)

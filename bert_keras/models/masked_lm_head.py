@@ -1,0 +1,52 @@
+"""The masked-LM head: transform, then an output projection tied to the token embedding."""
+
+import keras
+from keras import ops
+
+from bert_keras.models.activations import get_activation
+
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class MaskedLMHead(keras.layers.Layer):
+  """Dense + activation + LayerNorm, then logits = x @ E^T + b with E the token embedding table.
+
+  Tying the projection to the input embedding follows the released BERT code (and GPT-1 section 3.1);
+  only the (vocab,) output bias is new. The embedding layer is passed in, not copied, and is not part
+  of this layer's config: the model that owns both wires them again in `from_config`.
+  """
+
+  def __init__(self, token_embedding: keras.layers.Embedding, hidden_act: str = "gelu",
+               layer_norm_epsilon: float = 1e-12, initializer_range: float = 0.02, **kwargs):
+    super().__init__(**kwargs)
+    self.token_embedding = token_embedding
+    self.hidden_act = hidden_act
+    self.layer_norm_epsilon = layer_norm_epsilon
+    self.initializer_range = initializer_range
+
+  def build(self, input_shape):
+    hidden = input_shape[-1]
+    self.transform = keras.layers.Dense(
+        hidden, activation=get_activation(self.hidden_act), name="transform",
+        kernel_initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
+        dtype=self.dtype_policy)
+    self.transform.build(input_shape)
+    self.layer_norm = keras.layers.LayerNormalization(
+        epsilon=self.layer_norm_epsilon, name="layer_norm", dtype=self.dtype_policy)
+    self.layer_norm.build(input_shape)
+    vocab_size = self.token_embedding.input_dim
+    self.output_bias = self.add_weight(name="output_bias", shape=(vocab_size,),
+                                       initializer="zeros")
+    self.built = True
+
+  def call(self, x):
+    # x: (batch, positions, hidden) -> logits (batch, positions, vocab)
+    x = self.layer_norm(self.transform(x))
+    table = ops.cast(self.token_embedding.embeddings, x.dtype)  # (vocab, hidden)
+    logits = ops.einsum("bph,vh->bpv", x, table)
+    return logits + ops.cast(self.output_bias, logits.dtype)
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(hidden_act=self.hidden_act, layer_norm_epsilon=self.layer_norm_epsilon,
+                  initializer_range=self.initializer_range)
+    return config

@@ -1,0 +1,71 @@
+"""The pretraining losses and metrics, shared by every trainer and objective.
+
+Paper (section 3.1, appendix A.2): mean masked-LM cross-entropy over the real predictions plus the
+next-sentence cross-entropy. Padding predictions (weight 0) count for nothing.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+
+def _weighted_xent(labels, logits, weights):
+  # labels/weights: (batch, P); logits: (batch, P, vocab), float32.
+  xent = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.cast(labels, tf.int32),
+                                                        logits=tf.cast(logits, tf.float32))
+  weights = tf.cast(weights, tf.float32)
+  return tf.reduce_sum(xent * weights), tf.reduce_sum(weights)
+
+
+def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp"):
+  """Returns per-batch SUMS (not means), so callers can aggregate exactly across replicas and
+  micro-batches: {mlm_loss_sum, mlm_weight, mlm_correct, nsp_loss_sum, nsp_count, nsp_correct}.
+
+  features: the parsed TFRecord features (masked_lm_ids, masked_lm_weights, next_sentence_labels;
+  for "ltr": input_ids and input_mask). outputs: the BertPretrainer outputs.
+  """
+  logits = tf.cast(outputs["mlm_logits"], tf.float32)
+  if objective == "ltr":
+    # Position i predicts token i+1 among real tokens.
+    ids = tf.cast(features["input_ids"], tf.int32)
+    mask = tf.cast(features["input_mask"], tf.float32)
+    labels, weights, logits = ids[:, 1:], mask[:, 1:], logits[:, :-1]
+  else:
+    labels = tf.cast(features["masked_lm_ids"], tf.int32)
+    weights = tf.cast(features["masked_lm_weights"], tf.float32)
+  mlm_sum, mlm_weight = _weighted_xent(labels, logits, weights)
+  correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32)
+  sums = {"mlm_loss_sum": mlm_sum, "mlm_weight": mlm_weight,
+          "mlm_correct": tf.reduce_sum(correct * weights)}
+  if objective == "mlm_nsp":
+    nsp_labels = tf.reshape(tf.cast(features["next_sentence_labels"], tf.int32), [-1])
+    nsp_logits = tf.cast(outputs["nsp_logits"], tf.float32)
+    nsp_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=nsp_labels, logits=nsp_logits)
+    sums["nsp_loss_sum"] = tf.reduce_sum(nsp_xent)
+    sums["nsp_count"] = tf.cast(tf.size(nsp_labels), tf.float32)
+    sums["nsp_correct"] = tf.reduce_sum(tf.cast(
+        tf.equal(tf.argmax(nsp_logits, -1, output_type=tf.int32), nsp_labels), tf.float32))
+  return sums
+
+
+def loss_from_sums(sums):
+  """The paper's loss from (possibly globally aggregated) sums: mean MLM xent + mean NSP xent."""
+  loss = sums["mlm_loss_sum"] / tf.maximum(sums["mlm_weight"], 1.0)
+  if "nsp_loss_sum" in sums:
+    loss += sums["nsp_loss_sum"] / tf.maximum(sums["nsp_count"], 1.0)
+  return loss
+
+
+def metrics_from_sums(sums):
+  """masked-LM accuracy, NSP accuracy and the two losses, from aggregated sums."""
+  out = {"mlm_loss": sums["mlm_loss_sum"] / tf.maximum(sums["mlm_weight"], 1.0),
+         "mlm_accuracy": sums["mlm_correct"] / tf.maximum(sums["mlm_weight"], 1.0)}
+  if "nsp_loss_sum" in sums:
+    out["nsp_loss"] = sums["nsp_loss_sum"] / tf.maximum(sums["nsp_count"], 1.0)
+    out["nsp_accuracy"] = sums["nsp_correct"] / tf.maximum(sums["nsp_count"], 1.0)
+  return out
+
+
+def pretraining_loss(features, outputs, objective: str = "mlm_nsp"):
+  """The scalar loss of one batch (mean MLM cross-entropy + NSP cross-entropy)."""
+  return loss_from_sums(pretraining_loss_sums(features, outputs, objective))
