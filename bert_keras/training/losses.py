@@ -69,3 +69,20 @@ def metrics_from_sums(sums):
 def pretraining_loss(features, outputs, objective: str = "mlm_nsp"):
   """The scalar loss of one batch (mean MLM cross-entropy + NSP cross-entropy)."""
   return loss_from_sums(pretraining_loss_sums(features, outputs, objective))
+
+
+def pretraining_counts(features, objective: str = "mlm_nsp"):
+  """The label-only denominators of `loss_from_sums` ({mlm_weight[, nsp_count]}), as sums.
+
+  They do not depend on the model, so a trainer can all-reduce them over replicas and micro-batches
+  BEFORE the backward pass: with these global counts substituted, `loss_from_sums` is linear in the
+  per-micro-batch loss sums, and summing micro-batch gradients gives exactly the big-batch gradient.
+  """
+  if objective == "ltr":
+    weights = tf.cast(features["input_mask"], tf.float32)[:, 1:]
+  else:
+    weights = tf.cast(features["masked_lm_weights"], tf.float32)
+  counts = {"mlm_weight": tf.reduce_sum(weights)}
+  if objective == "mlm_nsp":
+    counts["nsp_count"] = tf.cast(tf.size(features["next_sentence_labels"]), tf.float32)
+  return counts

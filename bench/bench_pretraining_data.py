@@ -1,0 +1,134 @@
+"""Benchmark (not a test): our Beam create_pretraining_data vs tf-models-official's, same corpus/params.
+
+Corpus: Google-format text (one sentence a line, blank line between documents) made from the embedded
+shortened English Wikipedia dump with our wiki reader; vocabulary: the real bert-base-uncased one;
+parameters: max_seq_length 128, max_predictions_per_seq 20, dupe_factor 5, seed 12345.
+Rows: the peer (official/nlp/data/create_pretraining_data.py, TF 2.20, in bench/.venvs/tfm, installed
+by this script), ours at 1x, ours at 2x the corpus (flat memory). Measured: wall time, throughput in
+MB of raw text per second, peak RSS summed over the whole process tree (our DirectRunner has workers).
+
+  .venv/bin/python bench/bench_pretraining_data.py [--workers 2] [--dupe_factor 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import os
+import subprocess
+import sys
+import time
+
+import psutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+OUT = os.path.join(HERE, "out", "pretraining_data")
+PEER_VENV = os.path.join(HERE, ".venvs", "tfm")
+PEER_PACKAGE = "tf-models-official"
+
+
+def ensure_peer_venv() -> str:
+  """Creates bench/.venvs/tfm with tf-models-official (pins TF 2.20); returns its python."""
+  python = os.path.join(PEER_VENV, "bin", "python")
+  probe = [python, "-c", "import official.nlp.data.create_pretraining_data"]
+  if os.path.exists(python) and subprocess.run(probe, capture_output=True).returncode == 0:
+    return python
+  subprocess.run([sys.executable, "-m", "venv", PEER_VENV], check=True)
+  install = subprocess.run([os.path.join(PEER_VENV, "bin", "pip"), "install", "-q", PEER_PACKAGE],
+                           capture_output=True, text=True)
+  if install.returncode != 0:
+    raise SystemExit(f"installing {PEER_PACKAGE} failed:\n{install.stderr[-3000:]}")
+  subprocess.run(probe, check=True)
+  return python
+
+
+def write_google_corpus(path: str) -> int:
+  """The Wikipedia dump as Google-format text; returns its size in bytes."""
+  sys.path.insert(0, ROOT)
+  from bert_keras import resources  # pylint: disable=g-import-not-at-top
+  from bert_keras.data.wikipedia_reader import iter_wiki_pages, wiki_page_to_document
+
+  if not os.path.exists(path):
+    drop = lambda reason: None
+    tmp = path + ".tmp"
+    with bz2.open(resources.wikipedia_dump_path()) as f, open(tmp, "w", encoding="utf-8") as out:
+      for page in iter_wiki_pages(f, drop):
+        for _, sentences in wiki_page_to_document(page, "enwiki", drop):
+          out.write("\n".join(sentences) + "\n\n")
+    os.replace(tmp, path)
+  return os.path.getsize(path)
+
+
+def measure(cmd, env=None):
+  """Runs `cmd`; returns (seconds, peak RSS in MB summed over the process tree, polled every 50 ms)."""
+  start = time.perf_counter()
+  proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+  root = psutil.Process(proc.pid)
+  peak = 0
+  while proc.poll() is None:
+    try:
+      rss = sum(p.memory_info().rss for p in [root] + root.children(recursive=True))
+      peak = max(peak, rss)
+    except psutil.Error:
+      pass
+    time.sleep(0.05)
+  seconds = time.perf_counter() - start
+  stderr = proc.stderr.read()
+  if proc.returncode != 0:
+    raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr[-3000:]}")
+  return seconds, peak / 2 ** 20
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument("--workers", type=int, default=2)
+  parser.add_argument("--dupe_factor", type=int, default=5)
+  args = parser.parse_args()
+  os.makedirs(OUT, exist_ok=True)
+  sys.path.insert(0, ROOT)
+  from bert_keras import resources  # pylint: disable=g-import-not-at-top
+
+  vocab = resources.uncased_vocab_path()
+  corpus = os.path.join(OUT, "wiki_google.txt")
+  size = write_google_corpus(corpus)
+  corpus_2x = os.path.join(OUT, "corpus_2x")
+  os.makedirs(corpus_2x, exist_ok=True)
+  for name in ("part_a.txt", "part_b.txt"):  # same text twice, distinct documents (ids from file names)
+    if not os.path.exists(os.path.join(corpus_2x, name)):
+      os.link(corpus, os.path.join(corpus_2x, name))
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+  common = ["--vocab_file", vocab, "--do_lower_case=true", "--max_seq_length=128",
+            "--max_predictions_per_seq=20", "--masked_lm_prob=0.15", "--short_seq_prob=0.1",
+            f"--dupe_factor={args.dupe_factor}", "--random_seed=12345"]
+
+  rows = []
+  peer_python = ensure_peer_venv()
+  peer = [peer_python, "-m", "official.nlp.data.create_pretraining_data", "--input_file", corpus,
+          "--output_file", os.path.join(OUT, "peer.tfrecord")] + common
+  seconds, rss = measure(peer, env)
+  rows.append(("tf-models-official 2.20 (1 process)", size, seconds, rss))
+
+  ours = [sys.executable, os.path.join(ROOT, "scripts", "create_pretraining_data.py"),
+          "--input_format=bert_text", "--num_shards=8", "--direct_running_mode=multi_processing",
+          f"--direct_num_workers={args.workers}"] + common
+  for label, pattern, nbytes in ((f"ours, Beam DirectRunner x{args.workers}, 1x corpus", corpus, size),
+                                 (f"ours, Beam DirectRunner x{args.workers}, 2x corpus",
+                                  os.path.join(corpus_2x, "*.txt"), 2 * size)):
+    out_dir = os.path.join(OUT, "ours_1x" if nbytes == size else "ours_2x")
+    seconds, rss = measure(ours + [f"--input_file={pattern}", f"--output_dir={out_dir}"], env)
+    rows.append((label, nbytes, seconds, rss))
+
+  print(f"\ncorpus: {size / 1e6:.2f} MB Google-format text from the Wikipedia dump; dupe_factor "
+        f"{args.dupe_factor}, seq 128, real uncased vocab; {os.cpu_count()} cores")
+  print(f"{'run':<44} {'MB':>6} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12} {'vs peer':>8}")
+  peer_rate = rows[0][1] / rows[0][2]
+  for label, nbytes, seconds, rss in rows:
+    rate = nbytes / seconds
+    print(f"{label:<44} {nbytes / 1e6:6.2f} {seconds:8.1f} {rate / 1e6:7.3f} {rss:12.0f} "
+          f"{rate / peer_rate:7.2f}x")
+  print(f"peak RSS 2x / 1x (ours): {rows[2][3] / rows[1][3]:.2f}")
+
+
+if __name__ == "__main__":
+  main()

@@ -1,0 +1,84 @@
+"""Reads the Google BERT corpus text format: one sentence per line, a blank line between documents."""
+
+from __future__ import annotations
+
+import os
+from typing import BinaryIO, Callable, Iterator, List, Tuple
+
+import apache_beam as beam
+from apache_beam.io import fileio
+
+from bert_keras.data import beam_metrics
+from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, decode_utf8, iter_bounded_lines
+from bert_keras.errors import UserError
+
+
+def iter_bert_corpus_documents(f: BinaryIO, source: str, drop: Callable[[str], None],
+                               max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+                               ) -> Iterator[Tuple[str, List[str]]]:
+  """Yields (doc_id, sentences) from a file in the Google format, holding one document at a time.
+
+  doc_id is "<source>:<line of the document's first sentence>". Undecodable and over-long lines are
+  dropped (`drop(reason)`), and so are documents left without sentences.
+  """
+  sentences: List[str] = []
+  first_line = 0
+  for line_number, data in iter_bounded_lines(f, max_line_bytes):
+    if data is None:
+      drop("line_too_long")
+      continue
+    text = decode_utf8(data)
+    if text is None:
+      drop("undecodable_line")
+      continue
+    text = text.strip()
+    if text:
+      if not sentences:
+        first_line = line_number
+      sentences.append(text)
+    elif sentences:
+      yield f"{source}:{first_line}", sentences
+      sentences = []
+  if sentences:
+    yield f"{source}:{first_line}", sentences
+
+
+class _ReadBertCorpusFile(beam.DoFn):
+  """One matched file -> its documents, streamed (memory: one document)."""
+
+  def __init__(self, max_line_bytes: int):
+    self._max_line_bytes = max_line_bytes
+
+  def process(self, readable_file):
+    source = os.path.basename(readable_file.metadata.path)
+    with readable_file.open() as f:
+      yield from iter_bert_corpus_documents(f, source, beam_metrics.count_dropped, self._max_line_bytes)
+
+
+def match_or_raise(file_pattern: str) -> None:
+  """Raises UserError naming `file_pattern` when no file matches it (checked when the graph is built)."""
+  from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
+
+  try:
+    metadata = FileSystems.match([file_pattern])[0].metadata_list
+  except Exception as e:  # pylint: disable=broad-except
+    raise UserError(f"{file_pattern}: cannot list input files ({e})") from e
+  if not metadata:
+    raise UserError(f"{file_pattern}: no input file matches this pattern")
+
+
+class ReadBertCorpus(beam.PTransform):
+  """PCollection of (doc_id, sentences) from files matching `file_pattern` (glob; .gz/.bz2 ok)."""
+
+  def __init__(self, file_pattern: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
+    super().__init__()
+    self._file_pattern = file_pattern
+    self._max_line_bytes = max_line_bytes
+
+  def expand(self, pbegin):
+    match_or_raise(self._file_pattern)
+    return (pbegin
+            | "MatchFiles" >> fileio.MatchFiles(self._file_pattern)
+            | "SpreadFiles" >> beam.Reshuffle()
+            | "ReadMatches" >> fileio.ReadMatches()
+            | "ReadDocuments" >> beam.ParDo(_ReadBertCorpusFile(self._max_line_bytes)))

@@ -1,0 +1,84 @@
+"""Plain-text helpers shared by the corpus readers: bounded line reading, decoding, sentence splitting.
+
+Documents flow through the pipelines as `(doc_id, sentences)` tuples: `doc_id` a string unique in the
+corpus and stable across runs (it seeds the random numbers, see pretraining_instances.stable_hash),
+`sentences` a list of non-empty str.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import BinaryIO, Iterator, List, Optional, Tuple
+
+# Lines longer than this are dropped (a corpus line of megabytes is a broken file, not a sentence).
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+_CHUNK = 1 << 16
+
+
+def iter_bounded_lines(f: BinaryIO, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+                       ) -> Iterator[Tuple[int, Optional[bytes]]]:
+  """Yields (line_number (1-based), line bytes without the newline), or (n, None) for a long line.
+
+  Memory stays bounded by `max_line_bytes`: a longer line is skipped in chunks, never held whole.
+  """
+  line_number = 0
+  while True:
+    line = f.readline(max_line_bytes + 1)
+    if not line:
+      return
+    line_number += 1
+    if len(line) > max_line_bytes and not line.endswith(b"\n"):
+      # Skip the rest of this line without keeping it.
+      while True:
+        rest = f.readline(_CHUNK)
+        if not rest or rest.endswith(b"\n"):
+          break
+      yield line_number, None
+      continue
+    yield line_number, line.rstrip(b"\r\n")
+
+
+def decode_utf8(data: bytes) -> Optional[str]:
+  """The text of `data`, or None when it is not valid UTF-8 (the caller counts and drops it)."""
+  try:
+    return data.decode("utf-8")
+  except UnicodeDecodeError:
+    return None
+
+
+# Abbreviations after which a period does not end a sentence (lowercased, without the period).
+_ABBREVIATIONS = frozenset("""
+mr mrs ms dr prof sr jr st mt ft vs etc e.g i.e cf al fig figs no nos vol vols ed eds pp p
+jan feb mar apr jun jul aug sep sept oct nov dec inc ltd co corp dept univ gen col lt sgt capt
+rev hon gov sen rep ca approx est u.s u.k u.n a.d b.c
+""".split())
+# End punctuation, optional closing quotes/brackets, whitespace, then something that starts a sentence.
+_BOUNDARY = re.compile(r"""([.!?]+['"’”)\]]*)\s+(?=['"“‘(\[]?[A-Z0-9])""")
+_WORD_BEFORE = re.compile(r"(\S+)$")
+
+
+def split_sentences(text: str) -> List[str]:
+  """Splits a paragraph into sentences with a rule-based splitter (no model, no download).
+
+  A boundary is [.!?] (plus closing quotes) followed by whitespace and an upper-case letter or digit,
+  unless the word before is a known abbreviation or a single initial ("J. R. R. Tolkien").
+  """
+  text = " ".join(text.split())
+  if not text:
+    return []
+  sentences = []
+  start = 0
+  for match in _BOUNDARY.finditer(text):
+    end = match.end(1)
+    before = _WORD_BEFORE.search(text[start:match.start(1)])
+    word = before.group(1).lower().lstrip("(\"'") if before else ""
+    if match.group(1).startswith(".") and (word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())):
+      continue
+    sentence = text[start:end].strip()
+    if sentence:
+      sentences.append(sentence)
+    start = match.end()
+  tail = text[start:].strip()
+  if tail:
+    sentences.append(tail)
+  return sentences

@@ -1,0 +1,87 @@
+"""Reads one document per line: plain text (.txt) or JSON Lines (an object with a text field).
+
+Each document's text is split into sentences (corpus_text.split_sentences). Files are streamed, one
+line at a time; bad lines (undecodable, over-long, invalid JSON, no text field) are counted and dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
+
+import apache_beam as beam
+from apache_beam.io import fileio
+
+from bert_keras.data import beam_metrics
+from bert_keras.data.bert_corpus_reader import match_or_raise
+from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, decode_utf8, iter_bounded_lines, split_sentences
+
+
+def iter_line_documents(f: BinaryIO, source: str, drop: Callable[[str], None], json_text_key: Optional[str] = None,
+                        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Tuple[str, List[str]]]:
+  """Yields (doc_id, sentences), doc_id "<source>:<line number>" (or "<source>:<id field>" for JSONL).
+
+  `json_text_key` None reads plain text lines; otherwise every line must be a JSON object whose
+  `json_text_key` field is the document text.
+  """
+  for line_number, data in iter_bounded_lines(f, max_line_bytes):
+    if data is None:
+      drop("line_too_long")
+      continue
+    text = decode_utf8(data)
+    if text is None:
+      drop("undecodable_line")
+      continue
+    doc_key = str(line_number)
+    if json_text_key is not None:
+      if not text.strip():
+        continue
+      try:
+        record = json.loads(text)
+      except ValueError:
+        drop("invalid_json_line")
+        continue
+      if not isinstance(record, dict) or not isinstance(record.get(json_text_key), str):
+        drop("json_line_without_text_field")
+        continue
+      if "id" in record:
+        doc_key = str(record["id"])
+      text = record[json_text_key]
+    sentences = split_sentences(text)
+    if not sentences:
+      drop("empty_document")
+      continue
+    yield f"{source}:{doc_key}", sentences
+
+
+class _ReadLineDocumentsFile(beam.DoFn):
+
+  def __init__(self, json_text_key: Optional[str], max_line_bytes: int):
+    self._json_text_key = json_text_key
+    self._max_line_bytes = max_line_bytes
+
+  def process(self, readable_file):
+    source = os.path.basename(readable_file.metadata.path)
+    with readable_file.open() as f:
+      yield from iter_line_documents(f, source, beam_metrics.count_dropped, self._json_text_key,
+                                     self._max_line_bytes)
+
+
+class ReadLineDocuments(beam.PTransform):
+  """PCollection of (doc_id, sentences) from one-document-per-line files (text, or JSONL if json_text_key)."""
+
+  def __init__(self, file_pattern: str, json_text_key: Optional[str] = None,
+               max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
+    super().__init__()
+    self._file_pattern = file_pattern
+    self._json_text_key = json_text_key
+    self._max_line_bytes = max_line_bytes
+
+  def expand(self, pbegin):
+    match_or_raise(self._file_pattern)
+    return (pbegin
+            | "MatchFiles" >> fileio.MatchFiles(self._file_pattern)
+            | "SpreadFiles" >> beam.Reshuffle()
+            | "ReadMatches" >> fileio.ReadMatches()
+            | "ReadDocuments" >> beam.ParDo(_ReadLineDocumentsFile(self._json_text_key, self._max_line_bytes)))

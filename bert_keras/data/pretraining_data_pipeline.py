@@ -1,0 +1,186 @@
+"""The Beam pipeline that turns a text corpus into BERT pretraining TFRecords (section 3.1, A.2).
+
+google-research/bert create_pretraining_data.py holds all documents of an input file in one process;
+here memory per worker does not grow with the corpus (see create_pretraining_examples.py for how the
+random-next documents are sampled), so the same pipeline runs on a laptop (DirectRunner, multi-process
+by default) and on Dataflow:
+
+  read documents -> tokenize (batched BertTokenizer) -> bucket join for random-next -> instances
+  -> keyed by shard -> sorted shards in <output_dir>/.staging -> published + summary.json
+
+`parse_args(argv)` -> (known_args, beam_args); `build_pipeline(p, args)` builds the graph; `run(argv)`
+runs it, then publishes the shards and writes the summary (counts, ratios, every drop by reason).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from typing import List, Optional, Sequence, Tuple
+
+import apache_beam as beam
+
+from bert_keras.data import beam_metrics
+from bert_keras.data.bert_corpus_reader import ReadBertCorpus
+from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
+from bert_keras.data.line_document_reader import ReadLineDocuments
+from bert_keras.data.pretraining_data_config import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
+from bert_keras.data.tfds_reader import ReadTfdsDocuments
+from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
+from bert_keras.data.tokenize_documents import TokenizeDocuments
+from bert_keras.data.wikipedia_reader import ReadWikipediaDump
+
+
+def _bool(value: str) -> bool:
+  if value.lower() in ("1", "true", "yes"):
+    return True
+  if value.lower() in ("0", "false", "no"):
+    return False
+  raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+def _parser() -> argparse.ArgumentParser:
+  d = PretrainingDataConfig()
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
+  parser.add_argument("--input_file", default=None,
+                      help="glob of input files (tfds: the dataset name); default: the embedded "
+                           "shortened English Wikipedia dump")
+  parser.add_argument("--input_format", default=d.input_format, choices=INPUT_FORMATS)
+  parser.add_argument("--output_dir", required=True)
+  parser.add_argument("--vocab_file", default=None, help="default: the real bert-base-uncased vocab.txt")
+  parser.add_argument("--do_lower_case", type=_bool, default=d.lower_case)
+  parser.add_argument("--max_seq_length", type=int, default=d.max_seq_length)
+  parser.add_argument("--max_predictions_per_seq", type=int, default=None,
+                      help="default: 20 at max_seq_length 128, 80 at 512")
+  parser.add_argument("--masked_lm_prob", type=float, default=d.masked_lm_prob)
+  parser.add_argument("--short_seq_prob", type=float, default=d.short_seq_prob)
+  parser.add_argument("--dupe_factor", type=int, default=d.dupe_factor)
+  parser.add_argument("--random_seed", type=int, default=d.random_seed)
+  parser.add_argument("--do_whole_word_mask", type=_bool, default=d.whole_word_mask)
+  parser.add_argument("--num_shards", type=int, default=d.num_shards)
+  parser.add_argument("--compression", default=d.compression, choices=COMPRESSIONS)
+  parser.add_argument("--docs_per_bucket", type=int, default=d.docs_per_bucket)
+  parser.add_argument("--min_sentences_per_document", type=int, default=d.min_sentences_per_document)
+  parser.add_argument("--max_line_bytes", type=int, default=d.max_line_bytes)
+  parser.add_argument("--json_text_key", default=d.json_text_key)
+  parser.add_argument("--tfds_split", default=d.tfds_split)
+  parser.add_argument("--tfds_data_dir", default=None)
+  return parser
+
+
+def _has_option(beam_args: Sequence[str], name: str) -> bool:
+  return any(a == f"--{name}" or a.startswith(f"--{name}=") for a in beam_args)
+
+
+def _option_value(beam_args: Sequence[str], name: str) -> Optional[str]:
+  for i, a in enumerate(beam_args):
+    if a.startswith(f"--{name}="):
+      return a.split("=", 1)[1]
+    if a == f"--{name}" and i + 1 < len(beam_args):
+      return beam_args[i + 1]
+  return None
+
+
+def parse_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
+  """Our flags -> known_args; everything else is passed to Beam unchanged.
+
+  Without a --runner (or with the DirectRunner) the DirectRunner runs multi-process on all cores
+  unless --direct_running_mode / --direct_num_workers say otherwise.
+  """
+  known, beam_args = _parser().parse_known_args(list(argv))
+  runner = _option_value(beam_args, "runner")
+  if runner in (None, "DirectRunner", "direct"):
+    if not _has_option(beam_args, "direct_running_mode"):
+      beam_args.append("--direct_running_mode=multi_processing")
+    if not _has_option(beam_args, "direct_num_workers"):
+      beam_args.append(f"--direct_num_workers={os.cpu_count() or 1}")
+  return known, beam_args
+
+
+def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:
+  """Fills the defaults that live in installed packages (embedded dump, real uncased vocab)."""
+  from bert_keras import resources  # pylint: disable=g-import-not-at-top
+
+  input_pattern = args.input_file
+  if input_pattern is None:
+    if args.input_format != "wikipedia":
+      from bert_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+      raise UserError(f"--input_file is required with --input_format={args.input_format}")
+    input_pattern = resources.wikipedia_dump_path()
+  return PretrainingDataConfig(
+      input_pattern=input_pattern, input_format=args.input_format, output_dir=args.output_dir,
+      vocab_file=args.vocab_file or resources.uncased_vocab_path(), lower_case=args.do_lower_case,
+      max_seq_length=args.max_seq_length, max_predictions_per_seq=args.max_predictions_per_seq,
+      masked_lm_prob=args.masked_lm_prob, short_seq_prob=args.short_seq_prob,
+      dupe_factor=args.dupe_factor, random_seed=args.random_seed, whole_word_mask=args.do_whole_word_mask,
+      num_shards=args.num_shards, compression=args.compression, docs_per_bucket=args.docs_per_bucket,
+      min_sentences_per_document=args.min_sentences_per_document, max_line_bytes=args.max_line_bytes,
+      json_text_key=args.json_text_key, tfds_split=args.tfds_split, tfds_data_dir=args.tfds_data_dir)
+
+
+def read_documents(config: PretrainingDataConfig) -> beam.PTransform:
+  """The reader PTransform for config.input_format: PBegin -> (doc_id, sentences)."""
+  if config.input_format == "wikipedia":
+    return ReadWikipediaDump(config.input_pattern)
+  if config.input_format == "bert_text":
+    return ReadBertCorpus(config.input_pattern, config.max_line_bytes)
+  if config.input_format == "lines":
+    return ReadLineDocuments(config.input_pattern, None, config.max_line_bytes)
+  if config.input_format == "jsonl":
+    return ReadLineDocuments(config.input_pattern, config.json_text_key, config.max_line_bytes)
+  return ReadTfdsDocuments(config.input_pattern, config.tfds_split, config.tfds_data_dir, config.json_text_key)
+
+
+def build_pipeline(p: beam.Pipeline, args) -> None:
+  """Adds the whole graph to `p`; `args` is the namespace of parse_args or a PretrainingDataConfig.
+
+  Shards go to <output_dir>/.staging; `publish` moves them into place after the run.
+  """
+  config = args if isinstance(args, PretrainingDataConfig) else config_from_args(args)
+  _ = (p
+       | "ReadDocuments" >> read_documents(config)
+       | "Tokenize" >> TokenizeDocuments(config.vocab_file, config.lower_case,
+                                          config.min_sentences_per_document, config.tokenize_batch_size)
+       | "CreateExamples" >> CreatePretrainingExamples(config)
+       | "WriteShards" >> WriteTFRecordShards(staging_dir_for(config.output_dir), config))
+
+
+def summarize(config: PretrainingDataConfig, counters: dict) -> dict:
+  """The summary JSON: config, counts, mask and random-next ratios, dropped records by reason."""
+  get = lambda name: int(counters.get(name, 0))
+  masked = get("masked_positions")
+  instances = get("instances")
+  dropped = {name[len(beam_metrics.DROPPED_PREFIX):]: int(v) for name, v in sorted(counters.items())
+             if name.startswith(beam_metrics.DROPPED_PREFIX)}
+  return {
+      "config": dataclasses.asdict(config),
+      "documents": get("documents"),
+      "sentences": get("sentences"),
+      "corpus_tokens": get("corpus_tokens"),
+      "instances": instances,
+      "instance_tokens": get("instance_tokens"),
+      "masked_positions": masked,
+      "mask_ratio": masked / max(1, get("instance_tokens")),
+      "masked_as_mask_fraction": get("masked_as_mask") / max(1, masked),
+      "masked_as_random_fraction": get("masked_as_random") / max(1, masked),
+      "masked_as_kept_fraction": get("masked_as_kept") / max(1, masked),
+      "random_next_fraction": get("random_next") / max(1, instances),
+      "dropped": dropped,
+  }
+
+
+def run(argv: Sequence[str]) -> dict:
+  """Parses flags, runs the pipeline to completion, publishes the shards; returns the summary."""
+  from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top
+
+  known, beam_args = parse_args(argv)
+  config = config_from_args(known)
+  prepare_staging_dir(config.output_dir)
+  pipeline = beam.Pipeline(options=PipelineOptions(beam_args))
+  build_pipeline(pipeline, config)
+  result = pipeline.run()
+  result.wait_until_finish()
+  summary = summarize(config, beam_metrics.query_counters(result))
+  publish_shards(config.output_dir, config, summary)
+  return summary

@@ -1,0 +1,239 @@
+"""The paper's pretraining examples, made from one tokenized document (BERT section 3.1, appendix A.1-A.2).
+
+Plain functions, no Beam, no TensorFlow: the pipeline calls them per document and tests call them
+directly. They follow google-research/bert create_pretraining_data.py step by step, including the
+order in which the random number generator is used, so that for the same documents and the same
+`random.Random` the same instances come out; the one difference is that tokens are ids, not strings.
+
+A document is a list of sentences; a sentence is a list of token ids (WordPiece). An instance is
+`TrainingInstance`: `[CLS] A [SEP] B [SEP]` ids, segment ids, the masked positions and their original
+ids, and `is_random_next` (B was taken from another document).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import random
+from typing import Callable, List, Optional, Sequence
+
+@dataclasses.dataclass(frozen=True)
+class SpecialIds:
+  """Ids the masking procedure needs: [CLS], [SEP], [MASK] and the vocabulary size."""
+  cls_id: int
+  sep_id: int
+  mask_id: int
+  vocab_size: int
+
+
+@dataclasses.dataclass
+class TrainingInstance:
+  """One example before padding. Lengths: len(input_ids) == len(segment_ids) <= max_seq_length."""
+  input_ids: List[int]            # [CLS] A [SEP] B [SEP], after masking
+  segment_ids: List[int]          # 0 for [CLS] A [SEP], 1 for B [SEP]
+  masked_lm_positions: List[int]  # ascending positions in input_ids
+  masked_lm_ids: List[int]        # the original ids at those positions (the labels)
+  is_random_next: bool            # B comes from another document (NSP label 1)
+  num_replaced_by_mask: int = 0   # statistics of the 80/10/10 rule (appendix A.1)
+  num_replaced_by_random: int = 0
+  num_kept: int = 0
+
+
+def stable_hash(*parts) -> int:
+  """A 64-bit hash of `parts` that is the same in every process and Python version.
+
+  Python's `hash()` of strings is salted per process, which would make shards differ between
+  runs and between the workers of one run.
+  """
+  digest = hashlib.blake2b("\x1f".join(str(p) for p in parts).encode("utf-8"), digest_size=8).digest()
+  return int.from_bytes(digest, "big")
+
+
+def default_max_predictions(max_seq_length: int, masked_lm_prob: float = 0.15) -> int:
+  """The paper's max_predictions_per_seq: 20 at length 128, 80 at length 512 (rounded up to 20s)."""
+  return max(1, min(max_seq_length, 20 * math.ceil(max_seq_length * masked_lm_prob / 20)))
+
+
+def truncate_seq_pair(tokens_a: List[int], tokens_b: List[int], max_num_tokens: int,
+                      rng: random.Random) -> None:
+  """Truncates the longer segment, one token at a time, from a random end (in place).
+
+  Removing from both ends (not only the tail) avoids a bias towards sentence beginnings.
+  """
+  while len(tokens_a) + len(tokens_b) > max_num_tokens:
+    trunc_tokens = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
+    if rng.random() < 0.5:
+      del trunc_tokens[0]
+    else:
+      trunc_tokens.pop()
+
+
+def create_masked_lm_predictions(tokens: List[int], masked_lm_prob: float, max_predictions_per_seq: int,
+                                 special: SpecialIds, rng: random.Random,
+                                 is_continuation: Optional[Sequence[bool]] = None):
+  """Chooses ~15% of the positions to predict and applies the 80/10/10 rule (appendix A.1).
+
+  Of the chosen positions 80% become [MASK], 10% a random vocabulary id, 10% stay unchanged, so the
+  model cannot rely on seeing [MASK] (which never appears at fine-tuning time).
+  `is_continuation[id]` (a "##" piece) enables whole-word masking: all pieces of a word are masked
+  together, or none.
+
+  Returns (output_tokens, positions, labels, (n_mask, n_random, n_kept)).
+  """
+  cand_indexes: List[List[int]] = []
+  for i, token in enumerate(tokens):
+    if token == special.cls_id or token == special.sep_id:
+      continue
+    if is_continuation is not None and cand_indexes and is_continuation[token]:
+      cand_indexes[-1].append(i)
+    else:
+      cand_indexes.append([i])
+  rng.shuffle(cand_indexes)
+
+  output_tokens = list(tokens)
+  num_to_predict = min(max_predictions_per_seq, max(1, int(round(len(tokens) * masked_lm_prob))))
+  masked = []  # (position, original id)
+  covered = set()
+  n_mask = n_random = n_kept = 0
+  for index_set in cand_indexes:
+    if len(masked) >= num_to_predict:
+      break
+    # A whole word that would exceed the budget is skipped, as in the original.
+    if len(masked) + len(index_set) > num_to_predict:
+      continue
+    if any(index in covered for index in index_set):
+      continue
+    for index in index_set:
+      covered.add(index)
+      if rng.random() < 0.8:
+        masked_token = special.mask_id
+        n_mask += 1
+      elif rng.random() < 0.5:
+        masked_token = tokens[index]
+        n_kept += 1
+      else:
+        masked_token = rng.randint(0, special.vocab_size - 1)
+        n_random += 1
+      output_tokens[index] = masked_token
+      masked.append((index, tokens[index]))
+  masked.sort()
+  return (output_tokens, [p for p, _ in masked], [t for _, t in masked], (n_mask, n_random, n_kept))
+
+
+def create_instances_from_document(document: Sequence[Sequence[int]],
+                                   random_document: Callable[[random.Random], Sequence[Sequence[int]]],
+                                   max_seq_length: int, short_seq_prob: float, masked_lm_prob: float,
+                                   max_predictions_per_seq: int, special: SpecialIds, rng: random.Random,
+                                   is_continuation: Optional[Sequence[bool]] = None
+                                   ) -> List[TrainingInstance]:
+  """Creates the instances of one pass (one of `dupe_factor`) over one document (section 3.1, A.2).
+
+  Sentences are accumulated into a chunk until `target_seq_length` tokens; A is a random prefix of
+  the chunk; with probability 0.5 (or always, for a one-sentence chunk) B is a run of sentences from
+  a random *other* document (`random_document(rng)` returns it) and the unused sentences of the chunk
+  are put back; otherwise B is the rest of the chunk. With probability `short_seq_prob` the target
+  length is shorter, so that the model also sees short sequences (the original draws it once per
+  document pass; kept).
+  """
+  max_num_tokens = max_seq_length - 3  # [CLS], [SEP], [SEP]
+  target_seq_length = max_num_tokens
+  if rng.random() < short_seq_prob:
+    target_seq_length = rng.randint(2, max_num_tokens)
+
+  instances = []
+  current_chunk: List[Sequence[int]] = []
+  current_length = 0
+  i = 0
+  while i < len(document):
+    segment = document[i]
+    current_chunk.append(segment)
+    current_length += len(segment)
+    if i == len(document) - 1 or current_length >= target_seq_length:
+      if current_chunk:
+        a_end = 1
+        if len(current_chunk) >= 2:
+          a_end = rng.randint(1, len(current_chunk) - 1)
+        tokens_a: List[int] = []
+        for j in range(a_end):
+          tokens_a.extend(current_chunk[j])
+
+        tokens_b: List[int] = []
+        if len(current_chunk) == 1 or rng.random() < 0.5:
+          is_random_next = True
+          target_b_length = target_seq_length - len(tokens_a)
+          other = random_document(rng)
+          random_start = rng.randint(0, len(other) - 1)
+          for j in range(random_start, len(other)):
+            tokens_b.extend(other[j])
+            if len(tokens_b) >= target_b_length:
+              break
+          # The sentences of the chunk not used for A are read again in the next chunk.
+          i -= len(current_chunk) - a_end
+        else:
+          is_random_next = False
+          for j in range(a_end, len(current_chunk)):
+            tokens_b.extend(current_chunk[j])
+        truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng)
+        if tokens_a and tokens_b:  # The original asserts this; empty sentences are dropped before.
+          tokens = [special.cls_id] + tokens_a + [special.sep_id] + tokens_b + [special.sep_id]
+          segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
+          tokens, positions, labels, (n_mask, n_random, n_kept) = create_masked_lm_predictions(
+              tokens, masked_lm_prob, max_predictions_per_seq, special, rng, is_continuation)
+          instances.append(TrainingInstance(tokens, segment_ids, positions, labels, is_random_next,
+                                            n_mask, n_random, n_kept))
+      current_chunk = []
+      current_length = 0
+    i += 1
+  return instances
+
+
+def pick_random_document(candidates: Sequence, own_id: str, rng: random.Random):
+  """The original's choice of a random other document: up to 10 draws until it is not `own_id`.
+
+  `candidates` is a sequence of (doc_id, sentences); returns the sentences.
+  """
+  index = 0
+  for _ in range(10):
+    index = rng.randint(0, len(candidates) - 1)
+    if candidates[index][0] != own_id:
+      break
+  return candidates[index][1]
+
+
+def pad_instance(instance: TrainingInstance, max_seq_length: int, max_predictions_per_seq: int) -> dict:
+  """Pads to fixed lengths with the original's feature names and values (write_instance_to_example_files).
+
+  Returns lists: input_ids, input_mask, segment_ids (max_seq_length), masked_lm_positions,
+  masked_lm_ids (max_predictions_per_seq, padded with 0), masked_lm_weights (1.0 real, 0.0 padding),
+  next_sentence_labels ([1] when B is a random next, [0] when B is the actual next).
+  """
+  n = len(instance.input_ids)
+  if n > max_seq_length:
+    raise ValueError(f"instance has {n} tokens > max_seq_length={max_seq_length}")
+  pad = max_seq_length - n
+  m = len(instance.masked_lm_positions)
+  mpad = max_predictions_per_seq - m
+  return {
+      "input_ids": instance.input_ids + [0] * pad,
+      "input_mask": [1] * n + [0] * pad,
+      "segment_ids": instance.segment_ids + [0] * pad,
+      "masked_lm_positions": instance.masked_lm_positions + [0] * mpad,
+      "masked_lm_ids": instance.masked_lm_ids + [0] * mpad,
+      "masked_lm_weights": [1.0] * m + [0.0] * mpad,
+      "next_sentence_labels": [1 if instance.is_random_next else 0],
+  }
+
+
+def serialize_instance(instance: TrainingInstance, max_seq_length: int, max_predictions_per_seq: int) -> bytes:
+  """A serialized tf.train.Example with the original feature names and dtypes."""
+  from tensorflow.core.example import example_pb2  # pylint: disable=g-import-not-at-top
+
+  example = example_pb2.Example()
+  feature = example.features.feature
+  for name, values in pad_instance(instance, max_seq_length, max_predictions_per_seq).items():
+    if name == "masked_lm_weights":
+      feature[name].float_list.value.extend(values)
+    else:
+      feature[name].int64_list.value.extend(values)
+  return example.SerializeToString()

@@ -1,0 +1,77 @@
+"""Reads a TensorFlow Datasets text dataset (e.g. "wikipedia/20230601.en") as documents.
+
+Needs the dataset prepared in `data_dir` or a network to download it; without either this raises a
+UserError when the graph is built. Reading is distributed over the dataset's shards
+(tfds.beam.ReadFromTFDS).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Tuple
+
+import apache_beam as beam
+
+from bert_keras.data import beam_metrics
+from bert_keras.data.corpus_text import split_sentences
+from bert_keras.errors import UserError
+
+
+def tfds_example_to_document(example, text_key: str, source: str, drop: Callable[[str], None]
+                             ) -> List[Tuple[str, List[str]]]:
+  """A tfds example (dict of numpy values) -> [(doc_id, sentences)] or [] (counted).
+
+  Paragraphs are separated by newlines in tfds text datasets; each is split into sentences.
+  doc_id is "<source>:<id or title field>".
+  """
+  value = example.get(text_key)
+  if value is None:
+    drop("tfds_example_without_text_field")
+    return []
+  text = value.decode("utf-8", errors="strict") if isinstance(value, bytes) else str(value)
+  sentences = [s for paragraph in text.split("\n") for s in split_sentences(paragraph)]
+  if not sentences:
+    drop("empty_document")
+    return []
+  key = next((example[k] for k in ("id", "title") if k in example), None)
+  if isinstance(key, bytes):
+    key = key.decode("utf-8", errors="replace")
+  if key is None:
+    from bert_keras.data.pretraining_instances import stable_hash  # pylint: disable=g-import-not-at-top
+    key = f"{stable_hash(text):016x}"  # Datasets without an id or title field: the text's hash.
+  return [(f"{source}:{key}", sentences)]
+
+
+def _safe_convert(example, text_key, source):
+  try:
+    return tfds_example_to_document(example, text_key, source, beam_metrics.count_dropped)
+  except UnicodeDecodeError:
+    beam_metrics.count_dropped("undecodable_document")
+    return []
+
+
+class ReadTfdsDocuments(beam.PTransform):
+  """PCollection of (doc_id, sentences) from the `text_key` feature of a tfds dataset split."""
+
+  def __init__(self, name: str, split: str = "train", data_dir: Optional[str] = None, text_key: str = "text"):
+    super().__init__()
+    self._name = name
+    self._split = split
+    self._data_dir = data_dir
+    self._text_key = text_key
+
+  def expand(self, pbegin):
+    import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
+
+    try:
+      builder = tfds.builder(self._name, data_dir=self._data_dir)
+      if not builder.is_prepared():
+        builder.download_and_prepare()
+    except Exception as e:  # pylint: disable=broad-except
+      raise UserError(f"tfds dataset {self._name!r} (data_dir={self._data_dir}): cannot load or "
+                      f"download it ({type(e).__name__}: {e})") from e
+    source = self._name.replace("/", "_")
+    text_key = self._text_key
+    return (pbegin
+            | "ReadTfds" >> tfds.beam.ReadFromTFDS(builder, split=self._split)
+            | "ToNumpy" >> beam.Map(lambda ex: tfds.as_numpy(ex))
+            | "ToDocuments" >> beam.FlatMap(_safe_convert, text_key, source))

@@ -1,0 +1,155 @@
+"""Writes a task model as a text-in SavedModel that needs only tensorflow and tensorflow_text.
+
+The exported graph holds the tokenizer (WordPiece with the original BERT normalisation), the packer
+and the model, so a server or notebook calls it on raw strings; `serving_tokenized` takes packed
+ids for servers that tokenize elsewhere. Usage:
+
+  export_task_model(model, "classification", tokenizer, "out/sst2_export", labels=["neg", "pos"],
+                    max_seq_length=128)
+  loaded = tf.saved_model.load("out/sst2_export")  # after `import tensorflow_text`
+  loaded.serve(["a gripping film"])["label"]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import uuid
+from typing import Mapping, Sequence
+
+import tensorflow as tf
+
+from bert_keras.errors import UserError
+from bert_keras.export.classifier_serving import ClassifierServing
+from bert_keras.export.encoder_serving import EncoderServing
+
+EXPORT_INFO = "export_info.json"  # under assets.extra/, the JSON twin of the saved attributes
+KINDS = ("encoder", "classification", "regression", "squad", "multiple_choice", "tagging")
+_SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_query_length",
+               "max_answer_length", "n_best_size")
+
+
+def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: str,
+                extra: Mapping, jit_compile: bool):
+  common = dict(task=task, jit_compile=jit_compile)
+  extra = dict(extra or {})
+  if kind == "encoder":
+    return EncoderServing(model, tokenizer, max_seq_length, **common)
+  if kind in ("classification", "regression"):
+    return ClassifierServing(model, tokenizer, max_seq_length, labels=labels,
+                             regression=kind == "regression", pair=bool(extra.get("pair", False)),
+                             **common)
+  if kind == "squad":
+    from bert_keras.export.span_serving import SpanServing
+    return SpanServing(model, tokenizer, max_seq_length, **extra, **common)
+  if kind == "multiple_choice":
+    from bert_keras.export.multiple_choice_serving import MultipleChoiceServing
+    return MultipleChoiceServing(model, tokenizer, max_seq_length, **common)
+  if kind == "tagging":
+    from bert_keras.export.tagger_serving import TaggerServing
+    return TaggerServing(model, tokenizer, max_seq_length, labels=labels, **common)
+  raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
+
+
+def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
+                         labels: Sequence[str] | None = None, task: str = "",
+                         extra: Mapping | None = None, jit_compile: bool = False):
+  """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
+  if kind not in KINDS:
+    raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
+  return _module_for(kind, task_model, tokenizer, int(max_seq_length), labels, task or kind,
+                     extra or {}, jit_compile)
+
+
+def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] | None = None) -> str:
+  """Saves `module` with its signatures to output_dir atomically; returns output_dir.
+
+  extra_files: name -> text written under assets.extra/ (e.g. the resolved export config).
+
+  The SavedModel is written to a temporary sibling directory first and renamed into place, so a
+  reader never sees a half-written export; an existing export at output_dir is replaced.
+  """
+  output_dir = output_dir.rstrip("/")
+  parent = os.path.dirname(output_dir) or "."
+  tf.io.gfile.makedirs(parent)
+  tag = uuid.uuid4().hex[:8]
+  tmp_dir = f"{output_dir}.tmp-{tag}"
+  with tempfile.TemporaryDirectory() as scratch:
+    # The vocabulary travels with the model as an asset: `loaded.vocab_file.asset_path`.
+    vocab_path = os.path.join(scratch, "vocab.txt")
+    with open(vocab_path, "w", encoding="utf-8") as f:
+      f.write("\n".join(module.tokenizer.vocabulary) + "\n")
+    module.vocab_file = tf.saved_model.Asset(vocab_path)
+    signatures = module.signatures()
+    tf.saved_model.save(module, tmp_dir, signatures=signatures)
+  info = module.metadata()
+  info["signatures"] = sorted(signatures)
+  extra_dir = os.path.join(tmp_dir, "assets.extra")
+  tf.io.gfile.makedirs(extra_dir)
+  files = {EXPORT_INFO: json.dumps(info, indent=2, ensure_ascii=False) + "\n"}
+  files.update(extra_files or {})
+  for name, text in files.items():
+    with tf.io.gfile.GFile(os.path.join(extra_dir, name), "w") as f:
+      f.write(text)
+  old_dir = None
+  if tf.io.gfile.exists(output_dir):
+    old_dir = f"{output_dir}.old-{tag}"
+    tf.io.gfile.rename(output_dir, old_dir)
+  tf.io.gfile.rename(tmp_dir, output_dir)
+  if old_dir:
+    tf.io.gfile.rmtree(old_dir)
+  return output_dir
+
+
+def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq_length: int,
+                      labels: Sequence[str] | None = None, task: str = "",
+                      extra: Mapping | None = None, jit_compile: bool = False,
+                      extra_files: Mapping[str, str] | None = None) -> str:
+  """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`.
+
+  kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
+  "multiple_choice" or "tagging". labels: class names in head order (classification, tagging).
+  extra: kind-specific settings: `pair` (classification/regression: serving_default takes
+  text_b too); for squad `version_2`, `null_score_diff_threshold`, `doc_stride`,
+  `max_query_length`, `max_answer_length`. Returns output_dir.
+  """
+  module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
+                                task=task, extra=extra, jit_compile=jit_compile)
+  return save_serving_module(module, output_dir, extra_files=extra_files)
+
+
+def kind_for(task_model, task_info: Mapping) -> str:
+  """The export kind of a fine-tuned task model, from its outputs and its task_info.json."""
+  outputs = task_model.output
+  if not isinstance(outputs, Mapping):
+    raise UserError(f"task model {task_model.name!r} must return a dict of outputs")
+  if "start_logits" in outputs and "end_logits" in outputs:
+    return "squad"
+  if "logits" not in outputs:
+    raise UserError(f"task model {task_model.name!r} outputs {sorted(outputs)}; expected "
+                    "'logits' or 'start_logits'/'end_logits'")
+  if len(task_model.input["input_word_ids"].shape) == 3:
+    return "multiple_choice"  # (batch, choices, seq)
+  if len(outputs["logits"].shape) == 3:
+    return "tagging"  # (batch, seq, labels)
+  if task_info.get("regression") or not task_info.get("label_names"):
+    return "regression"
+  return "classification"
+
+
+def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
+                     jit_compile: bool = False, extra_files: Mapping[str, str] | None = None) -> str:
+  """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info)."""
+  kind = kind_for(task_model, task_info)
+  if "max_seq_length" not in task_info:
+    raise UserError("task_info has no max_seq_length")
+  extra = {}
+  if kind in ("classification", "regression"):
+    extra["pair"] = int(task_info.get("num_segments", 1)) == 2
+  if kind == "squad":
+    extra = {k: task_info[k] for k in _SQUAD_KEYS if task_info.get(k) is not None}
+  return export_task_model(task_model, kind, tokenizer, output_dir,
+                           max_seq_length=int(task_info["max_seq_length"]),
+                           labels=task_info.get("label_names"), task=task_info.get("task", ""),
+                           extra=extra, jit_compile=jit_compile, extra_files=extra_files)

@@ -1,0 +1,53 @@
+"""Serving for multiple choice, SWAG (Devlin et al., 2018, section 4.4)."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from bert_keras.export.serving_module import (ServingModule, batched_function, maybe_single,
+                                              strings, tokenized_specs)
+
+
+class MultipleChoiceServing(ServingModule):
+  """context, endings (four for SWAG) -> a probability per ending and the chosen one.
+
+  Each (context, ending_k) pair is packed as `[CLS] context [SEP] ending_k [SEP]`, as in training;
+  the model scores the k packed sequences (batch, choices, seq) -> `logits` (batch, choices).
+  Outputs: `probabilities` float32 (batch, choices) (softmax over the choices), `choice` int32
+  (batch,). The number of choices is read from the input, so any count works.
+  """
+
+  def __init__(self, model, tokenizer, max_seq_length: int, **kwargs):
+    super().__init__("multiple_choice", model, tokenizer, max_seq_length, **kwargs)
+    self._serve_text = batched_function(self._serve_batch, strings(None), strings(None, None))
+
+  def _answers(self, inputs):
+    logits = tf.cast(self._run_model(inputs)["logits"], tf.float32)  # (batch, choices)
+    return {"probabilities": tf.nn.softmax(logits, axis=-1),
+            "choice": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+
+  def _serve_batch(self, context, endings):
+    batch, choices = tf.shape(endings)[0], tf.shape(endings)[1]
+    # The context is tokenized once and repeated for each of its endings.
+    contexts = tf.gather(self.tokenize(context), tf.repeat(tf.range(batch), choices))
+    packed = self.packer([contexts, self.tokenize(tf.reshape(endings, [-1]))])
+    shape = [batch, choices, self.seq_length]
+    return self._answers({name: tf.reshape(value, shape) for name, value in packed.items()})
+
+  @tf.function(autograph=False)
+  def serve(self, context, endings):
+    """context: string (batch,); endings: string (batch, choices). Or a scalar and (choices,)."""
+    return maybe_single(self._serve_text, context, endings)
+
+  @tf.function(autograph=False)
+  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
+    """int32 (batch, choices, seq) each."""
+    return self._answers({"input_word_ids": input_word_ids, "input_mask": input_mask,
+                          "input_type_ids": input_type_ids})
+
+  def signatures(self) -> dict:
+    self.serve.get_concrete_function(strings(None), strings(None, None))
+    self.serve.get_concrete_function(strings(), strings(None))
+    return {"serving_default": self._serve_text.get_concrete_function(),
+            "serving_tokenized": self.serve_tokenized.get_concrete_function(
+                **tokenized_specs(rank=3))}

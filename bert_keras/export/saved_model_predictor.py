@@ -1,0 +1,87 @@
+"""Calls an exported text-in SavedModel on JSON records, with only tensorflow + tensorflow_text.
+
+Used by scripts/predict.py; nothing here needs the rest of this project, so the same code works
+wherever the SavedModel is deployed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable, Mapping
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the tokenizer ops the SavedModel uses)
+
+from bert_keras.errors import UserError
+
+# The inputs of `serve` per exported kind, in call order; the last of a pair may be optional.
+INPUTS = {"classification": ("text_a", "text_b"), "regression": ("text_a", "text_b"),
+          "encoder": ("text_a", "text_b"), "squad": ("question", "context"),
+          "multiple_choice": ("context", "endings"), "tagging": ("text",)}
+OPTIONAL = {"text_b"}
+
+
+def load(path: str):
+  """tf.saved_model.load with a one-line error for a missing or foreign directory."""
+  if not tf.io.gfile.exists(path):
+    raise UserError(f"{path}: no such SavedModel directory")
+  loaded = tf.saved_model.load(path)
+  if not hasattr(loaded, "kind") or not hasattr(loaded, "serve"):
+    raise UserError(f"{path}: not a text-in SavedModel written by export_model (no kind/serve)")
+  return loaded
+
+
+def _to_json(value):
+  if isinstance(value, bytes):
+    return value.decode("utf-8", errors="replace")
+  if isinstance(value, np.ndarray):
+    return [_to_json(v) for v in value.tolist()] if value.dtype == object else value.tolist()
+  if isinstance(value, (list, tuple)):
+    return [_to_json(v) for v in value]
+  if isinstance(value, np.generic):
+    return value.item()
+  return value
+
+
+def predict(loaded, records: Iterable[Mapping], batch_size: int = 32) -> list[dict]:
+  """records: dicts keyed by the kind's input names -> one output dict per record.
+
+  Padded outputs (tagging entities) are cut to each record's own `num_entities`.
+  """
+  kind = loaded.kind.numpy().decode()
+  names = INPUTS[kind]
+  records = list(records)
+  for line, record in enumerate(records, 1):
+    missing = [n for n in names if n not in OPTIONAL and n not in record]
+    if missing:
+      raise UserError(f"record {line}: missing {missing}; a {kind} model takes {list(names)}")
+  results = []
+  for begin in range(0, len(records), batch_size):
+    chunk = records[begin:begin + batch_size]
+    used = [n for n in names if n not in OPTIONAL or any(n in r for r in chunk)]
+    args = [tf.constant([r.get(n, "") for r in chunk], tf.string) for n in used]
+    outputs = {k: v.numpy() for k, v in loaded.serve(*args).items()}
+    for i in range(len(chunk)):
+      row = {k: _to_json(v[i]) for k, v in outputs.items()}
+      if "num_entities" in row:
+        n = row["num_entities"]
+        row = {k: (v[:n] if k.startswith("entity_") else v) for k, v in row.items()}
+      results.append(row)
+  return results
+
+
+def read_jsonl(path: str) -> list[dict]:
+  records = []
+  with tf.io.gfile.GFile(path) as f:
+    for line_number, line in enumerate(f, 1):
+      if not line.strip():
+        continue
+      try:
+        record = json.loads(line)
+      except json.JSONDecodeError as e:
+        raise UserError(f"{path}:{line_number}: not valid JSON ({e.msg})") from None
+      if not isinstance(record, dict):
+        raise UserError(f"{path}:{line_number}: expected a JSON object per line")
+      records.append(record)
+  return records

@@ -1,0 +1,128 @@
+"""The base of every exported task: a tf.Module holding tokenizer, packer, model and metadata.
+
+A subclass adds the task's `serve` (raw strings in, answers out) and `serve_tokenized` (packed int32
+ids in) tf.functions and lists its signatures. `tf.saved_model.save` then writes one SavedModel that
+needs only tensorflow and tensorflow_text to load and run: the Keras layers are traced into plain
+TensorFlow graphs, the WordPiece tables into tf_text ops and constants.
+
+Every tf.function here has autograph=False: no Python branch depends on a tensor value, and
+autograph's source rewriting of every called function (Keras, tensorflow_text) made tracing, which
+tf.saved_model.save does twice, several times slower.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+import tensorflow as tf
+
+from bert_keras.text.bert_packer import BertPacker
+
+_INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def tokenized_specs(rank: int = 2) -> dict:
+  """TensorSpecs of the packed model inputs, int32 (batch, seq) or (batch, choices, seq)."""
+  return {name: tf.TensorSpec([None] * rank, tf.int32, name=name) for name in _INPUT_NAMES}
+
+
+def maybe_single(fn: Callable, *texts):
+  """Runs the batched `fn` on one example when the first input is a scalar string.
+
+  Decided at trace time (static rank), so a scalar concrete function and a batched one are saved
+  side by side and `loaded.serve("one text")` returns outputs without the batch axis. `fn` is a
+  tf.function with a batched input_signature: every form calls the same traced graph.
+  """
+  if texts[0].shape.rank != 0:
+    return fn(*texts)
+  outputs = fn(*(t[tf.newaxis] for t in texts))
+  return {name: value[0] for name, value in outputs.items()}
+
+
+def batched_function(fn: Callable, *specs: tf.TensorSpec):
+  """tf.function of `fn` over a fixed batched signature (its argument names name the inputs)."""
+  return tf.function(fn, input_signature=list(specs), autograph=False)
+
+
+def strings(*dims) -> tf.TensorSpec:
+  """A string TensorSpec of shape dims (None = any size)."""
+  return tf.TensorSpec(list(dims), tf.string)
+
+
+class _Untracked:
+  """A plain holder: tf.Module does not track what hides inside it."""
+
+  def __init__(self, **values):
+    self.__dict__.update(values)
+
+
+class ServingModule(tf.Module):
+  """Holds what every exported task needs and the metadata stored as SavedModel attributes.
+
+  Attributes readable after `tf.saved_model.load`: `task`, `kind` (string scalars),
+  `max_seq_length` (int32), `lower_case` (bool), `labels` (string (K,), empty when the task has
+  none), `vocab_file` (an Asset: `loaded.vocab_file.asset_path`), plus the subclass's settings.
+  """
+
+  def __init__(self, kind: str, model, tokenizer, max_seq_length: int,
+               labels: Sequence[str] | None = None, task: str = "", jit_compile: bool = False,
+               name: str | None = None):
+    super().__init__(name=name)
+    if max_seq_length < 3:
+      raise ValueError(f"max_seq_length={max_seq_length} must be >= 3 ([CLS] x [SEP])")
+    self.kind_name = kind
+    # The Keras objects stay out of the SavedModel's object graph (saving them makes
+    # tf.saved_model walk and trace every layer, for nothing a loader could use); the variables
+    # are tracked directly, as keras.export.ExportArchive does, and the traced functions use them.
+    self._keras = _Untracked(model=model, tokenizer=tokenizer, packer=BertPacker(
+        max_seq_length, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id))
+    self.model_variables = list(model.variables)
+    self.seq_length = int(max_seq_length)
+    self.label_list = list(labels or [])
+    # Metadata as non-trainable variables: saved, restored, readable without this project.
+    self.task = tf.Variable(task, trainable=False, name="task")
+    self.kind = tf.Variable(kind, trainable=False, name="kind")
+    self.max_seq_length = tf.Variable(self.seq_length, dtype=tf.int32, trainable=False,
+                                      name="max_seq_length")
+    self.lower_case = tf.Variable(bool(tokenizer.lower_case), trainable=False, name="lower_case")
+    self.labels = tf.Variable(tf.constant(self.label_list, dtype=tf.string, shape=[len(
+        self.label_list)]), trainable=False, shape=tf.TensorShape([None]), name="labels")
+    # Model-only part, optionally XLA-compiled: the tokenizer ops have no XLA kernels, so only the
+    # Transformer is compiled and the string work stays outside.
+    self._run_model = tf.function(self._call_model, jit_compile=jit_compile,
+                                  reduce_retracing=True, autograph=False)
+    # One traced tokenizer shared by every signature: its normalisation tables and WordPiece model
+    # are graph constants, stored once in the SavedModel instead of once per concrete function.
+    strings = [tf.TensorSpec([None], tf.string)]
+    self._tokenize = tf.function(lambda text: tf.cast(tokenizer.tokenize(text), tf.int32),
+                                 input_signature=strings, autograph=False)
+    self._tokenize_with_offsets = tf.function(
+        lambda text: tokenizer.tokenize_with_offsets(text), input_signature=strings,
+        autograph=False)
+
+  model = property(lambda self: self._keras.model)
+  tokenizer = property(lambda self: self._keras.tokenizer)
+  packer = property(lambda self: self._keras.packer)
+
+  def _call_model(self, inputs: Mapping[str, tf.Tensor]):
+    outputs = self.model({name: inputs[name] for name in _INPUT_NAMES}, training=False)
+    return dict(outputs) if isinstance(outputs, Mapping) else {"logits": outputs}
+
+  def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
+    """string (batch,) -> int32 ragged (batch, (pieces))."""
+    return self._tokenize(text)
+
+  def tokenize_with_offsets(self, text: tf.Tensor):
+    """string (batch,) -> ragged (batch, (pieces)) ids int32, begin and end byte offsets int64."""
+    ids, begin, end = self._tokenize_with_offsets(text)
+    return tf.cast(ids, tf.int32), tf.cast(begin, tf.int64), tf.cast(end, tf.int64)
+
+  def signatures(self) -> dict:
+    """name -> concrete function; subclasses add theirs to the tokenized one."""
+    raise NotImplementedError
+
+  def metadata(self) -> dict:
+    """JSON-able description written beside the SavedModel (assets.extra/export_info.json)."""
+    return {"task": self.task.numpy().decode(), "kind": self.kind_name,
+            "max_seq_length": self.seq_length, "lower_case": bool(self.lower_case.numpy()),
+            "labels": self.label_list}

@@ -1,0 +1,170 @@
+"""Serving for SQuAD v1.1 / v2.0 span prediction (Devlin et al., 2018, sections 4.2 and 4.3)."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from bert_keras.export import text_ops
+from bert_keras.export.serving_module import (ServingModule, batched_function, maybe_single,
+                                              strings, tokenized_specs)
+
+_NEG_INF = float("-inf")
+
+
+class SpanServing(ServingModule):
+  """question, context -> answer text, its character offsets in the context, score.
+
+  Everything the released run_squad.py does around the model runs in the graph: the question is cut
+  to `max_query_length` pieces; a context longer than one window is split into windows of
+  `max_seq_length - len(question) - 3` pieces every `doc_stride` pieces; each context piece is
+  scored only in the window where it has the most context on both sides ("max context"); spans
+  start among each window's `n_best_size` best start logits and end among its best end logits,
+  end >= start and are at most `max_answer_length` pieces long. The best span over all windows is
+  the answer: S.T_i + E.T_j (section 4.2). For SQuAD v2.0 (section 4.3) the no-answer score
+  s_null = S.C + E.C (the smallest over the windows) wins when s_null - s_best > the threshold
+  tuned on dev (`null_score_diff_threshold`, also a variable of the loaded model).
+
+  Outputs per question: `answer` string ("" for no answer), `start` and `end` int32 character
+  offsets into the context (end exclusive; -1 for no answer), `score` float32 (s_best; -inf when
+  no span is possible), `null_score_diff` float32 (s_null - s_best) and `no_answer` bool (v1.1:
+  True only when no span is possible).
+  """
+
+  def __init__(self, model, tokenizer, max_seq_length: int, version_2: bool = False,
+               null_score_diff_threshold: float = 0.0, doc_stride: int = 128,
+               max_query_length: int = 64, max_answer_length: int = 30, n_best_size: int = 20,
+               **kwargs):
+    super().__init__("squad", model, tokenizer, max_seq_length, **kwargs)
+    for name, value in (("doc_stride", doc_stride), ("max_query_length", max_query_length),
+                        ("max_answer_length", max_answer_length), ("n_best_size", n_best_size)):
+      if int(value) <= 0:
+        raise ValueError(f"{name}={value} must be a positive integer")
+    if max_seq_length < 5:
+      raise ValueError(f"max_seq_length={max_seq_length} leaves no room for a question and context")
+    self.settings = {"version_2": bool(version_2),
+                     "null_score_diff_threshold": float(null_score_diff_threshold),
+                     "doc_stride": int(doc_stride), "max_query_length": int(max_query_length),
+                     "max_answer_length": int(max_answer_length), "n_best_size": int(n_best_size)}
+    self.version_2 = tf.Variable(bool(version_2), trainable=False,
+                                               name="version_2")
+    self.null_score_diff_threshold = tf.Variable(float(null_score_diff_threshold),
+                                                 dtype=tf.float32, trainable=False,
+                                                 name="null_score_diff_threshold")
+    self.doc_stride = tf.Variable(int(doc_stride), trainable=False, name="doc_stride")
+    self.max_query_length = tf.Variable(int(max_query_length), trainable=False,
+                                        name="max_query_length")
+    self.max_answer_length = tf.Variable(int(max_answer_length), trainable=False,
+                                         name="max_answer_length")
+    self._serve_text = batched_function(self._serve_batch, strings(None), strings(None))
+
+  def metadata(self) -> dict:
+    return {**super().metadata(), **self.settings}
+
+  def _serve_batch(self, question, context):
+    s = self.settings
+    seq = self.seq_length
+    # The question keeps at least one context piece per window.
+    max_query = min(s["max_query_length"], seq - 4)
+    query = self.tokenize(question)[:, :max_query]  # ragged (batch, (q))
+    doc, doc_begin, doc_end = self.tokenize_with_offsets(context)  # ragged (batch, (d))
+    query_length = tf.cast(query.row_lengths(), tf.int32)  # (batch,)
+    doc_length = tf.cast(doc.row_lengths(), tf.int32)
+    example, start, length = text_ops.doc_windows(doc_length, seq - 3 - query_length,
+                                                  s["doc_stride"])  # each (windows,)
+    window = text_ops.gather_windows(doc, example, start, length)  # ragged (windows, (length))
+    inputs = self.packer([tf.gather(query, example), window])  # no trimming: it fits by design
+    outputs = self._run_model(inputs)
+    start_logits = tf.cast(outputs["start_logits"], tf.float32)  # (windows, seq)
+    end_logits = tf.cast(outputs["end_logits"], tf.float32)
+    num_windows = tf.shape(example)[0]
+    batch = tf.shape(question)[0]
+
+    # Where each window's context sits: [CLS] question [SEP] context [SEP].
+    first = tf.gather(query_length, example) + 2  # (windows,) position of the first context piece
+    position = tf.range(seq)[None, :]  # (1, seq)
+    within = position - first[:, None]  # (windows, seq) index inside the window's context
+    in_context = (within >= 0) & (within < length[:, None])
+    doc_row_start = tf.gather(tf.cast(doc.row_starts(), tf.int32), example)  # (windows,)
+    doc_piece = doc_row_start[:, None] + start[:, None] + within  # global piece index (flat)
+
+    # Max context (run_squad.py _check_is_max_context): min(left, right) + 0.01 * window length;
+    # the first window with the highest score owns the piece.
+    total = tf.size(doc.flat_values, tf.int32)
+    segment = tf.where(in_context, doc_piece, total)  # padding and question -> a spare segment
+    context_score = (tf.cast(tf.minimum(within, length[:, None] - 1 - within), tf.float32)
+                     + 0.01 * tf.cast(length[:, None], tf.float32))
+    context_score = tf.where(in_context, context_score, _NEG_INF)
+    best_context = tf.math.unsorted_segment_max(
+        tf.reshape(context_score, [-1]), tf.reshape(segment, [-1]), total + 1)
+    reaches_best = in_context & (context_score >= tf.gather(best_context, segment))
+    window_id = tf.broadcast_to(tf.range(num_windows)[:, None], tf.shape(segment))
+    owner = tf.math.unsorted_segment_min(
+        tf.reshape(tf.where(reaches_best, window_id, num_windows), [-1]),
+        tf.reshape(segment, [-1]), total + 1)
+    max_context = reaches_best & tf.equal(window_id, tf.gather(owner, segment))
+
+    # Candidate spans (i, j) per window: the n-best start and end positions, i max-context,
+    # j in the context, i <= j < i + max_answer_length.
+    k = tf.minimum(s["n_best_size"], seq)
+    top_start = start_logits >= tf.math.top_k(start_logits, k).values[:, -1:]
+    top_end = end_logits >= tf.math.top_k(end_logits, k).values[:, -1:]
+    band = tf.cast(tf.linalg.band_part(tf.ones([seq, seq]), 0, s["max_answer_length"] - 1),
+                   tf.bool)  # (seq, seq): 0 <= j - i < max_answer_length
+    valid = ((max_context & top_start)[:, :, None] & (in_context & top_end)[:, None, :]
+             & band[None])
+    span_score = tf.where(valid, start_logits[:, :, None] + end_logits[:, None, :], _NEG_INF)
+    flat = tf.reshape(span_score, [num_windows, seq * seq])
+    window_best = tf.reduce_max(flat, axis=1)  # (windows,)
+    window_arg = tf.argmax(flat, axis=1, output_type=tf.int32)
+
+    # The best window of each question (the first one on ties).
+    has_span = tf.math.unsorted_segment_max(
+        tf.cast(tf.reduce_any(valid, axis=[1, 2]), tf.int32), example, batch) > 0  # (batch,)
+    best = tf.math.unsorted_segment_max(window_best, example, batch)
+    best = tf.where(has_span, best, _NEG_INF)  # an empty segment's max is the lowest float
+    is_best = window_best >= tf.gather(best, example)
+    chosen = tf.math.unsorted_segment_min(
+        tf.where(is_best, tf.range(num_windows), num_windows), example, batch)
+    chosen = tf.minimum(chosen, num_windows - 1)  # every question has a window; guards the gather
+    arg = tf.gather(window_arg, chosen)
+    i, j = arg // seq, arg % seq
+    flat_begin = tf.gather_nd(doc_piece, tf.stack([chosen, i], 1))
+    flat_end = tf.gather_nd(doc_piece, tf.stack([chosen, j], 1))
+    last_piece = tf.maximum(total - 1, 0)
+    safe = lambda index: tf.clip_by_value(index, 0, last_piece)
+    begin_byte = tf.gather(tf.concat([doc_begin.flat_values, [0]], 0), safe(flat_begin))
+    end_byte = tf.gather(tf.concat([doc_end.flat_values, [0]], 0), safe(flat_end))
+
+    null_score = tf.math.unsorted_segment_min(start_logits[:, 0] + end_logits[:, 0], example,
+                                              batch)  # s_null, the smallest over the windows
+    null_score_diff = null_score - best
+    no_answer = ~has_span
+    if s["version_2"]:
+      no_answer = no_answer | (null_score_diff > self.null_score_diff_threshold)
+    begin_byte = tf.where(no_answer, tf.zeros_like(begin_byte), begin_byte)
+    end_byte = tf.where(no_answer, tf.zeros_like(end_byte), end_byte)
+    chars = text_ops.byte_to_char_offsets(context, tf.stack([begin_byte, end_byte], 1))
+    minus_one = tf.fill([batch], -1)
+    return {"answer": tf.strings.substr(context, begin_byte, end_byte - begin_byte),
+            "start": tf.where(no_answer, minus_one, chars[:, 0]),
+            "end": tf.where(no_answer, minus_one, chars[:, 1]),
+            "score": best, "null_score_diff": null_score_diff, "no_answer": no_answer}
+
+  @tf.function(autograph=False)
+  def serve(self, question, context):
+    """question, context: string (batch,) or scalars."""
+    return maybe_single(self._serve_text, question, context)
+
+  @tf.function(autograph=False)
+  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
+    """Packed windows in, the raw span logits out (batch, seq) each: post-processing is yours."""
+    outputs = self._run_model({"input_word_ids": input_word_ids, "input_mask": input_mask,
+                               "input_type_ids": input_type_ids})
+    return {"start_logits": tf.cast(outputs["start_logits"], tf.float32),
+            "end_logits": tf.cast(outputs["end_logits"], tf.float32)}
+
+  def signatures(self) -> dict:
+    for shape in ([None], []):
+      self.serve.get_concrete_function(strings(*shape), strings(*shape))
+    return {"serving_default": self._serve_text.get_concrete_function(),
+            "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}

@@ -1,0 +1,81 @@
+"""In-graph helpers shared by the serving modules: segment packing, SQuAD windows, offsets.
+
+Everything here is core TensorFlow, so it runs inside an exported SavedModel loaded by a process
+that has only tensorflow and tensorflow_text (the tokenizer brings the only non-core ops).
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+
+def pack_optional_pair(packer, segment_a: tf.RaggedTensor, segment_b: tf.RaggedTensor | None):
+  """Packs `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, per row.
+
+  A row whose B has no pieces (text_b "" or only whitespace) is packed as a single sentence, as the
+  original run_classifier.py does (`if tokens_b:`), so one signature serves both task kinds.
+  segment_a, segment_b: int32 ragged (batch, (pieces)). Returns the packer's dict of
+  int32 (batch, seq_length).
+  """
+  single = packer([segment_a])
+  if segment_b is None:
+    return single
+  pair = packer([segment_a, segment_b])
+  has_b = (segment_b.row_lengths() > 0)[:, None]  # (batch, 1)
+  return {name: tf.where(has_b, pair[name], single[name]) for name in single}
+
+
+def byte_to_char_offsets(text: tf.Tensor, byte_offsets: tf.Tensor) -> tf.Tensor:
+  """Character (Unicode code point) index of each byte offset into `text`.
+
+  text: string (batch,). byte_offsets: int (batch, n) dense, each in [0, len(text[row])].
+  Returns int32 (batch, n): the number of characters that start before that byte, so a begin byte
+  maps to its character's index and an exclusive end byte to the exclusive end character.
+  Undecodable bytes count as one replacement character each, the way the UTF-8 decoder reads them.
+  """
+  _, char_starts = tf.strings.unicode_decode_with_offsets(
+      text, "UTF-8", errors="replace")  # ragged (batch, (chars)) byte offset of each character
+  # Pad with a byte offset larger than any string so padding never counts as "before".
+  starts = char_starts.to_tensor(default_value=tf.int64.max)  # (batch, max_chars)
+  starts = tf.concat([starts, tf.fill([tf.shape(starts)[0], 1], tf.int64.max)], axis=1)
+  offsets = tf.cast(byte_offsets, tf.int64)
+  return tf.cast(tf.searchsorted(starts, offsets, side="left"), tf.int32)
+
+
+def doc_windows(doc_lengths: tf.Tensor, max_doc_tokens: tf.Tensor, doc_stride: int):
+  """Sliding windows over each document, exactly as the released run_squad.py lays them out.
+
+  doc_lengths, max_doc_tokens: int32 (batch,). Window w of a document starts at w * doc_stride and
+  holds min(max_doc_tokens, length - start) tokens; the last window ends at the document's end.
+  Every example gets at least one window (an empty context gets one empty window), so every
+  question has an answer row. Returns int32 (windows,) tensors: example index, start, length.
+  """
+  doc_lengths = tf.cast(doc_lengths, tf.int32)
+  max_doc_tokens = tf.cast(max_doc_tokens, tf.int32)
+  overflow = tf.maximum(doc_lengths - max_doc_tokens, 0)
+  num_windows = 1 + (overflow + doc_stride - 1) // doc_stride  # (batch,)
+  example = tf.repeat(tf.range(tf.size(doc_lengths)), num_windows)  # (windows,)
+  index = tf.ragged.range(num_windows).flat_values  # 0, 1, ... within each example
+  start = index * doc_stride
+  length = tf.maximum(
+      tf.minimum(tf.gather(doc_lengths, example) - start, tf.gather(max_doc_tokens, example)), 0)
+  return example, start, length
+
+
+def gather_windows(values: tf.RaggedTensor, example: tf.Tensor, start: tf.Tensor,
+                   length: tf.Tensor) -> tf.RaggedTensor:
+  """Slices values[example[w]][start[w] : start[w] + length[w]] for every window w.
+
+  values: ragged (batch, (n)). Returns ragged (windows, (length)).
+  """
+  positions = tf.ragged.range(start, start + length)  # (windows, (length))
+  row_starts = tf.gather(tf.cast(values.row_starts(), tf.int32), example)  # (windows,)
+  flat_index = positions + row_starts[:, None]
+  return tf.gather(values.flat_values, flat_index)
+
+
+def first_true_index(mask: tf.Tensor) -> tf.Tensor:
+  """Index of the first True along the last axis of a bool (..., n) tensor (n when none is)."""
+  n = tf.shape(mask)[-1]
+  index = tf.where(mask, tf.range(n), n)
+  return tf.reduce_min(index, axis=-1)

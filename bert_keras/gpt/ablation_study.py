@@ -1,0 +1,474 @@
+"""The small-scale ablation study: BERT section 5.1 and GPT-1 section 5 under one fixed budget.
+
+For each seed: pretrain every model the configured variants need (same corpus, vocabulary, steps,
+batch and peak learning rate), fine-tune each variant on each task, and record the dev metric.
+GPT-1's two analyses ride along: the first k of L pretrained layers transferred (k = 0..L), and
+zero-shot sentiment scored on the LM at points along its pretraining. Results go to
+results.jsonl, table.md (mean and standard deviation over seeds), ablation.png, study_config.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from typing import Callable, Dict, List
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from bert_keras.errors import UserError
+from bert_keras.gpt import gpt_training, study_data, zero_shot
+from bert_keras.gpt.layer_transfer import transfer_layers
+from bert_keras.models.bert_encoder import BertEncoder
+from bert_keras.models.bert_pretrainer import BertPretrainer
+from bert_keras.models.gpt_decoder import GPTDecoder
+from bert_keras.models.gpt_extract_pooler import GPTExtractPooler
+from bert_keras.models.gpt_language_model import GPTLanguageModel
+from bert_keras.models.gpt_task_model import GPTTaskModel
+from bert_keras.tasks import metrics as metrics_lib
+from bert_keras.training.optimization import create_optimizer
+from bert_keras.training.pretraining_task import PretrainingTask
+from configs.ablations import AblationVariant, StudyConfig, get_ablation
+from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+
+TASK_METRIC = {"polarity": "accuracy", "lee_similarity": "pearson", "span": "exact_match"}
+
+
+# === Models ===
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class ReverseRealTokens(keras.layers.Layer):
+  """(batch, seq[, H]) reversed within each row's real length; padding stays at the right."""
+
+  def call(self, x, input_mask):
+    lengths = ops.sum(ops.cast(input_mask, "int32"), axis=1)
+    return tf.reverse_sequence(x, tf.cast(lengths, tf.int64), seq_axis=1, batch_axis=0)
+
+
+def _model_config(study: StudyConfig, vocab_size: int, variant: AblationVariant) -> dict:
+  hidden = max(study.num_heads, int(round(study.hidden_size * variant.size)))
+  hidden -= hidden % study.num_heads
+  return dict(vocab_size=vocab_size, hidden_size=hidden, num_layers=study.num_layers,
+              num_heads=study.num_heads, intermediate_size=4 * hidden,
+              max_position_embeddings=study.seq_length)
+
+
+def build_backbone(study: StudyConfig, vocab_size: int, variant: AblationVariant,
+                   attention: str | None = None) -> keras.Model:
+  config = _model_config(study, vocab_size, variant)
+  if variant.family == "gpt":
+    return GPTDecoder(**config)
+  return BertEncoder(**config, type_vocab_size=2, attention=attention or variant.attention)
+
+
+def build_bert_task_model(encoders: List[keras.Model], kind: str, num_outputs: int,
+                          span_bilstm: bool = False) -> keras.Model:
+  """Heads for BERT-family backbones. One encoder: classification reads the pooled [CLS] state
+  (bidirectional) or the last real token's state (causal: [CLS] sees nothing to its right);
+  spans score every token, optionally after a randomly initialised BiLSTM (BERT 5.1). Two encoders
+  (ELMo-style): LTR states and the re-reversed states of the RTL model on reversed input, concatenated.
+  """
+  inputs = dict(encoders[0].input)
+  states = encoders[0](inputs)
+  sequence = states["sequence_output"]
+  if len(encoders) == 2:
+    reverse = ReverseRealTokens(name="reverse_input")
+    reversed_inputs = {"input_word_ids": reverse(inputs["input_word_ids"], inputs["input_mask"]),
+                       "input_mask": inputs["input_mask"],
+                       "input_type_ids": reverse(inputs["input_type_ids"], inputs["input_mask"])}
+    rtl = encoders[1](reversed_inputs)["sequence_output"]
+    rtl = ReverseRealTokens(name="reverse_states")(rtl, inputs["input_mask"])
+    sequence = keras.layers.Concatenate(name="ltr_rtl")([sequence, rtl])  # (batch, seq, 2H)
+  dropout = keras.layers.Dropout(0.1, name="head_dropout")
+  if kind == "span":
+    if span_bilstm:
+      units = sequence.shape[-1] // 2
+      sequence = keras.layers.Bidirectional(keras.layers.LSTM(units, return_sequences=True),
+                                            name="bilstm")(sequence)
+    logits = keras.layers.Dense(2, name="span_logits")(dropout(sequence))  # (batch, seq, 2)
+  else:
+    if encoders[0].attention == "causal":
+      pooled = GPTExtractPooler(name="last_token")(sequence, inputs["input_mask"])
+    else:
+      pooled = states["pooled_output"]
+    logits = keras.layers.Dense(num_outputs, name="classifier")(dropout(pooled))
+  logits = keras.layers.Activation("linear", dtype="float32", name="logits")(logits)
+  return keras.Model(inputs, {"logits": logits})
+
+
+class SupervisedTask:
+  """Trainer contract for the BERT-family heads: classification / regression / span losses."""
+
+  def __init__(self, kind: str):
+    self.kind = kind
+
+  def model_inputs(self, features):
+    return {k: v for k, v in features.items() if k != "labels"}
+
+  def loss_sums(self, features, outputs):
+    logits, labels = tf.cast(outputs["logits"], tf.float32), features["labels"]
+    if self.kind == "regression":
+      per_example = tf.square(logits[:, 0] - tf.cast(labels, tf.float32))
+    elif self.kind == "span":
+      bias = (1.0 - tf.cast(features["input_mask"], tf.float32))[..., None] * -10000.0
+      logits = logits + bias  # padding never starts or ends an answer
+      xent = lambda i: tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=tf.cast(labels[:, i], tf.int32), logits=logits[..., i])
+      per_example = (xent(0) + xent(1)) / 2.0
+    else:
+      per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=tf.cast(labels, tf.int32), logits=logits)
+    return {"loss_sum": tf.reduce_sum(per_example),
+            "examples": tf.cast(tf.shape(per_example)[0], tf.float32)}
+
+  def counts(self, features):
+    return {"examples": tf.cast(tf.shape(features["labels"])[0], tf.float32)}
+
+  def loss(self, sums):
+    return sums["loss_sum"] / tf.maximum(sums["examples"], 1.0)
+
+  def metrics(self, sums):
+    return {"task_loss": self.loss(sums)}
+
+
+# === Runs ===
+
+def _optimizer(lr: float, steps: int, warmup: int):
+  return create_optimizer(lr, steps, warmup, optimizer_type="adamw", weight_decay_rate=0.01,
+                          clip_global_norm=None, epsilon=1e-8)
+
+
+def _scratch(output_dir: str, *parts) -> str:
+  path = os.path.join(output_dir, "runs", "_".join(str(p) for p in parts))
+  os.makedirs(path, exist_ok=True)
+  return path
+
+
+def pretrain_key(variant: AblationVariant, reverse: bool = False) -> tuple:
+  """(family, objective, size, reverse): one pretrained model serves every variant sharing it."""
+  family = "bert" if variant.family == "elmo" else variant.family
+  return (family, variant.objective, variant.size, reverse)
+
+
+def _pretrain_bert(study, vocab, instances, objective, reverse, seed, model_dir):
+  variant = AblationVariant("tmp", "bert", objective,
+                            attention="causal" if objective == "ltr" else "bidirectional")
+  keras.utils.set_random_seed(seed)
+  encoder = build_backbone(study, vocab.tokenizer.vocab_size, variant)
+  model = BertPretrainer(encoder, objective=objective)
+  features = dict(instances)
+  original = features.pop("original_ids")
+  if objective == "ltr":
+    features["input_ids"] = study_data.reverse_real_tokens(original, features["input_mask"]) \
+        if reverse else original
+  optimizer = _optimizer(study.pretrain_learning_rate, study.pretrain_steps,
+                         study.pretrain_warmup_steps)
+  gpt_training.fit(model, PretrainingTask(objective), features, optimizer=optimizer,
+                   num_steps=study.pretrain_steps, batch_size=study.pretrain_batch_size,
+                   model_dir=model_dir, seed=seed, log_every=study.pretrain_steps)
+  return encoder.get_weights()
+
+
+def _pretrain_gpt(study, vocab, windows, size, seed, model_dir, probe: Callable | None):
+  """GPT-1 LM pretraining; with `probe`, called as probe(step, lm) at zero_shot_points + 1 points."""
+  variant = AblationVariant("tmp", "gpt", "lm", attention="causal", size=size)
+  keras.utils.set_random_seed(seed)
+  lm = GPTLanguageModel(build_backbone(study, vocab.tokenizer.vocab_size, variant))
+  config = GPTPretrainingConfig(learning_rate=study.pretrain_learning_rate,
+                                num_warmup_steps=study.pretrain_warmup_steps,
+                                num_train_steps=study.pretrain_steps,
+                                batch_size=study.pretrain_batch_size, seq_length=study.seq_length,
+                                seed=seed)
+  points = study.zero_shot_points if probe else 1
+  bounds = [round(study.pretrain_steps * (i + 1) / points) for i in range(points)]
+  if probe:
+    probe(0, lm)
+  trainer, done = None, 0
+  for bound in bounds:
+    trainer = gpt_training.pretrain(lm, windows, config, model_dir, num_steps=bound - done,
+                                    trainer=trainer, log_every=max(bound - done, 1))
+    done = bound
+    if probe:
+      probe(done, lm)
+  return lm.decoder.get_weights()
+
+
+def _finetune_steps(study: StudyConfig, n: int) -> int:
+  return max(1, math.ceil(n * study.finetune_epochs / study.finetune_batch_size))
+
+
+def _evaluate(task: str, regression: bool, logits: np.ndarray, dev: dict) -> dict:
+  labels = dev["labels"]
+  if task == "span":
+    mask = dev["bert"]["input_mask"].astype(bool)
+    start_logits = np.where(mask, logits[..., 0], -1e9)
+    starts = start_logits.argmax(-1)
+    end_logits = np.where(mask & (np.arange(mask.shape[1])[None] >= starts[:, None]),
+                          logits[..., 1], -1e9)
+    ends = end_logits.argmax(-1)
+    return {"exact_match": float(np.mean((starts == labels[:, 0]) & (ends == labels[:, 1]))),
+            "start_accuracy": float(np.mean(starts == labels[:, 0]))}
+  if regression:
+    return {"pearson": metrics_lib.pearson(labels, logits[:, 0]),
+            "spearman": metrics_lib.spearman(labels, logits[:, 0])}
+  return {"accuracy": metrics_lib.accuracy(labels, logits.argmax(-1))}
+
+
+def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: AblationVariant,
+                     pretrained: Dict[tuple, list], seed: int, model_dir: str,
+                     transfer_k: int | None = None) -> dict:
+  """Builds the variant's task model (pretrained weights or random), fine-tunes it, scores dev."""
+  keras.utils.set_random_seed(seed)
+  regression = bool(data.get("regression"))
+  train, dev = data["train"], data["dev"]
+  steps = _finetune_steps(study, len(train["labels"]))
+  kind = "span" if task == "span" else ("regression" if regression else "classification")
+  vocab_size = vocab.tokenizer.vocab_size
+  if variant.family == "gpt":
+    decoder = build_backbone(study, vocab_size, variant)
+    if variant.pretrained:
+      source = pretrained[pretrain_key(variant)]
+      if transfer_k is None:
+        decoder.set_weights(source)
+      else:
+        donor = build_backbone(study, vocab_size, variant)
+        donor.set_weights(source)
+        transfer_layers(donor, decoder, transfer_k)
+    task_type = "similarity" if regression else "classification"
+    model = GPTTaskModel(decoder, task_type, num_outputs=1 if regression else 2,
+                         with_lm_logits=variant.lm_coef > 0)
+    config = GPTFinetuningConfig(learning_rate=study.finetune_learning_rate,
+                                 batch_size=study.finetune_batch_size,
+                                 num_epochs=study.finetune_epochs, warmup_fraction=0.1,
+                                 lm_coef=variant.lm_coef, seq_length=study.seq_length, seed=seed)
+    gpt_training.finetune(model, {**train["gpt"], "labels": train["labels"]}, config, model_dir)
+    logits = gpt_training.predict(model, dev["gpt"])
+  else:
+    if variant.family == "elmo":
+      encoders = []
+      for reverse in (False, True):
+        enc = build_backbone(study, vocab_size, variant, attention="causal")
+        enc.set_weights(pretrained[pretrain_key(variant, reverse)])
+        encoders.append(enc)
+    else:
+      enc = build_backbone(study, vocab_size, variant)
+      if variant.pretrained:
+        enc.set_weights(pretrained[pretrain_key(variant)])
+      encoders = [enc]
+    model = build_bert_task_model(encoders, kind, 1 if regression else 2, variant.span_bilstm)
+    optimizer = _optimizer(study.finetune_learning_rate, steps, max(1, steps // 10))
+    gpt_training.fit(model, SupervisedTask(kind), {**train["bert"], "labels": train["labels"]},
+                     optimizer=optimizer, num_steps=steps,
+                     batch_size=min(study.finetune_batch_size, len(train["labels"])),
+                     model_dir=model_dir, seed=seed, log_every=steps)
+    logits = gpt_training.predict(model, dev["bert"])
+  return _evaluate(task, regression, logits, dev)
+
+
+def _needed_pretraining(study: StudyConfig) -> set:
+  keys = set()
+  for variants in study.tasks.values():
+    for name in variants:
+      v = get_ablation(name)
+      if not v.pretrained:
+        continue
+      keys.add(pretrain_key(v))
+      if v.family == "elmo":
+        keys.add(pretrain_key(v, reverse=True))
+  if study.layer_transfer_task:
+    keys.add(pretrain_key(get_ablation("gpt1")))
+  return keys
+
+
+def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = print) -> List[dict]:
+  """Runs the whole study; returns the result rows (also written to output_dir)."""
+  os.makedirs(output_dir, exist_ok=True)
+  _write_atomic(os.path.join(output_dir, "study_config.json"), study.to_json())
+  started = time.time()
+  documents = study_data.read_documents(study.corpora)
+  vocab = study_data.build_vocabulary(documents, study.vocab_size)
+  token_docs = study_data.tokenize_documents(vocab, documents)
+  windows = study_data.gpt_windows(token_docs, study.seq_length)
+  sets = {}
+  for task in study.tasks:
+    if task == "span":
+      sets[task] = study_data.span_sets(vocab, study.seq_length, study.span_examples)
+    else:
+      sets[task] = study_data.classification_sets(
+          vocab, task, study.seq_length,
+          max_train=study.lee_train_pairs if task == "lee_similarity" else None)
+  polarity_texts = None
+  if study.zero_shot_points:
+    polarity = sets.get("polarity") or study_data.classification_sets(vocab, "polarity",
+                                                                       study.seq_length)
+    polarity_texts = polarity["train"]["texts"] + polarity["dev"]["texts"]
+    polarity_labels = np.concatenate([polarity["train"]["labels"], polarity["dev"]["labels"]])
+  log(f"data ready in {time.time() - started:.0f}s: {len(token_docs)} documents, "
+      f"{windows['input_ids'].shape[0]} LM windows of {study.seq_length}, vocab "
+      f"{vocab.tokenizer.vocab_size}; " + ", ".join(
+          f"{t}: {len(d['train']['labels'])} train / {len(d['dev']['labels'])} dev"
+          for t, d in sets.items()))
+
+  rows: List[dict] = []
+
+  def add(row):
+    rows.append(row)
+    log(json.dumps(row))
+
+  for seed in study.seeds:
+    pretrained: Dict[tuple, list] = {}
+    instances = None
+    for key in sorted(_needed_pretraining(study), key=str):
+      t0 = time.time()
+      model_dir = _scratch(output_dir, "pretrain", seed, *key)
+      if key[0] == "gpt":
+        probe = None
+        if key[2] == 1.0 and polarity_texts:
+          def probe(step, lm, seed=seed):
+            predictions = zero_shot.zero_shot_sentiment(lm, vocab.tokenizer, polarity_texts,
+                                                        study.seq_length)
+            add({"experiment": "zero_shot", "variant": "gpt1", "task": "polarity",
+                 "metric": "accuracy", "step": step, "seed": seed,
+                 "value": metrics_lib.accuracy(polarity_labels, predictions)})
+        pretrained[key] = _pretrain_gpt(study, vocab, windows, key[2], seed, model_dir, probe)
+      else:
+        if instances is None:
+          instances = study_data.bert_instances(vocab, token_docs, study.seq_length, seed)
+        pretrained[key] = _pretrain_bert(study, vocab, instances, key[1], key[3], seed, model_dir)
+      log(f"seed {seed}: pretrained {key} in {time.time() - t0:.0f}s")
+    for task, variants in study.tasks.items():
+      for name in variants:
+        variant = get_ablation(name)
+        t0 = time.time()
+        scores = finetune_variant(study, vocab, task, sets[task], variant, pretrained, seed,
+                                  _scratch(output_dir, "finetune", seed, task, name))
+        for metric, value in scores.items():
+          add({"experiment": "ablation", "variant": name, "task": task, "metric": metric,
+               "seed": seed, "value": value, "seconds": round(time.time() - t0, 1)})
+    if study.layer_transfer_task:
+      task = study.layer_transfer_task
+      for k in range(study.num_layers + 1):
+        variant = get_ablation("gpt1")
+        scores = finetune_variant(study, vocab, task, sets[task], variant, pretrained, seed,
+                                  _scratch(output_dir, "transfer", seed, k), transfer_k=k)
+        add({"experiment": "layer_transfer", "variant": f"gpt1_k{k}", "task": task,
+             "metric": TASK_METRIC[task], "layers": k, "seed": seed,
+             "value": scores[TASK_METRIC[task]]})
+  write_report(rows, study, output_dir)
+  log(f"study done in {time.time() - started:.0f}s")
+  return rows
+
+
+def write_report(rows: List[dict], study: StudyConfig, output_dir: str) -> None:
+  """results.jsonl, table.md and ablation.png for `rows` (of one run or merged runs)."""
+  os.makedirs(output_dir, exist_ok=True)
+  _write_atomic(os.path.join(output_dir, "results.jsonl"),
+                "".join(json.dumps(r) + "\n" for r in rows))
+  _write_atomic(os.path.join(output_dir, "table.md"), markdown_table(rows, study))
+  plot(rows, study, os.path.join(output_dir, "ablation.png"))
+
+
+def merge_runs(run_dirs: List[str], study: StudyConfig, output_dir: str) -> List[dict]:
+  """Merges studies run as separate processes (e.g. one per seed) into one report."""
+  rows = []
+  for run_dir in run_dirs:
+    path = os.path.join(run_dir, "results.jsonl")
+    if not os.path.exists(path):
+      raise UserError(f"{path}: no results (did that study run finish?)")
+    with open(path, encoding="utf-8") as f:
+      rows += [json.loads(line) for line in f if line.strip()]
+  seeds = tuple(sorted({r["seed"] for r in rows}))
+  study = study.replace(seeds=seeds)
+  _write_atomic(os.path.join(output_dir, "study_config.json"), study.to_json())
+  write_report(rows, study, output_dir)
+  return rows
+
+
+# === Reporting ===
+
+def _write_atomic(path: str, text: str) -> None:
+  tmp = f"{path}.tmp-{os.getpid()}"
+  with open(tmp, "w", encoding="utf-8") as f:
+    f.write(text)
+  os.replace(tmp, path)
+
+
+def summarize(values: List[float]) -> str:
+  values = np.asarray(values, float)
+  spread = float(values.std(ddof=1)) if len(values) > 1 else 0.0
+  return f"{values.mean():.3f} ± {spread:.3f}"
+
+
+def markdown_table(rows: List[dict], study: StudyConfig) -> str:
+  """Mean ± sample standard deviation over seeds, one table per experiment."""
+  n = len(study.seeds)
+  lines = [f"Seeds: {list(study.seeds)} (n={n}); ± is the sample standard deviation over seeds.", ""]
+  ablation = [r for r in rows if r["experiment"] == "ablation" and r["metric"] == TASK_METRIC[r["task"]]]
+  tasks = list(study.tasks)
+  names = []
+  for t in tasks:
+    names += [v for v in study.tasks[t] if v not in names]
+  lines.append("| variant | " + " | ".join(f"{t} ({TASK_METRIC[t]})" for t in tasks) + " |")
+  lines.append("|---" * (len(tasks) + 1) + "|")
+  for name in names:
+    cells = []
+    for t in tasks:
+      values = [r["value"] for r in ablation if r["variant"] == name and r["task"] == t]
+      cells.append(summarize(values) if values else "")
+    lines.append(f"| {name} | " + " | ".join(cells) + " |")
+  transfer = [r for r in rows if r["experiment"] == "layer_transfer"]
+  if transfer:
+    lines += ["", f"Layers transferred (GPT-1 Figure 2 left), {transfer[0]['task']} "
+              f"{transfer[0]['metric']}:", "", "| k | score |", "|---|---|"]
+    for k in sorted({r["layers"] for r in transfer}):
+      lines.append(f"| {k} | {summarize([r['value'] for r in transfer if r['layers'] == k])} |")
+  zero = [r for r in rows if r["experiment"] == "zero_shot"]
+  if zero:
+    lines += ["", "Zero-shot sentiment ('very positive' vs 'very negative', all 200 polarity "
+              "sentences) along LM pretraining (GPT-1 Figure 2 right):", "",
+              "| pretraining step | accuracy |", "|---|---|"]
+    for step in sorted({r["step"] for r in zero}):
+      lines.append(f"| {step} | {summarize([r['value'] for r in zero if r['step'] == step])} |")
+  return "\n".join(lines) + "\n"
+
+
+def plot(rows: List[dict], study: StudyConfig, path: str) -> None:
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+  tasks = list(study.tasks)
+  fig, axes = plt.subplots(1, len(tasks) + 2, figsize=(4.2 * (len(tasks) + 2), 4.2))
+  for ax, task in zip(axes, tasks):
+    names = list(study.tasks[task])
+    metric = TASK_METRIC[task]
+    values = [[r["value"] for r in rows if r["experiment"] == "ablation" and r["task"] == task
+               and r["variant"] == n and r["metric"] == metric] for n in names]
+    means = [np.mean(v) if v else np.nan for v in values]
+    stds = [np.std(v, ddof=1) if len(v) > 1 else 0.0 for v in values]
+    ax.barh(range(len(names)), means, xerr=stds, color="tab:blue", alpha=0.8)
+    for i, v in enumerate(values):
+      ax.plot(v, [i] * len(v), "k.", markersize=4)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_title(f"{task} ({metric})", fontsize=9)
+  for ax, experiment, key, label in ((axes[-2], "layer_transfer", "layers", "layers transferred k"),
+                                     (axes[-1], "zero_shot", "step", "LM pretraining step")):
+    sel = [r for r in rows if r["experiment"] == experiment]
+    xs = sorted({r[key] for r in sel})
+    for seed in study.seeds:
+      ys = [np.mean([r["value"] for r in sel if r[key] == x and r["seed"] == seed]) for x in xs]
+      ax.plot(xs, ys, "-", color="0.7", linewidth=0.8)
+    means = [np.mean([r["value"] for r in sel if r[key] == x]) for x in xs]
+    ax.plot(xs, means, "o-", color="tab:red")
+    ax.set_xlabel(label, fontsize=8)
+    ax.set_title("GPT-1 " + ("Fig. 2 left" if experiment == "layer_transfer" else
+                             "Fig. 2 right (zero-shot)"), fontsize=9)
+  fig.tight_layout()
+  tmp = f"{path}.tmp-{os.getpid()}.png"
+  fig.savefig(tmp, dpi=110)
+  plt.close(fig)
+  os.replace(tmp, path)

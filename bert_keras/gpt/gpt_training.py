@@ -1,0 +1,119 @@
+"""Pretraining and fine-tuning drivers for GPT-1 (and the study's other small models) on the
+generic `Trainer`, from in-memory features."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from bert_keras.gpt.gpt_finetuning_task import GPTFinetuningTask
+from bert_keras.gpt.gpt_pretraining_task import GPTPretrainingTask
+from bert_keras.gpt.lm_data import in_memory_dataset_fn
+from bert_keras.training import distribute
+from bert_keras.training.optimization import create_optimizer
+from bert_keras.training.trainer import Trainer
+from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+
+
+def fit(model: keras.Model, task, features: dict, *, optimizer, num_steps: int, batch_size: int,
+        model_dir: str, seed: int = 0, clip_global_norm: Optional[float] = 1.0,
+        log_every: int = 100, trainer: Optional[Trainer] = None) -> Trainer:
+  """Trains `model` on `task` over in-memory `features` for `num_steps` more steps.
+
+  Pass the returned Trainer back in to continue (e.g. to probe checkpoints over time).
+  """
+  if trainer is None:
+    trainer = Trainer(distribute.get_strategy("default"), model, optimizer, task,
+                      model_dir=model_dir, global_batch_size=batch_size,
+                      clip_global_norm=clip_global_norm, checkpoint_every=10**9,
+                      keep_checkpoints=1, log_every=log_every, steps_per_execution=log_every)
+  end = int(trainer.global_step.numpy()) + num_steps
+  trainer.train(in_memory_dataset_fn(features, batch_size, seed=seed), end_step=end)
+  return trainer
+
+
+def fit_in_process(model: keras.Model, task, features: dict, *, optimizer, num_steps: int,
+                   batch_size: int, seed: int = 0, clip_global_norm: Optional[float] = 1.0) -> list:
+  """The same task contract and update as `fit`, as one traced step in a Python loop: no strategy,
+  checkpoints or summaries. For the study's many short runs on one CPU, where the Trainer's graph
+  construction (a traced multi-step loop) costs more than the training itself. Returns the losses.
+  """
+  n = len(next(iter(features.values())))
+  batch_size = min(batch_size, n)
+  rng = np.random.default_rng(seed)
+
+  @tf.function(reduce_retracing=True)
+  def step(batch):
+    counts = task.counts(batch)
+    with tf.GradientTape() as tape:
+      outputs = model(task.model_inputs(batch), training=True)
+      loss = task.loss({**task.loss_sums(batch, outputs), **counts})
+    variables = model.trainable_variables
+    grads = tape.gradient(loss, variables)
+    used = [(g, v) for g, v in zip(grads, variables) if g is not None]
+    grads = [g for g, _ in used]
+    if clip_global_norm:
+      grads, _ = tf.clip_by_global_norm(grads, clip_global_norm)
+    optimizer.apply_gradients(zip(grads, [v for _, v in used]))
+    return loss
+
+  losses, order = [], np.array([], np.int64)
+  for _ in range(num_steps):
+    if len(order) < batch_size:
+      order = np.concatenate([order, rng.permutation(n)])
+    index, order = order[:batch_size], order[batch_size:]
+    losses.append(float(step({k: tf.constant(v[index]) for k, v in features.items()})))
+  return losses
+
+
+def pretraining_optimizer(config: GPTPretrainingConfig):
+  """Section 4.1: Adam(W), linear warmup to max lr then cosine to 0. Clipping is the Trainer's."""
+  return create_optimizer(config.learning_rate, config.num_train_steps, config.num_warmup_steps,
+                          optimizer_type=config.optimizer, weight_decay_rate=config.weight_decay_rate,
+                          decay=config.decay, clip_global_norm=None, epsilon=1e-8)
+
+
+def pretrain(model: keras.Model, windows: dict, config: GPTPretrainingConfig, model_dir: str,
+             num_steps: Optional[int] = None, trainer: Optional[Trainer] = None,
+             log_every: int = 100) -> Trainer:
+  """Trains a GPTLanguageModel on contiguous windows {input_ids, input_mask} (L1)."""
+  keras.utils.set_random_seed(config.seed)
+  optimizer = trainer.optimizer if trainer else pretraining_optimizer(config)
+  return fit(model, GPTPretrainingTask(), windows, optimizer=optimizer,
+             num_steps=num_steps or config.num_train_steps, batch_size=config.batch_size,
+             model_dir=model_dir, seed=config.seed, clip_global_norm=config.clip_global_norm,
+             log_every=log_every, trainer=trainer)
+
+
+def finetune_num_steps(num_examples: int, config: GPTFinetuningConfig) -> int:
+  return max(1, math.ceil(num_examples * config.num_epochs / config.batch_size))
+
+
+def finetune(model: keras.Model, features: dict, config: GPTFinetuningConfig, model_dir: str,
+             log_every: int = 100) -> Trainer:
+  """Fine-tunes a GPTTaskModel with L3 = L2 + lm_coef * L1 (section 3.2), linear decay with warmup
+  over `warmup_fraction` of training (section 4.1)."""
+  keras.utils.set_random_seed(config.seed)
+  num_steps = finetune_num_steps(len(features["labels"]), config)
+  optimizer = create_optimizer(config.learning_rate, num_steps,
+                               int(config.warmup_fraction * num_steps), optimizer_type="adamw",
+                               weight_decay_rate=config.weight_decay_rate, decay=config.decay,
+                               clip_global_norm=None, epsilon=1e-8)
+  task = GPTFinetuningTask(model.task_type, config.lm_coef)
+  return fit(model, task, features, optimizer=optimizer, num_steps=num_steps,
+             batch_size=min(config.batch_size, len(features["labels"])), model_dir=model_dir,
+             seed=config.seed, log_every=min(log_every, num_steps))
+
+
+def predict(model: keras.Model, inputs: dict, batch_size: int = 64, key: str = "logits") -> np.ndarray:
+  """Runs `model` without dropout over numpy inputs in batches; returns outputs[key]."""
+  n = len(next(iter(inputs.values())))
+  out = []
+  for start in range(0, n, batch_size):
+    batch = {k: v[start:start + batch_size] for k, v in inputs.items()}
+    out.append(keras.ops.convert_to_numpy(model(batch, training=False)[key]))
+  return np.concatenate(out, axis=0)

@@ -1,0 +1,203 @@
+"""The original Google BERT release format: `bert_config.json` + a TF1 name-based checkpoint.
+
+A released directory (e.g. `uncased_L-12_H-768_A-12/`) holds `bert_config.json`, `vocab.txt` and
+`bert_model.ckpt.{index,data-00000-of-00001}`; variables are named `bert/embeddings/word_embeddings`,
+`bert/encoder/layer_N/attention/self/query/kernel`, `cls/predictions/output_bias`, ... (see
+`weight_map.py`). Reading uses `tf.train.load_checkpoint` (no TF1 graph code); writing uses the
+name-based `SaveV2` op, which produces the same V2 checkpoint files that `tf.compat.v1.train.Saver`
+writes, so original TF1 code (`tf.train.init_from_checkpoint`) and `tf.train.load_checkpoint` read it
+back under the exact names.
+
+Activation: google-research/bert's `gelu` is the tanh approximation (modeling.py), so a Google
+`"hidden_act": "gelu"` imports as our `gelu_tanh`; both of our GELUs export as `"gelu"`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from bert_keras.errors import UserError
+from bert_keras.interop.weight_map import NamedWeights
+from configs.model import ConfigError, ModelConfig
+
+CONFIG_NAME = "bert_config.json"
+CHECKPOINT_NAME = "bert_model.ckpt"
+REQUIRED_CONFIG_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                        "intermediate_size")
+_ACT_FROM_GOOGLE = {"gelu": "gelu_tanh", "relu": "relu"}
+_ACT_TO_GOOGLE = {"gelu": "gelu", "gelu_tanh": "gelu", "relu": "relu"}
+
+
+def read_json(path: str) -> dict:
+  try:
+    with open(path, encoding="utf-8") as f:
+      values = json.load(f)
+  except FileNotFoundError as e:
+    raise UserError(f"{path}: no such config file") from e
+  except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    where = f"line {e.lineno}: " if isinstance(e, json.JSONDecodeError) else ""
+    raise UserError(f"{path}: {where}not valid JSON ({e})") from e
+  if not isinstance(values, dict):
+    raise UserError(f"{path}: expected a JSON object, got {type(values).__name__}")
+  return values
+
+
+def config_from_google(values: dict, path: str) -> ModelConfig:
+  """Maps bert_config.json keys to a ModelConfig; UserError names the file and the bad key/value."""
+  missing = [k for k in REQUIRED_CONFIG_KEYS if k not in values]
+  if missing:
+    raise UserError(f"{path}: missing key(s) {missing}; a bert_config.json needs "
+                    f"{list(REQUIRED_CONFIG_KEYS)}")
+  act = values.get("hidden_act", "gelu")
+  if act not in _ACT_FROM_GOOGLE:
+    raise UserError(f"{path}: hidden_act={act!r} is not supported; expected one of "
+                    f"{sorted(_ACT_FROM_GOOGLE)}")
+  try:
+    return ModelConfig(
+        vocab_size=values["vocab_size"], hidden_size=values["hidden_size"],
+        num_layers=values["num_hidden_layers"], num_heads=values["num_attention_heads"],
+        intermediate_size=values["intermediate_size"], hidden_act=_ACT_FROM_GOOGLE[act],
+        dropout_rate=values.get("hidden_dropout_prob", 0.1),
+        attention_dropout_rate=values.get("attention_probs_dropout_prob", 0.1),
+        max_position_embeddings=values.get("max_position_embeddings", 512),
+        type_vocab_size=values.get("type_vocab_size", 16),
+        initializer_range=values.get("initializer_range", 0.02))
+  except ConfigError as e:
+    raise UserError(f"{path}: {e}") from e
+
+
+def config_to_google(config: ModelConfig) -> tuple[dict, list]:
+  """The bert_config.json for a ModelConfig, and warnings for what the format cannot express."""
+  if config.attention != "bidirectional":
+    raise UserError(f"attention={config.attention!r} cannot be written as a Google BERT checkpoint: "
+                    "bert_config.json describes bidirectional encoders only")
+  warnings = []
+  if config.hidden_act == "gelu":
+    warnings.append("hidden_act='gelu' (exact erf) is written as Google 'gelu', which the original "
+                    "code computes with the tanh approximation (max difference ~1e-3)")
+  if config.layer_norm_epsilon != 1e-12:
+    warnings.append(f"layer_norm_epsilon={config.layer_norm_epsilon} is not expressible in "
+                    "bert_config.json (the original code fixes 1e-12)")
+  values = {
+      "attention_probs_dropout_prob": config.attention_dropout_rate,
+      "hidden_act": _ACT_TO_GOOGLE[config.hidden_act],
+      "hidden_dropout_prob": config.dropout_rate,
+      "hidden_size": config.hidden_size,
+      "initializer_range": config.initializer_range,
+      "intermediate_size": config.intermediate_size,
+      "max_position_embeddings": config.max_position_embeddings,
+      "num_attention_heads": config.num_heads,
+      "num_hidden_layers": config.num_layers,
+      "type_vocab_size": config.type_vocab_size,
+      "vocab_size": config.vocab_size,
+  }
+  return values, warnings
+
+
+def read_config(path: str) -> ModelConfig:
+  return config_from_google(read_json(path), path)
+
+
+def find_prefix(directory: str) -> str:
+  """The checkpoint prefix inside a release directory: the `checkpoint` state file's, else the
+  conventional `bert_model.ckpt`, else the only `*.index` file."""
+  import tensorflow as tf
+
+  latest = tf.train.latest_checkpoint(directory)
+  if latest and os.path.exists(latest + ".index"):
+    return latest
+  conventional = os.path.join(directory, CHECKPOINT_NAME)
+  if os.path.exists(conventional + ".index"):
+    return conventional
+  indexes = sorted(f for f in os.listdir(directory) if f.endswith(".index"))
+  if len(indexes) == 1:
+    return os.path.join(directory, indexes[0][:-len(".index")])
+  if not indexes:
+    raise UserError(f"{directory}: no TF checkpoint (*.index) in this directory")
+  raise UserError(f"{directory}: several checkpoints {indexes}; pass the prefix of one, e.g. "
+                  f"{os.path.join(directory, indexes[-1][:-len('.index')])}")
+
+
+def _open_reader(prefix: str):
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+  index = prefix + ".index"
+  if not os.path.exists(index):
+    raise UserError(f"{index}: no such checkpoint index file")
+  try:
+    return tf.train.load_checkpoint(prefix)
+  except Exception as e:  # OpError, ValueError, IndexError...: the C++ reader's errors vary.
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    raise UserError(f"{index}: cannot read the checkpoint (truncated or corrupt?): {first}") from e
+
+
+def read_weights(prefix: str) -> NamedWeights:
+  """All variables of a name-based checkpoint, read lazily; errors name the file that failed."""
+  reader = _open_reader(prefix)
+  shapes = {name: tuple(shape) for name, shape in reader.get_variable_to_shape_map().items()}
+  if "_CHECKPOINTABLE_OBJECT_GRAPH" in shapes and not any(n.startswith("bert/") for n in shapes):
+    raise UserError(f"{prefix}.index: an object-based TF2 checkpoint (tf.train.Checkpoint), not a "
+                    "Google BERT name-based checkpoint; save Keras models as .keras or "
+                    ".weights.h5 to load them here")
+
+  def read(name: str) -> np.ndarray:
+    try:
+      return reader.get_tensor(name)
+    except Exception as e:  # DataLossError, IndexError ("Read less bytes than requested"), ...
+      data_files = sorted(f for f in os.listdir(os.path.dirname(prefix) or ".")
+                          if f.startswith(os.path.basename(prefix) + ".data-"))
+      target = os.path.join(os.path.dirname(prefix), data_files[0]) if data_files else prefix
+      first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+      raise UserError(f"{target}: cannot read variable {name} (truncated or corrupt "
+                      f"checkpoint data?): {first}") from e
+
+  return NamedWeights(path=prefix, shapes=shapes, read=read)
+
+
+def casing_from_name(path: str):
+  """True/False when the release directory says uncased_/cased_ (the original naming), else None."""
+  for part in reversed(os.path.abspath(path).split(os.sep)):
+    lowered = part.lower()
+    if lowered.startswith(("uncased_", "multi_cased_", "cased_", "wwm_uncased_", "wwm_cased_")):
+      return "uncased" in lowered
+  return None
+
+
+def write_checkpoint(arrays: dict, config: ModelConfig, output_dir: str,
+                     extra_files: dict | None = None) -> tuple[str, list]:
+  """Writes `bert_config.json` + `bert_model.ckpt.*` (+ `checkpoint` state file) into output_dir.
+
+  `arrays` maps Google names to numpy arrays. Files are written in a temporary directory beside the
+  output and moved in, the index last, so a crash never leaves a readable half checkpoint.
+  `extra_files` {name: source path} are copied too (e.g. vocab.txt). Returns (prefix, warnings).
+  """
+  import tensorflow as tf
+
+  values, warnings = config_to_google(config)
+  os.makedirs(output_dir, exist_ok=True)
+  tmp = tempfile.mkdtemp(prefix=".tmp_convert_", dir=output_dir)
+  try:
+    prefix = os.path.join(tmp, CHECKPOINT_NAME)
+    names = sorted(arrays)
+    with tf.device("/cpu:0"):
+      tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
+                        tensors=[tf.constant(np.asarray(arrays[n], np.float32)) for n in names])
+    with open(os.path.join(tmp, CONFIG_NAME), "w", encoding="utf-8") as f:
+      json.dump(values, f, indent=2, sort_keys=True)
+      f.write("\n")
+    with open(os.path.join(tmp, "checkpoint"), "w", encoding="utf-8") as f:
+      f.write(f'model_checkpoint_path: "{CHECKPOINT_NAME}"\n'
+              f'all_model_checkpoint_paths: "{CHECKPOINT_NAME}"\n')
+    for name, source in (extra_files or {}).items():
+      shutil.copyfile(source, os.path.join(tmp, name))
+    files = sorted(os.listdir(tmp), key=lambda f: (f.endswith(".index"), f == "checkpoint", f))
+    for name in files:
+      os.replace(os.path.join(tmp, name), os.path.join(output_dir, name))
+  finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+  return os.path.join(output_dir, CHECKPOINT_NAME), warnings

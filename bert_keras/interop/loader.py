@@ -1,0 +1,391 @@
+"""One entry point for every checkpoint format: detect it, build the model, copy and check weights.
+
+Formats (see `detect_format`): a Google release (directory with bert_config.json + bert_model.ckpt.*,
+or a checkpoint prefix), a Hugging Face directory (config.json + model.safetensors), our own `.keras`
+file, or our own `.weights.h5` with a model config JSON beside it. Google and HF tensors are renamed
+to Google names and copied through `weight_map`; our Keras formats are loaded with Keras (safe_mode,
+no code executed) and then go through the same map, so every format gets the same shape checks and
+error messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import warnings as _warnings
+
+from absl import logging
+
+from bert_keras.errors import UserError
+from bert_keras.interop import google_checkpoint, hf_checkpoint, weight_map
+from bert_keras.interop.casing import casing_from_vocab
+from bert_keras.interop.checkpoint_info import CheckpointInfo
+from configs.model import ConfigError, ModelConfig
+
+FORMATS = ("google", "hf", "keras", "keras_weights")
+# Fields that fix tensor shapes or how they are read; a checkpoint decides them, overrides may not.
+ARCHITECTURE_FIELDS = ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
+                       "max_position_embeddings", "type_vocab_size", "attention")
+_MODEL_CONFIG_NAMES = ("model_config.json", "config.json")
+
+
+def detect_format(path: str) -> tuple[str, str]:
+  """(format, resolved path): the Google checkpoint prefix, HF directory or Keras file to read."""
+  path = os.fspath(path)
+  if path.endswith(".index") and os.path.isfile(path):
+    return "google", path[:-len(".index")]
+  if os.path.isfile(path + ".index"):
+    return "google", path
+  if not os.path.exists(path):
+    raise UserError(f"{path}: no such checkpoint file or directory")
+  if os.path.isfile(path):
+    if path.endswith(".keras"):
+      return "keras", path
+    if path.endswith(".weights.h5"):
+      return "keras_weights", path
+    if path.endswith(".safetensors"):
+      return "hf", os.path.dirname(path) or "."
+    if path.endswith((".bin", ".pt", ".pth", ".pkl", ".ckpt")):
+      raise UserError(f"{path}: pickle-based weights are never loaded (they can run code); "
+                      "use model.safetensors")
+    raise UserError(f"{path}: unknown checkpoint file; expected a directory, a TF checkpoint "
+                    "prefix, .keras, .weights.h5 or .safetensors")
+  files = set(os.listdir(path))
+  if hf_checkpoint.WEIGHTS_NAME in files or hf_checkpoint.SHARD_INDEX_NAME in files:
+    return "hf", path
+  if google_checkpoint.CONFIG_NAME in files or any(f.endswith(".index") for f in files):
+    return "google", google_checkpoint.find_prefix(path)
+  for preferred in ("encoder.keras", "pretrainer.keras", "model.keras"):
+    if preferred in files:
+      return "keras", os.path.join(path, preferred)
+  for ext, fmt in ((".keras", "keras"), (".weights.h5", "keras_weights")):
+    found = sorted(f for f in files if f.endswith(ext))
+    if len(found) == 1:
+      return fmt, os.path.join(path, found[0])
+    if len(found) > 1:
+      raise UserError(f"{path}: several {ext} files {found}; pass one of them")
+  if "pytorch_model.bin" in files:
+    hf_checkpoint.weights_files(path)  # raises the pickle message.
+  raise UserError(f"{path}: no checkpoint found (expected bert_config.json + bert_model.ckpt.*, "
+                  "config.json + model.safetensors, a .keras or a .weights.h5 file)")
+
+
+def _vocab_beside(directory: str):
+  path = os.path.join(directory, "vocab.txt")
+  return path if os.path.isfile(path) else None
+
+
+def check_vocab_size(vocab_path, config: ModelConfig, config_path: str) -> None:
+  if vocab_path is None:
+    return
+  with open(vocab_path, encoding="utf-8", errors="replace") as f:
+    size = sum(1 for _ in f)
+  if size != config.vocab_size:
+    raise UserError(f"{vocab_path}: {size} vocabulary entries but {config_path} says "
+                    f"vocab_size={config.vocab_size}")
+
+
+# --- Our own Keras formats ---------------------------------------------------------------------
+
+
+def _find_encoder(model):
+  from bert_keras.models.bert_encoder import BertEncoder
+
+  if isinstance(model, BertEncoder):
+    return model
+  if isinstance(getattr(model, "encoder", None), BertEncoder):
+    return model.encoder
+  for layer in getattr(model, "layers", []):
+    if isinstance(layer, BertEncoder):
+      return layer
+  return None
+
+
+def _keras_slots(model):
+  from bert_keras.models.bert_pretrainer import BertPretrainer
+
+  if isinstance(model, BertPretrainer):
+    return weight_map.pretrainer_slots(model, optional_heads=False)
+  return weight_map.encoder_slots(_find_encoder(model))
+
+
+def _named_weights_of(model, path: str) -> weight_map.NamedWeights:
+  arrays = weight_map.collect(_keras_slots(model))
+  return weight_map.NamedWeights(path=path, shapes={n: a.shape for n, a in arrays.items()},
+                                 read=arrays.__getitem__)
+
+
+def _load_keras_file(path: str):
+  import keras
+
+  try:
+    model = keras.saving.load_model(path)  # safe_mode=True: no lambdas or code are deserialised.
+  except (ValueError, OSError, KeyError, TypeError) as e:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    raise UserError(f"{path}: cannot load the .keras file (truncated, corrupt or not a "
+                    f"bert_keras model?): {first}") from e
+  except Exception as e:  # zipfile.BadZipFile and h5py errors have no common base class.
+    raise UserError(f"{path}: cannot load the .keras file: {type(e).__name__}: {e}") from e
+  if _find_encoder(model) is None:
+    raise UserError(f"{path}: holds a {type(model).__name__} with no BertEncoder inside")
+  return model
+
+
+def _model_config_beside(weights_path: str):
+  """The ModelConfig JSON written next to a .weights.h5: `<stem>.json`, model_config.json,
+  config.json, or any JSON with a ModelConfig under "model"/"model_config"."""
+  directory = os.path.dirname(weights_path) or "."
+  stem = os.path.basename(weights_path)[:-len(".weights.h5")]
+  candidates = [f"{stem}.json", *_MODEL_CONFIG_NAMES]
+  candidates += sorted(f for f in os.listdir(directory) if f.endswith(".json"))
+  seen = set()
+  for name in candidates:
+    path = os.path.join(directory, name)
+    if name in seen or not os.path.isfile(path):
+      continue
+    seen.add(name)
+    try:
+      with open(path, encoding="utf-8") as f:
+        values = json.load(f)
+    except (OSError, ValueError):
+      continue
+    for candidate in (values, *(values.get(k) for k in ("model", "model_config")
+                                if isinstance(values, dict))):
+      if isinstance(candidate, dict):
+        try:
+          return ModelConfig.from_dict(candidate), path
+        except (ConfigError, TypeError):
+          continue
+  raise UserError(f"{weights_path}: no model config JSON beside it (looked for {stem}.json, "
+                  "model_config.json, config.json or any JSON holding ModelConfig fields)")
+
+
+def _holds_nested_encoder(path: str) -> bool:
+  try:
+    import h5py  # pylint: disable=import-outside-toplevel
+
+    with h5py.File(path, "r") as f:
+      return any(name.startswith("bert_encoder") for name in f.get("layers", {}))
+  except Exception:  # unreadable files are reported by the load below
+    return False
+
+
+def _load_weights_file(path: str, config: ModelConfig):
+  """Rebuilds the model the .weights.h5 was saved from: an encoder, else a pretrainer."""
+  from bert_keras.models.bert_encoder import BertEncoder
+  from bert_keras.models.bert_pretrainer import OBJECTIVES, BertPretrainer
+
+  builders = [("BertEncoder", lambda: BertEncoder.from_model_config(config))]
+  for objective in OBJECTIVES:
+    if (objective == "ltr") == (config.attention == "causal"):
+      builders.append((f"BertPretrainer({objective})", lambda o=objective: BertPretrainer(
+          BertEncoder.from_model_config(config), o)))
+  if _holds_nested_encoder(path):  # saved from a model around an encoder: try pretrainers first
+    builders = builders[1:] + builders[:1]
+  errors = []
+  for label, build in builders:
+    model = build()
+    try:
+      with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore")
+        model.load_weights(path)
+      return model
+    except ValueError as e:
+      errors.append(f"{label}: {str(e).strip().splitlines()[0]}")
+    except Exception as e:  # h5py raises OSError subclasses and KeyError for damaged files.
+      raise UserError(f"{path}: cannot read the weights file (truncated or corrupt?): "
+                      f"{type(e).__name__}: {e}") from e
+  raise UserError(f"{path}: matches neither an encoder nor a pretrainer built from its config "
+                  f"({'; '.join(errors)}); save task models with model.save('x.keras') instead")
+
+
+# --- Opening any format ------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class OpenedCheckpoint:
+  info: CheckpointInfo
+  weights: weight_map.NamedWeights
+  config_path: str
+
+
+def open_checkpoint(path: str, config_required: bool = True) -> OpenedCheckpoint:
+  """Reads config and (lazily) weights of any supported format, renamed to Google names."""
+  fmt, resolved = detect_format(path)
+  lower_case = None
+  if fmt == "google":
+    directory = os.path.dirname(resolved) or "."
+    config_path = os.path.join(directory, google_checkpoint.CONFIG_NAME)
+    config = None
+    if os.path.isfile(config_path):
+      config = google_checkpoint.read_config(config_path)
+    elif config_required:
+      raise UserError(f"{config_path}: no such file; a Google checkpoint needs its "
+                      "bert_config.json beside it")
+    weights = google_checkpoint.read_weights(resolved)
+    vocab = _vocab_beside(directory)
+    lower_case = google_checkpoint.casing_from_name(resolved)
+  elif fmt == "hf":
+    config_path = os.path.join(resolved, hf_checkpoint.CONFIG_NAME)
+    config = hf_checkpoint.read_config(resolved)
+    weights = hf_checkpoint.read_weights(hf_checkpoint.weights_files(resolved))
+    vocab = _vocab_beside(resolved)
+    lower_case = hf_checkpoint.lower_case(resolved)
+  elif fmt == "keras":
+    model = _load_keras_file(resolved)
+    config, config_path = _find_encoder(model).model_config, resolved
+    weights = _named_weights_of(model, resolved)
+    vocab = _vocab_beside(os.path.dirname(resolved) or ".")
+  else:
+    config, config_path = _model_config_beside(resolved)
+    weights = _named_weights_of(_load_weights_file(resolved, config), resolved)
+    vocab = _vocab_beside(os.path.dirname(resolved) or ".")
+  if config is not None:
+    check_vocab_size(vocab, config, config_path)
+  if lower_case is None and vocab is not None:
+    lower_case = casing_from_vocab(vocab)
+  info = CheckpointInfo(format=fmt, path=resolved, config=config, lower_case=lower_case,
+                        vocab_path=vocab)
+  return OpenedCheckpoint(info=info, weights=weights, config_path=config_path)
+
+
+def load_model_config(path: str) -> ModelConfig:
+  """Only the ModelConfig of a checkpoint (no weights read, except for a .keras file)."""
+  fmt, resolved = detect_format(path)
+  if fmt == "google":
+    config_path = os.path.join(os.path.dirname(resolved) or ".", google_checkpoint.CONFIG_NAME)
+    return google_checkpoint.read_config(config_path)
+  if fmt == "hf":
+    return hf_checkpoint.read_config(resolved)
+  if fmt == "keras":
+    return _find_encoder(_load_keras_file(resolved)).model_config
+  return _model_config_beside(resolved)[0]
+
+
+def _apply_overrides(config: ModelConfig, overrides: dict, config_path: str) -> ModelConfig:
+  known = {f.name for f in dataclasses.fields(ModelConfig)}
+  unknown = sorted(set(overrides) - known)
+  if unknown:
+    raise UserError(f"unknown override(s) {unknown}; expected ModelConfig fields {sorted(known)}")
+  for name in ARCHITECTURE_FIELDS:
+    if name in overrides and overrides[name] != getattr(config, name):
+      raise UserError(f"override {name}={overrides[name]!r} disagrees with the checkpoint's "
+                      f"{name}={getattr(config, name)!r} ({config_path})")
+  try:
+    return config.replace(**overrides)
+  except ConfigError as e:
+    raise UserError(f"overrides {overrides}: {e}") from e
+
+
+def _check_architecture(checkpoint: ModelConfig, model: ModelConfig, config_path: str) -> None:
+  for name in ARCHITECTURE_FIELDS:
+    if getattr(checkpoint, name) != getattr(model, name):
+      raise UserError(f"{config_path}: checkpoint has {name}={getattr(checkpoint, name)!r} but "
+                      f"the model has {name}={getattr(model, name)!r}")
+
+
+def _fill(opened: OpenedCheckpoint, slots: list, model_desc: str, config: ModelConfig) -> CheckpointInfo:
+  """Checks for stray encoder layers, copies the weights and records what happened in the info."""
+  weights, info = opened.weights, opened.info
+  stray = weight_map.unexpected_names(slots, weights)
+  if stray:
+    raise UserError(f"{weights.path}: checkpoint variable(s) {stray[:3]} have no place in the model "
+                    f"({model_desc}); does {opened.config_path} match the checkpoint?")
+  result = weight_map.assign(slots, weights, model_desc)
+  taken = set(result["loaded"])
+  info.config = config
+  info.loaded = result["loaded"]
+  info.missing = result["missing"]
+  info.unused = sorted(weights.unused + [n for n in weights.shapes if n not in taken])
+  for name in info.missing:
+    info.warnings.append(f"{name} is not in {weights.path}; it keeps its fresh initialisation")
+  for message in info.warnings:
+    logging.warning("%s", message)
+  return info
+
+
+def _describe(config: ModelConfig, source: str) -> str:
+  return (f"num_layers={config.num_layers}, hidden_size={config.hidden_size}, "
+          f"vocab_size={config.vocab_size}, from {source}")
+
+
+def _split_overrides(overrides: dict):
+  overrides = dict(overrides)
+  return overrides.pop("dtype", None), overrides
+
+
+def build_encoder(opened: OpenedCheckpoint, **overrides):
+  """(BertEncoder, CheckpointInfo) from an already opened checkpoint (see `load_encoder`)."""
+  from bert_keras.models.bert_encoder import BertEncoder
+
+  dtype, overrides = _split_overrides(overrides)
+  config = _apply_overrides(opened.info.config, overrides, opened.config_path)
+  encoder = BertEncoder.from_model_config(config, dtype=dtype)
+  desc = _describe(config, opened.config_path)
+  return encoder, _fill(opened, weight_map.encoder_slots(encoder), desc, config)
+
+
+def build_pretrainer(opened: OpenedCheckpoint, objective: str = "mlm_nsp", **overrides):
+  """(BertPretrainer, CheckpointInfo) from an already opened checkpoint (see `load_pretrainer`)."""
+  from bert_keras.models.bert_encoder import BertEncoder
+  from bert_keras.models.bert_pretrainer import BertPretrainer
+
+  dtype, overrides = _split_overrides(overrides)
+  config = _apply_overrides(opened.info.config, overrides, opened.config_path)
+  try:
+    pretrainer = BertPretrainer(BertEncoder.from_model_config(config, dtype=dtype), objective)
+  except ValueError as e:
+    raise UserError(f"{opened.info.path}: {e}") from e
+  desc = _describe(config, opened.config_path) + f", objective={objective!r}"
+  return pretrainer, _fill(opened, weight_map.pretrainer_slots(pretrainer), desc, config)
+
+
+def load_encoder(path: str, **overrides):
+  """(BertEncoder, CheckpointInfo) from any supported checkpoint.
+
+  `overrides` are ModelConfig fields that do not change the architecture (dropout_rate,
+  attention_dropout_rate, hidden_act, initializer_range, layer_norm_epsilon), plus `dtype`
+  (e.g. "mixed_float16"). Architecture fields must agree with the checkpoint.
+  """
+  return build_encoder(open_checkpoint(path), **overrides)
+
+
+def load_encoder_weights(encoder, path: str) -> CheckpointInfo:
+  """Copies a checkpoint's encoder weights into an existing BertEncoder (e.g. inside a task model).
+
+  The checkpoint's config, when it has one, must agree with the encoder on every architecture field.
+  """
+  opened = open_checkpoint(path, config_required=False)
+  if opened.info.config is not None:
+    _check_architecture(opened.info.config, encoder.model_config, opened.config_path)
+  desc = _describe(encoder.model_config, "the given encoder")
+  return _fill(opened, weight_map.encoder_slots(encoder), desc, encoder.model_config)
+
+
+def load_pretrainer(path: str, objective: str = "mlm_nsp", **overrides):
+  """(BertPretrainer, CheckpointInfo): the encoder plus MLM (and NSP) heads from the checkpoint.
+
+  Heads the checkpoint lacks (e.g. an encoder-only HF export) keep their fresh initialisation and are
+  listed in `info.missing`; pretraining phase 2 and further pretraining start from here.
+  """
+  return build_pretrainer(open_checkpoint(path), objective, **overrides)
+
+
+def save_google_checkpoint(model, output_dir: str, vocab_path: str | None = None):
+  """Writes a BertEncoder or BertPretrainer as a Google release directory; returns (prefix, warnings).
+
+  Heads are written when `model` is a pretrainer (the NSP head only for objective "mlm_nsp").
+  """
+  from bert_keras.models.bert_pretrainer import BertPretrainer
+
+  encoder = _find_encoder(model)
+  if encoder is None:
+    raise UserError(f"{type(model).__name__} holds no BertEncoder to export")
+  if isinstance(model, BertPretrainer):
+    slots = weight_map.pretrainer_slots(model, optional_heads=False)
+  else:
+    slots = weight_map.encoder_slots(encoder)
+  extra = {"vocab.txt": vocab_path} if vocab_path else None
+  return google_checkpoint.write_checkpoint(weight_map.collect(slots), encoder.model_config,
+                                            output_dir, extra)

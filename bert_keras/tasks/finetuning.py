@@ -1,0 +1,199 @@
+"""Fine-tune any registered task: read, featurize, train with `fit`, evaluate on dev, write outputs.
+
+Section 4 of the paper: the pretrained encoder plus one task head, all parameters fine-tuned with
+Adam (weight decay 0.01), linear warmup over 10% of the steps then linear decay, dropout 0.1.
+The output directory receives:
+  config.json                resolved task + model config and every run setting
+  metrics.json               dev metrics per evaluation split, example counts, train loss and time
+  predictions_<split>.*      per-example predictions in the task's format
+  model.keras                the serving-ready task model (encoder dict in, logits out)
+  task_info.json, vocab.txt  what an exporter needs for text-in serving (labels, seq length, ...)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import random
+import shutil
+import time
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_keras.errors import UserError
+from configs.model import ModelConfig, get_model_config, MODEL_PRESETS
+from configs.tasks import TaskConfig
+from bert_keras.tasks.registry import get_task
+from bert_keras.tasks.task import Features, write_text
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+  """Where things are and how to run, besides the task's own hyperparameters."""
+
+  data_dir: str = ""
+  output_dir: str = ""
+  init_checkpoint: str = ""  # any format bert_keras.interop reads; "" = random initialisation
+  model_config: str = ""  # preset name, ModelConfig JSON, or a checkpoint dir (random init only)
+  vocab_file: str = ""  # default: the vocab.txt beside the checkpoint
+  lower_case: bool | None = None  # default: the checkpoint's casing, else True
+  distribution_strategy: str = "default"
+  mixed_precision: str = "float32"
+  max_train_examples: int = 0  # 0 = all; for quick runs
+  save_model: bool = True
+
+  def to_dict(self) -> dict:
+    return dataclasses.asdict(self)
+
+
+def write_json(path: str, values: Any) -> None:
+  """Atomic JSON write (temp file in the same directory, then rename)."""
+  write_text(path, json.dumps(values, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def resolve_model_config(spec: str) -> tuple[ModelConfig, str | None, bool | None]:
+  """(config, vocab beside it, casing) from a preset name, a ModelConfig JSON or a checkpoint."""
+  if spec in MODEL_PRESETS:
+    return get_model_config(spec), None, None
+  if os.path.isfile(spec) and spec.endswith(".json"):
+    with open(spec, encoding="utf-8") as f:
+      values = json.load(f)
+    if "vocab_size" in values and "hidden_size" in values:
+      return ModelConfig.from_json_file(spec), None, None
+  if os.path.exists(spec) or os.path.exists(spec + ".index"):
+    from bert_keras.interop.loader import open_checkpoint
+    info = open_checkpoint(spec).info
+    return info.config, info.vocab_path, info.lower_case
+  raise UserError(f"--model_config={spec!r} is neither a preset {sorted(MODEL_PRESETS)}, a "
+                  "ModelConfig JSON file nor a checkpoint")
+
+
+def build_encoder(run: RunConfig, task_config: TaskConfig, dtype=None):
+  """(encoder, description dict, vocab path or None, lower_case or None)."""
+  from bert_keras import interop
+  from bert_keras.models.bert_encoder import BertEncoder
+  if run.init_checkpoint:
+    encoder, info = interop.load_encoder(run.init_checkpoint, dropout_rate=task_config.dropout_rate,
+                                         dtype=dtype)
+    described = {"init": "checkpoint", "format": info.format, "path": info.path,
+                 "loaded": len(info.loaded), "missing": info.missing}
+    return encoder, described, info.vocab_path, info.lower_case
+  if not run.model_config:
+    raise UserError("pass --init_checkpoint (to fine-tune) or --model_config (random init)")
+  config, vocab, lower_case = resolve_model_config(run.model_config)
+  config = config.replace(dropout_rate=task_config.dropout_rate)
+  encoder = BertEncoder.from_model_config(config, dtype=dtype)
+  return encoder, {"init": "random", "model_config": run.model_config}, vocab, lower_case
+
+
+def make_dataset(features: Features, shuffle: bool, seed: int) -> tf.data.Dataset:
+  if features.labels is None:
+    raise UserError("the training split has no labels")
+  ds = tf.data.Dataset.from_tensor_slices((features.inputs, features.labels))
+  if shuffle:
+    ds = ds.shuffle(len(features), seed=seed, reshuffle_each_iteration=True)
+  return ds
+
+
+def _limit(examples: list, n: int, seed: int) -> list:
+  """A seeded random subset of n examples, in file order (files are often sorted by label)."""
+  if not n or n >= len(examples):
+    return examples
+  keep = sorted(random.Random(seed).sample(range(len(examples)), n))
+  return [examples[i] for i in keep]
+
+
+def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
+  """Trains `task_config.task` and evaluates it on its dev split(s); returns the metrics dict."""
+  from bert_keras.interop import check_tokenizer_casing
+  from bert_keras.text.bert_tokenizer import BertTokenizer
+  from bert_keras.training.distribute import get_strategy
+  from bert_keras.training.optimization import create_optimizer
+  from bert_keras.training.precision import set_precision, wrap_optimizer
+
+  if not run.output_dir:
+    raise UserError("--output_dir is required")
+  os.makedirs(run.output_dir, exist_ok=True)
+  keras.utils.set_random_seed(task_config.seed)
+  task = get_task(task_config)
+
+  # === Data ===
+  train_examples = _limit(task.read_examples(run.data_dir, task.train_split), run.max_train_examples,
+                          task_config.seed)
+  eval_examples = {split: task.read_examples(run.data_dir, split) for split in task.eval_splits}
+  task.prepare_labels(train_examples, eval_examples)
+
+  # === Model ===
+  set_precision(run.mixed_precision)
+  strategy = get_strategy(run.distribution_strategy)
+  with strategy.scope():
+    encoder, encoder_desc, vocab, ckpt_lower = build_encoder(run, task_config)
+    vocab = run.vocab_file or vocab
+    if not vocab:
+      raise UserError("no vocab.txt beside the checkpoint; pass --vocab_file")
+    lower_case = run.lower_case if run.lower_case is not None else (
+        ckpt_lower if ckpt_lower is not None else True)
+    tokenizer = BertTokenizer(vocab_path=vocab, lower_case=lower_case)
+    if tokenizer.vocab_size != encoder.model_config.vocab_size:
+      raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
+                      f"vocab_size={encoder.model_config.vocab_size}")
+    check_tokenizer_casing(ckpt_lower, tokenizer, run.init_checkpoint or run.model_config)
+    model = task.build_model(encoder)
+    train_features = task.make_features(train_examples, tokenizer, training=True)
+    steps_per_epoch = max(1, math.ceil(len(train_features) / task_config.batch_size))
+    total_steps = max(1, math.ceil(steps_per_epoch * task_config.num_epochs))
+    epochs = max(1, math.ceil(task_config.num_epochs))
+    optimizer = create_optimizer(
+        task_config.learning_rate, total_steps,
+        int(task_config.warmup_proportion * total_steps),
+        weight_decay_rate=task_config.weight_decay_rate)
+    model.compile(optimizer=wrap_optimizer(optimizer, run.mixed_precision), **task.compile_kwargs())
+
+  resolved = {"task": task_config.to_dict(), "run": run.to_dict(),
+              "model": encoder.model_config.to_dict(), "encoder": encoder_desc,
+              "vocab_file": vocab, "lower_case": lower_case, "total_steps": total_steps}
+  write_json(os.path.join(run.output_dir, "config.json"), resolved)
+
+  # === Train ===
+  dataset = make_dataset(train_features, True, task_config.seed)
+  dataset = dataset.repeat().batch(task_config.batch_size).prefetch(tf.data.AUTOTUNE)
+  start = time.time()
+  history = model.fit(dataset, epochs=epochs, steps_per_epoch=math.ceil(total_steps / epochs),
+                      verbose=2)
+  train_seconds = time.time() - start
+
+  # === Evaluate ===
+  results: dict = {"task": task.name, "train_examples": len(train_examples),
+                   "train_features": len(train_features), "train_steps": total_steps,
+                   "train_seconds": round(train_seconds, 1),
+                   "final_train_loss": float(history.history["loss"][-1]),
+                   "init": encoder_desc["init"]}
+  for split, examples in eval_examples.items():
+    features = task.make_features(examples, tokenizer, training=False)
+    outputs = model.predict(features.inputs, batch_size=task_config.eval_batch_size, verbose=0)
+    predictions = task.postprocess(examples, features, outputs)
+    results[split] = task.evaluate(examples, predictions)
+    results[split]["examples"] = len(examples)
+    task.write_predictions(predictions, os.path.join(run.output_dir, f"predictions_{split}"))
+    logging.info("%s %s: %s", task.name, split, results[split])
+  write_json(os.path.join(run.output_dir, "metrics.json"), results)
+
+  # === Artifacts for export ===
+  info = task.task_info(results[task.eval_splits[0]])
+  info.update(lower_case=lower_case, vocab_file="vocab.txt")
+  shutil.copyfile(vocab, os.path.join(run.output_dir, "vocab.txt"))
+  write_json(os.path.join(run.output_dir, "task_info.json"), info)
+  if run.save_model:
+    # An uncompiled copy: the serving artifact carries no optimizer state (3x smaller).
+    serving = type(model).from_config(model.get_config())
+    serving.set_weights(model.get_weights())
+    tmp = os.path.join(run.output_dir, ".tmp_model.keras")
+    serving.save(tmp)
+    os.replace(tmp, os.path.join(run.output_dir, "model.keras"))
+  return results

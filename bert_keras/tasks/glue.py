@@ -1,0 +1,121 @@
+"""The nine GLUE tasks (Wang et al., 2018; Devlin et al., 2018, section 4.1), read from the official
+GLUE TSV files (`--data_dir` = the task's folder of glue_data/, e.g. glue_data/MRPC) or, where a
+network exists, from tensorflow-datasets (`--data_dir=tfds:` or `tfds:<tfds data dir>`).
+
+Columns follow the files written by the official download script (and the original BERT readers).
+"""
+
+from __future__ import annotations
+
+import os
+
+from bert_keras.errors import UserError
+from bert_keras.tasks.classification_task import ClassificationExample, ClassificationTask
+from bert_keras.tasks.readers import read_tsv, require_file
+from bert_keras.tasks.registry import register_task
+
+TFDS_PREFIX = "tfds:"
+_TFDS_SPLITS = {"train": "train", "dev": "validation", "dev_matched": "validation_matched",
+                "dev_mismatched": "validation_mismatched"}
+
+
+class GlueTask(ClassificationTask):
+  """A GLUE task described by its file layout: header row, text/label columns, label set, metrics.
+
+  Column indices may be negative (MNLI's and STS-B's label is the last column).
+  """
+
+  header: bool = True
+  text_a_column: int = 0
+  text_b_column: int | None = None
+  label_column: int = -1
+  tfds_name: str = ""
+  tfds_fields: tuple = ("sentence",)
+
+  def split_file(self, split: str) -> str:
+    return f"{split}.tsv"
+
+  def read_examples(self, data_dir: str, split: str) -> list:
+    if data_dir.startswith(TFDS_PREFIX):
+      return self._read_tfds(data_dir[len(TFDS_PREFIX):] or None, split)
+    path = require_file(os.path.join(data_dir, self.split_file(split)),
+                        f"the GLUE {self.name} {split} file")
+    columns = [c for c in (self.text_a_column, self.text_b_column, self.label_column)
+               if c is not None]
+    needed = max(c if c >= 0 else -c - 1 for c in columns) + 1
+    examples = []
+    for number, row in read_tsv(path, skip_header=self.header):
+      where = f"{path}:{number}"
+      if len(row) < needed:
+        raise UserError(f"{where}: {len(row)} tab-separated columns; {self.name} rows need at "
+                        f"least {needed}")
+      label = self.check_label(row[self.label_column].strip(), where)
+      text_b = row[self.text_b_column] if self.text_b_column is not None else None
+      examples.append(ClassificationExample(
+          guid=f"{split}-{len(examples)}", text_a=row[self.text_a_column], text_b=text_b,
+          label=label))
+    if not examples:
+      raise UserError(f"{path}: no examples")
+    return examples
+
+  def _read_tfds(self, tfds_dir: str | None, split: str) -> list:
+    import tensorflow_datasets as tfds  # Only for users with a network (downloads on first use).
+    builder = tfds.builder(self.tfds_name, data_dir=tfds_dir)
+    builder.download_and_prepare()
+    label_feature = builder.info.features["label"]
+    examples = []
+    for record in tfds.as_numpy(builder.as_dataset(split=_TFDS_SPLITS[split])):
+      texts = [record[f].decode("utf-8") for f in self.tfds_fields]
+      raw = record["label"]
+      if self.is_regression:
+        label = float(raw)
+      else:
+        name = label_feature.int2str(int(raw))
+        label = name if name in self.labels else str(int(raw))
+      examples.append(ClassificationExample(
+          guid=f"{split}-{len(examples)}", text_a=texts[0],
+          text_b=texts[1] if len(texts) > 1 else None, label=label))
+    return examples
+
+
+def _glue(name: str, **spec) -> type:
+  cls = type(f"Glue{name.capitalize()}Task", (GlueTask,), spec)
+  cls.__doc__ = f"GLUE {name}: {spec.get('metric_names')} on dev."
+  return register_task(f"glue/{name}")(cls)
+
+
+_BINARY = ("0", "1")
+_NLI2 = ("entailment", "not_entailment")
+
+# CoLA: no header; columns: source, label, original label, sentence. Matthews correlation.
+_glue("cola", header=False, text_a_column=3, label_column=1, labels=_BINARY,
+      metric_names=("matthews_corrcoef",), tfds_name="glue/cola", tfds_fields=("sentence",))
+# SST-2: sentence, label.
+_glue("sst2", text_a_column=0, label_column=1, labels=_BINARY, metric_names=("accuracy",),
+      tfds_name="glue/sst2", tfds_fields=("sentence",))
+# MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String. F1 of "1" (paraphrase) and accuracy.
+_glue("mrpc", is_pair=True, text_a_column=3, text_b_column=4, label_column=0, labels=_BINARY,
+      metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/mrpc",
+      tfds_fields=("sentence1", "sentence2"))
+# STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score. Regression.
+_glue("stsb", is_pair=True, text_a_column=7, text_b_column=8, label_column=-1, labels=None,
+      metric_names=("pearson", "spearman"), tfds_name="glue/stsb",
+      tfds_fields=("sentence1", "sentence2"))
+# QQP: id qid1 qid2 question1 question2 is_duplicate. F1 of "1" and accuracy.
+_glue("qqp", is_pair=True, text_a_column=3, text_b_column=4, label_column=5, labels=_BINARY,
+      metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/qqp",
+      tfds_fields=("question1", "question2"))
+# MNLI: sentence1 / sentence2 at 8 / 9, gold_label last; evaluated on matched and mismatched dev.
+_glue("mnli", is_pair=True, text_a_column=8, text_b_column=9, label_column=-1,
+      labels=("contradiction", "entailment", "neutral"), metric_names=("accuracy",),
+      eval_splits=("dev_matched", "dev_mismatched"), tfds_name="glue/mnli",
+      tfds_fields=("premise", "hypothesis"))
+# QNLI: index question sentence label.
+_glue("qnli", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_NLI2,
+      metric_names=("accuracy",), tfds_name="glue/qnli", tfds_fields=("question", "sentence"))
+# RTE: index sentence1 sentence2 label.
+_glue("rte", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_NLI2,
+      metric_names=("accuracy",), tfds_name="glue/rte", tfds_fields=("sentence1", "sentence2"))
+# WNLI: index sentence1 sentence2 label.
+_glue("wnli", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_BINARY,
+      metric_names=("accuracy",), tfds_name="glue/wnli", tfds_fields=("sentence1", "sentence2"))

@@ -1,0 +1,82 @@
+"""The embedded real sentence-pair regression task (STS-B-like): Lee et al. (2005) news documents.
+
+`lee.cor` holds 50 documents, one per line; `similarities0-1.txt` a 50x50 tab-separated matrix of
+mean human ratings in [0, 1] whose upper triangle (i < j) rates pair (i, j): 1,225 pairs. Pair k in
+row-major order goes to dev when k % dev_every == dev_every - 1 (default: 980 train / 245 dev).
+"""
+
+from __future__ import annotations
+
+import os
+
+from bert_keras import resources
+from bert_keras.errors import UserError
+from bert_keras.tasks.classification_task import ClassificationExample, ClassificationTask
+from bert_keras.tasks.readers import read_lines
+from bert_keras.tasks.registry import register_task
+
+# The embedded files are Windows-1252 (e.g. 0x97 em dash, 0xe9 "é"), as distributed.
+ENCODING = "cp1252"
+
+DOCUMENTS_NAME = "lee.cor"
+SIMILARITIES_NAME = "similarities0-1.txt"
+
+
+def read_documents(path: str) -> list[str]:
+  documents = []
+  for number, line in read_lines(path, ENCODING):
+    if not line.strip():
+      raise UserError(f"{path}:{number}: empty document line")
+    documents.append(line.strip())
+  return documents
+
+
+def read_similarities(path: str, size: int) -> list[list[float]]:
+  rows = []
+  for number, line in read_lines(path, ENCODING):
+    if not line.strip():
+      continue
+    cells = line.split()
+    if len(cells) != size:
+      raise UserError(f"{path}:{number}: {len(cells)} ratings; expected {size} (one per document)")
+    try:
+      values = [float(c) for c in cells]
+    except ValueError:
+      raise UserError(f"{path}:{number}: ratings must be numbers") from None
+    bad = [v for v in values if not 0.0 <= v <= 1.0]
+    if bad:
+      raise UserError(f"{path}:{number}: rating {bad[0]} is outside [0, 1]")
+    rows.append(values)
+  if len(rows) != size:
+    raise UserError(f"{path}: {len(rows)} rows; expected {size} (one per document)")
+  return rows
+
+
+@register_task("lee_similarity")
+class LeeSimilarityTask(ClassificationTask):
+  """Regress the human similarity rating of two documents from [CLS]; Pearson and Spearman."""
+
+  labels = None
+  metric_names = ("pearson", "spearman")
+  is_pair = True
+
+  def read_examples(self, data_dir: str, split: str) -> list:
+    if split not in ("train", "dev"):
+      raise UserError(f"lee_similarity has splits train and dev, not {split!r}")
+    if data_dir:
+      docs_path = os.path.join(data_dir, DOCUMENTS_NAME)
+      sims_path = os.path.join(data_dir, SIMILARITIES_NAME)
+    else:
+      docs_path, sims_path = resources.lee_documents_path(), resources.lee_similarities_path()
+    documents = read_documents(docs_path)
+    ratings = read_similarities(sims_path, len(documents))
+    examples = []
+    k = 0
+    for i in range(len(documents)):
+      for j in range(i + 1, len(documents)):
+        is_dev = k % self.config.dev_every == self.config.dev_every - 1
+        k += 1
+        if is_dev == (split == "dev"):
+          examples.append(ClassificationExample(guid=f"{i}-{j}", text_a=documents[i],
+                                                text_b=documents[j], label=ratings[i][j]))
+    return examples

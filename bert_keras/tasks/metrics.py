@@ -1,0 +1,70 @@
+"""The GLUE, SWAG and CoNLL-2003 metrics, computed the way each benchmark defines them.
+
+GLUE (Wang et al., 2018): CoLA Matthews correlation; MRPC/QQP F1 of the positive class and
+accuracy; STS-B Pearson and Spearman; the rest accuracy. CoNLL-2003: entity-level precision, recall
+and F1 as conlleval computes them (seqeval's default mode is the conlleval chunking).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import scipy.stats
+import seqeval.metrics
+import sklearn.metrics
+
+
+def accuracy(labels: Sequence[int], predictions: Sequence[int]) -> float:
+  labels, predictions = np.asarray(labels), np.asarray(predictions)
+  return float(np.mean(labels == predictions)) if len(labels) else 0.0
+
+
+def f1(labels: Sequence[int], predictions: Sequence[int], positive: int = 1) -> float:
+  return float(sklearn.metrics.f1_score(labels, predictions, pos_label=positive,
+                                        average="binary", zero_division=0))
+
+
+def matthews_corrcoef(labels: Sequence[int], predictions: Sequence[int]) -> float:
+  return float(sklearn.metrics.matthews_corrcoef(labels, predictions))
+
+
+def pearson(labels: Sequence[float], predictions: Sequence[float]) -> float:
+  if np.std(predictions) == 0 or np.std(labels) == 0:
+    return 0.0  # Undefined for a constant predictor; 0 says "no linear relation".
+  return float(scipy.stats.pearsonr(labels, predictions)[0])
+
+
+def spearman(labels: Sequence[float], predictions: Sequence[float]) -> float:
+  if np.std(predictions) == 0 or np.std(labels) == 0:
+    return 0.0
+  return float(scipy.stats.spearmanr(labels, predictions)[0])
+
+
+# name -> (function over (labels, predictions)); tasks list the names they report.
+CLASSIFICATION_METRICS = {
+    "accuracy": accuracy,
+    "f1": f1,
+    "matthews_corrcoef": matthews_corrcoef,
+}
+REGRESSION_METRICS = {
+    "pearson": pearson,
+    "spearman": spearman,
+}
+
+
+def entity_scores(gold_tags: Sequence[Sequence[str]],
+                  predicted_tags: Sequence[Sequence[str]]) -> dict:
+  """Entity-level micro precision, recall and F1 (conlleval), plus token accuracy.
+
+  Tags are lists of per-word tag strings (IOB1 or IOB2; conlleval's chunking reads both).
+  """
+  if len(gold_tags) != len(predicted_tags):
+    raise ValueError(f"{len(gold_tags)} gold sentences but {len(predicted_tags)} predicted")
+  gold, pred = [list(t) for t in gold_tags], [list(t) for t in predicted_tags]
+  return {
+      "precision": float(seqeval.metrics.precision_score(gold, pred, zero_division=0)),
+      "recall": float(seqeval.metrics.recall_score(gold, pred, zero_division=0)),
+      "f1": float(seqeval.metrics.f1_score(gold, pred, zero_division=0)),
+      "token_accuracy": float(seqeval.metrics.accuracy_score(gold, pred)) if gold else 0.0,
+  }

@@ -1,0 +1,36 @@
+"""Line-oriented file reading shared by the task readers, with 1-based line numbers for errors."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+from bert_keras.errors import UserError
+
+
+def require_file(path: str, what: str = "") -> str:
+  if not os.path.isfile(path):
+    hint = f" ({what})" if what else ""
+    raise UserError(f"{path}: no such file{hint}")
+  return path
+
+
+def read_lines(path: str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+  """Yields (1-based line number, line without its newline) of a text file."""
+  require_file(path)
+  try:
+    with open(path, encoding=encoding, newline="") as f:
+      for number, line in enumerate(f, 1):
+        yield number, line.rstrip("\r\n")
+  except UnicodeDecodeError as e:
+    raise UserError(f"{path}: not valid {encoding} ({e.reason} at byte {e.start} of a line)") from None
+
+
+def read_tsv(path: str, skip_header: bool) -> Iterator[tuple[int, list[str]]]:
+  """GLUE TSV rows: tab-separated, no quoting (the official files contain bare quote characters)."""
+  for number, line in read_lines(path):
+    if skip_header and number == 1:
+      continue
+    if not line.strip():
+      continue
+    yield number, line.split("\t")

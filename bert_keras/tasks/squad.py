@@ -1,0 +1,481 @@
+"""SQuAD v1.1 and v2.0 (Devlin et al., 2018, sections 4.2 and 4.3), the way the released
+run_squad.py does it: whitespace passage words with a char -> word map, WordPiece per word, sliding
+windows of max_seq_length with doc_stride, question as segment A (max_query_length pieces), the
+passage window as segment B; span score S.T_i + E.T_j with j >= i, n-best 20, max answer length 30;
+the answer mapped back to the original passage characters; official EM / F1.
+
+v2.0: no-answer questions point at [CLS]; s_null = S.C + E.C is compared with the best non-null span,
+and the threshold on s_null - s_best that maximises dev F1 is searched (official v2.0 script) and
+saved in task_info.json for serving.
+
+Files: `<data_dir>/train-v1.1.json`, `dev-v1.1.json` (v2: `train-v2.0.json`, `dev-v2.0.json`).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import os
+from typing import Any, Callable, Mapping, Sequence
+
+import keras
+import numpy as np
+from absl import logging
+
+from bert_keras.errors import UserError
+from bert_keras.tasks import squad_evaluation
+from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
+from bert_keras.tasks.readers import require_file
+from bert_keras.tasks.registry import register_task
+from bert_keras.tasks.task import Features, Task, write_text
+
+
+def is_whitespace(c: str) -> bool:
+  return c in (" ", "\t", "\r", "\n") or ord(c) == 0x202F
+
+
+@dataclasses.dataclass
+class SquadExample:
+  """One question. doc_tokens are the passage's whitespace words; word_starts their char offsets
+  in `context`. start/end_position are word indices of the training answer (-1: none)."""
+
+  qas_id: str
+  question_text: str
+  context: str
+  doc_tokens: list
+  word_starts: list
+  answers: list  # every gold answer text (dev); [] for a v2 no-answer question
+  orig_answer_text: str = ""
+  start_position: int = -1
+  end_position: int = -1
+  is_impossible: bool = False
+
+
+def split_passage(context: str) -> tuple[list[str], list[int], list[int]]:
+  """(words, char_to_word_offset, word_starts), the original's whitespace split of a passage."""
+  doc_tokens, char_to_word_offset, word_starts = [], [], []
+  prev_is_whitespace = True
+  for i, c in enumerate(context):
+    if is_whitespace(c):
+      prev_is_whitespace = True
+    else:
+      if prev_is_whitespace:
+        doc_tokens.append(c)
+        word_starts.append(i)
+      else:
+        doc_tokens[-1] += c
+      prev_is_whitespace = False
+    char_to_word_offset.append(len(doc_tokens) - 1)
+  return doc_tokens, char_to_word_offset, word_starts
+
+
+def read_squad(path: str, training: bool, version_2: bool) -> list[SquadExample]:
+  """Reads the official JSON ({"version", "data": [{"title", "paragraphs": [{"context", "qas"}]}]})."""
+  require_file(path, "a SQuAD JSON file")
+  try:
+    with open(path, encoding="utf-8") as f:
+      data = json.load(f)
+  except json.JSONDecodeError as e:
+    raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+  if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+    raise UserError(f"{path}: expected a JSON object with a 'data' list (the SQuAD layout)")
+  examples = []
+  skipped = 0
+  for a, article in enumerate(data["data"]):
+    for p, paragraph in enumerate(article.get("paragraphs", [])):
+      where = f"{path}: data[{a}].paragraphs[{p}]"
+      if not isinstance(paragraph.get("context"), str) or not isinstance(paragraph.get("qas"), list):
+        raise UserError(f"{where}: needs a 'context' string and a 'qas' list")
+      context = paragraph["context"]
+      doc_tokens, char_to_word_offset, word_starts = split_passage(context)
+      for q, qa in enumerate(paragraph["qas"]):
+        qwhere = f"{where}.qas[{q}]"
+        for key in ("id", "question", "answers"):
+          if key not in qa:
+            raise UserError(f"{qwhere}: missing '{key}'")
+        is_impossible = bool(qa.get("is_impossible", False)) if version_2 else False
+        if not version_2 and not qa["answers"] and training:
+          raise UserError(f"{qwhere} (id {qa['id']}): SQuAD v1.1 questions need an answer")
+        answers = []
+        for answer in qa["answers"]:
+          if "text" not in answer or "answer_start" not in answer:
+            raise UserError(f"{qwhere} (id {qa['id']}): answers need 'text' and 'answer_start'")
+          start = answer["answer_start"]
+          if not isinstance(start, int) or not 0 <= start <= len(context) - len(answer["text"]):
+            raise UserError(f"{qwhere} (id {qa['id']}): answer_start={start!r} is outside the "
+                            f"{len(context)}-character context")
+          answers.append(answer["text"])
+        example = SquadExample(qas_id=str(qa["id"]), question_text=qa["question"],
+                               context=context, doc_tokens=doc_tokens, word_starts=word_starts,
+                               answers=answers, is_impossible=is_impossible or not answers)
+        if training and not example.is_impossible:
+          answer = qa["answers"][0]
+          text, offset = answer["text"], answer["answer_start"]
+          if not text.strip():
+            raise UserError(f"{qwhere} (id {qa['id']}): empty answer text")
+          start_word = char_to_word_offset[offset]
+          end_word = char_to_word_offset[offset + len(text) - 1]
+          actual = " ".join(doc_tokens[start_word:end_word + 1])
+          if actual.find(" ".join(text.split())) == -1:
+            # The original skips such rows too (a few in train-v1.1.json have shifted offsets).
+            logging.warning("%s (id %s): answer %r not found at offset %d; skipped", qwhere,
+                            qa["id"], text, offset)
+            skipped += 1
+            continue
+          example.orig_answer_text = text
+          example.start_position, example.end_position = start_word, end_word
+        examples.append(example)
+  if not examples:
+    raise UserError(f"{path}: no questions")
+  return examples
+
+
+def improve_answer_span(doc_ids: Sequence[int], start: int, end: int,
+                        answer_ids: Sequence[int]) -> tuple[int, int]:
+  """The smallest sub-token span inside [start, end] whose pieces are exactly the answer's pieces
+  (e.g. answer "1895" inside the word "(1895-1943)")."""
+  answer_ids = list(answer_ids)
+  for new_start in range(start, end + 1):
+    for new_end in range(end, new_start - 1, -1):
+      if list(doc_ids[new_start:new_end + 1]) == answer_ids:
+        return new_start, new_end
+  return start, end
+
+
+def check_is_max_context(doc_spans: Sequence[tuple[int, int]], cur_span_index: int,
+                         position: int) -> bool:
+  """True when window `cur_span_index` gives token `position` the most context on both sides
+  (score = min(left, right) + 0.01 * window length), as in the original."""
+  best_score, best_span_index = None, None
+  for span_index, (span_start, span_length) in enumerate(doc_spans):
+    end = span_start + span_length - 1
+    if position < span_start or position > end:
+      continue
+    score = min(position - span_start, end - position) + 0.01 * span_length
+    if best_score is None or score > best_score:
+      best_score, best_span_index = score, span_index
+  return cur_span_index == best_span_index
+
+
+def doc_windows(num_tokens: int, max_tokens_for_doc: int, doc_stride: int) -> list[tuple[int, int]]:
+  """(start, length) windows over the passage pieces, doc_stride apart, the last one ending at the end."""
+  spans, start = [], 0
+  while True:
+    length = min(num_tokens - start, max_tokens_for_doc)
+    spans.append((start, length))
+    if start + length >= num_tokens:
+      return spans
+    start += min(length, doc_stride)
+
+
+def _strip_spaces(text: str):
+  ns_chars, ns_to_s_map = [], {}
+  for i, c in enumerate(text):
+    if c == " ":
+      continue
+    ns_to_s_map[len(ns_chars)] = i
+    ns_chars.append(c)
+  return "".join(ns_chars), ns_to_s_map
+
+
+def final_text_span(pred_text: str, orig_text: str,
+                    basic_tokenize: Callable[[str], list]) -> tuple[int, int] | None:
+  """The original `get_final_text` as character positions: where in `orig_text` (the original
+  words, space-joined) the normalised prediction `pred_text` lies. None = use all of orig_text.
+
+  pred_text is de-tokenized WordPiece (lower-cased, accents stripped, punctuation split); both texts
+  are aligned by deleting spaces, which the normalisation only moves.
+  """
+  tok_text = " ".join(basic_tokenize(orig_text))
+  start_position = tok_text.find(pred_text)
+  if start_position == -1:
+    return None
+  end_position = start_position + len(pred_text) - 1
+  orig_ns_text, orig_ns_to_s_map = _strip_spaces(orig_text)
+  tok_ns_text, tok_ns_to_s_map = _strip_spaces(tok_text)
+  if len(orig_ns_text) != len(tok_ns_text):
+    return None
+  tok_s_to_ns_map = {v: k for k, v in tok_ns_to_s_map.items()}
+  orig_start = orig_ns_to_s_map.get(tok_s_to_ns_map.get(start_position, -1))
+  orig_end = orig_ns_to_s_map.get(tok_s_to_ns_map.get(end_position, -1))
+  if orig_start is None or orig_end is None:
+    return None
+  return orig_start, orig_end
+
+
+def get_final_text(pred_text: str, orig_text: str, basic_tokenize: Callable[[str], list]) -> str:
+  span = final_text_span(pred_text, orig_text, basic_tokenize)
+  return orig_text if span is None else orig_text[span[0]:span[1] + 1]
+
+
+def answer_in_context(example: SquadExample, first_word: int, last_word: int, pred_text: str,
+                      basic_tokenize: Callable[[str], list]) -> tuple[str, int]:
+  """(answer text, start char) taken from `example.context` itself, so whitespace and characters are
+  the passage's own, for the words first_word..last_word trimmed to the predicted pieces."""
+  words = example.doc_tokens[first_word:last_word + 1]
+  orig_text = " ".join(words)
+  # joined-text index -> context index, for every non-space character of orig_text.
+  to_context = []
+  for k, word in enumerate(words):
+    to_context.extend(example.word_starts[first_word + k] + i for i in range(len(word)))
+    to_context.append(None)  # the joining space
+  span = final_text_span(pred_text, orig_text, basic_tokenize)
+  start, end = (0, len(orig_text) - 1) if span is None else span
+  char_start, char_end = to_context[start], to_context[end]
+  return example.context[char_start:char_end + 1], char_start
+
+
+def _top_indexes(logits: np.ndarray, n: int) -> list[int]:
+  return [int(i) for i in np.argsort(-logits, kind="stable")[:n]]
+
+
+class SquadTask(Task):
+  """SQuAD v1.1 (version_2 = False) or v2.0 (True)."""
+
+  version_2 = False
+  file_version = "v1.1"
+
+  def read_examples(self, data_dir: str, split: str) -> list:
+    path = os.path.join(data_dir, f"{split}-{self.file_version}.json")
+    return read_squad(path, training=split == self.train_split, version_2=self.version_2)
+
+  # --- features ---------------------------------------------------------------------------------
+
+  def make_features(self, examples: Sequence[SquadExample], tokenizer, training: bool) -> Features:
+    cfg = self.config
+    self.bind_tokenizer(tokenizer)
+    # Tokenize every distinct word / question / answer once (in-graph tokenizer, in batches).
+    texts = sorted({w for e in examples for w in e.doc_tokens} | {e.question_text for e in examples}
+                   | {e.orig_answer_text for e in examples if e.orig_answer_text})
+    pieces = {}
+    for i in range(0, len(texts), 4096):
+      chunk = texts[i:i + 4096]
+      pieces.update(zip(chunk, tokenizer.encode(chunk)))
+    cls_id, sep_id, pad_id = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
+    seq = cfg.max_seq_length
+    rows = collections.defaultdict(list)
+    meta = []
+    for example_index, example in enumerate(examples):
+      query = pieces[example.question_text][:cfg.max_query_length]
+      max_tokens_for_doc = seq - len(query) - 3
+      if max_tokens_for_doc < 1:
+        raise UserError(f"max_seq_length={seq} leaves no room for the passage after a "
+                        f"{len(query)}-piece question; raise it or lower max_query_length")
+      tok_to_orig, orig_to_tok, doc_ids = [], [], []
+      for i, word in enumerate(example.doc_tokens):
+        orig_to_tok.append(len(doc_ids))
+        for piece in pieces[word]:
+          tok_to_orig.append(i)
+          doc_ids.append(piece)
+      tok_start = tok_end = -1
+      if training and not example.is_impossible:
+        tok_start = orig_to_tok[example.start_position]
+        if example.end_position < len(example.doc_tokens) - 1:
+          tok_end = orig_to_tok[example.end_position + 1] - 1
+        else:
+          tok_end = len(doc_ids) - 1
+        tok_start, tok_end = improve_answer_span(doc_ids, tok_start, tok_end,
+                                                 pieces[example.orig_answer_text])
+      spans = doc_windows(len(doc_ids), max_tokens_for_doc, cfg.doc_stride)
+      for span_index, (span_start, span_length) in enumerate(spans):
+        ids = [cls_id] + query + [sep_id]
+        types = [0] * len(ids)
+        token_to_orig, max_context = {}, {}
+        for i in range(span_length):
+          position = span_start + i
+          token_to_orig[len(ids)] = tok_to_orig[position]
+          max_context[len(ids)] = check_is_max_context(spans, span_index, position)
+          ids.append(doc_ids[position])
+        ids.append(sep_id)
+        types += [1] * (span_length + 1)
+        mask = [1] * len(ids)
+        padding = seq - len(ids)
+        rows["input_word_ids"].append(ids + [pad_id] * padding)
+        rows["input_mask"].append(mask + [0] * padding)
+        rows["input_type_ids"].append(types + [0] * padding)
+        start_position = end_position = 0  # [CLS]: no answer in this window (or none at all)
+        if training and not example.is_impossible:
+          span_end = span_start + span_length - 1
+          if span_start <= tok_start and tok_end <= span_end:
+            offset = len(query) + 2
+            start_position = tok_start - span_start + offset
+            end_position = tok_end - span_start + offset
+        rows["start_positions"].append(start_position)
+        rows["end_positions"].append(end_position)
+        meta.append({"example_index": example_index, "span_index": span_index,
+                     "token_to_orig": token_to_orig, "max_context": max_context,
+                     "length": len(ids)})
+    inputs = {k: np.array(rows[k], np.int32).reshape(-1, seq)
+              for k in ("input_word_ids", "input_mask", "input_type_ids")}
+    labels = None
+    if training:
+      labels = {"start_logits": np.array(rows["start_positions"], np.int32),
+                "end_logits": np.array(rows["end_positions"], np.int32)}
+    return Features(inputs=inputs, labels=labels, meta=meta)
+
+  # --- model ------------------------------------------------------------------------------------
+
+  def build_model(self, encoder: keras.Model) -> keras.Model:
+    return BertSpanLabeler(encoder, name=f"{self.name}_span_labeler")
+
+  def compile_kwargs(self) -> dict:
+    # Mean of the start and end cross-entropies, as in the original.
+    xent = lambda: keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    return {"loss": {"start_logits": xent(), "end_logits": xent()},
+            "loss_weights": {"start_logits": 0.5, "end_logits": 0.5}}
+
+  # --- post-processing --------------------------------------------------------------------------
+
+  def postprocess(self, examples, features: Features, outputs) -> dict:
+    """n-best spans per question over all its windows -> {"predictions", "nbest", ...}."""
+    if self._basic_tokenize is None:
+      raise UserError("SquadTask.postprocess needs make_features to have run (tokenizer)")
+    return postprocess_spans(
+        examples, features.meta, np.asarray(outputs["start_logits"], np.float32),
+        np.asarray(outputs["end_logits"], np.float32), self._id_to_token, self._basic_tokenize,
+        n_best_size=self.config.n_best_size, max_answer_length=self.config.max_answer_length,
+        version_2=self.version_2, null_score_diff_threshold=self.config.null_score_diff_threshold,
+        input_word_ids=features.inputs["input_word_ids"])
+
+  _basic_tokenize = None
+  _id_to_token = None
+
+  def bind_tokenizer(self, tokenizer) -> None:
+    """Post-processing needs the vocabulary and the original's basic tokenizer."""
+    from bert_keras.text.reference_tokenizer import ReferenceTokenizer
+    reference = ReferenceTokenizer(tokenizer.vocabulary, lower_case=tokenizer.lower_case)
+    self._basic_tokenize = reference.basic_tokenize
+    vocabulary = tokenizer.vocabulary
+    self._id_to_token = lambda i: vocabulary[int(i)]
+
+  def evaluate(self, examples, predictions) -> dict:
+    dataset = [{"paragraphs": [{"qas": [{"id": e.qas_id, "answers": [{"text": t} for t in e.answers]}
+                                        for e in examples]}]}]
+    if not self.version_2:
+      return squad_evaluation.evaluate_v1(dataset, predictions["predictions"])
+    # The threshold sweep sees the best non-null span of every question (BERT's null_odds).
+    results = squad_evaluation.evaluate_v2(dataset, predictions["best_non_null"],
+                                           predictions["null_odds"],
+                                           na_prob_thresh=self.config.null_score_diff_threshold)
+    return results
+
+  def write_predictions(self, predictions: Any, path_stem: str) -> str:
+    for key, value in predictions.items():
+      write_text(f"{path_stem}_{key}.json", json.dumps(value, ensure_ascii=False, indent=1))
+    return path_stem + "_predictions.json"
+
+  def task_info(self, metrics: Mapping[str, Any] | None = None) -> dict:
+    info = super().task_info(metrics)
+    info.update(num_segments=2, doc_stride=self.config.doc_stride,
+                max_query_length=self.config.max_query_length,
+                n_best_size=self.config.n_best_size,
+                max_answer_length=self.config.max_answer_length, version_2=self.version_2)
+    if self.version_2:
+      threshold = self.config.null_score_diff_threshold
+      if metrics and "best_f1_thresh" in metrics:
+        threshold = float(metrics["best_f1_thresh"])  # searched on dev (section 4.3)
+      info["null_score_diff_threshold"] = threshold
+    return info
+
+
+def postprocess_spans(examples: Sequence[SquadExample], meta: Sequence[Mapping],
+                      start_logits: np.ndarray, end_logits: np.ndarray,
+                      id_to_token: Callable[[int], str], basic_tokenize: Callable[[str], list],
+                      n_best_size: int = 20, max_answer_length: int = 30, version_2: bool = False,
+                      null_score_diff_threshold: float = 0.0,
+                      input_word_ids: np.ndarray | None = None) -> dict:
+  """The original `write_predictions`, on arrays (num_features, seq).
+
+  Returns {"predictions": {qid: text}, "nbest": {qid: [...]}} and for v2 also
+  {"null_odds": {qid: s_null - s_best}, "best_non_null": {qid: text}}.
+  """
+  by_example = collections.defaultdict(list)
+  for feature_index, m in enumerate(meta):
+    by_example[m["example_index"]].append(feature_index)
+  predictions, nbest_json, null_odds, best_non_null = {}, {}, {}, {}
+  for example_index, example in enumerate(examples):
+    prelim = []  # (score, feature_index, start, end)
+    min_null = None  # (score, feature_index)
+    for f in by_example[example_index]:
+      m, start, end = meta[f], start_logits[f], end_logits[f]
+      if version_2:
+        null_score = float(start[0] + end[0])  # s_null = S.C + E.C
+        if min_null is None or null_score < min_null[0]:
+          min_null = (null_score, f)
+      for s in _top_indexes(start[:m["length"]], n_best_size):
+        for e in _top_indexes(end[:m["length"]], n_best_size):
+          if s not in m["token_to_orig"] or e not in m["token_to_orig"]:
+            continue  # question, [CLS], [SEP] or padding
+          if not m["max_context"].get(s, False):
+            continue
+          if e < s or e - s + 1 > max_answer_length:
+            continue
+          prelim.append((float(start[s] + end[e]), f, s, e))
+    if version_2 and min_null is not None:
+      prelim.append((min_null[0], min_null[1], 0, 0))
+    prelim.sort(key=lambda p: -p[0])
+    nbest, seen = [], set()
+    for score, f, s, e in prelim:
+      if len(nbest) >= n_best_size:
+        break
+      if s > 0:
+        m = meta[f]
+        pieces = [id_to_token(i) for i in input_word_ids[f][s:e + 1]]
+        pred_text = " ".join(pieces).replace(" ##", "").replace("##", "")
+        pred_text = " ".join(pred_text.strip().split())
+        text, char_start = answer_in_context(example, m["token_to_orig"][s], m["token_to_orig"][e],
+                                             pred_text, basic_tokenize)
+        if text in seen:
+          continue
+        seen.add(text)
+      else:
+        if "" in seen:
+          continue
+        text, char_start = "", -1
+        seen.add("")
+      nbest.append({"text": text, "answer_start": char_start, "start_logit": float(start_logits[f][s]),
+                    "end_logit": float(end_logits[f][e]), "score": score})
+    if version_2 and "" not in seen and min_null is not None:
+      f = min_null[1]
+      nbest.append({"text": "", "answer_start": -1, "start_logit": float(start_logits[f][0]),
+                    "end_logit": float(end_logits[f][0]), "score": min_null[0]})
+    if not nbest:
+      nbest.append({"text": "empty", "answer_start": -1, "start_logit": 0.0, "end_logit": 0.0,
+                    "score": 0.0})
+    scores = np.array([n["score"] for n in nbest])
+    probs = np.exp(scores - scores.max())
+    probs /= probs.sum()
+    for n, p in zip(nbest, probs):
+      n["probability"] = float(p)
+    nbest_json[example.qas_id] = nbest
+    non_null = next((n for n in nbest if n["text"]), None)
+    if not version_2:
+      predictions[example.qas_id] = nbest[0]["text"]
+      continue
+    best_text = non_null["text"] if non_null else ""
+    best_score = non_null["score"] if non_null else -np.inf
+    diff = float(min_null[0] - best_score) if min_null is not None else 0.0
+    null_odds[example.qas_id] = diff if np.isfinite(diff) else 1e9
+    best_non_null[example.qas_id] = best_text
+    predictions[example.qas_id] = "" if diff > null_score_diff_threshold else best_text
+  result = {"predictions": predictions, "nbest": nbest_json}
+  if version_2:
+    result.update(null_odds=null_odds, best_non_null=best_non_null)
+  return result
+
+
+@register_task("squad_v1")
+class SquadV1Task(SquadTask):
+  """SQuAD v1.1: every question has an answer in the passage."""
+
+  version_2 = False
+  file_version = "v1.1"
+
+
+@register_task("squad_v2")
+class SquadV2Task(SquadTask):
+  """SQuAD v2.0: questions may have no answer ([CLS] span)."""
+
+  version_2 = True
+  file_version = "v2.0"

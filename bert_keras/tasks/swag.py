@@ -1,0 +1,127 @@
+"""SWAG (Zellers et al., 2018; Devlin et al., 2018, section 4.4): pick the most plausible of four
+endings. Each (sent1, sent2 + " " + ending_k) pair is one sequence (context as segment A, the ending
+as B); a learned vector scores each [CLS] and a softmax runs over the four. Accuracy.
+
+Files: `<data_dir>/train.csv`, `val.csv` with the official header
+`,video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label`
+(the leading unnamed index column is optional).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import os
+from typing import Sequence
+
+import keras
+import numpy as np
+
+from bert_keras.errors import UserError
+from bert_keras.tasks import metrics as metrics_lib
+from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
+from bert_keras.tasks.packing import pack
+from bert_keras.tasks.readers import require_file
+from bert_keras.tasks.registry import register_task
+from bert_keras.tasks.task import Features, Task
+
+NUM_CHOICES = 4
+SPLIT_FILES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}
+REQUIRED_COLUMNS = ("sent1", "sent2", "ending0", "ending1", "ending2", "ending3")
+
+
+@dataclasses.dataclass
+class SwagExample:
+  guid: str
+  context: str
+  start_ending: str
+  endings: list
+  label: int | None = None
+
+
+def read_swag(path: str, require_label: bool) -> list[SwagExample]:
+  require_file(path, "a SWAG CSV file")
+  examples = []
+  with open(path, encoding="utf-8", newline="") as f:
+    reader = csv.reader(f)
+    header = next(reader, None)
+    if header is None:
+      raise UserError(f"{path}: empty file")
+    missing = [c for c in REQUIRED_COLUMNS + (("label",) if require_label else ()) if c not in header]
+    if missing:
+      raise UserError(f"{path}:1: header lacks columns {missing}; expected the official "
+                      "video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0..3,label")
+    col = {name: header.index(name) for name in header}
+    for row in reader:
+      line = reader.line_num
+      if not row:
+        continue
+      if len(row) != len(header):
+        raise UserError(f"{path}:{line}: {len(row)} columns; the header has {len(header)}")
+      label = None
+      if "label" in col and row[col["label"]] != "":
+        try:
+          label = int(row[col["label"]])
+        except ValueError:
+          raise UserError(f"{path}:{line}: label {row[col['label']]!r} is not 0-3") from None
+        if not 0 <= label < NUM_CHOICES:
+          raise UserError(f"{path}:{line}: label {label} is not 0-3")
+      elif require_label:
+        raise UserError(f"{path}:{line}: missing label")
+      examples.append(SwagExample(
+          guid=f"{os.path.basename(path)}:{line}", context=row[col["sent1"]],
+          start_ending=row[col["sent2"]],
+          endings=[row[col[f"ending{k}"]] for k in range(NUM_CHOICES)], label=label))
+  if not examples:
+    raise UserError(f"{path}: no examples")
+  return examples
+
+
+@register_task("swag")
+class SwagTask(Task):
+  """Four-way multiple choice over [CLS] scores."""
+
+  def __init__(self, config):
+    super().__init__(config)
+    self.label_names = [str(k) for k in range(NUM_CHOICES)]
+
+  def read_examples(self, data_dir: str, split: str) -> list:
+    if split not in SPLIT_FILES:
+      raise UserError(f"swag has splits {sorted(SPLIT_FILES)}, not {split!r}")
+    return read_swag(os.path.join(data_dir, SPLIT_FILES[split]), require_label=split != "test")
+
+  def make_features(self, examples: Sequence[SwagExample], tokenizer, training: bool) -> Features:
+    seq = self.config.max_seq_length
+    contexts = tokenizer.encode([e.context for e in examples])
+    endings = tokenizer.encode([f"{e.start_ending} {ending}".strip()
+                                for e in examples for ending in e.endings])
+    rows = [pack(contexts[i], endings[i * NUM_CHOICES + k], seq, tokenizer.cls_id,
+                 tokenizer.sep_id, tokenizer.pad_id)
+            for i in range(len(examples)) for k in range(NUM_CHOICES)]
+    inputs = {name: np.array([r[j] for r in rows], np.int32).reshape(-1, NUM_CHOICES, seq)
+              for j, name in enumerate(("input_word_ids", "input_mask", "input_type_ids"))}
+    labels = None
+    if all(e.label is not None for e in examples):
+      labels = {"logits": np.array([e.label for e in examples], np.int32)}
+    return Features(inputs=inputs, labels=labels, meta=[e.guid for e in examples])
+
+  def build_model(self, encoder: keras.Model) -> keras.Model:
+    return BertMultipleChoice(encoder, dropout_rate=self.config.dropout_rate,
+                              name="swag_multiple_choice")
+
+  def compile_kwargs(self) -> dict:
+    return {"loss": {"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)}}
+
+  def postprocess(self, examples, features, outputs) -> list[dict]:
+    logits = np.asarray(outputs["logits"], np.float32)
+    return [{"guid": e.guid, "prediction": int(row.argmax()), "logits": [float(x) for x in row]}
+            for e, row in zip(examples, logits)]
+
+  def evaluate(self, examples, predictions) -> dict:
+    return {"accuracy": metrics_lib.accuracy([e.label for e in examples],
+                                             [p["prediction"] for p in predictions])}
+
+  def task_info(self, metrics=None) -> dict:
+    info = super().task_info(metrics)
+    info.update(num_segments=2, num_choices=NUM_CHOICES)
+    return info

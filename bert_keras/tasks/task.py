@@ -1,0 +1,108 @@
+"""The interface every fine-tuning task implements (reader, features, head, loss, metrics, output).
+
+A task is one module under bert_keras/tasks/ that subclasses `Task` and registers itself with
+`@register_task("name")`; `run_finetuning` drives any of them the same way (section 4: "we simply
+plug in the task-specific inputs and outputs into BERT and fine-tune all the parameters").
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import json
+import os
+import tempfile
+from typing import Any, Mapping, Sequence
+
+import keras
+import numpy as np
+
+from configs.tasks import TaskConfig
+
+
+def write_text(path: str, text: str) -> None:
+  """Atomic write: a temp file in the same directory, then rename over `path`."""
+  directory = os.path.dirname(path) or "."
+  fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_")
+  with os.fdopen(fd, "w", encoding="utf-8") as f:
+    f.write(text)
+  os.chmod(tmp, 0o644)
+  os.replace(tmp, path)
+
+
+@dataclasses.dataclass
+class Features:
+  """Packed model inputs for a list of examples.
+
+  inputs: name -> int32 array (num_features, ...), fed to the model as a dict.
+  labels: array or dict of arrays keyed like the model outputs; None when the split has no labels.
+  meta: per-feature bookkeeping the task's post-processing needs (e.g. SQuAD token maps).
+  """
+
+  inputs: dict[str, np.ndarray]
+  labels: Any = None
+  meta: list = dataclasses.field(default_factory=list)
+
+  def __len__(self) -> int:
+    return len(next(iter(self.inputs.values())))
+
+
+class Task(abc.ABC):
+  """One supervised task. Subclasses set `name` (via register_task) and implement the hooks."""
+
+  name: str = ""
+  train_split: str = "train"
+  eval_splits: tuple = ("dev",)
+
+  def __init__(self, config: TaskConfig):
+    self.config = config
+    # Output classes, in head order; None for regression and span tasks.
+    self.label_names: list[str] | None = None
+
+  # --- data -------------------------------------------------------------------------------------
+
+  @abc.abstractmethod
+  def read_examples(self, data_dir: str, split: str) -> list:
+    """Reads one split in the task's official file layout; UserError names file:line on bad rows."""
+
+  def prepare_labels(self, train_examples: Sequence, eval_examples: Mapping[str, Sequence]) -> None:
+    """Fixes `label_names` from the data when the task does not define them up front."""
+
+  @abc.abstractmethod
+  def make_features(self, examples: Sequence, tokenizer, training: bool) -> Features:
+    """Tokenizes and packs examples into fixed-length model inputs."""
+
+  # --- model ------------------------------------------------------------------------------------
+
+  @abc.abstractmethod
+  def build_model(self, encoder: keras.Model) -> keras.Model:
+    """The serving-ready task model: encoder inputs in, task logits out."""
+
+  @abc.abstractmethod
+  def compile_kwargs(self) -> dict:
+    """`loss` (and optionally `loss_weights`) for `model.compile`."""
+
+  # --- outputs ----------------------------------------------------------------------------------
+
+  @abc.abstractmethod
+  def postprocess(self, examples: Sequence, features: Features, outputs: Any) -> Any:
+    """Turns raw model outputs over `features` into per-example predictions (JSON-able)."""
+
+  @abc.abstractmethod
+  def evaluate(self, examples: Sequence, predictions: Any) -> dict:
+    """The task's official dev metrics."""
+
+  def write_predictions(self, predictions: Any, path_stem: str) -> str:
+    """Writes predictions as `<path_stem>.json` (atomically); tasks may override the format."""
+    path = path_stem + ".json"
+    write_text(path, json.dumps(predictions, ensure_ascii=False, indent=1))
+    return path
+
+  def task_info(self, metrics: Mapping[str, Any] | None = None) -> dict:
+    """What an exporter needs to serve the model: labels, sequence length, thresholds."""
+    return {
+        "task": self.name,
+        "label_names": self.label_names,
+        "max_seq_length": self.config.max_seq_length,
+        "num_segments": 1,
+    }

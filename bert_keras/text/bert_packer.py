@@ -1,0 +1,67 @@
+"""Packs one or two token-id segments into BERT's fixed-length inputs (Devlin et al., 2018, section 3).
+
+"The first token of every sequence is always a special classification token ([CLS]) ... Sentence pairs
+are packed together into a single sequence ... separate them with a special token ([SEP])" and a
+learned segment embedding tells A from B. Over-long pairs lose tokens from the longer segment first,
+one at a time, as the original `_truncate_seq_pair` does; `tf_text.RoundRobinTrimmer` keeps the same
+tokens (it gives each segment one token in turn, so when both are long A keeps ceil(n/2), B floor(n/2)).
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from bert_keras.errors import UserError
+
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class BertPacker(keras.layers.Layer):
+  """[seg_a] or [seg_a, seg_b] ragged int (batch, (tokens)) -> dict of int32 (batch, seq_length).
+
+  Output: `input_word_ids` = [CLS] A [SEP] (B [SEP]) then `pad_id`; `input_mask` 1 on real tokens;
+  `input_type_ids` 0 for [CLS] A [SEP], 1 for B [SEP], 0 on padding. Unbatched 1-D segments (one
+  example in a `tf.data` map) give (seq_length,) outputs.
+  """
+
+  def __init__(self, seq_length: int, cls_id: int, sep_id: int, pad_id: int = 0, **kwargs):
+    super().__init__(**kwargs)
+    if seq_length < 3:
+      raise UserError(f"BertPacker: seq_length={seq_length} leaves no room for [CLS] A [SEP] B [SEP]")
+    self.seq_length = int(seq_length)
+    self.cls_id = int(cls_id)
+    self.sep_id = int(sep_id)
+    self.pad_id = int(pad_id)
+    self.built = True
+
+  def call(self, segments):
+    if isinstance(segments, (tf.Tensor, tf.RaggedTensor)):
+      segments = [segments]
+    segments = list(segments)
+    if len(segments) not in (1, 2):
+      raise ValueError(f"BertPacker packs 1 or 2 segments, got {len(segments)}")
+    unbatched = all(not isinstance(s, tf.RaggedTensor) and s.shape.rank == 1 for s in segments)
+    batched = []
+    for segment in segments:
+      if not isinstance(segment, tf.RaggedTensor):
+        segment = tf.convert_to_tensor(segment)
+        segment = (tf.RaggedTensor.from_tensor(segment[None]) if unbatched
+                   else tf.RaggedTensor.from_tensor(segment))
+      batched.append(tf.cast(segment, tf.int32))
+    # [CLS] + one [SEP] per segment leave seq_length - 1 - len(segments) tokens to share.
+    budget = self.seq_length - 1 - len(batched)
+    trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(batched)
+    word_ids, type_ids = tf_text.combine_segments(
+        trimmed, start_of_sequence_id=self.cls_id, end_of_segment_id=self.sep_id)
+    word_ids, mask = tf_text.pad_model_inputs(word_ids, self.seq_length, pad_value=self.pad_id)
+    type_ids, _ = tf_text.pad_model_inputs(type_ids, self.seq_length, pad_value=0)
+    outputs = {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
+    outputs = {k: tf.cast(v, tf.int32) for k, v in outputs.items()}
+    return {k: v[0] for k, v in outputs.items()} if unbatched else outputs
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(seq_length=self.seq_length, cls_id=self.cls_id, sep_id=self.sep_id,
+                  pad_id=self.pad_id)
+    return config

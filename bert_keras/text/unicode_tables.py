@@ -1,0 +1,102 @@
+"""Per-code-point tables that let `BertTokenizer` run the original BERT normalisation in-graph.
+
+The original BasicTokenizer cleans, lowercases (Python `str.lower`), NFD-decomposes and strips Mn marks
+whole strings. All of that is per character except two things: the Greek final sigma (`str.lower` maps
+"Σ" to "ς" at the end of a word) and NFD's canonical reordering of combining marks. The tables below are
+computed once per process from this Python's `unicodedata`, the very tables the reference tokenizer
+uses, and baked into the graph as constants so a SavedModel tokenizes the same way everywhere:
+
+  * `expansions`: every code point whose normalised form is not itself -> its replacement sequence
+    (empty for dropped control characters; e.g. "É" -> "e", "İ" -> "i", "각" -> its three jamo);
+  * `char_class`: for every code point, WORD (joins its neighbours), ISOLATE (punctuation and CJK
+    ideographs are words on their own) or SPACE (a word boundary that is dropped);
+  * `sigma_context` (uncased only): Unicode's Cased / Case_Ignorable properties, which decide final sigma.
+
+Canonical reordering is not reproduced: after Mn marks are dropped it can only change the order of two
+adjacent non-Mn combining characters with different combining classes (a few Brahmic viramas, Hangul
+tone marks and musical stems), which no real text contains.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+
+import numpy as np
+
+from bert_keras.text import reference_tokenizer as ref
+
+WORD, ISOLATE, SPACE = 0, 1, 2
+OTHER, CASED, CASE_IGNORABLE = 0, 1, 2
+CAPITAL_SIGMA, SMALL_FINAL_SIGMA = 0x3A3, 0x3C2
+_NUM_CODE_POINTS = 0x110000
+
+
+def _is_dropped(char: str) -> bool:
+  return char in ("\0", "\ufffd") or ref.is_control(char)
+
+
+def _class_of(char: str) -> int:
+  if ref.is_whitespace(char) or char.isspace():
+    return SPACE
+  if ref.is_punctuation(char) or ref.is_cjk(ord(char)):
+    return ISOLATE
+  return WORD
+
+
+def _run_length(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """Compresses a per-code-point array to (range starts, range values) for `searchsorted` lookups."""
+  starts = np.concatenate([[0], np.nonzero(np.diff(values))[0] + 1]).astype(np.int32)
+  return starts, values[starts].astype(np.int32)
+
+
+@functools.lru_cache(maxsize=None)
+def unicode_tables(lower_case: bool) -> dict[str, np.ndarray]:
+  """Returns int32 numpy arrays: class_starts/class_values, expansion keys/splits/values/classes and,
+  when `lower_case`, sigma_starts/sigma_values."""
+  category = unicodedata.category
+  char_class = np.zeros(_NUM_CODE_POINTS, np.int8)
+  sigma = np.zeros(_NUM_CODE_POINTS, np.int8)
+  keys, splits, values, classes = [], [0], [], []
+  for cp in range(_NUM_CODE_POINTS):
+    char = chr(cp)
+    cat = category(char)
+    if cat in ("Cn", "Co", "Cs"):
+      continue  # unassigned or private use (no case, no decomposition: WORD), or never decoded
+    if cat == "Lo" and ref.is_cjk(cp) and not unicodedata.decomposition(char):
+      char_class[cp] = ISOLATE  # the bulk of the loop: ideographs have no case and no decomposition
+      continue
+    char_class[cp] = _class_of(char)
+    if _is_dropped(char):
+      keys.append(cp)
+      splits.append(len(values))
+      sigma[cp] = CASE_IGNORABLE  # skipping a character is the same as it never having been there
+      continue
+    if not lower_case or ref.is_whitespace(char):
+      continue
+    normalised = ref.ReferenceTokenizer._strip_accents(char.lower())
+    if normalised != char:
+      keys.append(cp)
+      values.extend(ord(c) for c in normalised)
+      out_classes = [ISOLATE if ref.is_cjk(cp) else _class_of(c) for c in normalised]
+      if ref.is_cjk(cp) and len(normalised) > 1:
+        raise AssertionError(f"U+{cp:04X} is a CJK ideograph that expands to {normalised!r}")
+      classes.extend(out_classes)
+      splits.append(len(values))
+    # Final sigma context, probed on str.lower itself so it follows this Python's rules exactly:
+    # "AΣx" keeps σ iff x is cased and not case-ignorable; "AΣxA" keeps σ iff x is either.
+    keeps_sigma = ("A\u03a3" + char).lower()[1] == "\u03c3"
+    keeps_sigma_before_cased = ("A\u03a3" + char + "A").lower()[1] == "\u03c3"
+    if keeps_sigma:
+      sigma[cp] = CASED
+    elif keeps_sigma_before_cased:
+      sigma[cp] = CASE_IGNORABLE
+  tables = {}
+  tables["class_starts"], tables["class_values"] = _run_length(char_class)
+  tables["expansion_keys"] = np.asarray(keys, np.int32)
+  tables["expansion_splits"] = np.asarray(splits, np.int32)
+  tables["expansion_values"] = np.asarray(values, np.int32)
+  tables["expansion_classes"] = np.asarray(classes, np.int32)
+  if lower_case:
+    tables["sigma_starts"], tables["sigma_values"] = _run_length(sigma)
+  return tables

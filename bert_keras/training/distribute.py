@@ -1,0 +1,78 @@
+"""Picks the tf.distribute strategy by name, so one training code path serves every setup.
+
+The Trainer owns its train step (strategy.run inside a tf.function), which works the same under all
+of these; Keras `fit` does not (it fails under MultiWorkerMirroredStrategy in TF 2.21 / Keras 3.15).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import tensorflow as tf
+
+from bert_keras.errors import UserError
+
+STRATEGIES = ("default", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
+
+
+def get_strategy(name: str = "default", tpu: str | None = None,
+                 num_gpus: int = 0) -> tf.distribute.Strategy:
+  """Returns the strategy `name`.
+
+  - default: no distribution (the default strategy: one device, no-op collectives).
+  - one_device: everything on /gpu:0 if `num_gpus` > 0 else /cpu:0.
+  - mirrored: synchronous data parallelism over `num_gpus` local GPUs (all visible ones when 0;
+    the CPU when there is none).
+  - multi_worker_mirrored: synchronous across the workers named in the TF_CONFIG environment variable.
+  - tpu: a TPU system at address `tpu` (grpc://host:port, or a Cloud TPU name).
+  """
+  if name == "default":
+    return tf.distribute.get_strategy()
+  if name == "one_device":
+    return tf.distribute.OneDeviceStrategy("/gpu:0" if num_gpus > 0 else "/cpu:0")
+  if name == "mirrored":
+    gpus = tf.config.list_logical_devices("GPU")
+    if num_gpus > len(gpus):
+      raise UserError(f"num_gpus={num_gpus} but only {len(gpus)} GPU(s) are visible")
+    devices = [d.name for d in gpus[:num_gpus or len(gpus)]] or ["/cpu:0"]
+    return tf.distribute.MirroredStrategy(devices)
+  if name == "multi_worker_mirrored":
+    _check_tf_config()
+    return tf.distribute.MultiWorkerMirroredStrategy()
+  if name == "tpu":
+    if not tpu:
+      raise UserError("distribution 'tpu' needs a TPU address (--tpu=grpc://host:port or a name)")
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+  raise UserError(f"distribution={name!r}; expected one of {STRATEGIES}")
+
+
+def _check_tf_config() -> None:
+  raw = os.environ.get("TF_CONFIG", "")
+  if not raw:
+    return  # a single worker; MultiWorkerMirroredStrategy then behaves like local mirroring
+  try:
+    value = json.loads(raw)
+  except json.JSONDecodeError as e:
+    raise UserError(f"TF_CONFIG is not valid JSON ({e.msg}): {raw!r}") from e
+  if not isinstance(value, dict) or "cluster" not in value or "task" not in value:
+    raise UserError(f"TF_CONFIG needs 'cluster' and 'task' keys, got {raw!r}")
+
+
+def is_chief(strategy: tf.distribute.Strategy) -> bool:
+  """True on the one worker that writes summaries, exports and the real checkpoints."""
+  resolver = getattr(strategy, "cluster_resolver", None)
+  if resolver is None or not resolver.task_type:
+    return True
+  if resolver.task_type == "chief":
+    return True
+  cluster = resolver.cluster_spec().as_dict()
+  return resolver.task_type == "worker" and resolver.task_id == 0 and "chief" not in cluster
+
+
+def task_id(strategy: tf.distribute.Strategy) -> int:
+  resolver = getattr(strategy, "cluster_resolver", None)
+  return int(resolver.task_id or 0) if resolver is not None and resolver.task_type else 0

@@ -1,0 +1,27 @@
+"""Numeric precision by name: float32, mixed_bfloat16, or mixed_float16 with dynamic loss scaling."""
+
+from __future__ import annotations
+
+import keras
+
+from bert_keras.errors import UserError
+
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+
+
+def set_precision(name: str) -> None:
+  """Sets Keras' global dtype policy; call it before building the model.
+
+  Mixed policies compute in 16 bits and keep float32 variables; the pretrainer's logits stay
+  float32 for a stable softmax.
+  """
+  if name not in PRECISIONS:
+    raise UserError(f"precision={name!r}; expected one of {PRECISIONS}")
+  keras.mixed_precision.set_global_policy(name)
+
+
+def wrap_optimizer(optimizer: keras.optimizers.Optimizer, name: str) -> keras.optimizers.Optimizer:
+  """float16 gradients underflow without loss scaling; bfloat16 has float32's range and needs none."""
+  if name == "mixed_float16":
+    return keras.optimizers.LossScaleOptimizer(optimizer)
+  return optimizer

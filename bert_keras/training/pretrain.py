@@ -1,0 +1,178 @@
+"""BERT pretraining as a library call: `run_pretraining(TrainingConfig)` (paper section 3.1).
+
+Builds the strategy, precision policy, BertPretrainer and optimizer, then hands them to the generic
+`Trainer`. Restarting the same call resumes from the last checkpoint in `model_dir` (step, optimizer
+state, data position); phase 2 starts from the phase-1 checkpoint (`init_checkpoint`).
+Outputs in model_dir: checkpoints, tensorboard/, training_config.json, history.jsonl,
+export/{encoder.weights.h5, encoder.keras, model_config.json}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import keras
+import tensorflow as tf
+from absl import logging
+
+from bert_keras.errors import UserError
+from bert_keras.models.bert_encoder import BertEncoder
+from bert_keras.models.bert_pretrainer import BertPretrainer
+from bert_keras.training import distribute, precision
+from bert_keras.training.optimization import create_optimizer
+from bert_keras.training.pretraining_input import make_dataset
+from bert_keras.training.pretraining_task import PretrainingTask
+from bert_keras.training.trainer import Trainer, model_variables
+from configs.training import TrainingConfig
+
+
+def build_pretrainer(config: TrainingConfig) -> BertPretrainer:
+  """The encoder of `config.model_config()` with the heads of `config.objective`."""
+  encoder = BertEncoder.from_model_config(config.model_config(), name="encoder")
+  return BertPretrainer(encoder, objective=config.objective, name="pretrainer")
+
+
+def build_optimizer(config: TrainingConfig) -> keras.optimizers.Optimizer:
+  optimizer = create_optimizer(
+      config.learning_rate, config.num_train_steps, config.num_warmup_steps,
+      optimizer_type=config.optimizer, weight_decay_rate=config.weight_decay_rate,
+      beta_1=config.beta_1, beta_2=config.beta_2, epsilon=config.epsilon,
+      clip_global_norm=None,  # the Trainer clips the all-reduced gradient
+      decay=config.decay, end_learning_rate=config.end_learning_rate)
+  return precision.wrap_optimizer(optimizer, config.precision)
+
+
+def _dataset_fn(config: TrainingConfig, files: str, training: bool, batch_size: int,
+                accum: int):
+  def fn(ctx, skip_batches=0):
+    return make_dataset(
+        files, seq_length=config.max_seq_length, max_predictions=config.max_predictions_per_seq,
+        batch_size=batch_size, gradient_accumulation_steps=accum, objective=config.objective,
+        input_context=ctx, training=training, seed=config.seed,
+        shuffle_buffer_size=config.shuffle_buffer_size, cycle_length=config.cycle_length,
+        skip_batches=skip_batches, dynamic_masking=config.dynamic_masking,
+        masked_lm_prob=config.masked_lm_prob, mask_token_id=config.mask_token_id,
+        vocab_size=config.vocab_size, special_token_ids=config.special_token_ids)
+  return fn
+
+
+def _atomic_write_text(path: str, text: str) -> None:
+  tmp = path + ".tmp"
+  with tf.io.gfile.GFile(tmp, "w") as f:
+    f.write(text)
+  tf.io.gfile.rename(tmp, path, overwrite=True)
+
+
+def _is_our_checkpoint(path: str) -> str | None:
+  """A tf.train checkpoint prefix written by the Trainer (a model_dir or a ckpt-N prefix)."""
+  prefix = tf.train.latest_checkpoint(path) if tf.io.gfile.isdir(path) else path
+  if prefix and tf.io.gfile.exists(prefix + ".index"):
+    names = [name for name, _ in tf.train.list_variables(prefix)]
+    if any(n.startswith("model/") for n in names):
+      return prefix
+  return None
+
+
+def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingConfig) -> None:
+  """Phase 2 / warm start from `config.init_checkpoint`.
+
+  - A Trainer checkpoint with phase=2: model, optimizer state and global step continue (the paper's
+    one schedule, whose last 10% runs at length 512); the new data stream starts at that step.
+  - A Trainer checkpoint otherwise: model weights only.
+  - An encoder `.weights.h5`: encoder weights only.
+  - Google / Hugging Face checkpoints: through bert_keras.interop when it is installed.
+  """
+  path = config.init_checkpoint
+  prefix = _is_our_checkpoint(path)
+  if prefix is not None:
+    if config.phase == 2:
+      trainer.checkpoint.restore(prefix).assert_existing_objects_matched()
+      trainer.data_start_step.assign(trainer.global_step)
+      first, _ = config.phase_steps()
+      if int(trainer.global_step.numpy()) != first:
+        logging.warning("init_checkpoint is at step %d, phase 2 was planned to start at %d",
+                        int(trainer.global_step.numpy()), first)
+    else:
+      tf.train.Checkpoint(model=model_variables(model)).restore(prefix).expect_partial()
+    logging.info("initialized from %s at step %d", prefix, int(trainer.global_step.numpy()))
+    return
+  if path.endswith(".weights.h5"):
+    if not tf.io.gfile.exists(path):
+      raise UserError(f"init_checkpoint {path}: no such file")
+    model.encoder.load_weights(path)
+    return
+  try:
+    from bert_keras.interop import load_checkpoint  # pylint: disable=import-outside-toplevel
+  except ImportError as e:
+    raise UserError(f"init_checkpoint {path!r} is neither a bert_keras training checkpoint nor an "
+                    f"encoder .weights.h5 (and bert_keras.interop has no loader)") from e
+  load_checkpoint(model.encoder, path)
+
+
+def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: str) -> None:
+  """encoder.weights.h5 + encoder.keras + model_config.json, each written atomically."""
+  tf.io.gfile.makedirs(export_dir)
+  encoder = model.encoder
+  for name in ("encoder.weights.h5", "encoder.keras"):
+    tmp = os.path.join(export_dir, "tmp-" + name)  # keeps the suffix Keras checks
+    if name.endswith(".weights.h5"):
+      encoder.save_weights(tmp)
+    else:
+      encoder.save(tmp)
+    tf.io.gfile.rename(tmp, os.path.join(export_dir, name), overwrite=True)
+  _atomic_write_text(os.path.join(export_dir, "model_config.json"),
+                     config.model_config().to_json() + "\n")
+
+
+def run_pretraining(config: TrainingConfig) -> dict:
+  """Trains (or resumes) per `config`; returns the last train/eval metrics."""
+  if not config.model_dir:
+    raise UserError("model_dir is required")
+  if not config.input_files:
+    raise UserError("input_files is required")
+  keras.utils.set_random_seed(config.seed)
+  if config.deterministic:
+    tf.config.experimental.enable_op_determinism()
+  strategy = distribute.get_strategy(config.distribution, tpu=config.tpu or None,
+                                     num_gpus=config.num_gpus)
+  precision.set_precision(config.precision)
+  tf.io.gfile.makedirs(config.model_dir)
+  is_chief = distribute.is_chief(strategy)
+  if is_chief:
+    _atomic_write_text(os.path.join(config.model_dir, "training_config.json"),
+                       config.to_json() + "\n")
+  logging.info("strategy %s with %d replica(s), precision %s", type(strategy).__name__,
+               strategy.num_replicas_in_sync, config.precision)
+
+  with strategy.scope():
+    model = build_pretrainer(config)
+    optimizer = build_optimizer(config)
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.objective),
+                    model_dir=config.model_dir, global_batch_size=config.train_batch_size,
+                    gradient_accumulation_steps=config.gradient_accumulation_steps,
+                    clip_global_norm=config.clip_global_norm or None,
+                    jit_compile=config.jit_compile,
+                    steps_per_execution=config.steps_per_execution,
+                    checkpoint_every=config.checkpoint_every,
+                    keep_checkpoints=config.keep_checkpoints, log_every=config.log_every)
+  if not trainer.restore() and config.init_checkpoint:
+    initialize_from(trainer, model, config)
+
+  eval_fn = None
+  if config.eval_input_files:
+    eval_batch = config.eval_batch_size or config.train_batch_size
+    eval_data = _dataset_fn(config, config.eval_input_files, False, eval_batch, 1)
+    eval_fn = lambda: trainer.evaluate(eval_data, config.eval_steps)
+  _, end_step = config.phase_steps()
+  train_data = _dataset_fn(config, config.input_files, True, config.train_batch_size,
+                           config.gradient_accumulation_steps)
+  history = trainer.train(train_data, end_step, eval_fn=eval_fn, eval_every=config.eval_every)
+
+  if is_chief:
+    trainer.write_history(os.path.join(config.model_dir, "history.jsonl"))
+    export_encoder(model, config, os.path.join(config.model_dir, "export"))
+  last = {}
+  for row in history:
+    last[row["split"]] = row
+  return last

@@ -1,0 +1,173 @@
+"""tf.data input for pretraining: the original BERT TFRecords -> batches of (accum, micro, ...).
+
+Order of the pipeline (why each step is where it is):
+  files (shuffled, repeated) -> parallel interleave -> shuffle -> enumerate -> skip -> shard
+  -> parse (+ dynamic masking / LTR unmasking) -> batch (drop_remainder) -> split into micro-batches
+  -> prefetch(AUTOTUNE).
+- Every worker reads every file and keeps its 1/N share AFTER the seeded shuffle, so the global batch
+  of a step is the same set of examples whatever the number of workers: results do not depend on the
+  cluster size (a two-worker run reproduces a one-worker run with the same global batch).
+- `skip` counts whole global batches, before sharding, so a resumed run continues at the exact record
+  where the checkpoint was taken (deterministic given the seed; the skipped records are read, not
+  parsed).
+- `enumerate` gives every record a global index that seeds its dynamic masking, so a resumed run
+  masks exactly as an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from bert_keras.errors import UserError
+
+AUTOTUNE = tf.data.AUTOTUNE
+
+
+def feature_spec(seq_length: int, max_predictions: int) -> dict:
+  """The features written by the original create_pretraining_data.py (and bert_keras.data)."""
+  ints = lambda n: tf.io.FixedLenFeature([n], tf.int64)
+  return {
+      "input_ids": ints(seq_length),
+      "input_mask": ints(seq_length),
+      "segment_ids": ints(seq_length),
+      "masked_lm_positions": ints(max_predictions),
+      "masked_lm_ids": ints(max_predictions),
+      "masked_lm_weights": tf.io.FixedLenFeature([max_predictions], tf.float32),
+      "next_sentence_labels": ints(1),
+  }
+
+
+def list_files(patterns: str) -> list[str]:
+  """Comma-separated glob patterns -> sorted file list; UserError naming the pattern if empty."""
+  files = []
+  for pattern in [p.strip() for p in patterns.split(",") if p.strip()]:
+    matched = sorted(tf.io.gfile.glob(pattern))
+    if not matched:
+      raise UserError(f"input pattern {pattern!r} matches no file")
+    files.extend(matched)
+  if not files:
+    raise UserError(f"no input files given (input_files={patterns!r})")
+  return files
+
+
+def check_record_shapes(files: list[str], seq_length: int, max_predictions: int) -> None:
+  """Fails fast, naming the file, when the first record has other lengths than configured."""
+  for raw in tf.data.TFRecordDataset(files[:1]).take(1):
+    example = tf.train.Example.FromString(raw.numpy())
+    feats = example.features.feature
+    for name, expected in (("input_ids", seq_length), ("masked_lm_positions", max_predictions)):
+      if name not in feats:
+        raise UserError(f"{files[0]}: record 1 has no feature {name!r}; expected the BERT "
+                        f"pretraining format ({sorted(feature_spec(1, 1))})")
+      got = len(feats[name].int64_list.value)
+      if got != expected:
+        raise UserError(f"{files[0]}: record 1 has {name} of length {got}, but the config says "
+                        f"{expected} (max_seq_length / max_predictions_per_seq)")
+    return
+  raise UserError(f"{files[0]}: no records")
+
+
+def unmask(features: dict) -> tf.Tensor:
+  """The original token ids: the stored masked-LM labels put back at their positions. (seq,)"""
+  real = features["masked_lm_weights"] > 0
+  positions = tf.boolean_mask(features["masked_lm_positions"], real)
+  labels = tf.boolean_mask(features["masked_lm_ids"], real)
+  return tf.tensor_scatter_nd_update(features["input_ids"], positions[:, None], labels)
+
+
+def dynamic_mask(features: dict, index: tf.Tensor, seed: int, masked_lm_prob: float,
+                 mask_token_id: int, vocab_size: int, special_token_ids) -> dict:
+  """Re-masks one example (RoBERTa-style dynamic masking) with the paper's 80/10/10 rule (A.1).
+
+  The random stream is keyed by (seed, global record index): deterministic, resumable, and different
+  each time the same example comes round again in a later epoch.
+  """
+  ids = unmask(features)  # (seq,)
+  num_predictions = features["masked_lm_positions"].shape[0]
+  rng = tf.random.experimental.stateless_split(
+      tf.stack([tf.cast(seed, tf.int64), tf.cast(index, tf.int64)]), 3)
+  is_special = tf.reduce_any(ids[:, None] == tf.constant(list(special_token_ids), ids.dtype), -1)
+  candidate = (features["input_mask"] > 0) & ~is_special
+  n_tokens = tf.reduce_sum(tf.cast(features["input_mask"], tf.float32))
+  n_pred = tf.minimum(
+      tf.minimum(num_predictions, tf.reduce_sum(tf.cast(candidate, tf.int32))),
+      tf.maximum(1, tf.cast(tf.round(n_tokens * masked_lm_prob), tf.int32)))
+  scores = tf.random.stateless_uniform(tf.shape(ids), rng[0])
+  scores = tf.where(candidate, scores, -1.0)
+  chosen = tf.math.top_k(scores, k=num_predictions).indices[:n_pred]  # random candidates
+  positions = tf.sort(chosen)
+  labels = tf.gather(ids, positions)
+  action = tf.random.stateless_uniform(tf.shape(positions), rng[1])
+  random_ids = tf.random.stateless_uniform(tf.shape(positions), rng[2], 0, vocab_size, ids.dtype)
+  replaced = tf.where(action < 0.8, tf.cast(mask_token_id, ids.dtype),
+                      tf.where(action < 0.9, labels, random_ids))
+  input_ids = tf.tensor_scatter_nd_update(ids, positions[:, None], replaced)
+  pad = num_predictions - n_pred
+  out = dict(features)
+  out["input_ids"] = input_ids
+  out["masked_lm_positions"] = tf.pad(positions, [[0, pad]])
+  out["masked_lm_ids"] = tf.pad(labels, [[0, pad]])
+  out["masked_lm_weights"] = tf.pad(tf.ones_like(positions, tf.float32), [[0, pad]])
+  return out
+
+
+def make_dataset(input_files: str, *, seq_length: int, max_predictions: int, batch_size: int,
+                 gradient_accumulation_steps: int = 1, objective: str = "mlm_nsp",
+                 input_context: tf.distribute.InputContext | None = None, training: bool = True,
+                 seed: int = 0, shuffle_buffer_size: int = 10000, cycle_length: int = 8,
+                 skip_batches: int = 0, dynamic_masking: bool = False,
+                 masked_lm_prob: float = 0.15, mask_token_id: int = 103, vocab_size: int = 30522,
+                 special_token_ids=(0, 100, 101, 102, 103)) -> tf.data.Dataset:
+  """Per-replica dataset of dicts of int32/float32 tensors shaped (accum, micro, ...).
+
+  `batch_size` is the GLOBAL batch of one step; each of the R replicas gets batch_size/R examples,
+  split into `gradient_accumulation_steps` micro-batches. `skip_batches` global batches are
+  skipped (resuming). Evaluation (`training=False`) reads in file order without shuffling, repeated.
+  """
+  files = list_files(input_files)
+  check_record_shapes(files, seq_length, max_predictions)
+  num_pipelines = input_context.num_input_pipelines if input_context else 1
+  pipeline_id = input_context.input_pipeline_id if input_context else 0
+  num_replicas = input_context.num_replicas_in_sync if input_context else 1
+  if batch_size % (num_replicas * gradient_accumulation_steps):
+    raise UserError(f"batch_size={batch_size} is not divisible by {num_replicas} replica(s) "
+                    f"x gradient_accumulation_steps={gradient_accumulation_steps}")
+  # One pipeline per worker; it feeds its local replicas round-robin, one per-replica batch each.
+  local_batch = batch_size // num_replicas
+  micro = local_batch // gradient_accumulation_steps
+
+  ds = tf.data.Dataset.from_tensor_slices(files)
+  if training:
+    ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
+  ds = ds.repeat()
+  ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(cycle_length, len(files)),
+                     block_length=1, num_parallel_calls=AUTOTUNE, deterministic=True)
+  if training:
+    ds = ds.shuffle(shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True)
+  ds = ds.enumerate()
+  if skip_batches:
+    ds = ds.skip(skip_batches * batch_size)
+  if num_pipelines > 1:
+    ds = ds.shard(num_pipelines, pipeline_id)
+  spec = feature_spec(seq_length, max_predictions)
+
+  def parse(index, record):
+    features = tf.io.parse_single_example(record, spec)
+    features = {k: tf.cast(v, tf.int32) if v.dtype == tf.int64 else v for k, v in features.items()}
+    if objective == "ltr":
+      # Every position predicts the next token of the ORIGINAL text: undo the stored masking.
+      features["input_ids"] = unmask(features)
+    elif dynamic_masking and training:
+      features = dynamic_mask(features, index, seed, masked_lm_prob, mask_token_id, vocab_size,
+                              special_token_ids)
+    return features
+
+  options = tf.data.Options()
+  options.deterministic = True
+  options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+  ds = ds.with_options(options)
+  ds = ds.map(parse, num_parallel_calls=AUTOTUNE, deterministic=True)
+  ds = ds.batch(local_batch, drop_remainder=True)
+  ds = ds.map(lambda f: {k: tf.reshape(v, [gradient_accumulation_steps, micro] + v.shape.as_list()[1:])
+                         for k, v in f.items()}, num_parallel_calls=AUTOTUNE, deterministic=True)
+  return ds.prefetch(AUTOTUNE)

@@ -1,0 +1,41 @@
+"""What the generic Trainer needs to know about BERT pretraining (MLM+NSP, MLM only, LTR)."""
+
+from __future__ import annotations
+
+from bert_keras.training import losses
+
+
+class PretrainingTask:
+  """Maps TFRecord features to model inputs and defines the loss by sums (see `Trainer`).
+
+  The Trainer's contract, which any task (GPT-1, fine-tuning) can fill in:
+  - `model_inputs(features)`: the model's input dict;
+  - `loss_sums(features, outputs)`: per-batch SUMS (losses, counts, correct predictions);
+  - `counts(features)`: the label-only denominators among those sums;
+  - `loss(sums)`: the scalar loss, linear in the non-count sums once the counts are fixed;
+  - `metrics(sums)`: the logged metrics.
+  """
+
+  def __init__(self, objective: str = "mlm_nsp"):
+    if objective not in ("mlm_nsp", "mlm", "ltr"):
+      raise ValueError(f"objective={objective!r}; expected 'mlm_nsp', 'mlm' or 'ltr'")
+    self.objective = objective
+
+  def model_inputs(self, features):
+    inputs = {"input_word_ids": features["input_ids"], "input_mask": features["input_mask"],
+              "input_type_ids": features["segment_ids"]}
+    if self.objective != "ltr":
+      inputs["masked_lm_positions"] = features["masked_lm_positions"]
+    return inputs
+
+  def loss_sums(self, features, outputs):
+    return losses.pretraining_loss_sums(features, outputs, self.objective)
+
+  def counts(self, features):
+    return losses.pretraining_counts(features, self.objective)
+
+  def loss(self, sums):
+    return losses.loss_from_sums(sums)
+
+  def metrics(self, sums):
+    return losses.metrics_from_sums(sums)

@@ -1,0 +1,301 @@
+"""A generic synchronous trainer that owns its train step, so one code path serves every strategy.
+
+Why not `model.fit`: with TF 2.21 / Keras 3.15 `fit` fails under MultiWorkerMirroredStrategy, and the
+optimizer's own `gradient_accumulation_steps` fails under MirroredStrategy (a `merge_call` inside a
+`cond`). Here `strategy.run` executes a replica step inside a `tf.function`:
+
+  counts  = all_reduce(sum over micro-batches of task.counts)       # label-only denominators
+  for each micro-batch m:  grads += d/dθ task.loss(sums_m with the GLOBAL counts)
+  grads   = all_reduce(grads);  clip by the GLOBAL norm;  optimizer.apply(grads)
+
+Gradient accumulation: the task's loss is sum/count. Because the counts do not depend on the model,
+they are known before the backward pass; with the global counts substituted, the loss is linear in
+each micro-batch's sums, so the accumulated gradient equals the gradient of one batch of
+accum x micro examples (up to float summation order). Accumulating inside one step also means no
+gradient state is carried across steps (nothing extra to checkpoint).
+
+Clipping happens on the all-reduced gradient (Keras' own `global_clipnorm` would clip each replica's
+share before the sum), so the Trainer reduces gradients itself and switches the optimizer's
+reduction off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from typing import Callable
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+from tensorflow.core.framework import summary_pb2
+
+from bert_keras.training import distribute
+
+_SCALAR_METADATA = summary_pb2.SummaryMetadata(
+    plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
+    data_class=summary_pb2.DATA_CLASS_SCALAR).SerializeToString()
+
+
+class Trainer:
+  """Trains `model` on `task` with `optimizer` under `strategy`, with checkpoints and summaries.
+
+  Build `model` and `optimizer` under `strategy.scope()` before constructing the Trainer. The
+  optimizer must not clip (pass `clip_global_norm` here instead).
+  """
+
+  def __init__(self, strategy: tf.distribute.Strategy, model: keras.Model,
+               optimizer: keras.optimizers.Optimizer, task, *, model_dir: str,
+               global_batch_size: int, gradient_accumulation_steps: int = 1,
+               clip_global_norm: float | None = 1.0, jit_compile: bool = False,
+               steps_per_execution: int = 1, checkpoint_every: int = 1000,
+               keep_checkpoints: int = 3, log_every: int = 100):
+    if optimizer.global_clipnorm or optimizer.clipnorm or optimizer.clipvalue:
+      raise ValueError("the optimizer must not clip: the Trainer clips the all-reduced gradient "
+                       "by its global norm (pass clip_global_norm to the Trainer)")
+    self.strategy = strategy
+    self.model = model
+    self.optimizer = optimizer
+    self.task = task
+    self.model_dir = model_dir
+    self.global_batch_size = global_batch_size
+    self.accum = gradient_accumulation_steps
+    self.clip_global_norm = clip_global_norm
+    self.jit_compile = jit_compile
+    self.steps_per_execution = steps_per_execution
+    self.checkpoint_every = checkpoint_every
+    self.log_every = log_every
+    self.is_chief = distribute.is_chief(strategy)
+    self.history: list[dict] = []
+
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    if not hasattr(inner, "_all_reduce_sum_gradients"):
+      raise RuntimeError("this Keras version has no Optimizer._all_reduce_sum_gradients; the "
+                         "Trainer's gradient reduction needs updating")
+    # The Trainer has already summed the gradients over replicas (see the module docstring).
+    inner._all_reduce_sum_gradients = lambda grads_and_vars: list(grads_and_vars)
+
+    with strategy.scope():
+      self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+      # The step at which this run's data stream started (0, or the phase-2 start): on resume the
+      # input skips (global_step - data_start_step) batches.
+      self.data_start_step = tf.Variable(0, dtype=tf.int64, trainable=False,
+                                         name="data_start_step")
+      optimizer.build(model.trainable_variables)
+    self.checkpoint = tf.train.Checkpoint(model=model_variables(model), optimizer=optimizer,
+                                          global_step=self.global_step,
+                                          data_start_step=self.data_start_step)
+    # Every worker saves (saving can involve collectives), non-chiefs into a scratch directory.
+    save_dir = model_dir if self.is_chief else os.path.join(
+        model_dir, f".worker_{distribute.task_id(strategy)}_tmp")
+    self.manager = tf.train.CheckpointManager(self.checkpoint, save_dir,
+                                              max_to_keep=keep_checkpoints,
+                                              step_counter=self.global_step)
+    self._train_fn = tf.function(self._train_loop)
+    self._eval_fn = tf.function(self._eval_loop)
+    grads_fn = self._accumulated_grads
+    self._grads_fn = tf.function(grads_fn, jit_compile=True) if jit_compile else grads_fn
+    self._writer = None
+
+  # === Checkpoints ===
+
+  def restore(self) -> bool:
+    """Resumes from the chief's latest checkpoint in model_dir; False when there is none."""
+    latest = tf.train.latest_checkpoint(self.model_dir)
+    if not latest:
+      return False
+    self.checkpoint.restore(latest).assert_existing_objects_matched()
+    logging.info("resumed from %s at step %d", latest, int(self.global_step.numpy()))
+    return True
+
+  def save(self) -> str:
+    path = self.manager.save(checkpoint_number=self.global_step)
+    if not self.is_chief:
+      shutil.rmtree(self.manager.directory, ignore_errors=True)  # keep only the chief's copy
+    return path
+
+  # === The step ===
+
+  def _micro_grads(self, variables, micro, counts):
+    with tf.GradientTape() as tape:
+      outputs = self.model(self.task.model_inputs(micro), training=True)
+      sums = self.task.loss_sums(micro, outputs)
+      loss = self.task.loss({**sums, **counts})
+      scaled = self.optimizer.scale_loss(loss)
+    grads = tape.gradient(scaled, variables)
+    # None for variables the objective does not use (e.g. the pooler without NSP): zeros here, and
+    # left out of the update (no weight decay either). Known at trace time, before the update.
+    self._unused_paths = {v.path for g, v in zip(grads, variables) if g is None}
+    grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g)
+             for g, v in zip(grads, variables)]
+    return grads, sums
+
+  def _accumulated_grads(self, batch, counts):
+    """Sum of the micro-batch gradients of a (accum, micro, ...) batch; also the summed sums."""
+    variables = self.model.trainable_variables
+    take = lambda i: {k: v[i] for k, v in batch.items()}
+    grads, sums = self._micro_grads(variables, take(0), counts)
+    if self.accum == 1:
+      return grads, sums
+
+    def body(i, grads, sums):
+      g, s = self._micro_grads(variables, take(i), counts)
+      return i + 1, [a + b for a, b in zip(grads, g)], {k: sums[k] + s[k] for k in sums}
+
+    _, grads, sums = tf.while_loop(lambda i, *_: i < self.accum, body, (tf.constant(1), grads, sums))
+    return grads, sums
+
+  def _replica_step(self, batch):
+    ctx = tf.distribute.get_replica_context()
+    flat = {k: tf.reshape(v, [-1] + v.shape.as_list()[2:]) for k, v in batch.items()}
+    counts = ctx.all_reduce(tf.distribute.ReduceOp.SUM, self.task.counts(flat))
+    grads, sums = self._grads_fn(batch, counts)
+    variables = self.model.trainable_variables
+    grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+    sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM, sums)
+    if self.clip_global_norm:
+      # Under loss scaling the gradient is scaled; clip at the equally scaled norm (exact: the
+      # scale is a power of two), before the optimizer unscales it.
+      scale = getattr(self.optimizer, "dynamic_scale", None)
+      limit = self.clip_global_norm * (tf.cast(scale, tf.float32) if scale is not None else 1.0)
+      grads, _ = tf.clip_by_global_norm(grads, limit)
+    used = [(g, v) for g, v in zip(grads, variables) if v.path not in self._unused_paths]
+    self.optimizer.apply_gradients(used)
+    return sums
+
+  def _train_loop(self, iterator, num_steps):
+    def step():
+      per_replica = self.strategy.run(self._replica_step, args=(next(iterator),))
+      self.global_step.assign_add(1)
+      # All-reduced: every replica holds the same global sums.
+      return {k: self.strategy.experimental_local_results(v)[0] for k, v in per_replica.items()}
+
+    sums = step()
+    for _ in tf.range(num_steps - 1):
+      s = step()
+      sums = {k: sums[k] + s[k] for k in sums}
+    return sums
+
+  def _eval_loop(self, iterator, num_steps):
+    def replica_eval(batch):
+      ctx = tf.distribute.get_replica_context()
+      micro = {k: tf.reshape(v, [-1] + v.shape.as_list()[2:]) for k, v in batch.items()}
+      outputs = self.model(self.task.model_inputs(micro), training=False)
+      return ctx.all_reduce(tf.distribute.ReduceOp.SUM, self.task.loss_sums(micro, outputs))
+
+    def step():
+      per_replica = self.strategy.run(replica_eval, args=(next(iterator),))
+      return {k: self.strategy.experimental_local_results(v)[0] for k, v in per_replica.items()}
+
+    sums = step()
+    for _ in tf.range(num_steps - 1):
+      s = step()
+      sums = {k: sums[k] + s[k] for k in sums}
+    return sums
+
+  # === Loops ===
+
+  def train(self, dataset_fn: Callable[[tf.distribute.InputContext, int], tf.data.Dataset],
+            end_step: int, eval_fn: Callable[[], dict] | None = None, eval_every: int = 0):
+    """Trains until global_step == end_step, resuming where the checkpoint left off.
+
+    dataset_fn(input_context, skip_batches) returns one input pipeline's dataset (see
+    pretraining_input.make_dataset). eval_fn() is called every `eval_every` steps and at the end.
+    """
+    step = int(self.global_step.numpy())
+    skip = step - int(self.data_start_step.numpy())
+    dist = self.strategy.distribute_datasets_from_function(lambda ctx: dataset_fn(ctx, skip))
+    iterator = iter(dist)
+    window_start, window_time, window_sums = step, time.time(), None
+    while step < end_step:
+      n = self._steps_until_boundary(step, end_step, eval_every)
+      sums = self._train_fn(iterator, tf.constant(n, tf.int32))
+      sums = {k: float(v.numpy()) for k, v in sums.items()}
+      window_sums = sums if window_sums is None else {k: window_sums[k] + sums[k] for k in sums}
+      step = int(self.global_step.numpy())
+      if step % self.log_every == 0 or step == end_step:
+        elapsed = max(time.time() - window_time, 1e-9)
+        self._log_train(step, end_step, window_sums, (step - window_start) / elapsed)
+        window_start, window_time, window_sums = step, time.time(), None
+      if step % self.checkpoint_every == 0 or step == end_step:
+        path = self.save()
+        logging.info("step %d: saved %s", step, path)
+      if eval_fn is not None and eval_every and step % eval_every == 0 and step != end_step:
+        eval_fn()
+    if eval_fn is not None:
+      eval_fn()
+    if self._writer is not None:
+      self._writer.flush()
+    return self.history
+
+  def evaluate(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset],
+               num_steps: int, prefix: str = "eval") -> dict:
+    """Metrics over `num_steps` batches of `dataset_fn` (no dropout), logged and summarised."""
+    dist = self.strategy.distribute_datasets_from_function(dataset_fn)
+    sums = self._eval_fn(iter(dist), tf.constant(num_steps, tf.int32))
+    metrics = {k: float(v.numpy()) for k, v in self.task.metrics(sums).items()}
+    step = int(self.global_step.numpy())
+    logging.info("step %d %s: %s", step, prefix,
+                 " ".join(f"{k}={v:.4f}" for k, v in sorted(metrics.items())))
+    self._summaries(step, {f"{prefix}/{k}": v for k, v in metrics.items()})
+    self.history.append({"step": step, "split": prefix, **metrics})
+    return metrics
+
+  def _steps_until_boundary(self, step, end_step, eval_every):
+    n = min(self.steps_per_execution, end_step - step)
+    for every in (self.log_every, self.checkpoint_every, eval_every):
+      if every:
+        n = min(n, every - step % every)
+    return max(n, 1)
+
+  # === Logging ===
+
+  def _log_train(self, step, end_step, sums, steps_per_sec):
+    metrics = {k: float(v) for k, v in self.task.metrics(
+        {k: tf.constant(v) for k, v in sums.items()}).items()}
+    lr = float(np.asarray(self.optimizer.learning_rate))
+    metrics.update(loss=float(self.task.loss({k: tf.constant(v) for k, v in sums.items()})),
+                   learning_rate=lr, steps_per_sec=steps_per_sec,
+                   sequences_per_sec=steps_per_sec * self.global_batch_size)
+    logging.info("step %d/%d [%s%s] %s", step, end_step,
+                 "=" * int(20 * step / end_step), " " * (20 - int(20 * step / end_step)),
+                 " ".join(f"{k}={v:.4g}" for k, v in sorted(metrics.items())))
+    self._summaries(step, {f"train/{k}": v for k, v in metrics.items()})
+    self.history.append({"step": step, "split": "train", **metrics})
+
+  def _summaries(self, step, scalars):
+    if not self.is_chief:
+      return
+    if self._writer is None:
+      self._writer = tf.summary.create_file_writer(os.path.join(self.model_dir, "tensorboard"))
+    with self._writer.as_default(step=step):
+      for name, value in scalars.items():
+        # What tf.summary.scalar writes, without needing the tensorboard package at train time.
+        tf.summary.write(name, tf.constant(value, tf.float32), metadata=_SCALAR_METADATA)
+
+  def write_history(self, path: str) -> None:
+    """The logged metrics as JSON lines (atomic write; chief only)."""
+    if not self.is_chief:
+      return
+    tmp = path + ".tmp"
+    with tf.io.gfile.GFile(tmp, "w") as f:
+      for row in self.history:
+        f.write(json.dumps(row) + "\n")
+    tf.io.gfile.rename(tmp, path, overwrite=True)
+
+
+def model_variables(model: keras.Model) -> dict:
+  """Every model variable keyed by its path, for tf.train.Checkpoint.
+
+  Keyed by path (not by Keras' object graph, which does not reach every nested layer) and including
+  the non-trainable dropout seed-generator states, so a resumed run draws the same dropout masks as
+  an uninterrupted one.
+  """
+  variables = {v.path: v for v in model.variables}
+  if len(variables) != len(model.variables):
+    raise ValueError(f"model {model.name!r} has duplicate variable paths")
+  return variables
+

@@ -1,0 +1,102 @@
+"""An artifact: a directory of files plus a small metadata file saying how it was made.
+
+Metadata (`artifact.json` inside the directory): type, producer component, parameters, the
+fingerprints of the input artifacts, the execution fingerprint (the cache key), creation time,
+the metrics it carries and optional training curves. Paths inside an artifact are always relative:
+the launcher writes into a staging directory and renames it into place (atomic publishing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from typing import Any, Optional
+
+from bert_keras.errors import UserError
+
+METADATA_FILE = "artifact.json"
+
+
+class Artifact:
+  """A typed output of one component execution, read by the components downstream of it.
+
+  Subclasses only set `TYPE_NAME` (see `standard_artifacts.py`); the type is checked when an
+  artifact is loaded as input, so a vocabulary can never be fed where examples are expected.
+  """
+
+  TYPE_NAME = "Artifact"
+
+  def __init__(self, uri: str, metadata: Optional[dict] = None):
+    self.uri = uri
+    metadata = dict(metadata or {})
+    self.producer: str = metadata.get("producer", "")
+    self.parameters: dict = metadata.get("parameters", {})
+    self.input_fingerprints: dict = metadata.get("input_fingerprints", {})
+    self.fingerprint: str = metadata.get("fingerprint", "")
+    self.created: float = metadata.get("created", 0.0)
+    self.metrics: dict[str, float] = metadata.get("metrics", {})
+    # name -> [[step, value], ...]: training curves plotted by the run report.
+    self.curves: dict[str, list] = metadata.get("curves", {})
+    # Free-form facts a consumer needs (e.g. {"blessed": true}, {"task": "polarity"}).
+    self.properties: dict[str, Any] = metadata.get("properties", {})
+
+  # --- files -----------------------------------------------------------------------------------
+  def path(self, *parts: str) -> str:
+    return os.path.join(self.uri, *parts)
+
+  @property
+  def metadata_path(self) -> str:
+    return self.path(METADATA_FILE)
+
+  # --- metadata --------------------------------------------------------------------------------
+  def to_metadata(self) -> dict:
+    return {
+        "type": self.TYPE_NAME,
+        "producer": self.producer,
+        "parameters": self.parameters,
+        "input_fingerprints": self.input_fingerprints,
+        "fingerprint": self.fingerprint,
+        "created": self.created,
+        "metrics": self.metrics,
+        "curves": self.curves,
+        "properties": self.properties,
+    }
+
+  def content_fingerprint(self) -> str:
+    """sha256 of the metadata: changes whenever the artifact is re-produced (creation time)."""
+    blob = json.dumps(self.to_metadata(), sort_keys=True, default=str).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
+
+  def write_metadata(self) -> None:
+    """Writes `artifact.json` atomically (temp file + rename) so a reader never sees half of it."""
+    if not self.created:
+      self.created = time.time()
+    tmp = self.metadata_path + f".tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+      json.dump(self.to_metadata(), f, indent=2, sort_keys=True, default=str)
+    os.replace(tmp, self.metadata_path)
+
+  @classmethod
+  def load(cls, uri: str) -> "Artifact":
+    """Reads an artifact of this class's type from `uri`; UserError naming the path otherwise."""
+    path = os.path.join(uri, METADATA_FILE)
+    try:
+      with open(path, encoding="utf-8") as f:
+        metadata = json.load(f)
+    except FileNotFoundError as e:
+      raise UserError(f"{path}: no artifact metadata (is {uri!r} an artifact directory?)") from e
+    except json.JSONDecodeError as e:
+      raise UserError(f"{path}: line {e.lineno}: artifact metadata is not valid JSON") from e
+    found = metadata.get("type")
+    if cls is not Artifact and found != cls.TYPE_NAME:
+      raise UserError(f"{path}: artifact type is {found!r}, expected {cls.TYPE_NAME!r}")
+    return cls(uri, metadata)
+
+  @staticmethod
+  def exists(uri: str) -> bool:
+    return os.path.isfile(os.path.join(uri, METADATA_FILE))
+
+  def __repr__(self) -> str:
+    return f"{type(self).__name__}(uri={self.uri!r})"

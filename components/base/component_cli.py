@@ -1,0 +1,87 @@
+"""The thin absl CLI every component shares, so each can run alone or as an orchestrator step.
+
+  python -m components.vocabulary.cli --input corpus=/data/corpus \
+      --output vocabulary=/data/vocab --param vocab_size=8000 [--force] \
+      [--beam_pipeline_args="--runner=DirectRunner --direct_num_workers=2"]
+
+Inputs are artifact directories (with their `artifact.json`); outputs are written atomically with
+the same cache as the pipeline runner: an unchanged execution is skipped unless --force.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+
+from absl import flags
+
+from bert_keras.errors import UserError
+from components.base.base_executor import ExecutionContext
+from components.base.component_launcher import FAILED, ComponentLauncher
+
+FLAGS = flags.FLAGS
+
+
+def define_flags() -> None:
+  flags.DEFINE_multi_string("input", [], "name=artifact_dir, one per input.")
+  flags.DEFINE_multi_string("output", [], "name=artifact_dir, one per output.")
+  flags.DEFINE_multi_string("param", [], "name=value; value is JSON (bare strings allowed).")
+  flags.DEFINE_string("params_json", None, "A JSON file of parameters (--param overrides it).")
+  flags.DEFINE_bool("force", False, "Rerun even when the cache holds this execution.")
+  flags.DEFINE_string("beam_pipeline_args", "", "Options for Beam components, one string.")
+  flags.DEFINE_string("distribution_strategy", "default", "tf.distribute strategy for trainers.")
+
+
+def _pairs(values, flag):
+  out = {}
+  for item in values:
+    name, sep, value = item.partition("=")
+    if not sep or not name:
+      raise UserError(f"--{flag}={item!r}: expected name=value")
+    out[name] = value
+  return out
+
+
+def parse_param_value(text: str):
+  """JSON when it parses (numbers, lists, true), else the bare string (paths, names)."""
+  try:
+    return json.loads(text)
+  except json.JSONDecodeError:
+    return text
+
+
+def run_from_flags(spec_class) -> int:
+  """Builds a launcher from the flags, runs it, prints the outcome; returns the exit status."""
+  parameters = {}
+  if FLAGS.params_json:
+    try:
+      with open(FLAGS.params_json, encoding="utf-8") as f:
+        parameters = json.load(f)
+    except FileNotFoundError as e:
+      raise UserError(f"{FLAGS.params_json}: no such parameters file") from e
+    except json.JSONDecodeError as e:
+      raise UserError(f"{FLAGS.params_json}: line {e.lineno}: not valid JSON ({e.msg})") from e
+  parameters.update({k: parse_param_value(v) for k, v in _pairs(FLAGS.param, "param").items()})
+  inputs = {}
+  for name, uri in _pairs(FLAGS.input, "input").items():
+    if name not in spec_class.INPUTS:
+      raise UserError(f"--input {name}: unknown input; expected one of {sorted(spec_class.INPUTS)}")
+    inputs[name] = spec_class.INPUTS[name].type.load(uri)
+  outputs = _pairs(FLAGS.output, "output")
+  missing = sorted(set(spec_class.OUTPUTS) - set(outputs))
+  if missing:
+    raise UserError(f"missing --output for {missing}")
+  context = ExecutionContext(beam_pipeline_args=shlex.split(FLAGS.beam_pipeline_args),
+                             distribution_strategy=FLAGS.distribution_strategy)
+  launcher = ComponentLauncher(spec_class, spec_class.__name__.removesuffix("Spec").lower(),
+                               inputs, outputs, parameters, context=context)
+  result = launcher.launch(force=FLAGS.force)
+  if result.status == FAILED:
+    if not isinstance(result.exception, UserError):
+      print(result.traceback, file=sys.stderr)
+    raise UserError(result.error)
+  for name, artifact in result.outputs.items():
+    print(f"{result.status}: {name} -> {artifact.uri} {json.dumps(artifact.metrics)}")
+  return 0
+

@@ -1,0 +1,18 @@
+"""Checkpoint importer spec: a checkpoint directory in (a parameter), a Model out."""
+
+from __future__ import annotations
+
+from components.base.component_spec import ComponentSpec, Parameter
+from components.base.standard_artifacts import Model
+
+
+class CheckpointImporterSpec(ComponentSpec):
+  """Hugging Face (config.json + model.safetensors) or Google (bert_config.json + TF1 checkpoint)."""
+
+  OUTPUTS = {"model": Model}
+  PARAMETERS = {
+      "checkpoint_dir": Parameter(str, is_path=True),
+      "vocab_path": Parameter(str, "", is_path=True, doc="Defaults to vocab.txt beside the checkpoint."),
+      "lower_case": Parameter(bool, True),
+  }
+  EXECUTOR = "components.checkpoint_importer.executor:CheckpointImporterExecutor"

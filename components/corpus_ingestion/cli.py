@@ -1,0 +1,21 @@
+"""Runs the CorpusIngestion component alone (e.g. as one orchestrator step); see components/base/component_cli.py.
+
+  python -m components.corpus_ingestion.cli --input NAME=ARTIFACT_DIR ... --output NAME=ARTIFACT_DIR \
+      --param NAME=VALUE ... [--force]
+"""
+
+from absl import app
+
+from bert_keras.errors import run_main
+from components.base import component_cli
+from components.corpus_ingestion.spec import CorpusIngestionSpec
+
+
+def main(argv):
+  del argv
+  return component_cli.run_from_flags(CorpusIngestionSpec)
+
+
+if __name__ == "__main__":
+  component_cli.define_flags()
+  app.run(run_main(main))

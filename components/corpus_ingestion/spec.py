@@ -1,0 +1,26 @@
+"""Corpus ingestion spec: source files in, a Corpus artifact (sharded BERT-layout text) out."""
+
+from __future__ import annotations
+
+from components.base.component_spec import ComponentSpec, Parameter
+from components.base.standard_artifacts import Corpus
+
+
+class CorpusIngestionSpec(ComponentSpec):
+  """Reads every source with Beam and writes `corpus-SSSSS-of-NNNNN.txt` shards.
+
+  Sources: Wikipedia XML dumps (.xml/.xml.bz2, articles only, section 3.1), corpora in the Google
+  BERT layout (one sentence per line, blank line between documents) and one-document-per-line
+  corpora (e.g. the Lee news corpus), each a path or glob.
+  """
+
+  OUTPUTS = {"corpus": Corpus}
+  PARAMETERS = {
+      "wikipedia_dumps": Parameter(list, [], is_path=True),
+      "bert_text_corpora": Parameter(list, [], is_path=True),
+      "line_corpora": Parameter(list, [], is_path=True),
+      "max_documents": Parameter(int, 0, doc="Keep this many documents (a stable slice); 0 = all."),
+      "num_shards": Parameter(int, 2),
+  }
+  EXECUTOR = "components.corpus_ingestion.executor:CorpusIngestionExecutor"
+  USES_BEAM = True

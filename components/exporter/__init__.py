@@ -1,0 +1,1 @@
+"""Exporter: a fine-tuned task Model -> a text-in TensorFlow SavedModel for serving."""

@@ -1,0 +1,14 @@
+"""Exporter spec: a fine-tuned Model in, a SavedModel out."""
+
+from __future__ import annotations
+
+from components.base.component_spec import ComponentSpec, InputSpec
+from components.base.standard_artifacts import Model, SavedModel
+
+
+class ExporterSpec(ComponentSpec):
+  """The SavedModel takes raw strings (tokenizer and packer inside), so serving needs no Python."""
+
+  INPUTS = {"model": InputSpec(Model)}
+  OUTPUTS = {"saved_model": SavedModel}
+  EXECUTOR = "components.exporter.executor:ExporterExecutor"

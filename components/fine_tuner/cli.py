@@ -1,0 +1,21 @@
+"""Runs the FineTuner component alone (e.g. as one orchestrator step); see components/base/component_cli.py.
+
+  python -m components.fine_tuner.cli --input NAME=ARTIFACT_DIR ... --output NAME=ARTIFACT_DIR \
+      --param NAME=VALUE ... [--force]
+"""
+
+from absl import app
+
+from bert_keras.errors import run_main
+from components.base import component_cli
+from components.fine_tuner.spec import FineTunerSpec
+
+
+def main(argv):
+  del argv
+  return component_cli.run_from_flags(FineTunerSpec)
+
+
+if __name__ == "__main__":
+  component_cli.define_flags()
+  app.run(run_main(main))

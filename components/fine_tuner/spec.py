@@ -1,0 +1,21 @@
+"""Fine-tuner spec: a pretrained Model in, a fine-tuned task Model out."""
+
+from __future__ import annotations
+
+from components.base.component_spec import ComponentSpec, InputSpec, Parameter
+from components.base.standard_artifacts import Model
+
+
+class FineTunerSpec(ComponentSpec):
+  """`task_config` holds TaskConfig fields (configs/tasks.py) over the preset named by `task`."""
+
+  INPUTS = {"model": InputSpec(Model)}
+  OUTPUTS = {"model": Model}
+  PARAMETERS = {
+      "task": Parameter(str),
+      "task_config": Parameter(dict, {}),
+      "data_dir": Parameter(str, "", is_path=True, doc="Empty: the task's embedded data."),
+      "max_train_examples": Parameter(int, 0, doc="0 = all."),
+  }
+  EXECUTOR = "components.fine_tuner.executor:FineTunerExecutor"
+  USES_DISTRIBUTION = True

@@ -1,0 +1,1 @@
+"""Pretrainer: trains a BERT encoder with masked LM + next sentence prediction."""

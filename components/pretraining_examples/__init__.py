@@ -1,0 +1,1 @@
+"""Pretraining examples: masked-LM + next-sentence instances as TFRecords, with Beam."""

@@ -1,0 +1,21 @@
+"""Runs the PretrainingExamples component alone (e.g. as one orchestrator step); see components/base/component_cli.py.
+
+  python -m components.pretraining_examples.cli --input NAME=ARTIFACT_DIR ... --output NAME=ARTIFACT_DIR \
+      --param NAME=VALUE ... [--force]
+"""
+
+from absl import app
+
+from bert_keras.errors import run_main
+from components.base import component_cli
+from components.pretraining_examples.spec import PretrainingExamplesSpec
+
+
+def main(argv):
+  del argv
+  return component_cli.run_from_flags(PretrainingExamplesSpec)
+
+
+if __name__ == "__main__":
+  component_cli.define_flags()
+  app.run(run_main(main))

@@ -1,0 +1,18 @@
+"""Runs the Pusher alone: python -m components.pusher.cli --input saved_model=DIR
+--input blessing=DIR --output pushed_model=DIR --param serving_dir=DIR"""
+
+from absl import app
+
+from bert_keras.errors import run_main
+from components.base import component_cli
+from components.pusher.spec import PusherSpec
+
+
+def main(argv):
+  del argv
+  return component_cli.run_from_flags(PusherSpec)
+
+
+if __name__ == "__main__":
+  component_cli.define_flags()
+  app.run(run_main(main))

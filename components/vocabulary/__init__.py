@@ -1,0 +1,1 @@
+"""Vocabulary: learns a WordPiece vocabulary from a corpus."""

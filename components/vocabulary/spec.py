@@ -1,0 +1,21 @@
+"""Vocabulary spec: a Corpus in, a Vocabulary (`vocab.txt`) out."""
+
+from __future__ import annotations
+
+from components.base.component_spec import ComponentSpec, InputSpec, Parameter
+from components.base.standard_artifacts import Corpus, Vocabulary
+
+
+class VocabularySpec(ComponentSpec):
+  """WordPiece vocabulary learned from the corpus (the paper uses a 30k one, section 3)."""
+
+  INPUTS = {"corpus": InputSpec(Corpus)}
+  OUTPUTS = {"vocabulary": Vocabulary}
+  PARAMETERS = {
+      "vocab_size": Parameter(int, 8000),
+      "lower_case": Parameter(bool, True),
+      "num_unused": Parameter(int, 99, doc="[unused*] slots; 99 puts [CLS] at 101 as in bert-base."),
+      "min_count": Parameter(int, 1),
+  }
+  EXECUTOR = "components.vocabulary.executor:VocabularyExecutor"
+  USES_BEAM = True

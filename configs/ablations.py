@@ -1,0 +1,173 @@
+"""The ablations of BERT section 5.1 and GPT-1 section 5 as named configurations, and the budget of
+the small-scale study that runs them (`scripts/run_ablation.py`).
+
+Every variant is data: which model family, which pretraining objective, which attention, whether it
+is pretrained at all, the auxiliary-LM weight at fine-tuning, and (span tasks) a BiLSTM on top.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Mapping, Optional
+
+from configs.model import ConfigError
+
+FAMILIES = ("bert", "gpt", "elmo")
+OBJECTIVES = ("mlm_nsp", "mlm", "ltr", "lm")
+
+
+@dataclasses.dataclass(frozen=True)
+class AblationVariant:
+  """One row of BERT Table 5 / GPT-1 Table 5.
+
+  family: "bert" (BertEncoder + BertPretrainer objective), "gpt" (GPTDecoder + LM), or "elmo"
+  (separately pretrained LTR and RTL BertEncoders whose token states are concatenated).
+  size: a hidden-size multiplier of the study's base model (model-size sweep, BERT section 5.2).
+  """
+
+  name: str
+  family: str
+  objective: str
+  attention: str = "bidirectional"
+  pretrained: bool = True
+  lm_coef: float = 0.0  # GPT-1 fine-tuning: L3 = L2 + lm_coef * L1 (0.5 in the paper)
+  span_bilstm: bool = False  # BERT 5.1: "we added a randomly initialized BiLSTM on top"
+  size: float = 1.0
+  paper: str = ""
+
+  def __post_init__(self):
+    if self.family not in FAMILIES:
+      raise ConfigError(f"{self.name}: family={self.family!r}; expected one of {FAMILIES}")
+    if self.objective not in OBJECTIVES:
+      raise ConfigError(f"{self.name}: objective={self.objective!r}; expected one of {OBJECTIVES}")
+    if self.objective in ("ltr", "lm") and self.attention != "causal":
+      raise ConfigError(f"{self.name}: objective={self.objective!r} needs attention='causal'")
+    if self.lm_coef < 0 or self.size <= 0:
+      raise ConfigError(f"{self.name}: lm_coef={self.lm_coef} must be >= 0 and size={self.size} > 0")
+
+
+ABLATIONS: dict[str, AblationVariant] = {v.name: v for v in [
+    # BERT section 5.1, Table 5.
+    AblationVariant("bert_base", "bert", "mlm_nsp", paper="BERT Table 5 'BERTBASE'"),
+    AblationVariant("bert_no_nsp", "bert", "mlm", paper="BERT Table 5 'No NSP'"),
+    AblationVariant("bert_ltr_no_nsp", "bert", "ltr", attention="causal",
+                    paper="BERT Table 5 'LTR & No NSP'"),
+    AblationVariant("bert_ltr_no_nsp_bilstm", "bert", "ltr", attention="causal", span_bilstm=True,
+                    paper="BERT Table 5 '+ BiLSTM' (span tasks only)"),
+    AblationVariant("elmo_ltr_rtl", "elmo", "ltr", attention="causal",
+                    paper="BERT 5.1: separate LTR and RTL models, token states concatenated"),
+    # GPT-1 section 5, Table 5.
+    AblationVariant("gpt1", "gpt", "lm", attention="causal", lm_coef=0.5,
+                    paper="GPT-1 Table 5 'Transformer w/ aux LM (full)'"),
+    AblationVariant("gpt1_no_pretraining", "gpt", "lm", attention="causal", pretrained=False,
+                    lm_coef=0.5, paper="GPT-1 Table 5 'Transformer w/o pre-training'"),
+    AblationVariant("gpt1_no_aux_lm", "gpt", "lm", attention="causal", lm_coef=0.0,
+                    paper="GPT-1 Table 5 'Transformer w/o aux LM'"),
+    # Model size (BERT section 5.2, Table 6), over the small presets' scale.
+    AblationVariant("gpt1_size_half", "gpt", "lm", attention="causal", lm_coef=0.5, size=0.5,
+                    paper="BERT Table 6 / size sweep (smaller)"),
+    AblationVariant("gpt1_size_double", "gpt", "lm", attention="causal", lm_coef=0.5, size=2.0,
+                    paper="BERT Table 6 / size sweep (larger)"),
+]}
+
+# Which variants each study task runs. Span extraction is where BERT claims LTR hurts most.
+DEFAULT_TASK_VARIANTS = {
+    "polarity": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "gpt1", "gpt1_no_pretraining",
+                 "gpt1_no_aux_lm", "gpt1_size_half", "gpt1_size_double"),
+    "lee_similarity": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "gpt1",
+                       "gpt1_no_pretraining", "gpt1_no_aux_lm"),
+    "span": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "bert_ltr_no_nsp_bilstm",
+             "elmo_ltr_rtl"),
+}
+
+
+def get_ablation(name: str) -> AblationVariant:
+  if name not in ABLATIONS:
+    raise ConfigError(f"unknown ablation {name!r}; expected one of {sorted(ABLATIONS)}")
+  return ABLATIONS[name]
+
+
+@dataclasses.dataclass(frozen=True)
+class StudyConfig:
+  """One fixed budget for every variant: same vocabulary, corpus, steps, seeds and model size.
+
+  The defaults fit the whole study in about ten minutes on 2 idle CPU cores: a 2-layer, 64-wide
+  model (size 1.0), a 1,000-piece BPE vocabulary, 48-token sequences, 150 pretraining steps.
+  """
+
+  corpora: tuple = ("lee_background", "wikipedia")
+  vocab_size: int = 1000
+  seq_length: int = 48
+  hidden_size: int = 64
+  num_layers: int = 2
+  num_heads: int = 2
+  pretrain_steps: int = 150
+  pretrain_batch_size: int = 32
+  pretrain_learning_rate: float = 1e-3
+  pretrain_warmup_steps: int = 15
+  finetune_learning_rate: float = 5e-4
+  finetune_batch_size: int = 16
+  finetune_epochs: float = 6.0
+  lee_train_pairs: int = 400  # of the 980 training pairs, to keep the budget
+  span_examples: int = 600
+  seeds: tuple = (0, 1, 2)
+  zero_shot_points: int = 4  # GPT-1 Figure 2 right: probes along pretraining (0 = off)
+  tasks: Mapping[str, tuple] = dataclasses.field(
+      default_factory=lambda: dict(DEFAULT_TASK_VARIANTS))
+  layer_transfer_task: str = "polarity"  # GPT-1 Figure 2 left: k = 0..num_layers
+
+  def __post_init__(self):
+    object.__setattr__(self, "corpora", tuple(self.corpora))
+    object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
+    object.__setattr__(self, "tasks", {k: tuple(v) for k, v in dict(self.tasks).items()})
+    if not 0 <= self.pretrain_warmup_steps <= self.pretrain_steps:
+      raise ConfigError(f"pretrain_warmup_steps={self.pretrain_warmup_steps} must be in "
+                        f"[0, pretrain_steps={self.pretrain_steps}]")
+    for name in ("vocab_size", "seq_length", "hidden_size", "num_layers", "num_heads",
+                 "pretrain_steps", "pretrain_batch_size", "finetune_batch_size", "lee_train_pairs",
+                 "span_examples"):
+      value = getattr(self, name)
+      if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{name}={value!r} must be a positive integer")
+    if not self.seeds:
+      raise ConfigError("seeds must name at least one seed")
+    if self.layer_transfer_task and self.layer_transfer_task not in self.tasks:
+      raise ConfigError(f"layer_transfer_task={self.layer_transfer_task!r} is not one of the "
+                        f"study's tasks {sorted(self.tasks)}")
+    for task, variants in self.tasks.items():
+      if task not in DEFAULT_TASK_VARIANTS:
+        raise ConfigError(f"unknown study task {task!r}; expected one of "
+                          f"{sorted(DEFAULT_TASK_VARIANTS)}")
+      for v in variants:
+        get_ablation(v)
+
+  def replace(self, **changes: Any) -> "StudyConfig":
+    return dataclasses.replace(self, **changes)
+
+  def to_dict(self) -> dict:
+    values = dataclasses.asdict(self)
+    values["tasks"] = {k: list(v) for k, v in self.tasks.items()}
+    values["variants"] = {n: dataclasses.asdict(ABLATIONS[n])
+                          for n in sorted({v for vs in self.tasks.values() for v in vs})}
+    return values
+
+  def to_json(self) -> str:
+    return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+# Named study budgets: "smoke" is for tests (seconds), "small" the default (minutes).
+STUDY_PRESETS = {
+    "small": StudyConfig(),
+    "smoke": StudyConfig(corpora=("lee_background",), vocab_size=300, seq_length=24, hidden_size=16,
+                         num_layers=1, num_heads=2, pretrain_steps=6, pretrain_batch_size=8,
+                         pretrain_warmup_steps=1,
+                         finetune_epochs=0.5, lee_train_pairs=16, span_examples=24, seeds=(0,),
+                         zero_shot_points=2),
+}
+
+
+def get_study_config(name: str, **overrides: Any) -> StudyConfig:
+  if name not in STUDY_PRESETS:
+    raise ConfigError(f"unknown study preset {name!r}; expected one of {sorted(STUDY_PRESETS)}")
+  return STUDY_PRESETS[name].replace(**overrides)

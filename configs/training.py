@@ -1,0 +1,201 @@
+"""Typed pretraining config and its named presets (BERT section 3.1, appendix A.2).
+
+The defaults are the paper's optimizer: Adam (decoupled weight decay 0.01, not on LayerNorm weights
+or biases), beta1 0.9, beta2 0.999, epsilon 1e-6, lr 1e-4, 10,000 warmup steps then linear decay,
+clipping by global norm 1.0. Sequence length 128 for 90% of the steps, then 512 (phase 2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Mapping
+
+from configs.model import ConfigError, ModelConfig, get_model_config
+
+OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
+OPTIMIZERS = ("adamw", "lamb", "adam")
+DECAYS = ("linear", "cosine", "constant")
+DISTRIBUTIONS = ("default", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig:
+  """Everything `bert_keras.training.pretrain.run_pretraining` needs; written next to its outputs.
+
+  `train_batch_size` is the GLOBAL batch of one optimizer update. With gradient accumulation it is
+  split into `gradient_accumulation_steps` micro-batches (each divided among the replicas), and the
+  update equals the one of a single batch of `train_batch_size` (section "Gradient accumulation" in
+  trainer.py).
+  `phase` 0 runs the whole schedule; 1 runs its first `phase1_fraction` of the steps (the paper:
+  90% at length 128); 2 runs the rest from `init_checkpoint` (the phase-1 checkpoint, longer data).
+  """
+
+  # Data.
+  input_files: str = ""  # comma-separated glob patterns of TFRecords
+  eval_input_files: str = ""  # held-out TFRecords for masked-LM / NSP accuracy
+  max_seq_length: int = 128
+  max_predictions_per_seq: int = 20
+  shuffle_buffer_size: int = 10000
+  cycle_length: int = 8  # files read in parallel by the interleave
+  dynamic_masking: bool = False  # re-mask every time an example is read, instead of stored masks
+  masked_lm_prob: float = 0.15
+  mask_token_id: int = 103  # [MASK] in the bert-base-uncased vocabulary
+  special_token_ids: tuple = (0, 100, 101, 102, 103)  # [PAD] [UNK] [CLS] [SEP] [MASK]: never masked
+  vocab_size: int = 30522  # range of the random replacement tokens of dynamic masking
+  # Model.
+  model_preset: str = "bert_base"
+  model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+  objective: str = "mlm_nsp"
+  # Optimizer.
+  train_batch_size: int = 256
+  num_train_steps: int = 1_000_000
+  num_warmup_steps: int = 10_000
+  learning_rate: float = 1e-4
+  end_learning_rate: float = 0.0
+  decay: str = "linear"
+  optimizer: str = "adamw"
+  weight_decay_rate: float = 0.01
+  beta_1: float = 0.9
+  beta_2: float = 0.999
+  epsilon: float = 1e-6
+  clip_global_norm: float = 1.0
+  gradient_accumulation_steps: int = 1
+  # Phases.
+  phase: int = 0
+  phase1_fraction: float = 0.9
+  init_checkpoint: str = ""
+  # Execution.
+  distribution: str = "default"
+  tpu: str = ""
+  num_gpus: int = 0
+  precision: str = "float32"
+  jit_compile: bool = False
+  steps_per_execution: int = 1
+  seed: int = 42
+  deterministic: bool = False  # tf.config.experimental.enable_op_determinism
+  # Outputs.
+  model_dir: str = ""
+  checkpoint_every: int = 1000
+  keep_checkpoints: int = 3
+  log_every: int = 100
+  eval_every: int = 0  # 0: evaluate only at the end (if eval_input_files is set)
+  eval_steps: int = 20
+  eval_batch_size: int = 0  # 0: same as train_batch_size
+
+  def __post_init__(self):
+    # JSON turns tuples into lists; keep the dataclass hashable-looking and comparable.
+    object.__setattr__(self, "special_token_ids", tuple(self.special_token_ids))
+    object.__setattr__(self, "model_overrides", dict(self.model_overrides))
+    self.validate()
+
+  def validate(self) -> None:
+    choices = dict(objective=OBJECTIVES, optimizer=OPTIMIZERS, decay=DECAYS,
+                   distribution=DISTRIBUTIONS, precision=PRECISIONS)
+    for name, allowed in choices.items():
+      if getattr(self, name) not in allowed:
+        raise ConfigError(f"{name}={getattr(self, name)!r}; expected one of {allowed}")
+    for name in ("max_seq_length", "max_predictions_per_seq", "train_batch_size",
+                 "num_train_steps", "gradient_accumulation_steps", "steps_per_execution",
+                 "checkpoint_every", "keep_checkpoints", "log_every", "shuffle_buffer_size",
+                 "cycle_length", "eval_steps"):
+      value = getattr(self, name)
+      if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{name}={value!r} must be a positive integer")
+    if self.num_warmup_steps < 0 or self.eval_every < 0 or self.eval_batch_size < 0:
+      raise ConfigError("num_warmup_steps, eval_every and eval_batch_size must be >= 0")
+    if self.train_batch_size % self.gradient_accumulation_steps:
+      raise ConfigError(
+          f"train_batch_size={self.train_batch_size} is not divisible by "
+          f"gradient_accumulation_steps={self.gradient_accumulation_steps}")
+    if self.phase not in (0, 1, 2):
+      raise ConfigError(f"phase={self.phase!r}; expected 0 (whole schedule), 1 or 2")
+    if self.phase == 2 and not self.init_checkpoint:
+      raise ConfigError("phase=2 needs init_checkpoint (the phase-1 checkpoint)")
+    if not 0.0 < self.phase1_fraction < 1.0:
+      raise ConfigError(f"phase1_fraction={self.phase1_fraction!r} must be in (0, 1)")
+    if not 0.0 < self.masked_lm_prob < 1.0:
+      raise ConfigError(f"masked_lm_prob={self.masked_lm_prob!r} must be in (0, 1)")
+    if self.distribution == "tpu" and not self.tpu:
+      raise ConfigError("distribution='tpu' needs a tpu address (--tpu)")
+    if self.objective == "ltr" and self.dynamic_masking:
+      raise ConfigError("dynamic_masking does not apply to objective='ltr' (nothing is masked)")
+    self.model_config()  # validates the preset and overrides
+
+  def model_config(self) -> ModelConfig:
+    """The encoder config: the preset, the overrides, and causal attention for the LTR ablation."""
+    overrides = dict(self.model_overrides)
+    if self.objective == "ltr":
+      overrides["attention"] = "causal"
+    return get_model_config(self.model_preset, **overrides)
+
+  def phase_steps(self) -> tuple[int, int]:
+    """[first, last) global steps of this run within the `num_train_steps` schedule."""
+    split = int(round(self.phase1_fraction * self.num_train_steps))
+    return {0: (0, self.num_train_steps), 1: (0, split),
+            2: (split, self.num_train_steps)}[self.phase]
+
+  def replace(self, **changes: Any) -> "TrainingConfig":
+    return dataclasses.replace(self, **changes)
+
+  def to_dict(self) -> dict:
+    values = dataclasses.asdict(self)
+    values["special_token_ids"] = list(self.special_token_ids)
+    return values
+
+  def to_json(self) -> str:
+    return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+  @classmethod
+  def from_dict(cls, values: Mapping[str, Any]) -> "TrainingConfig":
+    if not isinstance(values, Mapping):
+      raise ConfigError(f"training config must be a JSON object, got {type(values).__name__}")
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+      raise ConfigError(f"unknown training config keys {unknown}; expected a subset of {sorted(known)}")
+    return cls(**dict(values))
+
+  @classmethod
+  def from_json_file(cls, path: str) -> "TrainingConfig":
+    try:
+      with open(path, encoding="utf-8") as f:
+        values = json.load(f)
+    except FileNotFoundError as e:
+      raise ConfigError(f"{path}: no such training config file") from e
+    except json.JSONDecodeError as e:
+      raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from e
+    try:
+      return cls.from_dict(values)
+    except (ConfigError, TypeError) as e:
+      raise ConfigError(f"{path}: {e}") from e
+
+
+# The paper's runs (section 3.1, appendix A.2): batch 256, 1M steps, lr 1e-4, 10k warmup; 90% of the
+# steps at length 128 (20 predictions), then 512 (80 predictions). Ablations of section 5.1 keep the
+# same schedule with another objective. "tiny_debug" is a seconds-long smoke run.
+TRAINING_PRESETS: dict[str, TrainingConfig] = {
+    "bert_base_phase1": TrainingConfig(model_preset="bert_base", phase=1, max_seq_length=128,
+                                       max_predictions_per_seq=20),
+    "bert_base_phase2": TrainingConfig(model_preset="bert_base", phase=2, max_seq_length=512,
+                                       max_predictions_per_seq=80,
+                                       init_checkpoint="<phase-1 model_dir>"),
+    "bert_large_phase1": TrainingConfig(model_preset="bert_large", phase=1),
+    "bert_large_phase2": TrainingConfig(model_preset="bert_large", phase=2, max_seq_length=512,
+                                        max_predictions_per_seq=80,
+                                        init_checkpoint="<phase-1 model_dir>"),
+    "ablation_no_nsp": TrainingConfig(model_preset="bert_base", objective="mlm"),
+    "ablation_ltr_no_nsp": TrainingConfig(model_preset="bert_base", objective="ltr"),
+    "tiny_debug": TrainingConfig(model_preset="bert_tiny", train_batch_size=16,
+                                 num_train_steps=100, num_warmup_steps=10, learning_rate=1e-3,
+                                 max_seq_length=64, max_predictions_per_seq=10,
+                                 checkpoint_every=50, log_every=10, shuffle_buffer_size=1000),
+}
+
+
+def get_training_config(name: str, **overrides: Any) -> TrainingConfig:
+  """Returns the named preset with field overrides (e.g. input_files, model_dir)."""
+  if name not in TRAINING_PRESETS:
+    raise ConfigError(f"unknown training preset {name!r}; expected one of {sorted(TRAINING_PRESETS)}")
+  return TRAINING_PRESETS[name].replace(**overrides)

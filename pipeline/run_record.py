@@ -1,0 +1,86 @@
+"""What happened in one pipeline run: per component its status, duration, artifacts and metrics."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ComponentRecord:
+  name: str
+  spec: str
+  status: str  # cached | succeeded | failed | not_run
+  duration_s: float = 0.0
+  fingerprint: str = ""
+  artifacts: dict = dataclasses.field(default_factory=dict)  # output -> {"uri", "type"}
+  metrics: dict = dataclasses.field(default_factory=dict)  # "output/metric" -> float
+  curves: dict = dataclasses.field(default_factory=dict)  # "output/curve" -> [[step, value]]
+  properties: dict = dataclasses.field(default_factory=dict)  # "output/key" -> value
+  error: str = ""
+
+
+@dataclasses.dataclass
+class RunRecord:
+  pipeline: str
+  run_id: str
+  pipeline_root: str
+  started: float
+  finished: float = 0.0
+  status: str = "running"  # succeeded | failed
+  components: list = dataclasses.field(default_factory=list)
+  report_dir: str = ""
+
+  @property
+  def duration_s(self) -> float:
+    return self.finished - self.started
+
+  def component(self, name: str) -> Optional[ComponentRecord]:
+    return next((c for c in self.components if c.name == name), None)
+
+  def failed_component(self) -> Optional[ComponentRecord]:
+    return next((c for c in self.components if c.status == "failed"), None)
+
+  def to_dict(self) -> dict:
+    d = dataclasses.asdict(self)
+    d["duration_s"] = self.duration_s
+    return d
+
+  def write_json(self, path: str) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+      json.dump(self.to_dict(), f, indent=2, sort_keys=True, default=str)
+    os.replace(tmp, path)
+
+  @classmethod
+  def read_json(cls, path: str) -> "RunRecord":
+    with open(path, encoding="utf-8") as f:
+      d = json.load(f)
+    d.pop("duration_s", None)
+    d["components"] = [ComponentRecord(**c) for c in d["components"]]
+    return cls(**d)
+
+  def format_table(self) -> str:
+    """A plain-text table: one row per component, the metrics it produced in the last column."""
+    rows = [("component", "status", "time", "metrics")]
+    for c in self.components:
+      metrics = ", ".join(f"{k.split('/', 1)[-1]}={_fmt(v)}" for k, v in sorted(c.metrics.items()))
+      if c.error:
+        metrics = (metrics + "  " if metrics else "") + f"ERROR {c.error}"
+      rows.append((c.name, c.status, f"{c.duration_s:.1f}s", metrics))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = []
+    for i, r in enumerate(rows):
+      lines.append("  ".join(r[j].ljust(widths[j]) for j in range(3)) + "  " + r[3])
+      if i == 0:
+        lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 7)
+    lines.append(f"{self.pipeline}: {self.status} in {self.duration_s:.1f}s (run {self.run_id})")
+    return "\n".join(lines)
+
+
+def _fmt(v) -> str:
+  if isinstance(v, float):
+    return f"{v:.4g}"
+  return str(v)

@@ -1,0 +1,31 @@
+"""Creates BERT pretraining TFRecords from a text corpus with an Apache Beam pipeline.
+
+Defaults: the embedded shortened English Wikipedia dump, the real uncased vocabulary, the paper's
+phase-1 parameters, the DirectRunner multi-process on all cores. Any Beam option passes through:
+
+  python scripts/create_pretraining_data.py --output_dir=out/pretraining
+  python scripts/create_pretraining_data.py --input_file='corpus/*.txt' --input_format=bert_text \
+      --output_dir=gs://bucket/pretraining --runner=DataflowRunner --project=P --region=R \
+      --temp_location=gs://bucket/tmp --setup_file=./setup.py
+
+Shards are published and summary.json (config, counts, mask ratios, dropped records) is written only
+when the whole run succeeded.
+"""
+
+import json
+
+from absl import app, flags
+
+from bert_keras.data.pretraining_data_pipeline import run
+from bert_keras.errors import run_main
+
+
+def main(argv):
+  summary = run(argv[1:])
+  counts = {k: summary[k] for k in ("documents", "instances", "mask_ratio", "random_next_fraction", "dropped")}
+  print(json.dumps(counts, sort_keys=True))
+
+
+if __name__ == "__main__":
+  # Flags are parsed by argparse in parse_args so that Beam's own options pass through untouched.
+  app.run(run_main(main), flags_parser=lambda argv: (flags.FLAGS(argv[:1]), argv)[1])

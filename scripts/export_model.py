@@ -1,0 +1,45 @@
+"""Export a fine-tuned task (or a bare encoder) as a text-in SavedModel.
+
+  python scripts/export_model.py --finetune_dir=out/polarity --output_dir=out/polarity_export
+  python scripts/export_model.py --encoder_checkpoint="$(python -c 'from bert_keras import \
+      resources; print(resources.minilm_dir())')" --max_seq_length=128 --output_dir=out/minilm_export
+
+The SavedModel needs only tensorflow and tensorflow_text: `import tensorflow_text` then
+`tf.saved_model.load(dir).serve(["some text"])`. `saved_model_cli show --dir DIR --all` lists its
+signatures (serving_default: raw strings; serving_tokenized: packed int32 ids). The resolved config
+is written to DIR/assets.extra/export_config.json. Bad input: one line, exit 2.
+"""
+
+from absl import app, flags
+
+from bert_keras.errors import run_main
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("finetune_dir", "", "run_finetuning output directory (model.keras, "
+                    "task_info.json, vocab.txt).")
+flags.DEFINE_string("encoder_checkpoint", "", "Encoder checkpoint (Google, Hugging Face, .keras) "
+                    "to export for feature extraction.")
+flags.DEFINE_string("output_dir", None, "SavedModel directory to write (replaced atomically).")
+flags.DEFINE_string("vocab_file", "", "vocab.txt (default: the source's).")
+flags.DEFINE_enum("lower_case", "auto", ["auto", "true", "false"],
+                  "Tokenizer casing; auto = the source's.")
+flags.DEFINE_integer("max_seq_length", 128, "Encoder exports: packed length (tasks keep theirs).")
+flags.DEFINE_bool("jit_compile", False, "XLA-compile the Transformer part of the graph.")
+flags.mark_flags_as_required(["output_dir"])
+
+
+def main(argv):
+  del argv
+  from bert_keras.export.export_config import ExportConfig, run_export
+
+  config = ExportConfig(
+      output_dir=FLAGS.output_dir, finetune_dir=FLAGS.finetune_dir,
+      encoder_checkpoint=FLAGS.encoder_checkpoint, vocab_file=FLAGS.vocab_file,
+      lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
+      max_seq_length=FLAGS.max_seq_length, jit_compile=FLAGS.jit_compile)
+  summary = run_export(config)
+  print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")
+
+
+if __name__ == "__main__":
+  app.run(run_main(main))

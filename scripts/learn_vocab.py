@@ -1,0 +1,23 @@
+"""Learns a WordPiece vocab.txt from the pretraining corpora with an Apache Beam pipeline.
+
+  python scripts/learn_vocab.py --output_dir=out/vocab --vocab_size=30522            # embedded dump
+  python scripts/learn_vocab.py --input_file='corpus/*.txt' --input_format=bert_text \
+      --do_lower_case=false --output_dir=out/vocab_cased [--runner=DataflowRunner ...]
+
+Writes <output_dir>/vocab.txt ([PAD], [unused*], [UNK], [CLS], [SEP], [MASK], pieces) and
+learn_vocab_config.json beside it.
+"""
+
+from absl import app, flags
+
+from bert_keras.data.wordpiece_vocab_pipeline import run
+from bert_keras.errors import run_main
+
+
+def main(argv):
+  print(run(argv[1:]))
+
+
+if __name__ == "__main__":
+  # Flags are parsed by argparse in parse_args so that Beam's own options pass through untouched.
+  app.run(run_main(main), flags_parser=lambda argv: (flags.FLAGS(argv[:1]), argv)[1])

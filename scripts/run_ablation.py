@@ -1,0 +1,47 @@
+"""Runs the BERT section 5.1 / GPT-1 section 5 ablations at small scale and writes the table + plot.
+
+  python scripts/run_ablation.py --output_dir=out/ablation [--preset=small] [--seeds=0,1,2]
+      [--pretrain_steps=150] [--tasks=polarity,lee_similarity,span]
+
+Writes study_config.json, results.jsonl, table.md and ablation.png into --output_dir. To use more
+processes, run one seed per process (--seeds=0 --output_dir=out/s0, ...) then
+--merge=out/s0,out/s1,out/s2 --output_dir=out/ablation.
+"""
+
+from absl import app, flags
+
+from bert_keras.errors import run_main
+from bert_keras.gpt.ablation_study import merge_runs, run_study
+from configs.ablations import DEFAULT_TASK_VARIANTS, get_study_config
+
+flags.DEFINE_string("output_dir", None, "Where the table, plot and results go.")
+flags.DEFINE_string("preset", "small", "Study budget preset (configs/ablations.py STUDY_PRESETS).")
+flags.DEFINE_list("seeds", None, "Override the preset's seeds, e.g. 0,1,2.")
+flags.DEFINE_integer("pretrain_steps", None, "Override the pretraining steps of every model.")
+flags.DEFINE_list("tasks", None, "Subset of the study tasks (polarity, lee_similarity, span).")
+flags.DEFINE_list("merge", None, "Instead of running, merge the results.jsonl of these study "
+                  "output dirs (e.g. one process per seed) into one table and plot.")
+flags.mark_flag_as_required("output_dir")
+
+
+def main(argv):
+  del argv
+  F = flags.FLAGS
+  overrides = {}
+  if F.seeds:
+    overrides["seeds"] = tuple(int(s) for s in F.seeds)
+  if F.pretrain_steps:
+    overrides["pretrain_steps"] = F.pretrain_steps
+  if F.tasks:
+    overrides["tasks"] = {t: DEFAULT_TASK_VARIANTS.get(t, ()) for t in F.tasks}
+    if "polarity" not in F.tasks:
+      overrides["layer_transfer_task"] = ""
+  study = get_study_config(F.preset, **overrides)
+  if F.merge:
+    merge_runs(F.merge, study, F.output_dir)
+  else:
+    run_study(study, F.output_dir)
+
+
+if __name__ == "__main__":
+  app.run(run_main(main))

@@ -1,0 +1,77 @@
+"""Fine-tune a BERT encoder on a registered task, evaluate on dev, write predictions and metrics.
+
+  python scripts/run_finetuning.py --task=polarity --init_checkpoint=<minilm dir> \
+      --output_dir=out/polarity
+  python scripts/run_finetuning.py --task=glue/mrpc --data_dir=glue_data/MRPC \
+      --init_checkpoint=uncased_L-12_H-768_A-12 --output_dir=out/mrpc
+
+Defaults are the task preset's (configs/tasks.py: the paper's batch 32, 3 epochs, lr 2e-5..5e-5,
+10% warmup, dropout 0.1); any flag given overrides the preset. `--task` lists the registered tasks.
+"""
+
+from absl import app, flags
+
+from bert_keras.errors import run_main
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("task", None, "Task preset / registered task name (e.g. glue/mrpc, squad_v1).")
+flags.DEFINE_string("data_dir", "", "Folder with the task's official files ('' = embedded data; "
+                    "'tfds:' or 'tfds:<dir>' for GLUE from tensorflow-datasets).")
+flags.DEFINE_string("init_checkpoint", "", "Pretrained checkpoint (Google TF1 dir/prefix, Hugging "
+                    "Face dir, .keras or .weights.h5). Empty = random initialisation.")
+flags.DEFINE_string("model_config", "", "For random init: model preset, ModelConfig JSON or a "
+                    "checkpoint whose config (not weights) to use.")
+flags.DEFINE_string("vocab_file", "", "WordPiece vocab.txt (default: the checkpoint's).")
+flags.DEFINE_enum("lower_case", "auto", ["auto", "true", "false"],
+                  "Tokenizer casing; auto = the checkpoint's.")
+flags.DEFINE_string("output_dir", None, "Where metrics, predictions and the model go.")
+flags.DEFINE_float("learning_rate", None, "Peak Adam learning rate (paper: 5e-5, 4e-5, 3e-5, 2e-5).")
+flags.DEFINE_integer("batch_size", None, "Training batch size (paper: 32).")
+flags.DEFINE_float("num_epochs", None, "Training epochs (paper: 3).")
+flags.DEFINE_float("warmup_proportion", None, "Fraction of steps of linear warmup (paper: 0.1).")
+flags.DEFINE_float("dropout_rate", None, "Dropout in encoder and head (paper: 0.1).")
+flags.DEFINE_integer("max_seq_length", None, "Packed sequence length.")
+flags.DEFINE_integer("doc_stride", None, "SQuAD: stride between passage windows.")
+flags.DEFINE_integer("max_query_length", None, "SQuAD: question tokens kept.")
+flags.DEFINE_integer("n_best_size", None, "SQuAD: candidates per start/end.")
+flags.DEFINE_integer("max_answer_length", None, "SQuAD: longest answer in tokens.")
+flags.DEFINE_enum("tagging_scheme", None, ["iob1", "iob2"], "CoNLL: scheme of the input files.")
+flags.DEFINE_enum("approach", None, ["fine_tuning", "feature_based"],
+                  "Fine-tune all weights, or a BiLSTM over frozen features (section 5.3).")
+flags.DEFINE_list("feature_layers", None, "Feature-based: encoder layer indices to concatenate.")
+flags.DEFINE_integer("lstm_units", None, "Feature-based: BiLSTM units per direction.")
+flags.DEFINE_integer("seed", None, "Random seed.")
+flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training examples (0 = all).")
+flags.DEFINE_enum("distribution_strategy", "default", ["default", "one_device", "mirrored"],
+                  "tf.distribute strategy.")
+flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_float16", "mixed_bfloat16"],
+                  "Numeric precision policy.")
+flags.DEFINE_bool("save_model", True, "Write model.keras.")
+flags.mark_flags_as_required(["task", "output_dir"])
+
+_OVERRIDES = ("learning_rate", "batch_size", "num_epochs", "warmup_proportion", "dropout_rate",
+              "max_seq_length", "doc_stride", "max_query_length", "n_best_size",
+              "max_answer_length", "tagging_scheme", "approach", "feature_layers", "lstm_units",
+              "seed")
+
+
+def main(argv):
+  del argv
+  from configs.tasks import get_task_config
+  from bert_keras.tasks.finetuning import RunConfig, run_finetuning
+
+  overrides = {name: getattr(FLAGS, name) for name in _OVERRIDES
+               if getattr(FLAGS, name) is not None}
+  task_config = get_task_config(FLAGS.task, **overrides)
+  run = RunConfig(
+      data_dir=FLAGS.data_dir, output_dir=FLAGS.output_dir, init_checkpoint=FLAGS.init_checkpoint,
+      model_config=FLAGS.model_config, vocab_file=FLAGS.vocab_file,
+      lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
+      distribution_strategy=FLAGS.distribution_strategy, mixed_precision=FLAGS.mixed_precision,
+      max_train_examples=FLAGS.max_train_examples, save_model=FLAGS.save_model)
+  results = run_finetuning(task_config, run)
+  print({k: v for k, v in results.items() if isinstance(v, dict)})
+
+
+if __name__ == "__main__":
+  app.run(run_main(main))

@@ -1,0 +1,98 @@
+"""Launcher, spec validation, wiring errors and fingerprints, on the tiny test components."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from bert_keras.errors import UserError
+from components.base.artifact import Artifact
+from components.base.component import Component
+from components.base.component_launcher import ComponentLauncher
+from components.base.fingerprint import execution_fingerprint
+from pipeline.pipeline import Pipeline
+from tests.pipeline.tiny_components import AddSpec, Number, SourceSpec, read_number
+
+
+def _source(tmp_path, value=3, force=False):
+  launcher = ComponentLauncher(SourceSpec, "src", {}, {"number": str(tmp_path / "n")},
+                               {"value": value})
+  return launcher.launch(force=force)
+
+
+def test_launch_writes_artifact_with_metadata(tmp_path):
+  result = _source(tmp_path)
+  assert result.status == "succeeded"
+  artifact = Number.load(str(tmp_path / "n"))
+  assert read_number(artifact) == 3
+  meta = json.loads((tmp_path / "n" / "artifact.json").read_text())
+  assert meta["type"] == "Number" and meta["producer"] == "src"
+  assert meta["parameters"] == {"value": 3, "source_file": ""}
+  assert meta["metrics"] == {"value": 3} and meta["created"] > 0
+  assert meta["fingerprint"] == result.fingerprint
+
+
+def test_cache_hit_force_and_parameter_change(tmp_path):
+  first = _source(tmp_path)
+  assert _source(tmp_path).status == "cached"
+  forced = _source(tmp_path, force=True)
+  assert forced.status == "succeeded"
+  assert forced.outputs["number"].created > first.outputs["number"].created
+  changed = _source(tmp_path, value=4)
+  assert changed.status == "succeeded" and changed.fingerprint != first.fingerprint
+  assert os.listdir(tmp_path) == ["n"]  # no staging or old directories left behind
+
+
+def test_input_fingerprint_follows_upstream_reproduction(tmp_path):
+  a = _source(tmp_path).outputs["number"]
+  fp1 = execution_fingerprint(AddSpec, AddSpec.resolve_parameters({}), {"a": a})
+  assert fp1 == execution_fingerprint(AddSpec, AddSpec.resolve_parameters({}), {"a": a})
+  a2 = _source(tmp_path, force=True).outputs["number"]
+  assert execution_fingerprint(AddSpec, AddSpec.resolve_parameters({}), {"a": a2}) != fp1
+
+
+def test_parameter_and_input_validation(tmp_path):
+  with pytest.raises(UserError, match="unknown parameters \\['vaule'\\]"):
+    ComponentLauncher(SourceSpec, "src", {}, {"number": str(tmp_path)}, {"vaule": 1})
+  with pytest.raises(UserError, match="value='1' must be of type int"):
+    ComponentLauncher(SourceSpec, "src", {}, {"number": str(tmp_path)}, {"value": "1"})
+  with pytest.raises(UserError, match="input 'a' \\(Number\\) is required"):
+    ComponentLauncher(AddSpec, "add", {}, {"sum": str(tmp_path)}, {})
+  plain = Artifact(str(tmp_path))
+  with pytest.raises(UserError, match="input 'a' must be a Number, got Artifact"):
+    ComponentLauncher(AddSpec, "add", {"a": plain}, {"sum": str(tmp_path)}, {})
+
+
+def test_load_checks_type_and_metadata(tmp_path):
+  _source(tmp_path)
+  with pytest.raises(UserError, match="artifact type is 'Number', expected 'Vocabulary'"):
+    from components.base.standard_artifacts import Vocabulary
+    Vocabulary.load(str(tmp_path / "n"))
+  with pytest.raises(UserError, match="no artifact metadata"):
+    Number.load(str(tmp_path))
+
+
+def test_component_wiring_errors():
+  one = Component(SourceSpec, "one")
+  with pytest.raises(UserError, match="input 'a' \\(Number\\) is not connected"):
+    Component(AddSpec, "add")
+  with pytest.raises(UserError, match="unknown input 'c'"):
+    Component(AddSpec, "add", inputs={"a": one.outputs["number"], "c": one.outputs["number"]})
+  with pytest.raises(UserError, match="component name"):
+    Component(SourceSpec, "bad name")
+  add = Component(AddSpec, "add", inputs={"a": one.outputs["number"]})
+  with pytest.raises(UserError, match="not in the pipeline"):
+    Pipeline("p", "/tmp/x", [add])
+  with pytest.raises(UserError, match="duplicate component names \\['one'\\]"):
+    Pipeline("p", "/tmp/x", [one, Component(SourceSpec, "one")])
+
+
+def test_downstream_of():
+  one, two = Component(SourceSpec, "one"), Component(SourceSpec, "two")
+  add = Component(AddSpec, "add", inputs={"a": one.outputs["number"]})
+  top = Component(AddSpec, "top", inputs={"a": add.outputs["sum"], "b": two.outputs["number"]})
+  p = Pipeline("p", "/tmp/x", [top, add, two, one])
+  assert p.downstream_of(["one"]) == {"one", "add", "top"}
+  assert p.downstream_of(["two"]) == {"two", "top"}

@@ -1,0 +1,36 @@
+"""Bounded line reading, UTF-8 decoding and the rule-based sentence splitter."""
+
+import io
+
+from bert_keras.data.corpus_text import decode_utf8, iter_bounded_lines, split_sentences
+
+
+def test_bounded_lines_skip_a_line_of_megabytes_without_losing_the_next():
+  data = b"first\r\n" + b"x" * (3 << 20) + b"\nthird\nlast"
+  lines = list(iter_bounded_lines(io.BytesIO(data), max_line_bytes=1 << 20))
+  assert lines == [(1, b"first"), (2, None), (3, b"third"), (4, b"last")]
+
+
+def test_line_exactly_at_the_limit_is_kept():
+  lines = list(iter_bounded_lines(io.BytesIO(b"abcd\nabcde\n"), max_line_bytes=4))
+  assert lines == [(1, b"abcd"), (2, None)]
+
+
+def test_decode_utf8():
+  assert decode_utf8("héllo".encode()) == "héllo"
+  assert decode_utf8(b"\xff\xfe bad") is None
+
+
+def test_split_sentences():
+  text = ("Dr. Smith went to Washington, D.C. in 1999. He met J. R. R. Tolkien's heirs!  "
+          "Was it \"fun\"? \"Yes.\" It cost 3.5 million dollars, e.g. a lot. The end")
+  assert split_sentences(text) == [
+      "Dr. Smith went to Washington, D.C. in 1999.",
+      "He met J. R. R. Tolkien's heirs!",
+      "Was it \"fun\"?",
+      "\"Yes.\"",
+      "It cost 3.5 million dollars, e.g. a lot.",
+      "The end",
+  ]
+  assert split_sentences("   ") == []
+  assert split_sentences("no end punctuation here") == ["no end punctuation here"]

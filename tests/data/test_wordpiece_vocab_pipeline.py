@@ -1,0 +1,65 @@
+"""Learning a WordPiece vocab.txt with Beam from a real corpus (Lee news documents)."""
+
+import json
+import os
+
+import pytest
+
+from bert_keras import resources
+from bert_keras.data.wordpiece_vocab_pipeline import learn_vocabulary, parse_args, reserved_tokens, run
+from bert_keras.errors import UserError
+from bert_keras.text.bert_tokenizer import BertTokenizer
+from bert_keras.text.vocab import load_vocab
+
+IN_MEMORY = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
+
+
+def _learn(out, *extra):
+  return run([f"--input_file={resources.lee_background_path()}", "--input_format=lines", f"--output_dir={out}",
+              "--vocab_size=1500", "--num_unused=10",
+              "--max_input_words=2500", "--num_iterations=1"] + list(extra) + IN_MEMORY)
+
+
+@pytest.fixture(scope="module")
+def uncased(tmp_path_factory):
+  return _learn(str(tmp_path_factory.mktemp("vocab")))
+
+
+def test_layout_size_and_use(uncased):
+  vocab = load_vocab(uncased)
+  assert vocab[:15] == reserved_tokens(10) and vocab[0] == "[PAD]" and vocab[11:15] == ["[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+  assert 1300 <= len(vocab) <= 1700  # the learner's slack around vocab_size
+  assert any(t.startswith("##") for t in vocab) and all(t == t.lower() for t in vocab[15:])
+  assert {"the", "government", "."} <= set(vocab)
+  tokenizer = BertTokenizer(vocab_path=uncased)
+  ids = tokenizer.encode(["The Australian government said on Tuesday."])[0]
+  assert tokenizer.unk_id not in ids and len(ids) >= 6
+  config = json.load(open(os.path.join(os.path.dirname(uncased), "learn_vocab_config.json")))
+  assert config["vocab_size"] == 1500 and config["vocab_tokens"] == len(vocab)
+
+
+def _word_counts(lower_case):
+  import collections
+  from bert_keras.text.reference_tokenizer import ReferenceTokenizer
+  tokenizer = ReferenceTokenizer(["[UNK]"], lower_case=lower_case)
+  counts = collections.Counter()
+  with open(resources.lee_background_path(), encoding="utf-8") as f:
+    for line in list(f)[:100]:
+      counts.update(tokenizer.basic_tokenize(line))
+  return counts.most_common(800)
+
+
+def test_learning_is_order_independent_and_cased_keeps_case():
+  counts = _word_counts(lower_case=False)
+  cased = learn_vocabulary(counts, 600, 5, num_iterations=1)
+  assert cased == learn_vocabulary(list(reversed(counts)), 600, 5, num_iterations=1)
+  assert "The" in cased and any(t != t.lower() for t in cased[9:])
+
+
+def test_learn_vocabulary_errors_and_args():
+  with pytest.raises(UserError, match="no words"):
+    learn_vocabulary([], 100, 5)
+  with pytest.raises(UserError, match="vocab_size=8"):
+    learn_vocabulary([("a", 3)], 8, 5)
+  known, beam_args = parse_args(["--output_dir=o", "--runner=DataflowRunner", "--project=p"])
+  assert known.vocab_size == 30522 and beam_args == ["--runner=DataflowRunner", "--project=p"]

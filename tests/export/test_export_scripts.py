@@ -1,0 +1,84 @@
+"""scripts/export_model.py on a run_finetuning-style directory, then scripts/predict.py and
+saved_model_cli on the result; bad input ends with one `error:` line and exit status 2."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+from bert_keras import resources
+from bert_keras.models.bert_encoder import BertEncoder
+from bert_keras.tasks.heads.bert_classifier import BertClassifier
+from configs.model import get_model_config
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LABELS = ["negative", "positive"]
+
+
+def _run(*args, **kwargs):
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+  return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
+                        cwd=ROOT, timeout=600, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def finetune_dir(tmp_path_factory):
+  """What run_finetuning leaves: model.keras, task_info.json, vocab.txt."""
+  path = tmp_path_factory.mktemp("finetuned")
+  keras.utils.set_random_seed(3)
+  config = get_model_config("bert_tiny", num_layers=1, hidden_size=32, num_heads=2,
+                            intermediate_size=64)
+  model = BertClassifier(BertEncoder.from_model_config(config), len(LABELS), name="polarity")
+  model({"input_word_ids": np.ones((1, 8), np.int32), "input_mask": np.ones((1, 8), np.int32),
+         "input_type_ids": np.zeros((1, 8), np.int32)})
+  model.save(str(path / "model.keras"))
+  shutil.copyfile(resources.uncased_vocab_path(), path / "vocab.txt")
+  info = {"task": "polarity", "label_names": LABELS, "max_seq_length": 24, "num_segments": 1,
+          "regression": False, "lower_case": True, "vocab_file": "vocab.txt"}
+  (path / "task_info.json").write_text(json.dumps(info))
+  return path
+
+
+@pytest.mark.slow
+def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
+  out = tmp_path / "export"
+  run = _run("scripts/export_model.py", f"--finetune_dir={finetune_dir}", f"--output_dir={out}")
+  assert run.returncode == 0, run.stderr[-2000:]
+  assert "classification" in run.stdout
+  config = json.loads((out / "assets.extra" / "export_config.json").read_text())
+  assert config["finetune_dir"] == str(finetune_dir)
+
+  records = tmp_path / "in.jsonl"
+  records.write_text("".join(json.dumps(r) + "\n" for r in (
+      {"text_a": "a gripping film"}, {"text_a": ""}, {"text_a": "Zürich — 東京 " * 300})))
+  run = _run("scripts/predict.py", f"--saved_model={out}", f"--input_file={records}")
+  assert run.returncode == 0, run.stderr[-2000:]
+  rows = [json.loads(line) for line in run.stdout.splitlines()]
+  assert len(rows) == 3
+  for row in rows:
+    assert row["label"] in LABELS and row["label"] == LABELS[row["label_id"]]
+    assert sum(row["probabilities"]) == pytest.approx(1.0, abs=1e-5)
+
+  cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
+  run = subprocess.run([cli, "show", "--dir", str(out), "--all"], capture_output=True,
+                       text=True, timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  assert run.returncode == 0, run.stderr[-2000:]
+  for name in ("serving_default", "serving_text_pair", "serving_tokenized", "text_a",
+               "input_word_ids", "probabilities"):
+    assert name in run.stdout
+
+
+def test_bad_inputs_are_one_line_errors(tmp_path):
+  run = _run("scripts/export_model.py", f"--finetune_dir={tmp_path}",
+             f"--output_dir={tmp_path / 'x'}")
+  assert run.returncode == 2
+  assert run.stderr.strip().splitlines()[-1].startswith("error: ")
+  assert "model.keras" in run.stderr
+  run = _run("scripts/predict.py", f"--saved_model={tmp_path / 'missing'}", "--text_a=x")
+  assert run.returncode == 2
+  assert "no such SavedModel" in run.stderr.strip().splitlines()[-1]

@@ -1,0 +1,54 @@
+import json
+
+import pytest
+
+from configs.ablations import (ABLATIONS, DEFAULT_TASK_VARIANTS, AblationVariant, StudyConfig,
+                               get_ablation, get_study_config)
+from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+from configs.model import ConfigError
+
+
+def test_named_ablations_cover_both_papers():
+  assert get_ablation("bert_no_nsp").objective == "mlm"
+  ltr = get_ablation("bert_ltr_no_nsp")
+  assert (ltr.objective, ltr.attention, ltr.span_bilstm) == ("ltr", "causal", False)
+  assert get_ablation("bert_ltr_no_nsp_bilstm").span_bilstm
+  assert get_ablation("elmo_ltr_rtl").family == "elmo"
+  assert get_ablation("gpt1").lm_coef == 0.5
+  assert get_ablation("gpt1_no_aux_lm").lm_coef == 0.0
+  assert not get_ablation("gpt1_no_pretraining").pretrained
+  sizes = sorted(v.size for v in ABLATIONS.values() if v.family == "gpt")
+  assert sizes[0] < 1.0 < sizes[-1]
+  with pytest.raises(ConfigError, match="unknown ablation"):
+    get_ablation("bert_huge")
+
+
+def test_variant_validation():
+  with pytest.raises(ConfigError, match="needs attention='causal'"):
+    AblationVariant("x", "bert", "ltr")
+  with pytest.raises(ConfigError, match="family='t5'"):
+    AblationVariant("x", "t5", "mlm")
+
+
+def test_study_config_validation_and_json():
+  study = get_study_config("small")
+  values = json.loads(study.to_json())
+  assert set(values["tasks"]) == set(DEFAULT_TASK_VARIANTS)
+  assert "gpt1" in values["variants"]
+  with pytest.raises(ConfigError, match="unknown study task"):
+    StudyConfig(tasks={"squad": ("bert_base",)}, layer_transfer_task="")
+  with pytest.raises(ConfigError, match="pretrain_warmup_steps=20"):
+    StudyConfig(pretrain_steps=10, pretrain_warmup_steps=20)
+  with pytest.raises(ConfigError, match="layer_transfer_task"):
+    StudyConfig(tasks={"span": ("bert_base",)})
+
+
+def test_gpt_training_configs_follow_the_paper():
+  pre = GPTPretrainingConfig()
+  assert (pre.learning_rate, pre.num_warmup_steps, pre.decay) == (2.5e-4, 2000, "cosine")
+  fine = GPTFinetuningConfig()
+  assert (fine.lm_coef, fine.learning_rate, fine.batch_size) == (0.5, 6.25e-5, 32)
+  with pytest.raises(ConfigError, match="lm_coef=-1"):
+    GPTFinetuningConfig(lm_coef=-1)
+  with pytest.raises(ConfigError, match="unknown GPTPretrainingConfig keys"):
+    GPTPretrainingConfig.from_dict({"lr": 1})

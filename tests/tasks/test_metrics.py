@@ -1,0 +1,79 @@
+"""Task metrics against values computed by hand."""
+
+import math
+
+import pytest
+
+from bert_keras.tasks import metrics
+from bert_keras.tasks import squad_evaluation as se
+
+
+def test_classification_metrics_by_hand():
+  gold = [1, 1, 0, 0, 1]
+  pred = [1, 0, 0, 1, 1]
+  # TP=2 FP=1 FN=1 TN=1.
+  assert metrics.accuracy(gold, pred) == pytest.approx(3 / 5)
+  assert metrics.f1(gold, pred) == pytest.approx(2 * (2 / 3) * (2 / 3) / (4 / 3))
+  mcc = (2 * 1 - 1 * 1) / math.sqrt(3 * 3 * 2 * 2)
+  assert metrics.matthews_corrcoef(gold, pred) == pytest.approx(mcc)
+
+
+def test_regression_metrics_by_hand():
+  gold = [1.0, 2.0, 3.0, 4.0]
+  pred = [1.0, 3.0, 2.0, 5.0]
+  # Pearson: means 2.5 and 2.75; cov = sum(dx*dy) = 5.5; sx^2 = 5, sy^2 = 8.75.
+  assert metrics.pearson(gold, pred) == pytest.approx(5.5 / math.sqrt(5 * 8.75))
+  # Spearman: ranks [1,2,3,4] vs [1,3,2,4]: 1 - 6*2/(4*15) = 0.8.
+  assert metrics.spearman(gold, pred) == pytest.approx(0.8)
+  assert metrics.pearson(gold, [1.0] * 4) == 0.0
+
+
+def test_entity_scores_conlleval():
+  gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "O"]]
+  pred = [["B-PER", "I-PER", "O", "B-ORG"], ["B-ORG", "B-MISC"]]
+  # gold entities: PER, LOC, ORG (3); predicted: PER, ORG(wrong type), ORG, MISC (4); correct 2.
+  scores = metrics.entity_scores(gold, pred)
+  assert scores["precision"] == pytest.approx(2 / 4)
+  assert scores["recall"] == pytest.approx(2 / 3)
+  assert scores["f1"] == pytest.approx(2 * 0.5 * (2 / 3) / (0.5 + 2 / 3))
+  # conlleval reads IOB1 too: "I-PER I-PER" is one entity, "I-LOC B-LOC" two.
+  iob1 = metrics.entity_scores([["I-PER", "I-PER", "I-LOC", "B-LOC"]],
+                               [["B-PER", "I-PER", "B-LOC", "B-LOC"]])
+  assert iob1["f1"] == pytest.approx(1.0)
+
+
+def test_squad_normalisation_and_scores():
+  assert se.normalize_answer("The  Eiffel-Tower!") == "eiffeltower"
+  assert se.normalize_answer("an apple a day") == "apple day"
+  assert se.exact_match_score_v1("the Nobel Prize.", "Nobel prize")
+  # pred tokens [nobel, prize, in, physics], gold [nobel, prize]: P=2/4 R=1 F1=2/3.
+  assert se.f1_score_v1("Nobel Prize in physics", "the Nobel Prize") == pytest.approx(2 / 3)
+  data = [{"paragraphs": [{"qas": [
+      {"id": "a", "answers": [{"text": "Nobel Prize"}, {"text": "the prize"}]},
+      {"id": "b", "answers": [{"text": "1867"}]},
+      {"id": "c", "answers": [{"text": "Paris"}]}]}]}]
+  # a: exact via gold 2 ("prize" vs "prize"); b: F1 0 ; c: missing -> 0.
+  out = se.evaluate_v1(data, {"a": "prize", "b": "1868"})
+  assert out["exact_match"] == pytest.approx(100 / 3)
+  assert out["f1"] == pytest.approx(100 / 3)
+
+
+def test_squad_v2_official_threshold_search():
+  data = [{"paragraphs": [{"qas": [
+      {"id": "h1", "answers": [{"text": "Paris"}]},
+      {"id": "h2", "answers": [{"text": "red car"}]},
+      {"id": "n1", "answers": []}]}]}]
+  preds = {"h1": "Paris", "h2": "car", "n1": "Lyon"}
+  na = {"h1": -3.0, "h2": 1.0, "n1": 2.0}
+  out = se.evaluate_v2(data, preds, na, na_prob_thresh=0.0)
+  # At threshold 0: h1 answered (exact 1), h2 abstains (0), n1 abstains (1): EM 2/3.
+  assert out["exact"] == pytest.approx(200 / 3)
+  # F1 at threshold 0: h1 1, h2 0 (abstained), n1 1.
+  assert out["f1"] == pytest.approx(200 / 3)
+  assert out["HasAns_exact"] == pytest.approx(50.0) and out["NoAns_exact"] == pytest.approx(100.0)
+  # Sweep: answering h2 too (threshold 1.0) adds its F1 2/3 -> (1 + 2/3 + 1) / 3.
+  assert out["best_f1"] == pytest.approx(100 * (8 / 3) / 3)
+  assert out["best_f1_thresh"] == pytest.approx(1.0)
+  assert out["best_exact"] == pytest.approx(200 / 3) and out["best_exact_thresh"] == -3.0
+  # Empty prediction against empty gold scores 1 in v2, 0 against an answer.
+  assert se.compute_f1("", "") == 1 and se.compute_f1("Paris", "") == 0

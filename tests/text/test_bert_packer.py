@@ -1,0 +1,87 @@
+"""BertPacker: [CLS] A [SEP] B [SEP] layout, masks, padding, and the original pair truncation."""
+
+import random
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_keras.errors import UserError
+from bert_keras.text.bert_packer import BertPacker
+
+CLS, SEP, PAD = 101, 102, 0
+
+
+def original_pack(a, b, seq_length):
+  """The original run_classifier.py: _truncate_seq_pair (pop from the longer, B on ties) + layout."""
+  a, b = list(a), list(b) if b is not None else None
+  if b is None:
+    a = a[:seq_length - 2]
+    ids, types = [CLS] + a + [SEP], [0] * (len(a) + 2)
+  else:
+    while len(a) + len(b) > seq_length - 3:
+      (a if len(a) > len(b) else b).pop()
+    ids = [CLS] + a + [SEP] + b + [SEP]
+    types = [0] * (len(a) + 2) + [1] * (len(b) + 1)
+  mask = [1] * len(ids)
+  pad = seq_length - len(ids)
+  return ids + [PAD] * pad, mask + [0] * pad, types + [0] * pad
+
+
+def test_matches_original_truncation_on_random_lengths():
+  rng = random.Random(0)
+  seq_length = 16
+  packer = BertPacker(seq_length, CLS, SEP, PAD)
+  lengths = [(rng.randint(0, 30), rng.randint(0, 30)) for _ in range(300)]
+  lengths += [(0, 0), (13, 0), (0, 13), (7, 6), (6, 7), (7, 7), (30, 30), (1, 40), (40, 1)]
+  a = [[rng.randint(1000, 2000) for _ in range(n)] for n, _ in lengths]
+  b = [[rng.randint(3000, 4000) for _ in range(m)] for _, m in lengths]
+  for pair in (True, False):
+    segments = [tf.ragged.constant(a, dtype=tf.int32, ragged_rank=1, inner_shape=())]
+    if pair:
+      segments.append(tf.ragged.constant(b, dtype=tf.int32, ragged_rank=1, inner_shape=()))
+    got = packer(segments)
+    for i in range(len(lengths)):
+      ids, mask, types = original_pack(a[i], b[i] if pair else None, seq_length)
+      assert got["input_word_ids"][i].numpy().tolist() == ids, (lengths[i], pair)
+      assert got["input_mask"][i].numpy().tolist() == mask
+      assert got["input_type_ids"][i].numpy().tolist() == types
+
+
+def test_batch_of_one_empty_and_very_long():
+  packer = BertPacker(8, CLS, SEP, PAD)
+  out = packer([tf.ragged.constant([[]], dtype=tf.int32), tf.ragged.constant([[]], dtype=tf.int32)])
+  assert out["input_word_ids"].numpy().tolist() == [[CLS, SEP, SEP, 0, 0, 0, 0, 0]]
+  assert out["input_type_ids"].numpy().tolist() == [[0, 0, 1, 0, 0, 0, 0, 0]]
+  long = tf.ragged.constant([list(range(1, 100_001))], dtype=tf.int64)
+  out = packer([long])
+  assert out["input_word_ids"].numpy().tolist() == [[CLS, 1, 2, 3, 4, 5, 6, SEP]]
+  assert out["input_mask"].dtype == tf.int32 and out["input_mask"].numpy().sum() == 8
+
+
+def test_unbatched_segments_in_tf_data():
+  packer = BertPacker(6, CLS, SEP, PAD)
+  examples = [[5, 6], [7], [8, 9, 10, 11]]
+  ds = tf.data.Dataset.from_tensor_slices(tf.ragged.constant(examples))
+  ds = ds.map(lambda tokens: packer([tokens, tokens]))
+  got = [x["input_word_ids"].tolist() for x in ds.as_numpy_iterator()]
+  assert got == [original_pack(e, e, 6)[0] for e in examples]
+  assert got[0] == [CLS, 5, 6, SEP, 5, SEP]  # a tie drops from B first
+
+
+def test_in_tf_function_with_unknown_batch():
+  packer = BertPacker(5, CLS, SEP, PAD)
+  spec = tf.RaggedTensorSpec([None, None], tf.int32)
+  fn = tf.function(lambda a: packer([a]), input_signature=[spec])
+  out = fn(tf.ragged.constant([[1, 2, 3, 4, 5], [9]], dtype=tf.int32))
+  np.testing.assert_array_equal(out["input_word_ids"], [[CLS, 1, 2, 3, SEP], [CLS, 9, SEP, 0, 0]])
+
+
+def test_config_round_trip_and_errors():
+  packer = BertPacker(32, CLS, SEP, pad_id=7)
+  restored = BertPacker.from_config(packer.get_config())
+  assert (restored.seq_length, restored.cls_id, restored.sep_id, restored.pad_id) == (32, CLS, SEP, 7)
+  with pytest.raises(UserError, match="seq_length=2"):
+    BertPacker(2, CLS, SEP)
+  with pytest.raises(ValueError, match="1 or 2 segments"):
+    packer([tf.ragged.constant([[1]])] * 3)

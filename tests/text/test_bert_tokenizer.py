@@ -1,0 +1,265 @@
+"""BertTokenizer gives exactly the ids of the original BERT tokenizer (the pure-Python reference).
+
+Real bert-base-uncased vocabulary, hand-picked hard inputs, every line of the Lee corpora and a sample
+of the Wikipedia dump, property tests on arbitrary text and bytes, byte offsets, and serialisation
+(.keras, SavedModel).
+"""
+
+import os
+
+import hypothesis
+import hypothesis.strategies as st
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_keras import resources
+from bert_keras.errors import UserError
+from bert_keras.text.bert_packer import BertPacker
+from bert_keras.text.bert_tokenizer import BertTokenizer
+from bert_keras.text.reference_tokenizer import ReferenceTokenizer
+from bert_keras.text.vocab import load_vocab
+from tests.text import corpora
+
+HARD_TEXTS = [
+    "Hello world, this is BERT.",
+    "Ünïcödé café naïve résumé Ångström İstanbul ǅemal",
+    "中文字符测试，日本語のテキスト、한국어 텍스트",
+    "Wait… what?! «quoted» — “curly” ‘single’ ¿qué? ¡sí! § ¶ † ‡ • ‰",
+    "emoji 😀👍🏽 👨‍👩‍👧 flags 🇫🇷 ❤️",
+    "Straße ß ẞ ﬁne ﬂow ﬀ ŉ",
+    "Roman Ⅻ ⅻ Ⅳ superscripts x² x³ ⁿ ₂ ½ ™ ℃ ㎏",
+    "ctrl\x07bell\x1bescape\x7fdel\u200bzero\u200dwidth\ufeffbom\u00adsoft",
+    "nul\x00in\x00side and \ufffdreplacement\ufffd",
+    "tabs\tnew\nlines\r\nform\x0cfeed\x0bvt\u2028ls\u2029ps\u00a0nbsp\u3000ideographic",
+    "a" * 150, "a" * 200, "a" * 201, "ab" * 125, "x " + "é" * 201 + " y", "ü" * 200,
+    "", " ", "\t\n\r ", "\x00", "\ufffd\u200b",
+    "[CLS] literal [SEP] and [MASK] and [UNK] and [PAD]",
+    "ΟΔΟΣ. ΣΑΣ ΌΣΟΣ'Σ Σ ΑΣ\u0301 ΑΣ\u0301Β ΑΣ\u200bΒ ΑΣ\x00Β σοφός",
+    "$5+3^2=`x`~{y}|<z>@#%&*_\\",
+    "Ǆ ǅ ǆ Ⅰ ⓐ Ⓐ ꟸ ᾼ ῌ ﬓ İi̇",
+    "دمشق עברית हिन्दी ไทย Ελληνικά Русский",
+    "\U00020000\U0002A700\U0002F800\uF900 compat ideographs",
+    "combining e\u0301 a\u0308 o\u0302\u0323 alone \u0301\u0308",
+    "Hangul 각 jamo ᄀ ᅡ ᆨ",
+]
+
+
+@pytest.fixture(scope="module")
+def vocab():
+  return load_vocab(resources.uncased_vocab_path())
+
+
+@pytest.fixture(scope="module")
+def tokenizer(vocab):
+  return BertTokenizer(vocabulary=vocab)
+
+
+@pytest.fixture(scope="module")
+def reference(vocab):
+  return ReferenceTokenizer(vocab)
+
+
+@pytest.fixture(scope="module")
+def tokenize_fn(tokenizer):
+  return tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+
+
+@pytest.mark.parametrize("text", HARD_TEXTS)
+def test_hard_texts_match_reference(tokenizer, reference, text):
+  assert tokenizer.encode([text]) == [reference.encode(text)]
+
+
+def test_hard_texts_in_one_batch(tokenizer, reference, tokenize_fn):
+  got = tokenize_fn(tf.constant(HARD_TEXTS)).to_list()
+  assert got == [reference.encode(t) for t in HARD_TEXTS]
+
+
+def test_tf_text_defaults_would_differ(vocab, reference):
+  # Why the normalisation is ours: tf-text's own BERT normaliser folds "…" and "ß" (DATA.md).
+  import tensorflow_text as tf_text
+  fast = tf_text.FastBertTokenizer(vocab, lower_case_nfd_strip_accents=True, token_out_type=tf.int32)
+  text = "Wait… Straße"
+  assert fast.tokenize([text]).to_list()[0] != reference.encode(text)
+
+
+def test_golden_packed_ids(tokenizer):
+  packer = BertPacker(16, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
+  packed = packer([tokenizer.tokenize(tf.constant(["Hello world, this is BERT."]))])
+  ids = packed["input_word_ids"].numpy()[0]
+  assert ids[:9].tolist() == [101, 7592, 2088, 1010, 2023, 2003, 14324, 1012, 102]
+  assert ids[9:].tolist() == [0] * 7
+  assert packed["input_mask"].numpy()[0].tolist() == [1] * 9 + [0] * 7
+
+
+def test_special_ids_and_helpers(tokenizer):
+  assert (tokenizer.pad_id, tokenizer.unk_id, tokenizer.cls_id, tokenizer.sep_id,
+          tokenizer.mask_id) == (0, 100, 101, 102, 103)
+  assert tokenizer.vocab_size == 30522 and tokenizer.lower_case
+  assert tokenizer.id_to_token(7592) == "hello" and tokenizer.token_to_id("##s") == 2015
+  with pytest.raises(UserError, match="not in the vocabulary"):
+    tokenizer.token_to_id("no-such-token")
+  with pytest.raises(UserError, match="outside"):
+    tokenizer.id_to_token(30522)
+
+
+def test_cased_small_vocabulary():
+  vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "Hello", "hello", "H", "##ello", "café",
+           "caf", "##é", "e", "##\u0301", "Ω", "ΟΔΟΣ", "ß", "…", "!", "[", "]", "CL", "##S", "中"]
+  tokenizer = BertTokenizer(vocabulary=vocab, lower_case=False)
+  reference = ReferenceTokenizer(vocab, lower_case=False)
+  texts = ["Hello hello HELLO café cafe\u0301 ΟΔΟΣ ß… [CLS]! 中中", "Hello\x00ello", ""]
+  assert tokenizer.encode(texts) == [reference.encode(t) for t in texts]
+  assert tokenizer.encode(["Hello café [CLS]"])[0] == [5, 9, 19, 21, 22, 20]
+  assert not tokenizer.lower_case
+
+
+def test_lee_corpora_every_line(tokenizer, reference, tokenize_fn):
+  lines = corpora.lee_lines()
+  got = tokenize_fn(tf.constant(lines)).to_list()
+  mismatches = [line for line, ids in zip(lines, got) if ids != reference.encode(line)]
+  assert not mismatches, mismatches[:3]
+
+
+def test_wikipedia_dump_sample(tokenizer, reference, tokenize_fn):
+  lines = corpora.wikipedia_lines(every=13)  # ~3,000 lines of raw wikitext and XML
+  got = tokenize_fn(tf.constant(lines)).to_list()
+  mismatches = [line for line, ids in zip(lines, got) if ids != reference.encode(line)]
+  assert not mismatches, mismatches[:3]
+
+
+@pytest.mark.slow
+def test_wikipedia_dump_every_line(tokenizer, reference, tokenize_fn):
+  lines = corpora.wikipedia_lines()
+  got = []
+  for i in range(0, len(lines), 4096):
+    got.extend(tokenize_fn(tf.constant(lines[i:i + 4096])).to_list())
+  mismatches = [line for line, ids in zip(lines, got) if ids != reference.encode(line)]
+  assert not mismatches, mismatches[:3]
+
+
+PROPERTY_SETTINGS = hypothesis.settings(max_examples=150, deadline=None)
+
+
+@PROPERTY_SETTINGS
+@hypothesis.given(st.lists(st.text(max_size=60), min_size=1, max_size=4))
+def test_property_arbitrary_unicode_matches_reference(tokenizer, reference, tokenize_fn, texts):
+  got = tokenize_fn(tf.constant(texts)).to_list()
+  assert got == [reference.encode(t) for t in texts]
+  assert all(0 <= i < tokenizer.vocab_size for ids in got for i in ids)
+
+
+@PROPERTY_SETTINGS
+@hypothesis.given(st.lists(st.binary(max_size=60), min_size=1, max_size=4))
+def test_property_undecodable_bytes_never_crash(tokenizer, reference, tokenize_fn, blobs):
+  got = tokenize_fn(tf.constant(blobs)).to_list()
+  assert got == tokenize_fn(tf.constant(blobs)).to_list()  # deterministic
+  assert got == [reference.encode(b) for b in blobs]  # decoded like the original: bad bytes dropped
+  assert all(0 <= i < tokenizer.vocab_size for ids in got for i in ids)
+
+
+def test_huge_and_empty_inputs(tokenizer, tokenize_fn):
+  huge = "word " * 100_000 + "x" * 100_000
+  got = tokenize_fn(tf.constant([huge, ""])).to_list()
+  assert len(got[0]) == 100_001 and got[0][-1] == tokenizer.unk_id and got[1] == []
+  assert tokenize_fn(tf.constant([], tf.string)).to_list() == []
+
+
+def test_scalar_input_and_words(tokenizer):
+  ids = tokenizer.tokenize("Hello unaffable world")
+  assert isinstance(ids, tf.Tensor) and ids.numpy().tolist() == [7592, 14477, 20961, 3468, 2088]
+  words = tokenizer.tokenize_words(tf.constant(["Hello unaffable world", ""]))
+  assert words.to_list() == [[[7592], [14477, 20961, 3468], [2088]], []]
+
+
+def _check_offsets(tokenizer, reference, texts):
+  ids, begin, end = tokenizer.tokenize_with_offsets(tf.constant(texts))
+  assert ids.to_list() == [reference.encode(t) for t in texts]
+  for text, row_ids, row_begin, row_end in zip(texts, ids.to_list(), begin.to_list(),
+                                               end.to_list()):
+    data = text.encode("utf-8")
+    assert row_begin == sorted(row_begin) and all(0 <= b < e <= len(data)
+                                                  for b, e in zip(row_begin, row_end))
+    for token_id, b, e in zip(row_ids, row_begin, row_end):
+      piece = tokenizer.id_to_token(token_id)
+      source = data[b:e].decode("utf-8")  # always whole characters
+      if piece != "[UNK]":
+        assert reference.basic_tokenize(source) == [piece.removeprefix("##")], (piece, source)
+      else:
+        assert reference.basic_tokenize(source), source
+
+
+def test_offsets_ascii(tokenizer, reference):
+  texts = ["Hello world, this is BERT.", "  unaffable  [CLS]x  ", "", "a" * 201 + " end"]
+  _check_offsets(tokenizer, reference, texts)
+  _, begin, end = tokenizer.tokenize_with_offsets(tf.constant(["  unaffable"]))
+  assert begin.to_list() == [[2, 5, 8]] and end.to_list() == [[5, 8, 11]]
+
+
+def test_offsets_non_ascii(tokenizer, reference):
+  texts = ["Ünïcödé café … ß", "中文 ΟΔΟΣ. naïve", "nul\x00in\u200bside ctrl\x07x 😀 e\u0301"]
+  _check_offsets(tokenizer, reference, texts)
+  ids, begin, end = tokenizer.tokenize_with_offsets("Ünïcödé café")
+  assert [("Ünïcödé café".encode()[b:e].decode()) for b, e in zip(begin.numpy(), end.numpy())] \
+      == ["Ünïcödé", "café"]
+  # A Hangul syllable decomposes into jamo pieces that each span the whole syllable.
+  ids, begin, end = tokenizer.tokenize_with_offsets(tf.constant(["각"]))
+  assert len(ids.to_list()[0]) == 3 and begin.to_list() == [[0, 0, 0]] and end.to_list() == [[3] * 3]
+
+
+def test_constructor_errors(vocab, tmp_path):
+  with pytest.raises(UserError, match="exactly one of"):
+    BertTokenizer()
+  with pytest.raises(UserError, match=r"no \[UNK\]"):
+    BertTokenizer(vocabulary=["a", "b"])
+  with pytest.raises(UserError, match="not found"):
+    BertTokenizer(str(tmp_path / "missing.txt"))
+
+
+def test_config_and_keras_file_round_trip(tokenizer, tmp_path):
+  restored = BertTokenizer.from_config(tokenizer.get_config())
+  assert restored.vocabulary == tokenizer.vocabulary and restored.lower_case
+  a = keras.Input(shape=(), dtype="string")
+  b = keras.Input(shape=(), dtype="string")
+  packer = BertPacker(24, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
+  model = keras.Model([a, b], packer([tokenizer(a), tokenizer(b)]))
+  path = os.path.join(tmp_path, "preprocessor.keras")
+  model.save(path)
+  loaded = keras.saving.load_model(path)
+  inputs = [tf.constant(["Hello world, this is BERT.", "ß…"]), tf.constant(["Second one", ""])]
+  expected, got = model(inputs), loaded(inputs)
+  for key in ("input_word_ids", "input_mask", "input_type_ids"):
+    np.testing.assert_array_equal(got[key], expected[key])
+
+
+def test_saved_model_tokenize_and_pack(tokenizer, tmp_path):
+  class Preprocessor(tf.Module):
+
+    def __init__(self):
+      super().__init__()
+      self.tokenizer = tokenizer
+      self.packer = BertPacker(32, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2)
+    def __call__(self, a, b):
+      return self.packer([self.tokenizer.tokenize(a), self.tokenizer.tokenize(b)])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def offsets(self, a):
+      ids, begin, end = self.tokenizer.tokenize_with_offsets(a)
+      return {"ids": ids.to_tensor(-1), "begin": begin.to_tensor(-1), "end": end.to_tensor(-1)}
+
+  module = Preprocessor()
+  path = os.path.join(tmp_path, "preprocessor")
+  tf.saved_model.save(module, path)
+  loaded = tf.saved_model.load(path)
+  a = tf.constant(HARD_TEXTS[:12])
+  b = tf.constant(HARD_TEXTS[12:24])
+  expected, got = module(a, b), loaded(a, b)
+  for key in expected:
+    np.testing.assert_array_equal(got[key], expected[key])
+  assert got["input_word_ids"].shape == (12, 32)
+  expected, got = module.offsets(a), loaded.offsets(a)
+  for key in expected:
+    np.testing.assert_array_equal(got[key], expected[key])
