@@ -61,23 +61,34 @@ def write_google_corpus(path: str) -> int:
 
 
 def measure(cmd, env=None):
-  """Runs `cmd`; returns (seconds, peak RSS in MB summed over the process tree, polled every 50 ms)."""
+  """Runs `cmd`; returns (wall seconds, peak RSS MB summed over the process tree, CPU seconds of the tree).
+
+  RSS and CPU are polled every 50 ms; CPU seconds do not depend on what else the machine runs.
+  """
   start = time.perf_counter()
   proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
   root = psutil.Process(proc.pid)
   peak = 0
+  cpu = {}
   while proc.poll() is None:
+    rss = 0
     try:
-      rss = sum(p.memory_info().rss for p in [root] + root.children(recursive=True))
-      peak = max(peak, rss)
+      for p in [root] + root.children(recursive=True):
+        try:
+          rss += p.memory_info().rss
+          times = p.cpu_times()
+          cpu[p.pid] = times.user + times.system
+        except psutil.Error:
+          pass
     except psutil.Error:
       pass
+    peak = max(peak, rss)
     time.sleep(0.05)
   seconds = time.perf_counter() - start
   stderr = proc.stderr.read()
   if proc.returncode != 0:
     raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr[-3000:]}")
-  return seconds, peak / 2 ** 20
+  return seconds, peak / 2 ** 20, sum(cpu.values())
 
 
 def main():
@@ -106,8 +117,7 @@ def main():
   peer_python = ensure_peer_venv()
   peer = [peer_python, "-m", "official.nlp.data.create_pretraining_data", "--input_file", corpus,
           "--output_file", os.path.join(OUT, "peer.tfrecord")] + common
-  seconds, rss = measure(peer, env)
-  rows.append(("tf-models-official 2.20 (1 process)", size, seconds, rss))
+  rows.append(("tf-models-official 2.20 (1 process)", size) + measure(peer, env))
 
   ours = [sys.executable, os.path.join(ROOT, "scripts", "create_pretraining_data.py"),
           "--input_format=bert_text", "--num_shards=8", "--direct_running_mode=multi_processing",
@@ -116,17 +126,17 @@ def main():
                                  (f"ours, Beam DirectRunner x{args.workers}, 2x corpus",
                                   os.path.join(corpus_2x, "*.txt"), 2 * size)):
     out_dir = os.path.join(OUT, "ours_1x" if nbytes == size else "ours_2x")
-    seconds, rss = measure(ours + [f"--input_file={pattern}", f"--output_dir={out_dir}"], env)
-    rows.append((label, nbytes, seconds, rss))
+    rows.append((label, nbytes) + measure(ours + [f"--input_file={pattern}", f"--output_dir={out_dir}"], env))
 
   print(f"\ncorpus: {size / 1e6:.2f} MB Google-format text from the Wikipedia dump; dupe_factor "
         f"{args.dupe_factor}, seq 128, real uncased vocab; {os.cpu_count()} cores")
-  print(f"{'run':<44} {'MB':>6} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12} {'vs peer':>8}")
+  print(f"{'run':<44} {'MB':>6} {'seconds':>8} {'MB/s':>7} {'vs peer':>8} {'CPU s':>7} "
+        f"{'peak RSS MB':>12}")
   peer_rate = rows[0][1] / rows[0][2]
-  for label, nbytes, seconds, rss in rows:
+  for label, nbytes, seconds, rss, cpu in rows:
     rate = nbytes / seconds
-    print(f"{label:<44} {nbytes / 1e6:6.2f} {seconds:8.1f} {rate / 1e6:7.3f} {rss:12.0f} "
-          f"{rate / peer_rate:7.2f}x")
+    print(f"{label:<44} {nbytes / 1e6:6.2f} {seconds:8.1f} {rate / 1e6:7.3f} {rate / peer_rate:7.2f}x "
+          f"{cpu:7.1f} {rss:12.0f}")
   print(f"peak RSS 2x / 1x (ours): {rows[2][3] / rows[1][3]:.2f}")
 
 

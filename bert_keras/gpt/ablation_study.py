@@ -22,6 +22,8 @@ from keras import ops
 
 from bert_keras.errors import UserError
 from bert_keras.gpt import gpt_training, study_data, zero_shot
+from bert_keras.gpt.gpt_finetuning_task import GPTFinetuningTask
+from bert_keras.gpt.gpt_pretraining_task import GPTPretrainingTask
 from bert_keras.gpt.layer_transfer import transfer_layers
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
@@ -33,7 +35,7 @@ from bert_keras.tasks import metrics as metrics_lib
 from bert_keras.training.optimization import create_optimizer
 from bert_keras.training.pretraining_task import PretrainingTask
 from configs.ablations import AblationVariant, StudyConfig, get_ablation
-from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+from configs.gpt import GPTPretrainingConfig
 
 TASK_METRIC = {"polarity": "accuracy", "lee_similarity": "pearson", "span": "exact_match"}
 
@@ -143,9 +145,8 @@ def _optimizer(lr: float, steps: int, warmup: int):
 
 
 def _scratch(output_dir: str, *parts) -> str:
-  path = os.path.join(output_dir, "runs", "_".join(str(p) for p in parts))
-  os.makedirs(path, exist_ok=True)
-  return path
+  """A run's name under output_dir/runs (runs in process keep no files; the name is logged)."""
+  return os.path.join(output_dir, "runs", "_".join(str(p) for p in parts))
 
 
 def pretrain_key(variant: AblationVariant, reverse: bool = False) -> tuple:
@@ -167,9 +168,9 @@ def _pretrain_bert(study, vocab, instances, objective, reverse, seed, model_dir)
         if reverse else original
   optimizer = _optimizer(study.pretrain_learning_rate, study.pretrain_steps,
                          study.pretrain_warmup_steps)
-  gpt_training.fit(model, PretrainingTask(objective), features, optimizer=optimizer,
-                   num_steps=study.pretrain_steps, batch_size=study.pretrain_batch_size,
-                   model_dir=model_dir, seed=seed, log_every=study.pretrain_steps)
+  gpt_training.fit_in_process(model, PretrainingTask(objective), features, optimizer=optimizer,
+                              num_steps=study.pretrain_steps,
+                              batch_size=study.pretrain_batch_size, seed=seed)
   return encoder.get_weights()
 
 
@@ -183,14 +184,16 @@ def _pretrain_gpt(study, vocab, windows, size, seed, model_dir, probe: Callable 
                                 num_train_steps=study.pretrain_steps,
                                 batch_size=study.pretrain_batch_size, seq_length=study.seq_length,
                                 seed=seed)
+  optimizer = gpt_training.pretraining_optimizer(config)
   points = study.zero_shot_points if probe else 1
   bounds = [round(study.pretrain_steps * (i + 1) / points) for i in range(points)]
   if probe:
     probe(0, lm)
-  trainer, done = None, 0
-  for bound in bounds:
-    trainer = gpt_training.pretrain(lm, windows, config, model_dir, num_steps=bound - done,
-                                    trainer=trainer, log_every=max(bound - done, 1))
+  done = 0
+  for i, bound in enumerate(bounds):
+    gpt_training.fit_in_process(lm, GPTPretrainingTask(), windows, optimizer=optimizer,
+                                num_steps=bound - done, batch_size=config.batch_size,
+                                seed=seed * 1000 + i, clip_global_norm=config.clip_global_norm)
     done = bound
     if probe:
       probe(done, lm)
@@ -241,11 +244,10 @@ def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: 
     task_type = "similarity" if regression else "classification"
     model = GPTTaskModel(decoder, task_type, num_outputs=1 if regression else 2,
                          with_lm_logits=variant.lm_coef > 0)
-    config = GPTFinetuningConfig(learning_rate=study.finetune_learning_rate,
-                                 batch_size=study.finetune_batch_size,
-                                 num_epochs=study.finetune_epochs, warmup_fraction=0.1,
-                                 lm_coef=variant.lm_coef, seq_length=study.seq_length, seed=seed)
-    gpt_training.finetune(model, {**train["gpt"], "labels": train["labels"]}, config, model_dir)
+    optimizer = _optimizer(study.finetune_learning_rate, steps, max(1, steps // 10))
+    gpt_training.fit_in_process(model, GPTFinetuningTask(model.task_type, variant.lm_coef),
+                                {**train["gpt"], "labels": train["labels"]}, optimizer=optimizer,
+                                num_steps=steps, batch_size=study.finetune_batch_size, seed=seed)
     logits = gpt_training.predict(model, dev["gpt"])
   else:
     if variant.family == "elmo":
@@ -261,10 +263,9 @@ def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: 
       encoders = [enc]
     model = build_bert_task_model(encoders, kind, 1 if regression else 2, variant.span_bilstm)
     optimizer = _optimizer(study.finetune_learning_rate, steps, max(1, steps // 10))
-    gpt_training.fit(model, SupervisedTask(kind), {**train["bert"], "labels": train["labels"]},
-                     optimizer=optimizer, num_steps=steps,
-                     batch_size=min(study.finetune_batch_size, len(train["labels"])),
-                     model_dir=model_dir, seed=seed, log_every=steps)
+    gpt_training.fit_in_process(model, SupervisedTask(kind),
+                                {**train["bert"], "labels": train["labels"]}, optimizer=optimizer,
+                                num_steps=steps, batch_size=study.finetune_batch_size, seed=seed)
     logits = gpt_training.predict(model, dev["bert"])
   return _evaluate(task, regression, logits, dev)
 

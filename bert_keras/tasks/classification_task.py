@@ -12,6 +12,7 @@ import numpy as np
 from bert_keras.errors import UserError
 from bert_keras.tasks import metrics as metrics_lib
 from bert_keras.tasks.heads.bert_classifier import BertClassifier
+from bert_keras.tasks.heads.bert_feature_classifier import BertFeatureClassifier
 from bert_keras.tasks.packing import pack_batch
 from bert_keras.tasks.task import Features, Task
 
@@ -83,6 +84,11 @@ class ClassificationTask(Task):
 
   def build_model(self, encoder: keras.Model) -> keras.Model:
     num_classes = 1 if self.is_regression else len(self.label_names)
+    if self.config.approach == "feature_based":
+      return BertFeatureClassifier(
+          encoder, num_classes, feature_layers=self.config.feature_layers,
+          lstm_units=self.config.lstm_units, dropout_rate=self.config.dropout_rate,
+          name=f"{self.name.replace('/', '_')}_feature_classifier")
     return BertClassifier(encoder, num_classes, dropout_rate=self.config.dropout_rate,
                           name=f"{self.name.replace('/', '_')}_classifier")
 
@@ -125,5 +131,6 @@ class ClassificationTask(Task):
 
   def task_info(self, metrics: Mapping[str, Any] | None = None) -> dict:
     info = super().task_info(metrics)
-    info.update(num_segments=2 if self.is_pair else 1, regression=self.is_regression)
+    info.update(num_segments=2 if self.is_pair else 1, regression=self.is_regression,
+                approach=self.config.approach)
     return info

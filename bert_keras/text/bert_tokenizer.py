@@ -4,10 +4,12 @@ Devlin et al. (2018), section 3: "We use WordPiece embeddings (Wu et al., 2016) 
 vocabulary." The original google-research/bert `FullTokenizer` (re-implemented in pure Python in
 `reference_tokenizer.py`) cleans, lowercases, strips accents and splits punctuation before WordPiece.
 tensorflow-text's own BERT normaliser folds characters the NFKC / case-folding way ("…" -> "...",
-"ß" -> "ss"), splits at control characters and caps words at 100 bytes, so only its WordPiece step is
-used (`FastWordpieceTokenizer`, which is the original's greedy longest-match-first in linear time);
-the normalisation runs here on code points with tables computed from `unicodedata`
-(`unicode_tables.py`), which also keeps track of where each piece came from in the input bytes.
+"ß" -> "ss"), splits at control characters and caps words at 100 bytes, so for anything beyond
+ASCII only its WordPiece step is used (`FastWordpieceTokenizer`, the original's greedy
+longest-match-first in linear time) and the normalisation runs here on code points, with tables
+computed from `unicodedata` (`unicode_tables.py`), keeping track of where each piece came from in the
+input bytes. Pure-ASCII chunks, where tensorflow-text agrees with the original, take its fast
+end-to-end path in `tokenize` (see `_tokenize_fast`); tests hold both paths to the reference.
 """
 
 from __future__ import annotations

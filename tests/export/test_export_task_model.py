@@ -168,9 +168,10 @@ def loaded_results(exports, tmp_path_factory):
 
 def _assert_same(actual: dict, expected: dict, where: str):
   assert sorted(actual) == sorted(expected), where
+  as_array = lambda x: np.array(x, dtype=object) if isinstance(x, bytes) else np.asarray(x)
   for key, value in expected.items():
-    value = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
-    got = np.asarray(actual[key])
+    value = as_array(value.numpy() if hasattr(value, "numpy") else value)
+    got = as_array(actual[key])
     assert got.shape == value.shape, f"{where} {key}: {got.shape} != {value.shape}"
     if value.dtype.kind in "fc":
       np.testing.assert_allclose(got, value, rtol=1e-5, atol=1e-5, err_msg=f"{where} {key}")

@@ -12,31 +12,7 @@ from bert_keras.tasks.conll2003 import Conll2003Task
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from configs.tasks import get_task_config
 
-# The original English files' layout (IOB1): -DOCSTART-, blank lines, token POS chunk NER.
-TRAIN = """-DOCSTART- -X- -X- O
-
-EU NNP I-NP I-ORG
-rejects VBZ I-VP O
-German JJ I-NP I-MISC
-call NN I-NP O
-. . O O
-
-Peter NNP I-NP I-PER
-Blackburn NNP I-NP I-PER
-visited VBD I-VP O
-Zürich NNP I-NP I-LOC
--DOCSTART- -X- -X- O
-Antidisestablishmentarianism NN I-NP O
-Smith NNP I-NP I-PER
-Jones NNP I-NP B-PER
-"""
-
-
-def write(tmp_path, train=TRAIN, dev=TRAIN):
-  (tmp_path / "train.txt").write_text(train, encoding="utf-8")
-  (tmp_path / "valid.txt").write_text(dev, encoding="utf-8")
-  return str(tmp_path)
-
+from . import task_fixtures as fx
 
 @pytest.fixture(scope="module")
 def tokenizer():
@@ -51,24 +27,24 @@ def test_iob_conversions():
 
 
 def test_reader_sentences_and_errors(tmp_path):
-  data_dir = write(tmp_path)
+  data_dir = fx.write_conll(tmp_path)
   task = Conll2003Task(get_task_config("conll2003"))
   examples = task.read_examples(data_dir, "train")
   assert [len(e.words) for e in examples] == [5, 4, 3]
   assert examples[0].tags == ["B-ORG", "O", "B-MISC", "O", "O"]
   assert examples[2].tags == ["O", "B-PER", "B-PER"]
   assert examples[1].guid == "train.txt:9"
-  write(tmp_path, train=TRAIN + "bad NN I-NP X-PER\n")
+  fx.write_conll(tmp_path, train=fx.CONLL + "bad NN I-NP X-PER\n")
   with pytest.raises(UserError, match=r"train\.txt:17: tag 'X-PER'"):
     task.read_examples(data_dir, "train")
-  write(tmp_path, dev=TRAIN + "\nMars NNP I-NP I-PLANET\n")
+  fx.write_conll(tmp_path, dev=fx.CONLL + "\nMars NNP I-NP I-PLANET\n")
   with pytest.raises(UserError, match=r"\['B-PLANET'\] never occur in train"):
     task.prepare_labels(task.read_examples(data_dir, "train"),
                         {"dev": task.read_examples(data_dir, "dev")})
 
 
 def test_first_piece_labels_and_windows(tmp_path, tokenizer):
-  data_dir = write(tmp_path)
+  data_dir = fx.write_conll(tmp_path)
   task = Conll2003Task(get_task_config("conll2003", max_seq_length=8))
   examples = task.read_examples(data_dir, "train")
   task.prepare_labels(examples, {})
@@ -90,7 +66,7 @@ def test_first_piece_labels_and_windows(tmp_path, tokenizer):
 
 
 def test_postprocess_and_metrics_on_crafted_logits(tmp_path, tokenizer):
-  data_dir = write(tmp_path)
+  data_dir = fx.write_conll(tmp_path)
   task = Conll2003Task(get_task_config("conll2003", max_seq_length=16))
   examples = task.read_examples(data_dir, "dev")
   task.prepare_labels(examples, {})

@@ -13,42 +13,11 @@ from bert_keras.tasks.squad import SquadV1Task, SquadV2Task
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from configs.tasks import get_task_config
 
-# Awkward cases: unicode and accents, the answer at the very end of the passage, irregular
-# whitespace inside an answer, a word split into many pieces, a passage longer than one window.
-LONG = " ".join(f"filler{i} word" for i in range(60)) + " The treaty was signed in Zürich."
-CURIE = "Marie Curie (1867–1934) won the Nobel Prize in Physics.  Café  au lait."
-CAFE = CURIE.index("Café")
-V1 = {"version": "1.1", "data": [{"title": "T", "paragraphs": [
-    {"context": CURIE,
-     "qas": [{"id": "q1", "question": "When was Curie born?",
-              "answers": [{"text": "1867", "answer_start": 13}]},
-             {"id": "q2", "question": "What drink?",
-              "answers": [{"text": "Café  au lait.", "answer_start": CAFE},
-                          {"text": "Café au lait", "answer_start": CAFE}]}]},
-    {"context": LONG,
-     "qas": [{"id": "q3", "question": "Where was the treaty signed?",
-              "answers": [{"text": "Zürich", "answer_start": len(LONG) - 7}]}]},
-    {"context": "Antidisestablishmentarianism is long.",
-     "qas": [{"id": "q4", "question": "What is long?",
-              "answers": [{"text": "Antidisestablishmentarianism", "answer_start": 0}]}]},
-]}]}
-V2 = {"version": "v2.0", "data": [{"title": "T", "paragraphs": [
-    {"context": "Paris is the capital of France.",
-     "qas": [{"id": "a1", "question": "Capital of France?", "is_impossible": False,
-              "answers": [{"text": "Paris", "answer_start": 0}]},
-             {"id": "a2", "question": "Capital of Mars?", "is_impossible": True,
-              "answers": [], "plausible_answers": [{"text": "Paris", "answer_start": 0}]}]}]}]}
-
+from . import task_fixtures as fx
 
 @pytest.fixture(scope="module")
 def tokenizer():
   return BertTokenizer(vocab_path=resources.uncased_vocab_path())
-
-
-def _write(tmp_path, name, data):
-  path = tmp_path / name
-  path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-  return str(tmp_path)
 
 
 def test_split_passage_keeps_char_offsets():
@@ -59,7 +28,7 @@ def test_split_passage_keeps_char_offsets():
 
 
 def test_reader_word_positions_and_errors(tmp_path):
-  data_dir = _write(tmp_path, "train-v1.1.json", V1)
+  data_dir = fx.write_json(tmp_path, "train-v1.1.json", fx.SQUAD_V1)
   task = SquadV1Task(get_task_config("squad_v1"))
   examples = task.read_examples(data_dir, "train")
   assert [e.qas_id for e in examples] == ["q1", "q2", "q3", "q4"]
@@ -67,9 +36,9 @@ def test_reader_word_positions_and_errors(tmp_path):
   assert q1.doc_tokens[q1.start_position] == "(1867–1934)"
   q3 = examples[2]
   assert q3.doc_tokens[q3.start_position] == "Zürich." and q3.end_position == len(q3.doc_tokens) - 1
-  bad = json.loads(json.dumps(V1))
+  bad = json.loads(json.dumps(fx.SQUAD_V1))
   bad["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = 500
-  _write(tmp_path, "train-v1.1.json", bad)
+  fx.write_json(tmp_path, "train-v1.1.json", bad)
   with pytest.raises(UserError, match=r"paragraphs\[0\]\.qas\[0\].*answer_start=500"):
     task.read_examples(data_dir, "train")
   with pytest.raises(UserError, match="dev-v1.1.json: no such file"):
@@ -87,7 +56,7 @@ def test_doc_windows_and_max_context():
 
 
 def test_features_label_the_answer_pieces(tmp_path, tokenizer):
-  data_dir = _write(tmp_path, "train-v1.1.json", V1)
+  data_dir = fx.write_json(tmp_path, "train-v1.1.json", fx.SQUAD_V1)
   task = SquadV1Task(get_task_config("squad_v1", max_seq_length=48, doc_stride=16,
                                      max_query_length=12))
   examples = task.read_examples(data_dir, "train")
@@ -115,7 +84,7 @@ def _one_hot_logits(features, f, start, end):
 
 
 def test_postprocess_maps_back_to_passage_characters(tmp_path, tokenizer):
-  data_dir = _write(tmp_path, "dev-v1.1.json", V1)
+  data_dir = fx.write_json(tmp_path, "dev-v1.1.json", fx.SQUAD_V1)
   task = SquadV1Task(get_task_config("squad_v1", max_seq_length=48, doc_stride=16,
                                      max_query_length=12))
   examples = task.read_examples(data_dir, "dev")
@@ -134,7 +103,7 @@ def test_postprocess_maps_back_to_passage_characters(tmp_path, tokenizer):
   out = task.postprocess(examples, features, {"start_logits": start, "end_logits": end})
   assert out["predictions"]["q1"] == "1867"
   assert out["predictions"]["q2"] == "Café  au lait."
-  assert out["nbest"]["q2"][0]["answer_start"] == CAFE
+  assert out["nbest"]["q2"][0]["answer_start"] == fx.CAFE
   assert len(out["nbest"]["q1"]) <= 20
   metrics = task.evaluate(examples, out)
   # q1 and q2 exact (q2 matches both golds after normalisation); q3, q4 predict junk spans.
@@ -142,7 +111,7 @@ def test_postprocess_maps_back_to_passage_characters(tmp_path, tokenizer):
 
 
 def test_postprocess_rejects_reversed_and_too_long_spans(tmp_path, tokenizer):
-  data_dir = _write(tmp_path, "dev-v1.1.json", V1)
+  data_dir = fx.write_json(tmp_path, "dev-v1.1.json", fx.SQUAD_V1)
   task = SquadV1Task(get_task_config("squad_v1", max_seq_length=48, doc_stride=16,
                                      max_query_length=12, max_answer_length=2, n_best_size=5))
   examples = task.read_examples(data_dir, "dev")[:1]
@@ -163,7 +132,7 @@ def test_postprocess_rejects_reversed_and_too_long_spans(tmp_path, tokenizer):
 
 
 def test_squad_v2_null_score_and_threshold(tmp_path, tokenizer):
-  data_dir = _write(tmp_path, "dev-v2.0.json", V2)
+  data_dir = fx.write_json(tmp_path, "dev-v2.0.json", fx.SQUAD_V2)
   task = SquadV2Task(get_task_config("squad_v2", max_seq_length=32, max_query_length=10))
   examples = task.read_examples(data_dir, "dev")
   assert [e.is_impossible for e in examples] == [False, True]
@@ -191,7 +160,7 @@ def test_squad_v2_null_score_and_threshold(tmp_path, tokenizer):
 
 
 def test_squad_v2_training_labels_point_at_cls(tmp_path, tokenizer):
-  data_dir = _write(tmp_path, "train-v2.0.json", V2)
+  data_dir = fx.write_json(tmp_path, "train-v2.0.json", fx.SQUAD_V2)
   task = SquadV2Task(get_task_config("squad_v2", max_seq_length=32, max_query_length=10))
   features = task.make_features(task.read_examples(data_dir, "train"), tokenizer, training=True)
   assert features.labels["start_logits"][1] == 0 and features.labels["end_logits"][1] == 0

@@ -1,6 +1,5 @@
 """SWAG reader on a small file in the official CSV layout, and its 4-choice features."""
 
-import csv
 
 import pytest
 
@@ -10,23 +9,10 @@ from bert_keras.tasks.swag import SwagTask
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from configs.tasks import get_task_config
 
-HEADER = ["", "video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source", "ending0",
-          "ending1", "ending2", "ending3", "label"]
-ROWS = [["0", "lsmdc3001", "1", "Someone opens a door. He", "Someone opens a door.", "He",
-         "gold", "walks in.", "eats the door.", "flies, \"quickly\".", "sings, a café song.", "0"],
-        ["1", "anetv_1", "2", "A man skis. The man", "A man skis.", "The man", "gen",
-         "falls.", "is a tree.", "skis down the slope.", "melts.", "2"]]
-
-
-def write(path, rows=ROWS, header=HEADER):
-  with open(path, "w", encoding="utf-8", newline="") as f:
-    writer = csv.writer(f)
-    writer.writerow(header)
-    writer.writerows(rows)
-
+from . import task_fixtures as fx
 
 def test_reader_and_features(tmp_path):
-  write(tmp_path / "train.csv")
+  fx.write_swag(tmp_path / "train.csv")
   task = SwagTask(get_task_config("swag", max_seq_length=24))
   examples = task.read_examples(str(tmp_path), "train")
   assert [e.label for e in examples] == [0, 2]
@@ -45,10 +31,10 @@ def test_reader_and_features(tmp_path):
 
 
 def test_reader_errors(tmp_path):
-  write(tmp_path / "val.csv", rows=[ROWS[0][:-1] + ["7"]])
+  fx.write_swag(tmp_path / "val.csv", rows=[fx.SWAG_ROWS[0][:-1] + ["7"]])
   task = SwagTask(get_task_config("swag"))
   with pytest.raises(UserError, match=r"val\.csv:2: label 7 is not 0-3"):
     task.read_examples(str(tmp_path), "dev")
-  write(tmp_path / "val.csv", header=HEADER[:-3] + ["label"], rows=[])
+  fx.write_swag(tmp_path / "val.csv", header=fx.SWAG_HEADER[:-3] + ["label"], rows=[])
   with pytest.raises(UserError, match=r"val\.csv:1: header lacks columns \['ending2', 'ending3'\]"):
     task.read_examples(str(tmp_path), "dev")

@@ -43,6 +43,9 @@ HARD_TEXTS = [
     "\U00020000\U0002A700\U0002F800\uF900 compat ideographs",
     "combining e\u0301 a\u0308 o\u0302\u0323 alone \u0301\u0308",
     "Hangul 각 jamo ᄀ ᅡ ᆨ",
+    "".join(map(chr, range(128))),  # every ASCII character, controls included
+    "ΑΣ.Β ΑΣ. ΑΣ'Β x.Σ don't [CLS]",  # sigma context crosses punctuation, not whitespace
+    "mixed ascii café, and \x1c\x1d\x1e\x1f\x85 separators",
 ]
 
 
@@ -137,6 +140,15 @@ def test_wikipedia_dump_every_line(tokenizer, reference, tokenize_fn):
     got.extend(tokenize_fn(tf.constant(lines[i:i + 4096])).to_list())
   mismatches = [line for line, ids in zip(lines, got) if ids != reference.encode(line)]
   assert not mismatches, mismatches[:3]
+
+
+def test_fast_path_agrees_with_code_point_path(tokenizer):
+  # tokenize() sends pure-ASCII chunks through tensorflow-text's end-to-end WordPiece; tokenize_words
+  # and tokenize_with_offsets run every character through the code-point pipeline.
+  lines = tf.constant(corpora.lee_lines()[:200] + [t.encode() for t in HARD_TEXTS])
+  fast = tokenizer.tokenize(lines).to_list()
+  assert tokenizer.tokenize_words(lines).merge_dims(1, 2).to_list() == fast
+  assert tokenizer.tokenize_with_offsets(lines)[0].to_list() == fast
 
 
 PROPERTY_SETTINGS = hypothesis.settings(max_examples=150, deadline=None)

@@ -71,6 +71,7 @@ def main(pattern, out_dir):
       small = train(make(), config, 4, os.path.join(out_dir, f"{objective}-{name}-acc"), objective)
       moved = max(float(np.max(np.abs(a - b))) for a, b in zip(big, small))
       results[f"{objective}/{name}"] = moved
+      print(objective, name, moved, file=sys.stderr, flush=True)
   print(json.dumps(results))
 
 

@@ -1,0 +1,62 @@
+"""End to end on real embedded data: BPE -> GPT pretraining -> fine-tuning -> text-in SavedModel,
+and the ablation study at its smoke budget."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_keras.errors import UserError
+from bert_keras.gpt import gpt_runs
+from bert_keras.gpt.ablation_study import merge_runs, run_study
+from configs.ablations import get_study_config
+from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+
+
+@pytest.mark.slow
+def test_bpe_pretrain_finetune_export(tmp_path):
+  bpe = str(tmp_path / "bpe.model")
+  tokenizer = gpt_runs.run_train_bpe(["lee_background"], [], 400, bpe)
+  assert tokenizer.vocab_size == 400 and os.path.exists(bpe + ".json")
+  pre_dir = str(tmp_path / "gpt")
+  config = GPTPretrainingConfig(num_train_steps=4, num_warmup_steps=1, batch_size=4, seq_length=16,
+                                learning_rate=1e-3)
+  metrics = gpt_runs.run_gpt_pretraining("gpt_nano", bpe, ["lee_background"], [], config, pre_dir)
+  assert np.isfinite(metrics["lm_loss"])
+  for name in ("config.json", "decoder.keras", "bpe.model", "history.jsonl"):
+    assert os.path.exists(os.path.join(pre_dir, name)), name
+  fine_dir = str(tmp_path / "polarity")
+  scores = gpt_runs.run_gpt_finetuning(
+      "polarity", pre_dir, GPTFinetuningConfig(num_epochs=0.2, batch_size=32, seq_length=24),
+      fine_dir)
+  assert 0.0 <= scores["accuracy"] <= 1.0
+  with open(os.path.join(fine_dir, "metrics.json")) as f:
+    assert json.load(f) == scores
+  served = tf.saved_model.load(os.path.join(fine_dir, "export"))
+  logits = served.signatures["serving_default"](text=tf.constant(["a moving film", "dull"]))
+  assert logits["logits"].shape == (2, 2)
+
+
+def test_run_errors(tmp_path):
+  with pytest.raises(UserError, match="no such input file"):
+    gpt_runs.run_train_bpe([], [str(tmp_path / "missing.txt")], 100, str(tmp_path / "x.model"))
+  with pytest.raises(UserError, match="--bpe_model is required"):
+    gpt_runs.run_gpt_finetuning("polarity", None, GPTFinetuningConfig(), str(tmp_path / "out"))
+
+
+@pytest.mark.slow
+def test_ablation_study_smoke(tmp_path):
+  study = get_study_config("smoke", tasks={"polarity": ("gpt1", "bert_ltr_no_nsp")},
+                           zero_shot_points=1)
+  rows = run_study(study, str(tmp_path / "s0"), log=lambda _: None)
+  variants = {(r["experiment"], r["variant"]) for r in rows}
+  assert {("ablation", "gpt1"), ("ablation", "bert_ltr_no_nsp"), ("zero_shot", "gpt1"),
+          ("layer_transfer", "gpt1_k0"), ("layer_transfer", "gpt1_k1")} <= variants
+  assert all(0.0 <= r["value"] <= 1.0 for r in rows)
+  merged = merge_runs([str(tmp_path / "s0")], study, str(tmp_path / "merged"))
+  assert len(merged) == len(rows)
+  table = (tmp_path / "merged" / "table.md").read_text()
+  assert "| gpt1 |" in table and "Zero-shot" in table
+  assert (tmp_path / "merged" / "ablation.png").stat().st_size > 1000

@@ -1,0 +1,86 @@
+"""run_finetuning end to end on tiny models: training, dev metrics, predictions, export artifacts."""
+
+import json
+import os
+
+import keras
+import numpy as np
+import pytest
+
+from bert_keras import resources
+from bert_keras.errors import UserError
+from bert_keras.tasks.finetuning import RunConfig, run_finetuning
+from configs.tasks import get_task_config
+from . import task_fixtures as fx
+
+TINY = dict(max_seq_length=32, batch_size=8, num_epochs=1.0, eval_batch_size=16,
+            learning_rate=1e-3)
+
+
+def _run(task, tmp_path, data_dir="", max_train_examples=0, **overrides):
+  config = get_task_config(task, **{**TINY, **overrides})
+  run = RunConfig(data_dir=data_dir, output_dir=os.path.join(str(tmp_path), "out"),
+                  model_config="bert_tiny", vocab_file=resources.uncased_vocab_path(),
+                  max_train_examples=max_train_examples)
+  return run_finetuning(config, run), run.output_dir
+
+
+def test_polarity_end_to_end_writes_export_artifacts(tmp_path):
+  results, out = _run("polarity", tmp_path, max_train_examples=32)
+  assert set(results["dev"]) >= {"accuracy", "f1", "examples"}
+  assert results["dev"]["examples"] == 40 and results["train_examples"] == 32
+  written = sorted(os.listdir(out))
+  assert written == ["config.json", "metrics.json", "model.keras", "predictions_dev.json",
+                     "task_info.json", "vocab.txt"]
+  info = json.load(open(os.path.join(out, "task_info.json")))
+  assert info["label_names"] == ["neg", "pos"] and info["max_seq_length"] == 32
+  config = json.load(open(os.path.join(out, "config.json")))
+  assert config["task"]["batch_size"] == 8 and config["encoder"]["init"] == "random"
+  predictions = json.load(open(os.path.join(out, "predictions_dev.json")))
+  assert len(predictions) == 40
+  accuracy = np.mean([p["prediction"] == e for p, e in zip(
+      predictions, ["neg"] * 20 + ["pos"] * 20)])
+  assert accuracy == pytest.approx(results["dev"]["accuracy"])
+  model = keras.models.load_model(os.path.join(out, "model.keras"))
+  x = {"input_word_ids": np.array([[101, 7592, 102, 0]], np.int32),
+       "input_mask": np.array([[1, 1, 1, 0]], np.int32),
+       "input_type_ids": np.zeros((1, 4), np.int32)}
+  assert model(x)["logits"].shape == (1, 2)
+
+
+def test_missing_init_is_a_user_error(tmp_path):
+  config = get_task_config("polarity")
+  with pytest.raises(UserError, match="--init_checkpoint"):
+    run_finetuning(config, RunConfig(output_dir=str(tmp_path)))
+
+
+@pytest.mark.slow
+def test_squad_v2_end_to_end(tmp_path):
+  data = str(tmp_path)
+  for split in ("train", "dev"):
+    fx.write_json(tmp_path, f"{split}-v2.0.json", fx.SQUAD_V2)
+  results, out = _run("squad_v2", tmp_path, data_dir=data, max_seq_length=32, max_query_length=8)
+  assert {"exact", "f1", "best_f1", "best_f1_thresh", "HasAns_f1", "NoAns_f1"} <= set(results["dev"])
+  info = json.load(open(os.path.join(out, "task_info.json")))
+  assert info["null_score_diff_threshold"] == results["dev"]["best_f1_thresh"]
+  assert os.path.exists(os.path.join(out, "predictions_dev_null_odds.json"))
+
+
+@pytest.mark.slow
+def test_swag_end_to_end(tmp_path):
+  fx.write_swag(tmp_path / "train.csv")
+  fx.write_swag(tmp_path / "val.csv")
+  results, _ = _run("swag", tmp_path, data_dir=str(tmp_path))
+  assert 0.0 <= results["dev"]["accuracy"] <= 1.0 and results["dev"]["examples"] == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("approach", ["fine_tuning", "feature_based"])
+def test_conll_fine_tuning_and_feature_based(tmp_path, approach):
+  fx.write_conll(tmp_path)
+  results, out = _run("conll2003", tmp_path, data_dir=str(tmp_path), approach=approach,
+                      feature_layers=(-2, -1), lstm_units=16, num_epochs=3.0, batch_size=4)
+  assert {"precision", "recall", "f1"} <= set(results["dev"])
+  assert os.path.exists(os.path.join(out, "predictions_dev.txt"))
+  info = json.load(open(os.path.join(out, "task_info.json")))
+  assert info["approach"] == approach and info["label_names"][0] == "O"
