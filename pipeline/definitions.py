@@ -48,7 +48,8 @@ def build_pipeline(config: PipelineConfig, pipeline_root: str, serving_dir: str 
     vocabulary = Component(VocabularySpec, "vocabulary",
                            inputs={"corpus": ingestion.outputs["corpus"]},
                            parameters=dict(vocab_size=pretraining.vocab_size,
-                                           lower_case=pretraining.lower_case))
+                                           lower_case=pretraining.lower_case,
+                                           max_input_words=pretraining.vocab_max_input_words))
     examples = Component(PretrainingExamplesSpec, "pretraining_examples",
                          inputs={"corpus": ingestion.outputs["corpus"],
                                  "vocabulary": vocabulary.outputs["vocabulary"]},

@@ -30,7 +30,7 @@ flags.DEFINE_string("beam_pipeline_args", "", "Options for the Beam components, 
 flags.DEFINE_string("distribution_strategy", "default",
                     "tf.distribute strategy of the trainers (default, mirrored, ...).")
 flags.DEFINE_integer("pretrain_steps", 300, "Pretraining steps of the tiny BERT.")
-flags.DEFINE_float("finetune_epochs", 2.0, "Fine-tuning epochs (similarity uses at most 1).")
+flags.DEFINE_float("finetune_epochs", 3.0, "Fine-tuning epochs (similarity uses at most 1).")
 flags.DEFINE_integer("max_documents", 0, "Keep this many Wikipedia articles (0 = all 106).")
 flags.DEFINE_bool("query", True, "Load the pushed models in a fresh process and ask questions.")
 FLAGS = flags.FLAGS

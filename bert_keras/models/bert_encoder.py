@@ -72,7 +72,7 @@ class BertEncoder(keras.Model):
         name="type_embedding", dtype=dtype)
     embeddings_layer_norm = keras.layers.LayerNormalization(
         epsilon=layer_norm_epsilon, name="embeddings_layer_norm", dtype=dtype)
-    embeddings_dropout = keras.layers.Dropout(dropout_rate, name="embeddings_dropout")
+    embeddings_dropout = keras.layers.Dropout(dropout_rate, name="embeddings_dropout", dtype=dtype)
     attention_mask_layer = AttentionMask(causal=attention == "causal", name="attention_mask")
     blocks = [
         TransformerBlock(num_heads, intermediate_size, hidden_act, dropout_rate,

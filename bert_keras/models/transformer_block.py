@@ -56,8 +56,8 @@ class TransformerBlock(keras.layers.Layer):
     self.output_layer_norm = keras.layers.LayerNormalization(
         epsilon=self.layer_norm_epsilon, name="output_layer_norm", dtype=self.dtype_policy)
     self.output_layer_norm.build(input_shape)
-    self.attention_dropout = keras.layers.Dropout(self.attention_dropout_rate)
-    self.hidden_dropout = keras.layers.Dropout(self.dropout_rate)
+    self.attention_dropout = keras.layers.Dropout(self.attention_dropout_rate, dtype=self.dtype_policy)
+    self.hidden_dropout = keras.layers.Dropout(self.dropout_rate, dtype=self.dtype_policy)
     self.built = True
 
   def call(self, x, attention_mask, training=None):

@@ -24,7 +24,8 @@ class VocabularyExecutor(BaseExecutor):
       _ = (p
            | "ReadCorpus" >> ReadBertCorpus(pattern)
            | "Learn" >> LearnWordPieceVocab(parameters["vocab_size"], parameters["lower_case"],
-                                            parameters["num_unused"], parameters["min_count"])
+                                            parameters["num_unused"], parameters["min_count"],
+                                            parameters["max_input_words"])
            | "Write" >> beam.Map(write_vocabulary, vocabulary.uri,
                                  dict(parameters, input_file=corpus.uri)))
     tokens = load_vocab(vocabulary.path(VOCAB_NAME))

@@ -16,6 +16,8 @@ class VocabularySpec(ComponentSpec):
       "lower_case": Parameter(bool, True),
       "num_unused": Parameter(int, 99, doc="[unused*] slots; 99 puts [CLS] at 101 as in bert-base."),
       "min_count": Parameter(int, 1),
+      "max_input_words": Parameter(int, 5_000_000,
+                                   doc="The learner sees this many most frequent words (its cost)."),
   }
   EXECUTOR = "components.vocabulary.executor:VocabularyExecutor"
   USES_BEAM = True

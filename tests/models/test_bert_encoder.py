@@ -69,12 +69,13 @@ def test_exact_gelu_is_the_default():
   np.testing.assert_allclose(get_activation("gelu")(x), expected, atol=1e-6)
 
 
-def test_mixed_bfloat16_builds_and_runs():
-  keras.mixed_precision.set_global_policy("mixed_bfloat16")
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_builds_and_runs(policy):
+  keras.mixed_precision.set_global_policy(policy)
   try:
     encoder = _encoder()
-    out = encoder(harness.random_inputs())
-    assert out["sequence_output"].dtype.name == "bfloat16"
+    out = encoder(harness.random_inputs(), training=True)
+    assert out["sequence_output"].dtype.name == policy.split("_")[1]
     assert encoder.weights[0].dtype == "float32"  # variables stay float32
   finally:
     keras.mixed_precision.set_global_policy("float32")

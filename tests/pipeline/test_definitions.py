@@ -26,8 +26,8 @@ def test_demo_pipeline_order_and_edges(tmp_path):
       assert pusher.parameters["serving_dir"] == str(tmp_path / "serving" / base)
       assert order.index(f"fine_tuner_{task}_{base}") < order.index(f"pusher_{task}_{base}")
   # Per-base overrides reach only their base.
-  assert by_name["fine_tuner_polarity_imported"].parameters["task_config"]["learning_rate"] == 5e-5
-  assert by_name["fine_tuner_polarity_pretrained"].parameters["task_config"]["learning_rate"] == 1e-4
+  assert by_name["fine_tuner_polarity_imported"].parameters["task_config"]["learning_rate"] == 1e-4
+  assert by_name["fine_tuner_polarity_pretrained"].parameters["task_config"]["learning_rate"] == 5e-4
 
 
 def test_smoke_pipeline_skips_the_import(tmp_path):
