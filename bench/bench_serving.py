@@ -185,6 +185,8 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str) -> dict:
 
 def main(argv):
   del argv
+  from absl import logging
+  logging.set_verbosity(logging.WARNING)
   import tensorflow as tf
   tf.config.threading.set_intra_op_parallelism_threads(FLAGS.threads)
   tf.config.threading.set_inter_op_parallelism_threads(1)

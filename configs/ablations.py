@@ -75,10 +75,9 @@ ABLATIONS: dict[str, AblationVariant] = {v.name: v for v in [
 DEFAULT_TASK_VARIANTS = {
     "polarity": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "gpt1", "gpt1_no_pretraining",
                  "gpt1_no_aux_lm", "gpt1_size_half", "gpt1_size_double"),
-    "lee_similarity": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "gpt1",
-                       "gpt1_no_pretraining", "gpt1_no_aux_lm"),
-    "span": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "bert_ltr_no_nsp_bilstm",
-             "elmo_ltr_rtl"),
+    "lee_similarity": ("bert_base", "bert_no_nsp", "gpt1", "gpt1_no_pretraining",
+                       "gpt1_no_aux_lm"),
+    "span": ("bert_base", "bert_ltr_no_nsp", "bert_ltr_no_nsp_bilstm", "elmo_ltr_rtl"),
 }
 
 
@@ -93,24 +92,24 @@ class StudyConfig:
   """One fixed budget for every variant: same vocabulary, corpus, steps, seeds and model size.
 
   The defaults are deliberately tiny so three seeds of every variant fit a short CPU budget: a
-  2-layer, 64-wide model (size 1.0), a 1,000-piece BPE vocabulary, 48-token sequences, 80
+  2-layer, 64-wide model (size 1.0), an 800-piece BPE vocabulary, 32-token sequences, 60
   pretraining steps of 16 sequences, 3 fine-tuning epochs.
   """
 
   corpora: tuple = ("lee_background", "wikipedia")
-  vocab_size: int = 1000
-  seq_length: int = 48
+  vocab_size: int = 800
+  seq_length: int = 32
   hidden_size: int = 64
   num_layers: int = 2
   num_heads: int = 2
-  pretrain_steps: int = 80
+  pretrain_steps: int = 60
   pretrain_batch_size: int = 16
   pretrain_learning_rate: float = 1e-3
-  pretrain_warmup_steps: int = 8
+  pretrain_warmup_steps: int = 6
   finetune_learning_rate: float = 5e-4
   finetune_batch_size: int = 16
   finetune_epochs: float = 3.0
-  lee_train_pairs: int = 200  # of the 980 training pairs, to keep the budget
+  lee_train_pairs: int = 160  # of the 980 training pairs, to keep the budget
   span_examples: int = 300
   seeds: tuple = (0, 1, 2)
   zero_shot_points: int = 4  # GPT-1 Figure 2 right: probes along pretraining (0 = off)

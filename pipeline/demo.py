@@ -2,7 +2,7 @@
 
   python -m pipeline.demo --output_dir demo_out [--force] [--force_components=pretrainer]
       [--beam_pipeline_args="--direct_num_workers=2"] [--distribution_strategy=default]
-      [--pretrain_steps=300] [--finetune_epochs=2] [--max_documents=0]
+      [--pretrain_steps=300] [--finetune_epochs=3] [--max_documents=0]
 
 The real Wikipedia dump -> learned WordPiece vocabulary -> pretraining examples (Beam) -> a tiny BERT
 pretrained with MLM + NSP -> fine-tuned on polarity and Lee similarity, from that model and from

@@ -18,6 +18,7 @@ flags.DEFINE_string("output_dir", None, "Where the table, plot and results go.")
 flags.DEFINE_string("preset", "small", "Study budget preset (configs/ablations.py STUDY_PRESETS).")
 flags.DEFINE_list("seeds", None, "Override the preset's seeds, e.g. 0,1,2.")
 flags.DEFINE_integer("pretrain_steps", None, "Override the pretraining steps of every model.")
+flags.DEFINE_list("corpora", None, "Override the pretraining corpora (wikipedia, lee_background).")
 flags.DEFINE_list("tasks", None, "Subset of the study tasks (polarity, lee_similarity, span).")
 flags.DEFINE_list("merge", None, "Instead of running, merge the results.jsonl of these study "
                   "output dirs (e.g. one process per seed) into one table and plot.")
@@ -32,6 +33,8 @@ def main(argv):
     overrides["seeds"] = tuple(int(s) for s in F.seeds)
   if F.pretrain_steps:
     overrides["pretrain_steps"] = F.pretrain_steps
+  if F.corpora:
+    overrides["corpora"] = tuple(F.corpora)
   if F.tasks:
     overrides["tasks"] = {t: DEFAULT_TASK_VARIANTS.get(t, ()) for t in F.tasks}
     if "polarity" not in F.tasks:

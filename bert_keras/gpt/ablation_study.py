@@ -270,21 +270,6 @@ def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: 
   return _evaluate(task, regression, logits, dev)
 
 
-def _needed_pretraining(study: StudyConfig) -> set:
-  keys = set()
-  for variants in study.tasks.values():
-    for name in variants:
-      v = get_ablation(name)
-      if not v.pretrained:
-        continue
-      keys.add(pretrain_key(v))
-      if v.family == "elmo":
-        keys.add(pretrain_key(v, reverse=True))
-  if study.layer_transfer_task:
-    keys.add(pretrain_key(get_ablation("gpt1")))
-  return keys
-
-
 def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = print) -> List[dict]:
   """Runs the whole study; returns the result rows (also written to output_dir)."""
   os.makedirs(output_dir, exist_ok=True)
@@ -315,32 +300,43 @@ def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = 
           for t, d in sets.items()))
 
   rows: List[dict] = []
+  partial = os.path.join(output_dir, "results.jsonl")
+  if os.path.exists(partial):
+    os.remove(partial)
 
   def add(row):
     rows.append(row)
     log(json.dumps(row))
+    with open(partial, "a", encoding="utf-8") as f:  # streamed; rewritten atomically at the end
+      f.write(json.dumps(row) + "\n")
+
+  instances_by_seed: Dict[int, dict] = {}
+
+  def pretrain(key, seed):
+    t0 = time.time()
+    model_dir = _scratch(output_dir, "pretrain", seed, *key)
+    if key[0] == "gpt":
+      probe = None
+      if key[2] == 1.0 and polarity_texts:
+        def probe(step, lm):
+          predictions = zero_shot.zero_shot_sentiment(lm, vocab.tokenizer, polarity_texts,
+                                                      study.seq_length)
+          add({"experiment": "zero_shot", "variant": "gpt1", "task": "polarity",
+               "metric": "accuracy", "step": step, "seed": seed,
+               "value": metrics_lib.accuracy(polarity_labels, predictions)})
+      weights = _pretrain_gpt(study, vocab, windows, key[2], seed, model_dir, probe)
+    else:
+      if seed not in instances_by_seed:
+        instances_by_seed[seed] = study_data.bert_instances(vocab, token_docs, study.seq_length,
+                                                            seed)
+      weights = _pretrain_bert(study, vocab, instances_by_seed[seed], key[1], key[3], seed,
+                               model_dir)
+    log(f"seed {seed}: pretrained {key} in {time.time() - t0:.0f}s")
+    return weights
 
   for seed in study.seeds:
-    pretrained: Dict[tuple, list] = {}
-    instances = None
-    for key in sorted(_needed_pretraining(study), key=str):
-      t0 = time.time()
-      model_dir = _scratch(output_dir, "pretrain", seed, *key)
-      if key[0] == "gpt":
-        probe = None
-        if key[2] == 1.0 and polarity_texts:
-          def probe(step, lm, seed=seed):
-            predictions = zero_shot.zero_shot_sentiment(lm, vocab.tokenizer, polarity_texts,
-                                                        study.seq_length)
-            add({"experiment": "zero_shot", "variant": "gpt1", "task": "polarity",
-                 "metric": "accuracy", "step": step, "seed": seed,
-                 "value": metrics_lib.accuracy(polarity_labels, predictions)})
-        pretrained[key] = _pretrain_gpt(study, vocab, windows, key[2], seed, model_dir, probe)
-      else:
-        if instances is None:
-          instances = study_data.bert_instances(vocab, token_docs, study.seq_length, seed)
-        pretrained[key] = _pretrain_bert(study, vocab, instances, key[1], key[3], seed, model_dir)
-      log(f"seed {seed}: pretrained {key} in {time.time() - t0:.0f}s")
+    pretrained = _LazyPretrained(lambda key, seed=seed: pretrain(key, seed))
+    instances_by_seed.clear()
     for task, variants in study.tasks.items():
       for name in variants:
         variant = get_ablation(name)
@@ -352,16 +348,34 @@ def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = 
                "seed": seed, "value": value, "seconds": round(time.time() - t0, 1)})
     if study.layer_transfer_task:
       task = study.layer_transfer_task
+      metric = TASK_METRIC[task]
+      full = [r["value"] for r in rows if r["experiment"] == "ablation" and r["seed"] == seed
+              and r["variant"] == "gpt1" and r["task"] == task and r["metric"] == metric]
       for k in range(study.num_layers + 1):
-        variant = get_ablation("gpt1")
-        scores = finetune_variant(study, vocab, task, sets[task], variant, pretrained, seed,
-                                  _scratch(output_dir, "transfer", seed, k), transfer_k=k)
+        if k == study.num_layers and full:
+          value = full[0]  # all L layers transferred is the full gpt1 run itself
+        else:
+          scores = finetune_variant(study, vocab, task, sets[task], get_ablation("gpt1"),
+                                    pretrained, seed, _scratch(output_dir, "transfer", seed, k),
+                                    transfer_k=k)
+          value = scores[metric]
         add({"experiment": "layer_transfer", "variant": f"gpt1_k{k}", "task": task,
-             "metric": TASK_METRIC[task], "layers": k, "seed": seed,
-             "value": scores[TASK_METRIC[task]]})
+             "metric": metric, "layers": k, "seed": seed, "value": value})
   write_report(rows, study, output_dir)
   log(f"study done in {time.time() - started:.0f}s")
   return rows
+
+
+class _LazyPretrained(dict):
+  """key -> pretrained weights, pretraining on first use (results stream in from the start)."""
+
+  def __init__(self, build):
+    super().__init__()
+    self._build = build
+
+  def __missing__(self, key):
+    self[key] = self._build(key)
+    return self[key]
 
 
 def write_report(rows: List[dict], study: StudyConfig, output_dir: str) -> None:

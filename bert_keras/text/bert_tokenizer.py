@@ -28,7 +28,8 @@ UNK, PAD, CLS, SEP, MASK = "[UNK]", "[PAD]", "[CLS]", "[SEP]", "[MASK]"
 # The original's punctuation restricted to ASCII (four ranges), and what sends a whole string to the
 # code-point pipeline: ASCII controls other than \t \n \r (deleted, not split), and "Σ".
 _ASCII_PUNCTUATION = "[!-/:-@\\[-`{-~]"
-_NEEDS_CODE_POINTS = "(?s).*[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\u03a3].*"
+# A string fully matches this unless it holds one of them, or bytes RE2 cannot decode as UTF-8.
+_FAST_PATH_OK = "(?s)[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\u03a3]*"
 
 
 def _range_lookup(starts: np.ndarray, values: np.ndarray, cp: tf.Tensor) -> tf.Tensor:
@@ -199,10 +200,11 @@ class BertTokenizer(keras.layers.Layer):
     So strings are cut at ASCII whitespace (an ASCII byte is never part of a multi-byte character,
     even in invalid UTF-8, and whitespace always ends a word), pure-ASCII chunks go through
     `FastWordpieceTokenizer` end to end, and the other chunks through the code-point pipeline.
-    Strings holding an ASCII control character (deleted, so it joins its neighbours) or a capital
-    sigma (whose final form depends on letters beyond the punctuation) go through it whole.
+    Strings holding an ASCII control character (deleted, so it joins its neighbours), a capital
+    sigma (whose final form depends on letters beyond the punctuation) or undecodable bytes go
+    through it whole.
     """
-    special = tf.strings.regex_full_match(strings, _NEEDS_CODE_POINTS)  # (batch,)
+    special = ~tf.strings.regex_full_match(strings, _FAST_PATH_OK)  # (batch,)
     special_at, normal_at = tf.where(special), tf.where(~special)
     normal = tf.gather_nd(strings, normal_at)
     if self._lower_case:

@@ -80,8 +80,8 @@ def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingCon
   - A Trainer checkpoint with phase=2: model, optimizer state and global step continue (the paper's
     one schedule, whose last 10% runs at length 512); the new data stream starts at that step.
   - A Trainer checkpoint otherwise: model weights only.
-  - An encoder `.weights.h5`: encoder weights only.
-  - Google / Hugging Face checkpoints: through bert_keras.interop when it is installed.
+  - Anything else (Google or Hugging Face release, encoder .keras / .weights.h5): encoder weights
+    only, through bert_keras.interop.loader.
   """
   path = config.init_checkpoint
   prefix = _is_our_checkpoint(path)
@@ -97,17 +97,11 @@ def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingCon
       tf.train.Checkpoint(model=model_variables(model)).restore(prefix).expect_partial()
     logging.info("initialized from %s at step %d", prefix, int(trainer.global_step.numpy()))
     return
-  if path.endswith(".weights.h5"):
-    if not tf.io.gfile.exists(path):
-      raise UserError(f"init_checkpoint {path}: no such file")
-    model.encoder.load_weights(path)
-    return
-  try:
-    from bert_keras.interop import load_checkpoint  # pylint: disable=import-outside-toplevel
-  except ImportError as e:
-    raise UserError(f"init_checkpoint {path!r} is neither a bert_keras training checkpoint nor an "
-                    f"encoder .weights.h5 (and bert_keras.interop has no loader)") from e
-  load_checkpoint(model.encoder, path)
+  if not (tf.io.gfile.exists(path) or tf.io.gfile.exists(path + ".index")):
+    raise UserError(f"init_checkpoint {path}: no such file or directory")
+  # Google / Hugging Face / .keras checkpoints: the interop loader checks shapes and names.
+  from bert_keras.interop.loader import load_encoder_weights  # pylint: disable=import-outside-toplevel
+  load_encoder_weights(model.encoder, path)
 
 
 def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: str) -> None:

@@ -18,23 +18,10 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from bert_keras.data.pretraining_dataset import feature_spec
 from bert_keras.errors import UserError
 
 AUTOTUNE = tf.data.AUTOTUNE
-
-
-def feature_spec(seq_length: int, max_predictions: int) -> dict:
-  """The features written by the original create_pretraining_data.py (and bert_keras.data)."""
-  ints = lambda n: tf.io.FixedLenFeature([n], tf.int64)
-  return {
-      "input_ids": ints(seq_length),
-      "input_mask": ints(seq_length),
-      "segment_ids": ints(seq_length),
-      "masked_lm_positions": ints(max_predictions),
-      "masked_lm_ids": ints(max_predictions),
-      "masked_lm_weights": tf.io.FixedLenFeature([max_predictions], tf.float32),
-      "next_sentence_labels": ints(1),
-  }
 
 
 def list_files(patterns: str) -> list[str]:
@@ -52,19 +39,26 @@ def list_files(patterns: str) -> list[str]:
 
 def check_record_shapes(files: list[str], seq_length: int, max_predictions: int) -> None:
   """Fails fast, naming the file, when the first record has other lengths than configured."""
-  for raw in tf.data.TFRecordDataset(files[:1]).take(1):
-    example = tf.train.Example.FromString(raw.numpy())
-    feats = example.features.feature
-    for name, expected in (("input_ids", seq_length), ("masked_lm_positions", max_predictions)):
-      if name not in feats:
-        raise UserError(f"{files[0]}: record 1 has no feature {name!r}; expected the BERT "
-                        f"pretraining format ({sorted(feature_spec(1, 1))})")
-      got = len(feats[name].int64_list.value)
-      if got != expected:
-        raise UserError(f"{files[0]}: record 1 has {name} of length {got}, but the config says "
-                        f"{expected} (max_seq_length / max_predictions_per_seq)")
-    return
-  raise UserError(f"{files[0]}: no records")
+  for path in files:  # the first non-empty file (a shard may legitimately be empty)
+    compression = "GZIP" if path.endswith(".gz") else ""
+    for raw in tf.data.TFRecordDataset(path, compression_type=compression).take(1):
+      feats = tf.train.Example.FromString(raw.numpy()).features.feature
+      for name, expected in (("input_ids", seq_length), ("masked_lm_positions", max_predictions)):
+        if name not in feats:
+          raise UserError(f"{path}: record 1 has no feature {name!r}; expected the BERT "
+                          f"pretraining format ({sorted(feature_spec(1, 1))})")
+        got = len(feats[name].int64_list.value)
+        if got != expected:
+          raise UserError(f"{path}: record 1 has {name} of length {got}, but the config says "
+                          f"{expected} (max_seq_length / max_predictions_per_seq)")
+      return
+  raise UserError(f"{files[0]}: no records in any of the {len(files)} input file(s)")
+
+
+def _read_records(path):
+  """One file's records; `.gz` shards (bert_keras.data's compression="gzip") are GZIP TFRecords."""
+  gzip = tf.strings.regex_full_match(path, r".*\.gz")
+  return tf.data.TFRecordDataset(path, compression_type=tf.where(gzip, "GZIP", ""))
 
 
 def unmask(features: dict) -> tf.Tensor:
@@ -140,7 +134,7 @@ def make_dataset(input_files: str, *, seq_length: int, max_predictions: int, bat
   if training:
     ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
   ds = ds.repeat()
-  ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(cycle_length, len(files)),
+  ds = ds.interleave(_read_records, cycle_length=min(cycle_length, len(files)),
                      block_length=1, num_parallel_calls=AUTOTUNE, deterministic=True)
   if training:
     ds = ds.shuffle(shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True)

@@ -7,6 +7,7 @@ import glob
 import os
 
 from components.base.base_executor import BaseExecutor
+from components.base.beam_options import local_beam_args
 
 SHARD_PREFIX = "corpus"
 SHARD_SUFFIX = ".txt"
@@ -77,9 +78,11 @@ class CorpusIngestionExecutor(BaseExecutor):
       raise UserError("corpus ingestion: no source given (wikipedia_dumps, bert_text_corpora, "
                       "line_corpora are all empty)")
     corpus = outputs["corpus"]
-    self.log(f"reading {sum(len(parameters[k]) for k in ('wikipedia_dumps', 'bert_text_corpora', 'line_corpora'))}"
-             f" source(s) with Beam {list(self.context.beam_pipeline_args) or '(DirectRunner)'}")
-    with beam.Pipeline(options=PipelineOptions(list(self.context.beam_pipeline_args))) as p:
+    beam_args = local_beam_args(self.context.beam_pipeline_args)
+    num_sources = sum(len(parameters[k]) for k in ("wikipedia_dumps", "bert_text_corpora",
+                                                   "line_corpora"))
+    self.log(f"reading {num_sources} source(s) with Beam {beam_args}")
+    with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
       build_pipeline(p, parameters, corpus.path(SHARD_PREFIX))
     shards = sorted(glob.glob(corpus.path(f"{SHARD_PREFIX}-*{SHARD_SUFFIX}")))
     counts = count_corpus(shards)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from components.base.base_executor import BaseExecutor
+from components.base.beam_options import local_beam_args
 
 
 class PretrainingExamplesExecutor(BaseExecutor):
@@ -27,9 +28,7 @@ class PretrainingExamplesExecutor(BaseExecutor):
         masked_lm_prob=parameters["masked_lm_prob"], short_seq_prob=parameters["short_seq_prob"],
         dupe_factor=parameters["dupe_factor"], random_seed=parameters["random_seed"],
         num_shards=parameters["num_shards"])
-    # The library's DirectRunner defaults (multi-process on all cores) unless the run says otherwise.
-    _, beam_args = pretraining_data_pipeline.parse_args(
-        ["--output_dir", examples.uri] + list(self.context.beam_pipeline_args))
+    beam_args = local_beam_args(self.context.beam_pipeline_args)
     self.log(f"creating pretraining examples with Beam {beam_args}")
     prepare_staging_dir(config.output_dir)
     p = beam.Pipeline(options=PipelineOptions(beam_args))

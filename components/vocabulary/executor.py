@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from components.base.base_executor import BaseExecutor
+from components.base.beam_options import local_beam_args
 
 
 class VocabularyExecutor(BaseExecutor):
@@ -19,8 +20,9 @@ class VocabularyExecutor(BaseExecutor):
 
     corpus, vocabulary = inputs["corpus"], outputs["vocabulary"]
     pattern = corpus.path(corpus.properties.get("file_pattern", "*.txt"))
-    self.log(f"learning a {parameters['vocab_size']}-token WordPiece vocabulary with Beam")
-    with beam.Pipeline(options=PipelineOptions(list(self.context.beam_pipeline_args))) as p:
+    beam_args = local_beam_args(self.context.beam_pipeline_args)
+    self.log(f"learning a {parameters['vocab_size']}-token WordPiece vocabulary with Beam {beam_args}")
+    with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
       _ = (p
            | "ReadCorpus" >> ReadBertCorpus(pattern)
            | "Learn" >> LearnWordPieceVocab(parameters["vocab_size"], parameters["lower_case"],

@@ -1,0 +1,52 @@
+"""TrainingConfig: validation with values in the messages, presets, JSON round trip, phases."""
+
+import pytest
+
+from configs.model import ConfigError
+from configs.training import TRAINING_PRESETS, TrainingConfig, get_training_config
+
+
+def test_defaults_are_the_papers_optimizer():
+  c = TrainingConfig()
+  assert (c.learning_rate, c.beta_1, c.beta_2, c.epsilon) == (1e-4, 0.9, 0.999, 1e-6)
+  assert (c.weight_decay_rate, c.num_warmup_steps, c.clip_global_norm) == (0.01, 10_000, 1.0)
+  assert c.decay == "linear" and c.optimizer == "adamw"
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(objective="bidi"), "objective='bidi'"),
+    (dict(train_batch_size=10, gradient_accumulation_steps=4), "not divisible"),
+    (dict(phase=2), "init_checkpoint"),
+    (dict(distribution="tpu"), "tpu address"),
+    (dict(precision="float16"), "precision='float16'"),
+    (dict(steps_per_execution=0), "steps_per_execution=0"),
+    (dict(model_preset="bert_huge"), "bert_huge"),
+    (dict(objective="ltr", dynamic_masking=True), "dynamic_masking"),
+])
+def test_invalid_values_are_named(changes, message):
+  with pytest.raises(ConfigError, match=message):
+    TrainingConfig(**changes)
+
+
+def test_json_round_trip(tmp_path):
+  c = get_training_config("tiny_debug", model_overrides={"vocab_size": 99}, input_files="a*")
+  path = tmp_path / "c.json"
+  path.write_text(c.to_json())
+  assert TrainingConfig.from_json_file(str(path)) == c
+  path.write_text('{"learning_rate": 1, "nope": 2}')
+  with pytest.raises(ConfigError, match="nope"):
+    TrainingConfig.from_json_file(str(path))
+
+
+def test_phases_split_the_schedule_90_10():
+  c = TrainingConfig(num_train_steps=1000)
+  assert c.phase_steps() == (0, 1000)
+  assert c.replace(phase=1).phase_steps() == (0, 900)
+  assert c.replace(phase=2, init_checkpoint="x").phase_steps() == (900, 1000)
+
+
+def test_presets_and_ltr_is_causal():
+  for name in TRAINING_PRESETS:
+    assert get_training_config(name).model_config().vocab_size > 0
+  assert get_training_config("ablation_ltr_no_nsp").model_config().attention == "causal"
+  assert get_training_config("bert_base_phase2").max_seq_length == 512
