@@ -236,4 +236,5 @@ def serialize_instance(instance: TrainingInstance, max_seq_length: int, max_pred
       feature[name].float_list.value.extend(values)
     else:
       feature[name].int64_list.value.extend(values)
-  return example.SerializeToString()
+  # deterministic=True sorts the feature map: its order otherwise depends on a per-process hash seed.
+  return example.SerializeToString(deterministic=True)

@@ -396,6 +396,15 @@ def merge_runs(run_dirs: List[str], study: StudyConfig, output_dir: str) -> List
       raise UserError(f"{path}: no results (did that study run finish?)")
     with open(path, encoding="utf-8") as f:
       rows += [json.loads(line) for line in f if line.strip()]
+  # The same measurement from two runs (e.g. a shared zero-shot probe) counts once: the first.
+  seen, unique = set(), []
+  for row in rows:
+    key = tuple(row.get(k) for k in ("experiment", "variant", "task", "metric", "seed", "step",
+                                     "layers"))
+    if key not in seen:
+      seen.add(key)
+      unique.append(row)
+  rows = unique
   seeds = tuple(sorted({r["seed"] for r in rows}))
   study = study.replace(seeds=seeds)
   _write_atomic(os.path.join(output_dir, "study_config.json"), study.to_json())

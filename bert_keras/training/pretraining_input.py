@@ -99,9 +99,10 @@ def dynamic_mask(features: dict, index: tf.Tensor, seed: int, masked_lm_prob: fl
   pad = num_predictions - n_pred
   out = dict(features)
   out["input_ids"] = input_ids
-  out["masked_lm_positions"] = tf.pad(positions, [[0, pad]])
-  out["masked_lm_ids"] = tf.pad(labels, [[0, pad]])
-  out["masked_lm_weights"] = tf.pad(tf.ones_like(positions, tf.float32), [[0, pad]])
+  fixed = lambda t: tf.ensure_shape(tf.pad(t, [[0, pad]]), [num_predictions])
+  out["masked_lm_positions"] = fixed(positions)
+  out["masked_lm_ids"] = fixed(labels)
+  out["masked_lm_weights"] = fixed(tf.ones_like(positions, tf.float32))
   return out
 
 

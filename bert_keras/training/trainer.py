@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from typing import Callable
 
@@ -88,11 +87,12 @@ class Trainer:
     self.checkpoint = tf.train.Checkpoint(model=model_variables(model), optimizer=optimizer,
                                           global_step=self.global_step,
                                           data_start_step=self.data_start_step)
-    # Every worker saves (saving can involve collectives), non-chiefs into a scratch directory.
+    # Every worker saves (saving can involve collectives); non-chiefs into their own directory,
+    # keeping only their latest copy (restores always read the chief's).
     save_dir = model_dir if self.is_chief else os.path.join(
-        model_dir, f".worker_{distribute.task_id(strategy)}_tmp")
+        model_dir, f".worker_{distribute.task_id(strategy)}")
     self.manager = tf.train.CheckpointManager(self.checkpoint, save_dir,
-                                              max_to_keep=keep_checkpoints,
+                                              max_to_keep=keep_checkpoints if self.is_chief else 1,
                                               step_counter=self.global_step)
     self._train_fn = tf.function(self._train_loop)
     self._eval_fn = tf.function(self._eval_loop)
@@ -112,10 +112,7 @@ class Trainer:
     return True
 
   def save(self) -> str:
-    path = self.manager.save(checkpoint_number=self.global_step)
-    if not self.is_chief:
-      shutil.rmtree(self.manager.directory, ignore_errors=True)  # keep only the chief's copy
-    return path
+    return self.manager.save(checkpoint_number=self.global_step)
 
   # === The step ===
 

@@ -1,7 +1,6 @@
 """SQuAD reader, windows, features and post-processing on small files in the official layout."""
 
 import json
-import os
 
 import numpy as np
 import pytest
