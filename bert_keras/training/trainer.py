@@ -291,7 +291,16 @@ def model_variables(model: keras.Model) -> dict:
   the non-trainable dropout seed-generator states, so a resumed run draws the same dropout masks as
   an uninterrupted one.
   """
-  variables = {v.path: v for v in model.variables}
+  variables, seen = {}, {}
+  for v in model.variables:
+    path = v.path
+    if "seed_generator" in path:
+      # Keras numbers seed generators with a process-global counter (seed_generator_7): key them by
+      # their layer and order instead, so a second model in the same process restores too.
+      owner = path.split("seed_generator")[0]
+      seen[owner] = seen.get(owner, -1) + 1
+      path = f"{owner}seed_generator_state_{seen[owner]}"
+    variables[path] = v
   if len(variables) != len(model.variables):
     raise ValueError(f"model {model.name!r} has duplicate variable paths")
   return variables

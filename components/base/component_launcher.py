@@ -8,6 +8,7 @@ runs its CLI as a container step.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import shutil
 import tempfile
@@ -89,6 +90,7 @@ class ComponentLauncher:
       for out_name, out_type in self.spec_class.OUTPUTS.items():
         final = self.output_uris[out_name]
         os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
+        _remove_stale_staging(final)
         artifact = out_type(f"{final}.staging-{token}")
         os.makedirs(artifact.uri)
         artifact.producer = self.name
@@ -118,6 +120,24 @@ class ComponentLauncher:
           shutil.rmtree(artifact.uri, ignore_errors=True)
       if tmp_dir:
         shutil.rmtree(tmp_dir, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True
+  return True
+
+
+def _remove_stale_staging(final: str) -> None:
+  """Removes staging directories of `final` left by killed processes (SIGKILL skips `finally`)."""
+  for path in glob.glob(f"{glob.escape(final)}.staging-*"):
+    pid = os.path.basename(path).rsplit(".staging-", 1)[1].split("-", 1)[0]
+    if pid.isdigit() and not _pid_alive(int(pid)):
+      shutil.rmtree(path, ignore_errors=True)
 
 
 def _publish(artifact: Artifact, final: str, token: str) -> Artifact:

@@ -96,3 +96,11 @@ def test_downstream_of():
   p = Pipeline("p", "/tmp/x", [top, add, two, one])
   assert p.downstream_of(["one"]) == {"one", "add", "top"}
   assert p.downstream_of(["two"]) == {"two", "top"}
+
+
+def test_staging_left_by_a_killed_process_is_removed(tmp_path):
+  stale = tmp_path / "n.staging-999999999-deadbeef"  # above any pid_max: no such process
+  stale.mkdir()
+  (stale / "half_written").write_text("x")
+  assert _source(tmp_path).status == "succeeded"
+  assert sorted(os.listdir(tmp_path)) == ["n"]

@@ -367,7 +367,7 @@ def test_checkpoint_vocab_mismatch(google_checkpoint, tmp_path):
 
 
 @pytest.mark.parametrize("change, needle", [
-    ({"hidden_size": 36}, "hidden_size=36 is not divisible by num_heads=4"),
+    ({"hidden_size": 34}, "hidden_size=34 is not divisible by num_heads=4"),
     ({"hidden_act": "lambda x: x"}, "hidden_act='lambda x: x' is not supported"),
     ({"num_hidden_layers": None}, "missing key(s) ['num_hidden_layers']"),
 ])

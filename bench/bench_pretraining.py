@@ -1,0 +1,206 @@
+"""Pretraining throughput (sequences/s) and model-FLOPs utilisation, ours vs keras-hub vs Model Garden.
+
+  .venv/bin/python bench/bench_pretraining.py [--shapes=mini,base] [--steps=10]
+
+Every system trains the same shapes (seq 128, 20 masked positions, vocab 30522, MLM + NSP, AdamW,
+float32) on the same synthetic batch, one process each, one after the other:
+- ours: BertPretrainer + the Trainer's step (strategy.run in a tf.function, TF 2.21 / Keras 3.15);
+- keras-hub 0.32 BertMaskedLM (installed with `pip --target bench/.venvs/khub_lib --no-deps`, run
+  with our venv: it changes no pinned version); it has no NSP head, so it does slightly less work;
+- Model Garden BertPretrainerV2 (tf-models-official 2.20 in bench/.venvs/tfm, which pins TF 2.20),
+  with a GradientTape step in a tf.function.
+FLOPs per sequence: T * (6N + 12*L*H*T) for the encoder (N = non-embedding encoder parameters),
+plus 6 * P * (H*H + H*V) for the MLM head. MFU is against the fp32 matmul peak measured here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+VENVS = os.path.join(HERE, ".venvs")
+TFM_PY = os.path.join(VENVS, "tfm", "bin", "python")
+KHUB_LIB = os.path.join(VENVS, "khub_lib")
+
+SHAPES = {"mini": dict(L=4, H=256, A=4, batch=16), "base": dict(L=12, H=768, A=12, batch=8)}
+SEQ, PRED, VOCAB = 128, 20, 30522
+
+
+def flops_per_sequence(L, H, **_):
+  n = L * (4 * H * H + 2 * H * 4 * H)  # attention q,k,v,o + feed-forward (weights only)
+  encoder = SEQ * (6 * n + 12 * L * H * SEQ)
+  head = 6 * PRED * (H * H + H * VOCAB)
+  return encoder + head
+
+
+def ensure_peers():
+  """Installs the peers once (idempotent), into bench/.venvs only."""
+  if not os.path.exists(TFM_PY):
+    subprocess.check_call([sys.executable, "-m", "venv", os.path.join(VENVS, "tfm")])
+    subprocess.check_call([TFM_PY, "-m", "pip", "install", "-q", "tf-models-official==2.20.0",
+                           "tensorflow-cpu==2.20.0"])
+  if not os.path.exists(os.path.join(KHUB_LIB, "keras_hub")):
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                           KHUB_LIB, "keras-hub==0.32.0", "kagglehub==1.0.2",
+                           "kagglesdk==0.1.28"])
+
+
+COMMON = textwrap.dedent("""
+    import json, os, sys, time
+    import numpy as np
+    import tensorflow as tf
+    L, H, A, B, STEPS = [int(x) for x in sys.argv[1:6]]
+    SEQ, PRED, VOCAB = %d, %d, %d
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1000, VOCAB, (B, SEQ)).astype("int32")
+    positions = np.sort(rng.choice(SEQ, (B, PRED)), axis=1).astype("int32")
+    labels = rng.integers(1000, VOCAB, (B, PRED)).astype("int32")
+    nsp = rng.integers(0, 2, (B, 1)).astype("int32")
+    def timed(step, steps=STEPS):
+      for _ in range(2):
+        step()  # trace + warm up
+      t = time.perf_counter()
+      for _ in range(steps):
+        out = step()
+      float(out)  # wait for the last step
+      return B * steps / (time.perf_counter() - t)
+""" % (SEQ, PRED, VOCAB))
+
+OURS = COMMON + textwrap.dedent("""
+    from bert_keras.training.pretrain import build_optimizer, build_pretrainer
+    from bert_keras.training.pretraining_task import PretrainingTask
+    from bert_keras.training.trainer import Trainer
+    from configs.training import TrainingConfig
+    import tempfile
+    cfg = TrainingConfig(input_files="x", model_preset="bert_base", model_overrides=dict(
+        num_layers=L, hidden_size=H, num_heads=A, intermediate_size=4 * H),
+        max_seq_length=SEQ, max_predictions_per_seq=PRED, train_batch_size=B,
+        jit_compile=os.environ.get("BENCH_JIT") == "1")
+    strategy = tf.distribute.get_strategy()
+    model, opt = build_pretrainer(cfg), build_optimizer(cfg)
+    trainer = Trainer(strategy, model, opt, PretrainingTask(), model_dir=tempfile.mkdtemp(),
+                      global_batch_size=B, jit_compile=cfg.jit_compile)
+    batch = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids),
+             "masked_lm_positions": positions, "masked_lm_ids": labels,
+             "masked_lm_weights": np.ones((B, PRED), "float32"), "next_sentence_labels": nsp}
+    batch = {k: v[None] for k, v in batch.items()}  # (accum=1, batch, ...)
+    ds = tf.data.Dataset.from_tensors(batch).repeat()
+    it = iter(strategy.experimental_distribute_dataset(ds))
+    one = tf.constant(1)
+    print(json.dumps({"seq_per_s": timed(lambda: trainer._train_fn(it, one)["mlm_loss_sum"])}))
+""")
+
+KHUB = COMMON + textwrap.dedent("""
+    import keras, keras_hub
+    backbone = keras_hub.models.BertBackbone(vocabulary_size=VOCAB, num_layers=L, num_heads=A,
+        hidden_dim=H, intermediate_dim=4 * H, max_sequence_length=512)
+    model = keras_hub.models.BertMaskedLM(backbone=backbone, preprocessor=None)
+    opt = keras.optimizers.AdamW(1e-4, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0)
+    model.compile(optimizer=opt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  weighted_metrics=[])
+    x = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids),
+         "mask_positions": positions}
+    w = np.ones((B, PRED), "float32")
+    def step():
+      return model.train_on_batch(x, labels, sample_weight=w)
+    print(json.dumps({"seq_per_s": timed(step)}))
+""")
+
+TFM = COMMON + textwrap.dedent("""
+    import tf_keras
+    from official.nlp.modeling import models, networks
+    encoder = networks.BertEncoderV2(vocab_size=VOCAB, hidden_size=H, num_layers=L,
+        num_attention_heads=A, inner_dim=4 * H, max_sequence_length=512)
+    model = models.BertPretrainerV2(encoder_network=encoder, classification_heads=[
+        __import__("official.nlp.modeling.layers", fromlist=["ClassificationHead"])
+        .ClassificationHead(inner_dim=H, num_classes=2, name="next_sentence")])
+    opt = tf_keras.optimizers.experimental.AdamW(1e-4, weight_decay=0.01, epsilon=1e-6,
+                                                 global_clipnorm=1.0)
+    x = {"input_word_ids": ids, "input_mask": np.ones_like(ids), "input_type_ids": np.zeros_like(ids),
+         "masked_lm_positions": positions}
+    xent = tf_keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    @tf.function
+    def step():
+      with tf.GradientTape() as tape:
+        out = model(x, training=True)
+        loss = xent(labels, out["mlm_logits"]) + xent(nsp[:, 0], out["next_sentence"])
+      grads = tape.gradient(loss, model.trainable_variables)
+      opt.apply_gradients(zip(grads, model.trainable_variables))
+      return loss
+    print(json.dumps({"seq_per_s": timed(step)}))
+""")
+
+PEAK = textwrap.dedent("""
+    import json, time, tensorflow as tf
+    best = 0.0
+    for n in (1024, 2048):
+      a = tf.random.normal((n, n)); b = tf.random.normal((n, n))
+      f = tf.function(lambda a, b: tf.matmul(a, b))
+      f(a, b).numpy()
+      for _ in range(3):
+        t = time.perf_counter(); reps = 10
+        for _ in range(reps):
+          c = f(a, b)
+        c.numpy()
+        best = max(best, 2 * n ** 3 * reps / (time.perf_counter() - t))
+    print(json.dumps({"flops": best}))
+""")
+
+
+def run_peer(python, code, shape, steps, extra_env=None):
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONPATH=ROOT)
+  env.update(extra_env or {})
+  s = SHAPES[shape]
+  done = subprocess.run([python, "-c", code, str(s["L"]), str(s["H"]), str(s["A"]),
+                         str(s["batch"]), str(steps)], env=env, capture_output=True, text=True,
+                        timeout=3600)
+  if done.returncode != 0:
+    return {"error": done.stderr.strip().splitlines()[-1][:200] if done.stderr else "failed"}
+  return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--shapes", default="mini,base")
+  parser.add_argument("--steps", type=int, default=10)
+  parser.add_argument("--systems", default="ours,keras_hub,model_garden")
+  args = parser.parse_args(argv)
+  ensure_peers()
+  peak = run_peer(sys.executable, PEAK, "mini", 0)["flops"]
+  systems = {
+      "ours": lambda shape: run_peer(sys.executable, OURS, shape, args.steps),
+      "ours_xla": lambda shape: run_peer(sys.executable, OURS, shape, args.steps, {"BENCH_JIT": "1"}),
+      "keras_hub": lambda shape: run_peer(sys.executable, KHUB, shape, args.steps,
+                                          {"PYTHONPATH": KHUB_LIB, "KERAS_BACKEND": "tensorflow"}),
+      "model_garden": lambda shape: run_peer(TFM_PY, TFM, shape, args.steps, {"PYTHONPATH": ""}),
+  }
+  print(f"fp32 matmul peak measured: {peak / 1e9:.1f} GFLOP/s")
+  print(f"{'shape':6} {'batch':>5} {'system':13} {'seq/s':>8} {'MFU':>6} {'vs best peer':>12}")
+  rows = []
+  for shape in args.shapes.split(","):
+    results = {name: systems[name](shape) for name in args.systems.split(",")}
+    peers = [r["seq_per_s"] for n, r in results.items() if n not in ("ours", "ours_xla")
+             and "seq_per_s" in r]
+    for name, r in results.items():
+      if "seq_per_s" not in r:
+        print(f"{shape:6} {SHAPES[shape]['batch']:5d} {name:13} error: {r['error']}")
+        continue
+      mfu = r["seq_per_s"] * flops_per_sequence(**SHAPES[shape]) / peak
+      ratio = f"{r['seq_per_s'] / max(peers):.2f}x" if peers and name.startswith("ours") else ""
+      print(f"{shape:6} {SHAPES[shape]['batch']:5d} {name:13} {r['seq_per_s']:8.2f} "
+            f"{100 * mfu:5.1f}% {ratio:>12}")
+      rows.append(dict(shape=shape, system=name, mfu=mfu, **r))
+  os.makedirs(os.path.join(HERE, "out"), exist_ok=True)
+  with open(os.path.join(HERE, "out", "bench_pretraining.json"), "w", encoding="utf-8") as f:
+    json.dump({"peak_flops": peak, "rows": rows}, f, indent=2)
+
+
+if __name__ == "__main__":
+  main()
