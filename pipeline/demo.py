@@ -51,6 +51,7 @@ def main(argv):
   from configs.pipeline import demo_config
   from pipeline.definitions import build_pipeline
   from pipeline.local_runner import LocalRunner
+  from pipeline.query_served_models import find_models
 
   if not FLAGS.output_dir:
     raise UserError("--output_dir is required")
@@ -79,6 +80,9 @@ def main(argv):
     with open(answers_file, encoding="utf-8") as f:
       print(f"\nall components cached; the served models' answers from {answers_file}:\n"
             + f.read(), flush=True)
+  elif FLAGS.query and not find_models(serving_dir):
+    print("\nno model was blessed, so none was pushed and there is nobody to ask (see the "
+          "evaluators' failed checks in the table above)", flush=True)
   elif FLAGS.query:
     query_in_fresh_process(serving_dir, answers_file)
   print(f"\ndemo finished in {time.time() - start:.0f}s; report: "

@@ -18,6 +18,8 @@ over the corpus up to bucket-size noise, like the original, while a worker holds
 (~docs_per_bucket * (dupe_factor + 1) documents) at a time. Each instance then gets a key
 stable_hash(seed, doc_id, k, index); shard = key % num_shards and rows are sorted by key inside a
 shard, which is a deterministic global shuffle (the original shuffles all instances in memory).
+A bucket emits one element per shard it fills, (shard, [(key, record), ...]), not one per instance:
+Beam's per-element cost (coders, the shard GroupByKey) then stays out of the per-instance path.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def instances_for_request(doc_id: str, sentences, dupe_index: int, bucket_docume
 
 
 class _CreateInstancesInBucket(beam.DoFn):
-  """(bucket, [HOME docs and REQUESTs]) -> (shard, (sort key, serialized tf.Example))."""
+  """(bucket, [HOME docs and REQUESTs]) -> (shard, [(sort key, serialized tf.Example), ...])."""
 
   def __init__(self, config):
     self._config = config
@@ -103,6 +105,7 @@ class _CreateInstancesInBucket(beam.DoFn):
     stats = dict.fromkeys(("instances", "instance_tokens", "masked_positions", "masked_as_mask",
                            "masked_as_random", "masked_as_kept", "random_next"), 0)
     requests.sort(key=lambda r: (r[2][0], r[1]))
+    by_shard = {}
     for _, dupe_index, packed in requests:
       doc_id = packed[0]
       instances = instances_for_request(doc_id, unpack_tokenized_document(packed), dupe_index,
@@ -116,14 +119,18 @@ class _CreateInstancesInBucket(beam.DoFn):
         stats["masked_as_random"] += instance.num_replaced_by_random
         stats["masked_as_kept"] += instance.num_kept
         stats["random_next"] += int(instance.is_random_next)
-        yield key % config.num_shards, (key, serialize_instance(
-            instance, config.max_seq_length, config.max_predictions_per_seq))
+        by_shard.setdefault(key % config.num_shards, []).append((key, serialize_instance(
+            instance, config.max_seq_length, config.max_predictions_per_seq)))
+    yield from sorted(by_shard.items())
     for name, value in stats.items():
       beam_metrics.counter(name).inc(value)
 
 
 class CreatePretrainingExamples(beam.PTransform):
-  """(doc_id, ids, splits) tokenized documents -> (shard, (sort key, serialized tf.Example))."""
+  """(doc_id, ids, splits) tokenized documents -> (shard, [(sort key, serialized tf.Example), ...]).
+
+  Several elements may have the same shard (one per bucket); WriteTFRecordShards merges them.
+  """
 
   def __init__(self, config):
     super().__init__()

@@ -55,6 +55,29 @@ def default_max_predictions(max_seq_length: int, masked_lm_prob: float = 0.15) -
   return max(1, min(max_seq_length, 20 * math.ceil(max_seq_length * masked_lm_prob / 20)))
 
 
+def _shuffle(items: list, rng: random.Random) -> None:
+  """`rng.shuffle(items)` with the same draws and result, without its per-draw method calls.
+
+  random.Random.shuffle is most of the CPU time of making instances (one _randbelow per candidate
+  position); this is its Fisher-Yates loop with _randbelow_with_getrandbits inlined. Any other
+  generator (a subclass, another _randbelow) falls back to rng.shuffle.
+  """
+  if type(rng) is not random.Random or random.Random._randbelow is not _RANDBELOW_WITH_GETRANDBITS:
+    rng.shuffle(items)
+    return
+  getrandbits = rng.getrandbits
+  for i in range(len(items) - 1, 0, -1):
+    n = i + 1
+    k = n.bit_length()
+    j = getrandbits(k)
+    while j >= n:
+      j = getrandbits(k)
+    items[i], items[j] = items[j], items[i]
+
+
+_RANDBELOW_WITH_GETRANDBITS = getattr(random.Random, "_randbelow_with_getrandbits", None)
+
+
 def truncate_seq_pair(tokens_a: List[int], tokens_b: List[int], max_num_tokens: int,
                       rng: random.Random) -> None:
   """Truncates the longer segment, one token at a time, from a random end (in place).
@@ -81,15 +104,19 @@ def create_masked_lm_predictions(tokens: List[int], masked_lm_prob: float, max_p
 
   Returns (output_tokens, positions, labels, (n_mask, n_random, n_kept)).
   """
+  cls_id, sep_id = special.cls_id, special.sep_id
   cand_indexes: List[List[int]] = []
-  for i, token in enumerate(tokens):
-    if token == special.cls_id or token == special.sep_id:
-      continue
-    if is_continuation is not None and cand_indexes and is_continuation[token]:
-      cand_indexes[-1].append(i)
-    else:
-      cand_indexes.append([i])
-  rng.shuffle(cand_indexes)
+  if is_continuation is None:  # Every position is its own candidate (the common, fast case).
+    cand_indexes = [[i] for i, token in enumerate(tokens) if token != cls_id and token != sep_id]
+  else:
+    for i, token in enumerate(tokens):
+      if token == cls_id or token == sep_id:
+        continue
+      if cand_indexes and is_continuation[token]:
+        cand_indexes[-1].append(i)
+      else:
+        cand_indexes.append([i])
+  _shuffle(cand_indexes, rng)
 
   output_tokens = list(tokens)
   num_to_predict = min(max_predictions_per_seq, max(1, int(round(len(tokens) * masked_lm_prob))))
@@ -102,7 +129,7 @@ def create_masked_lm_predictions(tokens: List[int], masked_lm_prob: float, max_p
     # A whole word that would exceed the budget is skipped, as in the original.
     if len(masked) + len(index_set) > num_to_predict:
       continue
-    if any(index in covered for index in index_set):
+    if not covered.isdisjoint(index_set):
       continue
     for index in index_set:
       covered.add(index)

@@ -28,7 +28,7 @@ def write_tfrecord_file(path: str, records: List[bytes], compression: str) -> No
 
 
 class _WriteShard(beam.DoFn):
-  """(shard, [(key, record)]) -> path of the staged shard file, rows sorted by (key, record)."""
+  """(shard, [[(key, record), ...] per bucket]) -> path of the staged shard file, rows sorted by (key, record)."""
 
   def __init__(self, staging_dir: str, config):
     self._staging_dir = staging_dir
@@ -36,14 +36,17 @@ class _WriteShard(beam.DoFn):
 
   def process(self, element):
     shard, keyed = element
-    rows = sorted(keyed)
+    rows = sorted(row for batch in keyed for row in batch)
     path = os.path.join(self._staging_dir, self._config.shard_name(shard))
     write_tfrecord_file(path, [record for _, record in rows], self._config.compression)
     yield path
 
 
 class WriteTFRecordShards(beam.PTransform):
-  """(shard, (key, record)) -> config.num_shards files in `staging_dir` (see publish_shards)."""
+  """(shard, [(key, record), ...]) -> config.num_shards files in `staging_dir` (see publish_shards).
+
+  Records come in lists (one per producing bucket) so that Beam handles few, large elements.
+  """
 
   def __init__(self, staging_dir: str, config):
     super().__init__()

@@ -61,7 +61,9 @@ class _TokenizeBatch(beam.DoFn):
     from bert_keras.text.bert_tokenizer import BertTokenizer  # pylint: disable=g-import-not-at-top
 
     tokenizer = BertTokenizer(vocab_path=self._vocab_file, lower_case=self._lower_case)
-    fn = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+    # autograph=False: the tokenizer is plain graph code; converting it costs seconds per worker.
+    fn = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)],
+                     autograph=False)
 
     def tokenize(strings: List[str]) -> Tuple[np.ndarray, np.ndarray]:
       ragged = fn(tf.constant(strings, dtype=tf.string))

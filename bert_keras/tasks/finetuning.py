@@ -164,7 +164,7 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
   dataset = dataset.repeat().batch(task_config.batch_size).prefetch(tf.data.AUTOTUNE)
   start = time.time()
   history = model.fit(dataset, epochs=epochs, steps_per_epoch=math.ceil(total_steps / epochs),
-                      verbose=2)
+                      shuffle=False, verbose=2)  # the dataset is already shuffled
   train_seconds = time.time() - start
 
   # === Evaluate ===

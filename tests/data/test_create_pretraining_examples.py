@@ -39,8 +39,8 @@ def test_stable_hash_is_the_same_in_another_process():
 def _run(docs, config, path):
   """Runs the transform in a TestPipeline, checks every record, saves the sorted rows to `path`."""
 
-  def check_and_save(rows):
-    rows = sorted(rows)
+  def check_and_save(batches):
+    rows = sorted((shard, row) for shard, batch in batches for row in batch)
     assert {shard for shard, _ in rows} == set(range(config.num_shards))
     labels = []
     for _, (_, record) in rows:
