@@ -159,3 +159,16 @@ def test_pad_and_serialize_use_the_original_feature_names():
   assert list(features["masked_lm_ids"].int64_list.value) == [10, 0, 0]
   with pytest.raises(ValueError, match="max_seq_length=4"):
     pi.pad_instance(inst, 4, 3)
+
+
+def test_fast_shuffle_draws_exactly_like_random_shuffle():
+  # The masking procedure's shuffle must stay the original's, draw for draw (determinism of outputs).
+  from bert_keras.data.pretraining_instances import _shuffle  # pylint: disable=g-import-not-at-top
+
+  for seed in range(50):
+    for n in (0, 1, 2, 3, 17, 128, 513):
+      expected, actual = list(range(n)), list(range(n))
+      reference, fast = random.Random(seed), random.Random(seed)
+      reference.shuffle(expected)
+      _shuffle(actual, fast)
+      assert actual == expected and fast.random() == reference.random()

@@ -25,7 +25,7 @@ from tests.reliability import bad_inputs as B
 SEQ = 24
 LABELS = ["neg", "pos"]
 TAGS = ["O", "B-PER", "I-PER"]
-FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=25, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])
 
@@ -36,8 +36,8 @@ one_string = st.one_of(
     st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass")),
     st.binary(max_size=200),
     st.sampled_from([b"", b" ", b"\x00", "\u200b\ufeff\u0301".encode(), HUGE.encode()] + INVALID_UTF8),
-    st.text(alphabet=st.sampled_from(B.VOCAB[5:] + [" ", "##", "[CLS]", "[SEP]", "[MASK]"]),
-            max_size=60).map(str.encode),
+    st.lists(st.sampled_from(B.VOCAB + ["##", "UNKNOWNWORD", "\t"]), max_size=60).map(
+        lambda words: " ".join(words).encode()),
 )
 batches = st.lists(one_string, min_size=1, max_size=4)
 
@@ -89,14 +89,14 @@ def test_classifier(served, text_a, data):
             if data is not None else [b""] * len(text_a))
   outputs = _call(served["classification"], text_a=text_a, text_b=text_b)
   n = len(text_a)
-  assert outputs["logits"].shape == (n, len(LABELS))
   assert outputs["probabilities"].shape == (n, len(LABELS))
+  assert outputs["label_id"].shape == (n,)
   np.testing.assert_allclose(outputs["probabilities"].sum(-1), 1.0, rtol=1e-5)
   assert set(outputs["label"].tolist()) <= {label.encode() for label in LABELS}
   _finite(outputs)
 
 
-@FUZZ
+@settings(FUZZ, max_examples=15)
 @given(question=batches, data=st.data())
 @example(question=[b"who?"], data=None)
 @example(question=INVALID_UTF8, data=None)
@@ -107,9 +107,13 @@ def test_squad(served, question, data):
   n = len(question)
   for value in outputs.values():
     assert value.shape[0] == n
-  answers = outputs["answer"] if "answer" in outputs else outputs[sorted(outputs)[0]]
-  assert answers.shape == (n,)
-  _finite(outputs)
+  assert outputs["answer"].shape == outputs["score"].shape == outputs["no_answer"].shape == (n,)
+  for value in outputs.values():
+    assert not (value.dtype.kind == "f" and np.isnan(value).any()), outputs
+  # No candidate span at all (e.g. an empty passage) scores -inf: that must be a no-answer.
+  no_span = np.isneginf(outputs["score"])
+  assert np.all(outputs["no_answer"][no_span]) and all(a == b"" for a in outputs["answer"][no_span])
+  assert np.all(outputs["start"][outputs["no_answer"]] == -1)
 
 
 @FUZZ
@@ -139,6 +143,6 @@ def test_tokenized_signature_rejects_or_serves_out_of_range_ids(served, ids):
   except tf.errors.InvalidArgumentError:
     assert any(not 0 <= i < len(B.VOCAB) for i in ids)
     return
-  assert outputs["logits"].shape == (1, len(LABELS))
+  assert outputs["probabilities"].shape == (1, len(LABELS))
   if all(0 <= i < len(B.VOCAB) for i in ids):
     _finite({k: v.numpy() for k, v in outputs.items()})
