@@ -407,6 +407,7 @@ def merge_runs(run_dirs: List[str], study: StudyConfig, output_dir: str) -> List
   rows = unique
   seeds = tuple(sorted({r["seed"] for r in rows}))
   study = study.replace(seeds=seeds)
+  os.makedirs(output_dir, exist_ok=True)
   _write_atomic(os.path.join(output_dir, "study_config.json"), study.to_json())
   write_report(rows, study, output_dir)
   return rows
@@ -422,9 +423,11 @@ def _write_atomic(path: str, text: str) -> None:
 
 
 def summarize(values: List[float]) -> str:
+  """"mean ± sample std"; one value is shown with (n=1), as it has no spread."""
   values = np.asarray(values, float)
-  spread = float(values.std(ddof=1)) if len(values) > 1 else 0.0
-  return f"{values.mean():.3f} ± {spread:.3f}"
+  if len(values) < 2:
+    return f"{values.mean():.3f} (n=1)"
+  return f"{values.mean():.3f} ± {float(values.std(ddof=1)):.3f}"
 
 
 def markdown_table(rows: List[dict], study: StudyConfig) -> str:
