@@ -132,8 +132,9 @@ def test_keras_file_with_code_is_refused(tmp_path):
   import keras
   from bert_keras import interop
   sentinel = tmp_path / "code_ran"
+  command = f"touch {sentinel}"
   inputs = keras.Input((4,))
-  outputs = keras.layers.Lambda(lambda x: x + float(os.system(f"touch {sentinel}") or 0))(inputs)
+  outputs = keras.layers.Lambda(lambda x: x + float(os.system(command) or 0))(inputs)
   path = str(tmp_path / "encoder.keras")
   keras.Model(inputs, outputs).save(path)
   sentinel.unlink(missing_ok=True)  # tracing while saving ran it once, here, on purpose
@@ -157,7 +158,7 @@ def test_model_and_training_configs_reject_code_and_unknown_keys(tmp_path):
       (ModelConfig.from_json_file, {"hidden_act": code}, "hidden_act="),
       (ModelConfig.from_json_file, {"vocab_size": code}, "vocab_size="),
       (ModelConfig.from_json_file, {"__class__": "os.system"}, "unknown model config keys"),
-      (TrainingConfig.from_json_file, {"model_preset": code}, "model_preset"),
+      (TrainingConfig.from_json_file, {"model_preset": code}, "unknown model preset"),
       (TrainingConfig.from_json_file, {"optimizer": code}, "optimizer="),
       (TrainingConfig.from_json_file, {"model_overrides": {"hidden_act": code}}, "hidden_act="),
       (TrainingConfig.from_json_file, {"exec": "1"}, "unknown training config keys ['exec']"),
