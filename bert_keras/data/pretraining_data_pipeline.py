@@ -90,7 +90,11 @@ def parse_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
   """
   known, beam_args = _parser().parse_known_args(list(argv))
   runner = _option_value(beam_args, "runner")
-  if runner in (None, "DirectRunner", "direct"):
+  if runner is None:
+    # Beam 2.77's DirectRunner would first try Prism, whose binary it downloads at run time; its
+    # own local engine (FnApiRunner) needs nothing from the network.
+    beam_args.insert(0, "--runner=FnApiRunner")
+  if runner in (None, "DirectRunner", "direct", "FnApiRunner"):
     if not _has_option(beam_args, "direct_running_mode"):
       beam_args.append("--direct_running_mode=multi_processing")
     if not _has_option(beam_args, "direct_num_workers"):

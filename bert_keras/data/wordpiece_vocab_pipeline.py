@@ -122,7 +122,12 @@ def parse_args(argv: Sequence[str]):
   parser.add_argument("--num_iterations", type=int, default=4, help="learner passes per threshold")
   parser.add_argument("--json_text_key", default="text")
   known, beam_args = parser.parse_known_args(list(argv))
-  if _option_value(beam_args, "runner") in (None, "DirectRunner", "direct"):
+  runner = _option_value(beam_args, "runner")
+  if runner is None:
+    # Beam 2.77's DirectRunner would first try Prism, whose binary it downloads at run time; its
+    # own local engine (FnApiRunner) needs nothing from the network.
+    beam_args.insert(0, "--runner=FnApiRunner")
+  if runner in (None, "DirectRunner", "direct", "FnApiRunner"):
     if not _has_option(beam_args, "direct_running_mode"):
       beam_args.append("--direct_running_mode=multi_processing")
     if not _has_option(beam_args, "direct_num_workers"):

@@ -30,8 +30,9 @@ def test_direct_runner_defaults_to_multi_processing():
   _, beam_args = parse_args(["--output_dir=o"])
   assert "--direct_running_mode=multi_processing" in beam_args
   assert any(a.startswith("--direct_num_workers=") for a in beam_args)
+  assert beam_args[0] == "--runner=FnApiRunner"  # never Prism, which downloads a binary
   _, beam_args = parse_args(["--output_dir=o"] + IN_MEMORY)
-  assert beam_args == IN_MEMORY
+  assert beam_args == ["--runner=FnApiRunner"] + IN_MEMORY
 
 
 def test_config_defaults_are_the_paper_and_the_embedded_data():
