@@ -25,6 +25,7 @@ from components.pusher.spec import PusherSpec
 from components.vocabulary.spec import VocabularySpec
 from configs.pipeline import PipelineConfig
 from pipeline.pipeline import Pipeline
+from bert_keras.safety import safe_join
 
 
 def task_slug(task: str) -> str:
@@ -34,7 +35,7 @@ def task_slug(task: str) -> str:
 
 def build_pipeline(config: PipelineConfig, pipeline_root: str, serving_dir: str = "") -> Pipeline:
   """The components of `config`, artifacts under `pipeline_root`, pushes under `serving_dir`."""
-  serving_dir = serving_dir or os.path.join(pipeline_root, config.serving_dir)
+  serving_dir = serving_dir or safe_join(pipeline_root, config.serving_dir, "serving_dir")
   corpus, pretraining = config.corpus, config.pretraining
   components = []
   bases = {}
@@ -88,7 +89,7 @@ def build_pipeline(config: PipelineConfig, pipeline_root: str, serving_dir: str 
       pusher = Component(PusherSpec, f"pusher_{suffix}",
                          inputs={"saved_model": exporter.outputs["saved_model"],
                                  "blessing": evaluator.outputs["blessing"]},
-                         parameters=dict(serving_dir=os.path.join(serving_dir, base),
+                         parameters=dict(serving_dir=safe_join(serving_dir, base, "base"),
                                          model_name=task_slug(task.task)))
       components += [fine_tuner, evaluator, exporter, pusher]
   return Pipeline(config.name, pipeline_root, components)

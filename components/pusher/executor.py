@@ -7,6 +7,7 @@ import re
 import shutil
 
 from bert_keras.errors import UserError
+from bert_keras.safety import safe_join
 from components.base.base_executor import BaseExecutor
 
 _VERSION = re.compile(r"^\d+$")
@@ -53,7 +54,7 @@ class PusherExecutor(BaseExecutor):
       pushed.metrics["pushed"] = 0
       return
     source = saved_model.path(saved_model.properties.get("saved_model_dir", ""))
-    destination = push(source, os.path.join(parameters["serving_dir"], model_name))
+    destination = push(source, safe_join(parameters["serving_dir"], model_name, "model_name"))
     self.log(f"pushed {model_name} to {destination}")
     pushed.properties.update(pushed=True, pushed_destination=os.path.abspath(destination),
                              pushed_version=int(os.path.basename(destination)),
