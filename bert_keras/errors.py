@@ -1,27 +1,94 @@
-"""User errors: one line naming the file, line or value, exit status 2, no traceback."""
+"""User errors: one line naming the file, line or value, exit status 2, no traceback.
+
+Every script is `app.run(run_main(main), flags_parser=parse_flags)`:
+- `parse_flags` turns a bad command line (a required flag missing, an unknown flag, a value that
+  does not parse) into one `error: ...` line and exit status 2, instead of absl's usage dump and
+  status 1; `--help` still prints the usage, with status 0.
+- `run_main` does the same for a `UserError` raised by the library, and for argparse errors of
+  the Beam scripts, whose own flags are parsed with argparse inside `main`.
+"""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import functools
 import sys
+
+_HELP_FLAGS = ("help", "helpshort", "helpfull", "helpxml", "?")
 
 
 class UserError(Exception):
   """Bad input from the user (missing file, malformed row, mismatched config). Never a bug."""
 
 
+def _one_line(text: str) -> str:
+  return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+def _fail(message: str) -> None:
+  print(f"error: {_one_line(message)}", file=sys.stderr)
+  sys.exit(2)
+
+
+def _asks_for_help(argv) -> bool:
+  for arg in argv[1:]:
+    if arg == "--":
+      return False
+    name = arg.lstrip("-").split("=", 1)[0]
+    if arg.startswith("-") and name in _HELP_FLAGS:
+      return True
+  return False
+
+
+def parse_flags(argv):
+  """absl `flags_parser` for `app.run`: FLAGS(argv), with flag errors as one `error:` line, exit 2.
+
+  absl's own parser prints the usage and `FATAL Flags parsing error`, then exits with status 1,
+  which a caller cannot tell apart from a crash. `--help` exits 0 after printing the usage
+  (absl exits 1 there too).
+  """
+  from absl import flags  # pylint: disable=import-outside-toplevel
+
+  try:
+    return flags.FLAGS(argv)
+  except flags.Error as e:
+    _fail(f"{e} (see --help)")
+  except SystemExit as e:
+    if e.code == 1 and _asks_for_help(argv):
+      sys.exit(0)
+    raise
+
+
+@contextlib.contextmanager
+def _argparse_errors_are_user_errors():
+  """Within `main`, argparse's `parser.error` (missing or malformed argument) raises UserError
+  instead of printing a usage and exiting itself; `--help` (parser.exit(0)) is unchanged."""
+  original = argparse.ArgumentParser.error
+
+  def error(parser, message):
+    raise UserError(f"{parser.prog}: {message} (see --help)")
+
+  argparse.ArgumentParser.error = error
+  try:
+    yield
+  finally:
+    argparse.ArgumentParser.error = original
+
+
 def run_main(main):
   """Wraps an absl `main(argv)` so that user errors print one line and exit with status 2.
 
-  Usage in a script: `app.run(run_main(main))`. Errors that are bugs keep their traceback.
+  Usage in a script: `app.run(run_main(main), flags_parser=parse_flags)`. Errors that are bugs keep
+  their traceback.
   """
 
   @functools.wraps(main)
   def wrapped(argv):
     try:
-      return main(argv)
+      with _argparse_errors_are_user_errors():
+        return main(argv)
     except UserError as e:
-      print(f"error: {e}", file=sys.stderr)
-      sys.exit(2)
+      _fail(str(e))
 
   return wrapped

@@ -8,17 +8,56 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any, Mapping
+
+from bert_keras.errors import UserError
+from bert_keras.json_io import read_json_file
 
 HIDDEN_ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
 ATTENTION_KINDS = ("bidirectional", "causal")
 
 
-from bert_keras.errors import UserError
-
-
 class ConfigError(UserError, ValueError):
-  """A config value is missing, of the wrong type, or out of range."""
+  """A config value is missing, of the wrong type, or out of range.
+
+  `key` is the config field at fault (None when several are), so that readers of other formats
+  (bert_config.json, HF config.json) can name their own key for it.
+  """
+
+  def __init__(self, message: str, key: str | None = None):
+    super().__init__(message)
+    self.key = key
+
+
+def is_int(value: Any) -> bool:
+  """A JSON integer (bool is an int subclass in Python, but true/false is not a size)."""
+  return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+  """A finite JSON number (int or float, not bool, NaN or infinity)."""
+  return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def read_config_json(path: str, what: str) -> dict:
+  """The JSON object of a config file (one shared reader: file named, line of a syntax error,
+  "nested too deeply", top-level type checked); see bert_keras/json_io.py."""
+  try:
+    return read_json_file(path, what, expected=dict)
+  except UserError as e:
+    raise ConfigError(str(e)) from None
+
+
+def config_from_json_file(cls, path: str, what: str):
+  """`cls.from_dict` of the JSON object in `path`; every error names the file."""
+  values = read_config_json(path, what)
+  try:
+    return cls.from_dict(values)
+  except ConfigError as e:
+    raise ConfigError(f"{path}: {e}", key=e.key) from None
+  except TypeError as e:  # a comparison of a wrongly typed value the checks did not foresee
+    raise ConfigError(f"{path}: {e}") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,26 +87,30 @@ class ModelConfig:
     self.validate()
 
   def validate(self) -> None:
+    """Type and range of every field, naming the field (configs come from JSON files)."""
     for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
                  "max_position_embeddings"):
       value = getattr(self, name)
-      if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f"{name}={value!r} must be a positive integer")
-    if not isinstance(self.type_vocab_size, int) or self.type_vocab_size < 0:
-      raise ConfigError(f"type_vocab_size={self.type_vocab_size!r} must be an integer >= 0")
+      if not is_int(value) or value <= 0:
+        raise ConfigError(f"{name}={value!r} must be a positive integer", key=name)
+    if not is_int(self.type_vocab_size) or self.type_vocab_size < 0:
+      raise ConfigError(f"type_vocab_size={self.type_vocab_size!r} must be an integer >= 0",
+                        key="type_vocab_size")
     if self.hidden_size % self.num_heads:
       raise ConfigError(
           f"hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}")
-    if self.hidden_act not in HIDDEN_ACTIVATIONS:
-      raise ConfigError(f"hidden_act={self.hidden_act!r}; expected one of {HIDDEN_ACTIVATIONS}")
-    if self.attention not in ATTENTION_KINDS:
-      raise ConfigError(f"attention={self.attention!r}; expected one of {ATTENTION_KINDS}")
+    for name, allowed in (("hidden_act", HIDDEN_ACTIVATIONS), ("attention", ATTENTION_KINDS)):
+      value = getattr(self, name)
+      if not isinstance(value, str) or value not in allowed:
+        raise ConfigError(f"{name}={value!r}; expected one of {allowed}", key=name)
     for name in ("dropout_rate", "attention_dropout_rate"):
       value = getattr(self, name)
-      if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-        raise ConfigError(f"{name}={value!r} must be in [0, 1)")
-    if not self.initializer_range > 0 or not self.layer_norm_epsilon > 0:
-      raise ConfigError("initializer_range and layer_norm_epsilon must be > 0")
+      if not is_number(value) or not 0.0 <= value < 1.0:
+        raise ConfigError(f"{name}={value!r} must be a number in [0, 1)", key=name)
+    for name in ("initializer_range", "layer_norm_epsilon"):
+      value = getattr(self, name)
+      if not is_number(value) or not value > 0:
+        raise ConfigError(f"{name}={value!r} must be a number > 0", key=name)
 
   def replace(self, **changes: Any) -> "ModelConfig":
     return dataclasses.replace(self, **changes)
@@ -91,17 +134,7 @@ class ModelConfig:
 
   @classmethod
   def from_json_file(cls, path: str) -> "ModelConfig":
-    try:
-      with open(path, encoding="utf-8") as f:
-        values = json.load(f)
-    except FileNotFoundError as e:
-      raise ConfigError(f"{path}: no such model config file") from e
-    except json.JSONDecodeError as e:
-      raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from e
-    try:
-      return cls.from_dict(values)
-    except (ConfigError, TypeError) as e:
-      raise ConfigError(f"{path}: {e}") from e
+    return config_from_json_file(cls, path, "model config file")
 
 
 def _bert(num_layers: int, hidden_size: int, num_heads: int, **kw) -> ModelConfig:
@@ -120,8 +153,19 @@ MODEL_PRESETS: dict[str, ModelConfig] = {
 }
 
 
+def all_model_presets() -> dict[str, ModelConfig]:
+  """Every named model: BERT's (above) and GPT-1's (configs/gpt.py GPT_PRESETS: gpt_nano ... gpt1).
+
+  The GPT presets are imported here, not at the top, because configs/gpt.py imports this module.
+  """
+  from configs.gpt import GPT_PRESETS  # pylint: disable=g-import-not-at-top
+  return {**MODEL_PRESETS, **GPT_PRESETS}
+
+
 def get_model_config(name: str, **overrides: Any) -> ModelConfig:
-  """Returns the named preset, with optional field overrides (e.g. vocab_size of a learned vocab)."""
-  if name not in MODEL_PRESETS:
-    raise ConfigError(f"unknown model preset {name!r}; expected one of {sorted(MODEL_PRESETS)}")
-  return MODEL_PRESETS[name].replace(**overrides)
+  """Returns the named preset (BERT or GPT), with optional field overrides (e.g. vocab_size of a
+  learned vocab)."""
+  presets = all_model_presets()
+  if name not in presets:
+    raise ConfigError(f"unknown model preset {name!r}; expected one of {sorted(presets)}")
+  return presets[name].replace(**overrides)

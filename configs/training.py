@@ -11,13 +11,21 @@ import dataclasses
 import json
 from typing import Any, Mapping
 
-from configs.model import ConfigError, ModelConfig, get_model_config
+from configs.model import (ConfigError, ModelConfig, config_from_json_file, get_model_config,
+                           is_int, is_number)
 
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
 OPTIMIZERS = ("adamw", "lamb", "adam")
 DECAYS = ("linear", "cosine", "constant")
 DISTRIBUTIONS = ("default", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+# Declared field type (a string: `from __future__ import annotations`) -> (check, what is expected).
+_FIELD_TYPES = {
+    "int": (is_int, "an integer"),
+    "float": (is_number, "a finite number"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,14 +91,32 @@ class TrainingConfig:
   eval_every: int = 0  # 0: evaluate only at the end (if eval_input_files is set)
   eval_steps: int = 20
   eval_batch_size: int = 0  # 0: same as train_batch_size
+  # Training records scanned for the unigram baseline's most frequent target (eval only).
+  unigram_baseline_records: int = 100_000
 
   def __post_init__(self):
+    ids = self.special_token_ids
+    if not isinstance(ids, (list, tuple)) or not all(is_int(i) for i in ids):
+      raise ConfigError(f"special_token_ids={ids!r} must be a list of integers",
+                        key="special_token_ids")
+    if not isinstance(self.model_overrides, Mapping):
+      raise ConfigError(f"model_overrides={self.model_overrides!r} must be an object of ModelConfig "
+                        "fields", key="model_overrides")
     # JSON turns tuples into lists; keep the dataclass hashable-looking and comparable.
-    object.__setattr__(self, "special_token_ids", tuple(self.special_token_ids))
+    object.__setattr__(self, "special_token_ids", tuple(ids))
     object.__setattr__(self, "model_overrides", dict(self.model_overrides))
     self.validate()
 
+  def _check_types(self) -> None:
+    """Every scalar field has its declared JSON type (configs come from JSON files and flags)."""
+    for field in dataclasses.fields(self):
+      check, expected = _FIELD_TYPES.get(field.type, (None, None))
+      value = getattr(self, field.name)
+      if check is not None and not check(value):
+        raise ConfigError(f"{field.name}={value!r} must be {expected}", key=field.name)
+
   def validate(self) -> None:
+    self._check_types()
     choices = dict(objective=OBJECTIVES, optimizer=OPTIMIZERS, decay=DECAYS,
                    distribution=DISTRIBUTIONS, precision=PRECISIONS)
     for name, allowed in choices.items():
@@ -121,7 +147,13 @@ class TrainingConfig:
       raise ConfigError("distribution='tpu' needs a tpu address (--tpu)")
     if self.objective == "ltr" and self.dynamic_masking:
       raise ConfigError("dynamic_masking does not apply to objective='ltr' (nothing is masked)")
-    self.model_config()  # validates the preset and overrides
+    model = self.model_config()  # validates the preset and overrides
+    if self.max_seq_length > model.max_position_embeddings:
+      raise ConfigError(
+          f"max_seq_length={self.max_seq_length} exceeds max_position_embeddings="
+          f"{model.max_position_embeddings} of model_preset={self.model_preset!r}; expected at most "
+          "that many positions (or a model_overrides max_position_embeddings)",
+          key="max_seq_length")
 
   def model_config(self) -> ModelConfig:
     """The encoder config: the preset, the overrides, and causal attention for the LTR ablation."""
@@ -159,17 +191,7 @@ class TrainingConfig:
 
   @classmethod
   def from_json_file(cls, path: str) -> "TrainingConfig":
-    try:
-      with open(path, encoding="utf-8") as f:
-        values = json.load(f)
-    except FileNotFoundError as e:
-      raise ConfigError(f"{path}: no such training config file") from e
-    except json.JSONDecodeError as e:
-      raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from e
-    try:
-      return cls.from_dict(values)
-    except (ConfigError, TypeError) as e:
-      raise ConfigError(f"{path}: {e}") from e
+    return config_from_json_file(cls, path, "training config file")
 
 
 # The paper's runs (section 3.1, appendix A.2): batch 256, 1M steps, lr 1e-4, 10k warmup; 90% of the

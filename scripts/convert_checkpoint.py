@@ -15,7 +15,7 @@ write convert_config.json (the resolved settings and what was loaded). Bad input
 
 from absl import app, flags
 
-from bert_keras.errors import run_main
+from bert_keras.errors import parse_flags, run_main
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("from", None, ["google", "hf", "keras"], "Format of --input.")
@@ -44,4 +44,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

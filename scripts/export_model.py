@@ -12,7 +12,7 @@ is written to DIR/assets.extra/export_config.json. Bad input: one line, exit 2.
 
 from absl import app, flags
 
-from bert_keras.errors import run_main
+from bert_keras.errors import parse_flags, run_main
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("finetune_dir", "", "run_finetuning output directory (model.keras, "
@@ -24,6 +24,8 @@ flags.DEFINE_string("vocab_file", "", "vocab.txt (default: the source's).")
 flags.DEFINE_enum("lower_case", "auto", ["auto", "true", "false"],
                   "Tokenizer casing; auto = the source's.")
 flags.DEFINE_integer("max_seq_length", 128, "Encoder exports: packed length (tasks keep theirs).")
+flags.DEFINE_integer("doc_stride", 0, "SQuAD and NER: pieces between window starts for texts "
+                     "longer than one window; 0 = the task's own (NER: half a window).")
 flags.DEFINE_bool("jit_compile", False, "XLA-compile the Transformer part of the graph.")
 flags.mark_flags_as_required(["output_dir"])
 
@@ -36,10 +38,11 @@ def main(argv):
       output_dir=FLAGS.output_dir, finetune_dir=FLAGS.finetune_dir,
       encoder_checkpoint=FLAGS.encoder_checkpoint, vocab_file=FLAGS.vocab_file,
       lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
-      max_seq_length=FLAGS.max_seq_length, jit_compile=FLAGS.jit_compile)
+      max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
+      jit_compile=FLAGS.jit_compile)
   summary = run_export(config)
   print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

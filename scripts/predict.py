@@ -13,7 +13,7 @@ import json
 
 from absl import app, flags
 
-from bert_keras.errors import UserError, run_main
+from bert_keras.errors import UserError, parse_flags, run_main
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("saved_model", None, "Directory written by export_model.py.")
@@ -50,4 +50,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

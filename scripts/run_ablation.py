@@ -10,7 +10,7 @@ processes, run one seed per process (--seeds=0 --output_dir=out/s0, ...) then
 
 from absl import app, flags
 
-from bert_keras.errors import run_main
+from bert_keras.errors import parse_flags, run_main
 from bert_keras.gpt.ablation_study import merge_runs, run_study
 from configs.ablations import DEFAULT_TASK_VARIANTS, get_study_config
 
@@ -47,4 +47,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

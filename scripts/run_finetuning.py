@@ -11,7 +11,7 @@ Defaults are the task preset's (configs/tasks.py: the paper's batch 32, 3 epochs
 
 from absl import app, flags
 
-from bert_keras.errors import run_main
+from bert_keras.errors import parse_flags, run_main
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("task", None, "Task preset / registered task name (e.g. glue/mrpc, squad_v1).")
@@ -74,4 +74,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

@@ -1,21 +1,25 @@
 """Fine-tunes GPT-1 on a registered task with L3 = L2 + lambda * L1 (section 3.2) and exports it.
 
-  python scripts/run_gpt_finetuning.py --task=polarity --pretrained_dir=out/gpt \
+  python scripts/run_gpt_finetuning.py --task=gpt/polarity --pretrained_dir=out/gpt \
       --output_dir=out/gpt_polarity [--lm_coef=0.5] [--seq_length=64]
 
 --lm_coef=0 is the "without auxiliary LM" ablation; no --pretrained_dir (with --bpe_model and
---model) is "without pre-training". Writes config.json, metrics.json and export/ (a SavedModel that
-takes raw strings) into --output_dir.
+--model) is "without pre-training". The task resolves through the task registry (gpt/<task>; its
+layout is classification, entailment, similarity or multiple choice). Writes config.json,
+metrics.json, predictions_<split>.json, model.keras, bpe.model, task_info.json and export/ (a
+SavedModel that takes raw strings) into --output_dir.
 """
 
 from absl import app, flags
 
-from bert_keras.errors import run_main
+from bert_keras.errors import parse_flags, run_main
 from bert_keras.gpt.gpt_runs import run_gpt_finetuning
 from configs.gpt import GPTFinetuningConfig
 
 _DEFAULTS = GPTFinetuningConfig()
-flags.DEFINE_string("task", "polarity", "Registered task (bert_keras.tasks): polarity, lee_similarity, glue/...")
+flags.DEFINE_string("task", "gpt/polarity", "Registered GPT task (bert_keras/gpt/gpt_task.py): "
+                    "gpt/polarity, gpt/lee_similarity, gpt/swag, gpt/glue/rte, ... (the bare "
+                    "BERT task name works too).")
 flags.DEFINE_string("data_dir", "", "Task data; empty uses the embedded sets.")
 flags.DEFINE_string("pretrained_dir", None, "Output of scripts/run_gpt_pretraining.py.")
 flags.DEFINE_string("bpe_model", None, "BPE model, when starting from a random decoder.")
@@ -42,4 +46,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

@@ -9,7 +9,7 @@ Writes config.json, history.jsonl, metrics.json, decoder.keras and bpe.model int
 
 from absl import app, flags
 
-from bert_keras.errors import run_main
+from bert_keras.errors import parse_flags, run_main
 from bert_keras.gpt.gpt_runs import run_gpt_pretraining
 from configs.gpt import GPTPretrainingConfig
 
@@ -41,4 +41,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

@@ -18,7 +18,7 @@ import json
 
 from absl import app, flags, logging
 
-from bert_keras.errors import UserError, run_main
+from bert_keras.errors import UserError, parse_flags, run_main
 from configs.training import TRAINING_PRESETS, TrainingConfig, get_training_config
 
 FLAGS = flags.FLAGS
@@ -78,4 +78,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

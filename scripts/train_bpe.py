@@ -9,7 +9,7 @@ corpora support a few thousand pieces. Writes the model and <output>.json with t
 
 from absl import app, flags
 
-from bert_keras.errors import run_main
+from bert_keras.errors import parse_flags, run_main
 from bert_keras.gpt.gpt_runs import run_train_bpe
 
 flags.DEFINE_string("output", None, "Path of the SentencePiece .model file to write.")
@@ -28,4 +28,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

@@ -6,7 +6,7 @@ wherever the SavedModel is deployed.
 
 from __future__ import annotations
 
-import json
+import math
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -14,6 +14,7 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer ops the SavedModel uses)
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import parse_json
 
 # The inputs of `serve` per exported kind, in call order; the last of a pair may be optional.
 INPUTS = {"classification": ("text_a", "text_b"), "regression": ("text_a", "text_b"),
@@ -32,16 +33,29 @@ def load(path: str):
   return loaded
 
 
+def _finite_or_none(value):
+  """JSON has no NaN or infinity: a SQuAD passage without a valid span scores -inf, which
+  json.dumps would write as the non-standard `-Infinity`; it becomes null."""
+  if isinstance(value, float) and not math.isfinite(value):
+    return None
+  if isinstance(value, list):
+    return [_finite_or_none(v) for v in value]
+  return value
+
+
 def _to_json(value):
+  """Plain JSON data (str, finite numbers or None, lists) of one output tensor row."""
   if isinstance(value, bytes):
     return value.decode("utf-8", errors="replace")
   if isinstance(value, np.ndarray):
-    return [_to_json(v) for v in value.tolist()] if value.dtype == object else value.tolist()
+    if value.dtype == object:
+      return [_to_json(v) for v in value.tolist()]
+    return _finite_or_none(value.tolist())
   if isinstance(value, (list, tuple)):
     return [_to_json(v) for v in value]
   if isinstance(value, np.generic):
-    return value.item()
-  return value
+    return _finite_or_none(value.item())
+  return _finite_or_none(value)
 
 
 def predict(loaded, records: Iterable[Mapping], batch_size: int = 32) -> list[dict]:
@@ -72,16 +86,17 @@ def predict(loaded, records: Iterable[Mapping], batch_size: int = 32) -> list[di
 
 
 def read_jsonl(path: str) -> list[dict]:
+  """One JSON object per non-empty line; UserError naming the file and line for a missing file,
+  invalid UTF-8, invalid JSON, nesting too deep or a line that is not an object."""
+  if not tf.io.gfile.exists(path):
+    raise UserError(f"{path}: no such JSON-lines input file")
+  if tf.io.gfile.isdir(path):
+    raise UserError(f"{path}: is a directory; expected a JSON-lines input file")
+  with tf.io.gfile.GFile(path, "rb") as f:
+    data = f.read()
   records = []
-  with tf.io.gfile.GFile(path) as f:
-    for line_number, line in enumerate(f, 1):
-      if not line.strip():
-        continue
-      try:
-        record = json.loads(line)
-      except json.JSONDecodeError as e:
-        raise UserError(f"{path}:{line_number}: not valid JSON ({e.msg})") from None
-      if not isinstance(record, dict):
-        raise UserError(f"{path}:{line_number}: expected a JSON object per line")
-      records.append(record)
+  for line_number, line in enumerate(data.split(b"\n"), 1):
+    if not line.strip():
+      continue
+    records.append(parse_json(line, path, line=line_number, expected=dict))
   return records

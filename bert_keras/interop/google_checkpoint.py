@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 
 import numpy as np
+from absl import logging
 
+from bert_keras import safety
 from bert_keras.errors import UserError
+from bert_keras.json_io import read_json_file
 from bert_keras.interop.weight_map import NamedWeights
 from configs.model import ConfigError, ModelConfig
 
@@ -34,17 +38,39 @@ _ACT_TO_GOOGLE = {"gelu": "gelu", "gelu_tanh": "gelu", "relu": "relu"}
 
 
 def read_json(path: str) -> dict:
+  """A checkpoint's JSON object (bert_config.json, config.json, ...): see bert_keras/json_io.py.
+
+  Keeps this reader's earlier wording `<file>: line N: ...` for a line number (which
+  tests/interop/test_google_checkpoint.py matches); json_io writes `<file>:N: ...`.
+  """
   try:
-    with open(path, encoding="utf-8") as f:
-      values = json.load(f)
-  except FileNotFoundError as e:
-    raise UserError(f"{path}: no such config file") from e
-  except (json.JSONDecodeError, UnicodeDecodeError) as e:
-    where = f"line {e.lineno}: " if isinstance(e, json.JSONDecodeError) else ""
-    raise UserError(f"{path}: {where}not valid JSON ({e})") from e
-  if not isinstance(values, dict):
-    raise UserError(f"{path}: expected a JSON object, got {type(values).__name__}")
-  return values
+    return read_json_file(path, "config file", expected=dict)
+  except UserError as e:
+    match = re.match(re.escape(path) + r":(\d+): (.*)$", str(e), re.DOTALL)
+    if not match:
+      raise
+    raise UserError(f"{path}: line {match.group(1)}: {match.group(2)}") from None
+
+
+def model_config_from(values: dict, path: str, keys: dict, **fields) -> ModelConfig:
+  """ModelConfig(**fields), with a failed check reported under the file's own key (`keys` maps
+  ModelConfig field -> the format's key) and the expected type or range."""
+  try:
+    return ModelConfig(**fields)
+  except ConfigError as e:
+    source = keys.get(e.key)
+    if source is not None and source in values:
+      raise UserError(f"{path}: key {source!r}: {e}") from None
+    raise UserError(f"{path}: {e}") from None
+
+
+_GOOGLE_KEYS = {"vocab_size": "vocab_size", "hidden_size": "hidden_size",
+                "num_layers": "num_hidden_layers", "num_heads": "num_attention_heads",
+                "intermediate_size": "intermediate_size", "hidden_act": "hidden_act",
+                "dropout_rate": "hidden_dropout_prob",
+                "attention_dropout_rate": "attention_probs_dropout_prob",
+                "max_position_embeddings": "max_position_embeddings",
+                "type_vocab_size": "type_vocab_size", "initializer_range": "initializer_range"}
 
 
 def config_from_google(values: dict, path: str) -> ModelConfig:
@@ -54,21 +80,19 @@ def config_from_google(values: dict, path: str) -> ModelConfig:
     raise UserError(f"{path}: missing key(s) {missing}; a bert_config.json needs "
                     f"{list(REQUIRED_CONFIG_KEYS)}")
   act = values.get("hidden_act", "gelu")
-  if act not in _ACT_FROM_GOOGLE:
+  if not isinstance(act, str) or act not in _ACT_FROM_GOOGLE:
     raise UserError(f"{path}: hidden_act={act!r} is not supported; expected one of "
                     f"{sorted(_ACT_FROM_GOOGLE)}")
-  try:
-    return ModelConfig(
-        vocab_size=values["vocab_size"], hidden_size=values["hidden_size"],
-        num_layers=values["num_hidden_layers"], num_heads=values["num_attention_heads"],
-        intermediate_size=values["intermediate_size"], hidden_act=_ACT_FROM_GOOGLE[act],
-        dropout_rate=values.get("hidden_dropout_prob", 0.1),
-        attention_dropout_rate=values.get("attention_probs_dropout_prob", 0.1),
-        max_position_embeddings=values.get("max_position_embeddings", 512),
-        type_vocab_size=values.get("type_vocab_size", 16),
-        initializer_range=values.get("initializer_range", 0.02))
-  except ConfigError as e:
-    raise UserError(f"{path}: {e}") from e
+  return model_config_from(
+      values, path, _GOOGLE_KEYS,
+      vocab_size=values["vocab_size"], hidden_size=values["hidden_size"],
+      num_layers=values["num_hidden_layers"], num_heads=values["num_attention_heads"],
+      intermediate_size=values["intermediate_size"], hidden_act=_ACT_FROM_GOOGLE[act],
+      dropout_rate=values.get("hidden_dropout_prob", 0.1),
+      attention_dropout_rate=values.get("attention_probs_dropout_prob", 0.1),
+      max_position_embeddings=values.get("max_position_embeddings", 512),
+      type_vocab_size=values.get("type_vocab_size", 16),
+      initializer_range=values.get("initializer_range", 0.02))
 
 
 def config_to_google(config: ModelConfig) -> tuple[dict, list]:
@@ -103,13 +127,51 @@ def read_config(path: str) -> ModelConfig:
   return config_from_google(read_json(path), path)
 
 
-def find_prefix(directory: str) -> str:
-  """The checkpoint prefix inside a release directory: the `checkpoint` state file's, else the
-  conventional `bert_model.ckpt`, else the only `*.index` file."""
-  import tensorflow as tf
+def _state_file_prefix(directory: str):
+  """The prefix the `checkpoint` state file names, if it lies inside `directory`, else None.
 
-  latest = tf.train.latest_checkpoint(directory)
-  if latest and os.path.exists(latest + ".index"):
+  TF1's Saver writes absolute paths there, so a release directory that was copied or moved names
+  its ORIGINAL location; reading that would silently load another directory's weights. Only files
+  inside `directory` are considered: the named path if relative and inside (bert_keras.safety),
+  else the same file name inside `directory`.
+  """
+  path = os.path.join(directory, "checkpoint")
+  if not os.path.isfile(path):
+    return None
+  try:
+    with open(path, encoding="utf-8") as f:
+      match = re.search(r'^model_checkpoint_path:\s*"([^"]*)"', f.read(), re.MULTILINE)
+  except (OSError, UnicodeDecodeError):
+    return None
+  if not match:
+    return None
+  named = match.group(1)
+  candidates = [] if os.path.isabs(named) else [named]
+  base = os.path.basename(named.rstrip("/"))
+  if base not in ("", ".", ".."):
+    candidates.append(base)
+  for relative in candidates:
+    try:
+      prefix = safety.safe_join(directory, relative, "checkpoint state file entry")
+      safety.safe_join(directory, relative + ".index", "checkpoint state file entry")
+    except UserError:
+      continue
+    if os.path.isfile(prefix + ".index"):
+      if relative != named:
+        logging.warning("%s names %s, outside this directory; reading %s instead", path, named,
+                        prefix)
+      return prefix
+  logging.warning("%s names %s, which is not a checkpoint inside %s; ignored", path, named,
+                  directory)
+  return None
+
+
+def find_prefix(directory: str) -> str:
+  """The checkpoint prefix inside a release directory: the `checkpoint` state file's (only when
+  it names a file inside `directory`), else the conventional `bert_model.ckpt`, else the only
+  `*.index` file. Nothing outside `directory` is ever read."""
+  latest = _state_file_prefix(directory)
+  if latest:
     return latest
   conventional = os.path.join(directory, CHECKPOINT_NAME)
   if os.path.exists(conventional + ".index"):

@@ -15,10 +15,11 @@ import re
 
 import numpy as np
 
+from bert_keras import safety
 from bert_keras.errors import UserError
-from bert_keras.interop.google_checkpoint import read_json
+from bert_keras.interop.google_checkpoint import model_config_from, read_json
 from bert_keras.interop.weight_map import NamedWeights
-from configs.model import ConfigError, ModelConfig
+from configs.model import ModelConfig
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
@@ -76,6 +77,16 @@ def google_name(hf_name: str):
   return None
 
 
+_HF_KEYS = {"vocab_size": "vocab_size", "hidden_size": "hidden_size",
+            "num_layers": "num_hidden_layers", "num_heads": "num_attention_heads",
+            "intermediate_size": "intermediate_size", "hidden_act": "hidden_act",
+            "dropout_rate": "hidden_dropout_prob",
+            "attention_dropout_rate": "attention_probs_dropout_prob",
+            "max_position_embeddings": "max_position_embeddings",
+            "type_vocab_size": "type_vocab_size", "initializer_range": "initializer_range",
+            "layer_norm_epsilon": "layer_norm_eps"}
+
+
 def config_from_hf(values: dict, path: str) -> ModelConfig:
   """Maps a HF BertConfig config.json to ModelConfig; refuses non-BERT layouts with a reason."""
   model_type = values.get("model_type", "bert")
@@ -90,22 +101,20 @@ def config_from_hf(values: dict, path: str) -> ModelConfig:
   if missing:
     raise UserError(f"{path}: missing key(s) {missing}")
   act = values.get("hidden_act", "gelu")
-  if act not in _ACT_FROM_HF:
+  if not isinstance(act, str) or act not in _ACT_FROM_HF:
     raise UserError(f"{path}: hidden_act={act!r} is not supported; expected one of "
                     f"{sorted(_ACT_FROM_HF)}")
-  try:
-    return ModelConfig(
-        vocab_size=values["vocab_size"], hidden_size=values["hidden_size"],
-        num_layers=values["num_hidden_layers"], num_heads=values["num_attention_heads"],
-        intermediate_size=values["intermediate_size"], hidden_act=_ACT_FROM_HF[act],
-        dropout_rate=values.get("hidden_dropout_prob", 0.1),
-        attention_dropout_rate=values.get("attention_probs_dropout_prob", 0.1),
-        max_position_embeddings=values.get("max_position_embeddings", 512),
-        type_vocab_size=values.get("type_vocab_size", 2),
-        initializer_range=values.get("initializer_range", 0.02),
-        layer_norm_epsilon=values.get("layer_norm_eps", 1e-12))
-  except ConfigError as e:
-    raise UserError(f"{path}: {e}") from e
+  return model_config_from(
+      values, path, _HF_KEYS,
+      vocab_size=values["vocab_size"], hidden_size=values["hidden_size"],
+      num_layers=values["num_hidden_layers"], num_heads=values["num_attention_heads"],
+      intermediate_size=values["intermediate_size"], hidden_act=_ACT_FROM_HF[act],
+      dropout_rate=values.get("hidden_dropout_prob", 0.1),
+      attention_dropout_rate=values.get("attention_probs_dropout_prob", 0.1),
+      max_position_embeddings=values.get("max_position_embeddings", 512),
+      type_vocab_size=values.get("type_vocab_size", 2),
+      initializer_range=values.get("initializer_range", 0.02),
+      layer_norm_epsilon=values.get("layer_norm_eps", 1e-12))
 
 
 def read_config(directory: str) -> ModelConfig:
@@ -132,7 +141,16 @@ def weights_files(directory: str) -> list:
     weight_map = read_json(index).get("weight_map")
     if not isinstance(weight_map, dict):
       raise UserError(f"{index}: expected a 'weight_map' object")
-    return [os.path.join(directory, f) for f in sorted(set(weight_map.values()))]
+    shards = set()
+    for tensor, shard in weight_map.items():
+      if not isinstance(shard, str):
+        raise UserError(f"{index}: weight_map[{tensor!r}]={shard!r}; expected a shard file name "
+                        "(a string)")
+      # A shard outside the checkpoint directory ("../x", "/abs/x") is refused, never read.
+      shards.add(safety.safe_join(directory, shard, f"{index}: weight_map[{tensor!r}]"))
+    if not shards:
+      raise UserError(f"{index}: 'weight_map' is empty; expected tensor name -> shard file")
+    return sorted(shards)
   path = os.path.join(directory, WEIGHTS_NAME)
   if not os.path.exists(path):
     if os.path.exists(os.path.join(directory, "pytorch_model.bin")):

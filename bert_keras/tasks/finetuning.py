@@ -26,6 +26,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import read_json_file
 from configs.model import ModelConfig, get_model_config, MODEL_PRESETS
 from configs.tasks import TaskConfig
 from bert_keras.tasks.registry import get_task
@@ -61,8 +62,7 @@ def resolve_model_config(spec: str) -> tuple[ModelConfig, str | None, bool | Non
   if spec in MODEL_PRESETS:
     return get_model_config(spec), None, None
   if os.path.isfile(spec) and spec.endswith(".json"):
-    with open(spec, encoding="utf-8") as f:
-      values = json.load(f)
+    values = read_json_file(spec, "model config JSON file", expected=dict)
     if "vocab_size" in values and "hidden_size" in values:
       return ModelConfig.from_json_file(spec), None, None
   if os.path.exists(spec) or os.path.exists(spec + ".index"):
@@ -73,6 +73,41 @@ def resolve_model_config(spec: str) -> tuple[ModelConfig, str | None, bool | Non
                   "ModelConfig JSON file nor a checkpoint")
 
 
+def check_sequence_length(max_seq_length: int, config: ModelConfig, source: str) -> None:
+  """The encoder has `max_position_embeddings` learned positions; longer inputs cannot be embedded
+  (Keras would fail deep inside the model with a shape error)."""
+  if max_seq_length > config.max_position_embeddings:
+    raise UserError(f"max_seq_length={max_seq_length} exceeds max_position_embeddings="
+                    f"{config.max_position_embeddings} of {source}; expected --max_seq_length <= "
+                    f"{config.max_position_embeddings}")
+
+
+def _config_without_weights(spec: str):
+  """The ModelConfig of a preset, a ModelConfig JSON or a checkpoint, reading no weights; None when
+  that needs loading a model (.keras) or `spec` names nothing (reported when the model is built)."""
+  if spec in MODEL_PRESETS:
+    return get_model_config(spec)
+  if os.path.isfile(spec) and spec.endswith(".json"):
+    values = read_json_file(spec, "model config JSON file", expected=dict)
+    if "vocab_size" in values and "hidden_size" in values:
+      return ModelConfig.from_json_file(spec)
+  if not (os.path.exists(spec) or os.path.exists(spec + ".index")):
+    return None
+  from bert_keras import interop
+  if interop.detect_format(spec)[0] == "keras":
+    return None
+  return interop.load_model_config(spec)
+
+
+def check_model_fits_task(run: RunConfig, task_config: TaskConfig) -> None:
+  """Checks the sequence length against the model config before any data is read or model built
+  (a .keras checkpoint is checked once loaded, in `build_encoder`)."""
+  spec = run.init_checkpoint or run.model_config
+  config = _config_without_weights(spec) if spec else None
+  if config is not None:
+    check_sequence_length(task_config.max_seq_length, config, spec)
+
+
 def build_encoder(run: RunConfig, task_config: TaskConfig, dtype=None):
   """(encoder, description dict, vocab path or None, lower_case or None)."""
   from bert_keras import interop
@@ -80,12 +115,14 @@ def build_encoder(run: RunConfig, task_config: TaskConfig, dtype=None):
   if run.init_checkpoint:
     encoder, info = interop.load_encoder(run.init_checkpoint, dropout_rate=task_config.dropout_rate,
                                          dtype=dtype)
+    check_sequence_length(task_config.max_seq_length, encoder.model_config, run.init_checkpoint)
     described = {"init": "checkpoint", "format": info.format, "path": info.path,
                  "loaded": len(info.loaded), "missing": info.missing}
     return encoder, described, info.vocab_path, info.lower_case
   if not run.model_config:
     raise UserError("pass --init_checkpoint (to fine-tune) or --model_config (random init)")
   config, vocab, lower_case = resolve_model_config(run.model_config)
+  check_sequence_length(task_config.max_seq_length, config, run.model_config)
   config = config.replace(dropout_rate=task_config.dropout_rate)
   encoder = BertEncoder.from_model_config(config, dtype=dtype)
   return encoder, {"init": "random", "model_config": run.model_config}, vocab, lower_case
@@ -118,6 +155,7 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
 
   if not run.output_dir:
     raise UserError("--output_dir is required")
+  check_model_fits_task(run, task_config)
   os.makedirs(run.output_dir, exist_ok=True)
   keras.utils.set_random_seed(task_config.seed)
   task = get_task(task_config)

@@ -28,6 +28,10 @@ def read_documents(path: str) -> list[str]:
     if not line.strip():
       raise UserError(f"{path}:{number}: empty document line")
     documents.append(line.strip())
+  if not documents:
+    raise UserError(f"{path}: no documents; expected one document per line")
+  if len(documents) < 2:
+    raise UserError(f"{path}: only 1 document; expected at least 2 (pairs are rated)")
   return documents
 
 

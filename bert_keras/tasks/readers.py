@@ -15,6 +15,22 @@ def require_file(path: str, what: str = "") -> str:
   return path
 
 
+def first_undecodable_line(path: str, encoding: str):
+  """(1-based line number, UnicodeDecodeError) of the first line that does not decode, or None.
+
+  The text-mode reader decodes in chunks, so its error does not say which line failed; the
+  encodings used here (UTF-8, Windows-1252) never put a newline byte inside a character, so the
+  file can be re-read line by line in binary to find it.
+  """
+  with open(path, "rb") as f:
+    for number, raw in enumerate(f, 1):
+      try:
+        raw.decode(encoding)
+      except UnicodeDecodeError as e:
+        return number, e
+  return None
+
+
 def read_lines(path: str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
   """Yields (1-based line number, line without its newline) of a text file."""
   require_file(path)
@@ -23,7 +39,12 @@ def read_lines(path: str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
       for number, line in enumerate(f, 1):
         yield number, line.rstrip("\r\n")
   except UnicodeDecodeError as e:
-    raise UserError(f"{path}: not valid {encoding} ({e.reason} at byte {e.start} of a line)") from None
+    found = first_undecodable_line(path, encoding)
+    if found is None:
+      raise UserError(f"{path}: not valid {encoding} ({e.reason} at byte {e.start})") from None
+    number, line_error = found
+    raise UserError(f"{path}:{number}: not valid {encoding} ({line_error.reason} at byte "
+                    f"{line_error.start} of the line)") from None
 
 
 def read_tsv(path: str, skip_header: bool) -> Iterator[tuple[int, list[str]]]:

@@ -24,6 +24,7 @@ import numpy as np
 from absl import logging
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import json_type_name, read_json_file
 from bert_keras.tasks import squad_evaluation
 from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
 from bert_keras.tasks.readers import require_file
@@ -70,39 +71,66 @@ def split_passage(context: str) -> tuple[list[str], list[int], list[int]]:
   return doc_tokens, char_to_word_offset, word_starts
 
 
+def _expect(value, kind, where: str, what: str):
+  """`value` if it is a `kind` (a type or tuple of types; true/false is not a number here), else a
+  UserError naming the JSON path, the value and the expected JSON type."""
+  kinds = kind if isinstance(kind, tuple) else (kind,)
+  if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+    expected = " or ".join(json_type_name(k()) for k in kinds)
+    raise UserError(f"{where}: {what} is {json_type_name(value)} ({_short(value)}); expected "
+                    f"{expected}")
+  return value
+
+
+def _short(value) -> str:
+  text = repr(value)
+  return text if len(text) <= 40 else text[:37] + "..."
+
+
 def read_squad(path: str, training: bool, version_2: bool) -> list[SquadExample]:
-  """Reads the official JSON ({"version", "data": [{"title", "paragraphs": [{"context", "qas"}]}]})."""
+  """Reads the official JSON ({"version", "data": [{"title", "paragraphs": [{"context", "qas"}]}]}).
+
+  Bad input (not UTF-8, a syntax error, nesting too deep, a value of the wrong JSON type anywhere)
+  raises a UserError naming the file and the JSON path, e.g. `data[0].paragraphs[2].qas[1]`.
+  """
   require_file(path, "a SQuAD JSON file")
-  try:
-    with open(path, encoding="utf-8") as f:
-      data = json.load(f)
-  except json.JSONDecodeError as e:
-    raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+  data = read_json_file(path, "SQuAD JSON file")
   if not isinstance(data, dict) or not isinstance(data.get("data"), list):
     raise UserError(f"{path}: expected a JSON object with a 'data' list (the SQuAD layout)")
   examples = []
   skipped = 0
   for a, article in enumerate(data["data"]):
-    for p, paragraph in enumerate(article.get("paragraphs", [])):
+    _expect(article, dict, f"{path}: data[{a}]", "the article")
+    paragraphs = _expect(article.get("paragraphs", []), list, f"{path}: data[{a}]", "'paragraphs'")
+    for p, paragraph in enumerate(paragraphs):
       where = f"{path}: data[{a}].paragraphs[{p}]"
+      _expect(paragraph, dict, where, "the paragraph")
       if not isinstance(paragraph.get("context"), str) or not isinstance(paragraph.get("qas"), list):
         raise UserError(f"{where}: needs a 'context' string and a 'qas' list")
       context = paragraph["context"]
       doc_tokens, char_to_word_offset, word_starts = split_passage(context)
       for q, qa in enumerate(paragraph["qas"]):
         qwhere = f"{where}.qas[{q}]"
+        _expect(qa, dict, qwhere, "the question")
         for key in ("id", "question", "answers"):
           if key not in qa:
             raise UserError(f"{qwhere}: missing '{key}'")
+        _expect(qa["id"], (str, int), qwhere, "'id'")
+        _expect(qa["question"], str, qwhere, "'question'")
+        _expect(qa["answers"], list, qwhere, "'answers'")
         is_impossible = bool(qa.get("is_impossible", False)) if version_2 else False
         if not version_2 and not qa["answers"] and training:
           raise UserError(f"{qwhere} (id {qa['id']}): SQuAD v1.1 questions need an answer")
         answers = []
-        for answer in qa["answers"]:
+        for n, answer in enumerate(qa["answers"]):
+          awhere = f"{qwhere}.answers[{n}] (id {qa['id']})"
+          _expect(answer, dict, awhere, "the answer")
           if "text" not in answer or "answer_start" not in answer:
             raise UserError(f"{qwhere} (id {qa['id']}): answers need 'text' and 'answer_start'")
+          _expect(answer["text"], str, awhere, "'text'")
           start = answer["answer_start"]
-          if not isinstance(start, int) or not 0 <= start <= len(context) - len(answer["text"]):
+          if (not isinstance(start, int) or isinstance(start, bool)
+              or not 0 <= start <= len(context) - len(answer["text"])):
             raise UserError(f"{qwhere} (id {qa['id']}): answer_start={start!r} is outside the "
                             f"{len(context)}-character context")
           answers.append(answer["text"])

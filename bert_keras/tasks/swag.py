@@ -21,7 +21,7 @@ from bert_keras.errors import UserError
 from bert_keras.tasks import metrics as metrics_lib
 from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
 from bert_keras.tasks.packing import pack
-from bert_keras.tasks.readers import require_file
+from bert_keras.tasks.readers import first_undecodable_line, require_file
 from bert_keras.tasks.registry import register_task
 from bert_keras.tasks.task import Features, Task
 
@@ -40,11 +40,22 @@ class SwagExample:
 
 
 def read_swag(path: str, require_label: bool) -> list[SwagExample]:
+  """Rows of the official CSV; bad input (not UTF-8, an unclosed quote or an over-long cell, short
+  rows, bad labels) raises a UserError naming the file and the line where the row starts."""
   require_file(path, "a SWAG CSV file")
+  try:
+    return _read_swag_rows(path, require_label)
+  except UnicodeDecodeError as e:
+    found = first_undecodable_line(path, "utf-8")
+    line, reason = (found[0], found[1].reason) if found else ("?", e.reason)
+    raise UserError(f"{path}:{line}: not valid UTF-8 ({reason}); expected a UTF-8 CSV file") from None
+
+
+def _read_swag_rows(path: str, require_label: bool) -> list[SwagExample]:
   examples = []
   with open(path, encoding="utf-8", newline="") as f:
     reader = csv.reader(f)
-    header = next(reader, None)
+    header = _next_row(reader, path, 1)
     if header is None:
       raise UserError(f"{path}: empty file")
     missing = [c for c in REQUIRED_COLUMNS + (("label",) if require_label else ()) if c not in header]
@@ -52,7 +63,10 @@ def read_swag(path: str, require_label: bool) -> list[SwagExample]:
       raise UserError(f"{path}:1: header lacks columns {missing}; expected the official "
                       "video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0..3,label")
     col = {name: header.index(name) for name in header}
-    for row in reader:
+    while True:
+      row = _next_row(reader, path, reader.line_num + 1)
+      if row is None:
+        break
       line = reader.line_num
       if not row:
         continue
@@ -75,6 +89,16 @@ def read_swag(path: str, require_label: bool) -> list[SwagExample]:
   if not examples:
     raise UserError(f"{path}: no examples")
   return examples
+
+
+def _next_row(reader, path: str, start_line: int):
+  """The next CSV row, None at the end; a malformed row (an unclosed quote running into a cell
+  over csv.field_size_limit(), a NUL byte, ...) is a UserError naming the line where it starts."""
+  try:
+    return next(reader, None)
+  except csv.Error as e:
+    raise UserError(f"{path}:{start_line}: not a valid CSV row ({e}); expected comma-separated "
+                    "cells with balanced double quotes") from None
 
 
 @register_task("swag")

@@ -16,6 +16,7 @@ Order of the pipeline (why each step is where it is):
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from bert_keras.data.pretraining_dataset import feature_spec
@@ -40,9 +41,13 @@ def list_files(patterns: str) -> list[str]:
 def check_record_shapes(files: list[str], seq_length: int, max_predictions: int) -> None:
   """Fails fast, naming the file, when the first record has other lengths than configured."""
   for path in files:  # the first non-empty file (a shard may legitimately be empty)
-    compression = "GZIP" if path.endswith(".gz") else ""
-    for raw in tf.data.TFRecordDataset(path, compression_type=compression).take(1):
-      feats = tf.train.Example.FromString(raw.numpy()).features.feature
+    raw = _first_record(path)
+    if raw is not None:
+      try:
+        feats = tf.train.Example.FromString(raw).features.feature
+      except Exception as e:  # google.protobuf.message.DecodeError (not importable everywhere)
+        raise UserError(f"{path}: record 1 is not a tf.train.Example ({type(e).__name__}: "
+                        f"{_first_line(e)}); expected BERT pretraining TFRecords") from None
       for name, expected in (("input_ids", seq_length), ("masked_lm_positions", max_predictions)):
         if name not in feats:
           raise UserError(f"{path}: record 1 has no feature {name!r}; expected the BERT "
@@ -53,6 +58,25 @@ def check_record_shapes(files: list[str], seq_length: int, max_predictions: int)
                           f"{expected} (max_seq_length / max_predictions_per_seq)")
       return
   raise UserError(f"{files[0]}: no records in any of the {len(files)} input file(s)")
+
+
+def _first_line(error: Exception) -> str:
+  text = str(error).strip()
+  return text.splitlines()[0] if text else type(error).__name__
+
+
+def _first_record(path: str):
+  """The bytes of the first record of a (possibly GZIP) TFRecord file, None if it has none;
+  a corrupt or truncated file is a UserError naming it."""
+  compression = "GZIP" if path.endswith(".gz") else ""
+  try:
+    for raw in tf.data.TFRecordDataset(path, compression_type=compression).take(1):
+      return raw.numpy()
+  except (tf.errors.DataLossError, tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError,
+          tf.errors.UnknownError) as e:
+    raise UserError(f"{path}: corrupt TFRecord file ({type(e).__name__}: {_first_line(e)}); "
+                    "expected TFRecords written by create_pretraining_data") from None
+  return None
 
 
 def _read_records(path):
@@ -104,6 +128,38 @@ def dynamic_mask(features: dict, index: tf.Tensor, seed: int, masked_lm_prob: fl
   out["masked_lm_ids"] = fixed(labels)
   out["masked_lm_weights"] = fixed(tf.ones_like(positions, tf.float32))
   return out
+
+
+def label_frequencies(input_files: str, *, seq_length: int, max_predictions: int,
+                      objective: str = "mlm_nsp", max_records: int = 100_000) -> np.ndarray:
+  """How often each token id is a prediction target in (the first `max_records` of) the files.
+
+  Masked-LM objectives: the real `masked_lm_ids` (weight > 0); "ltr": every real token after the
+  first (the next-token targets). Its argmax is the unigram baseline's constant prediction.
+  Returns float64 counts indexed by token id.
+  """
+  files = list_files(input_files)
+  check_record_shapes(files, seq_length, max_predictions)
+  spec = feature_spec(seq_length, max_predictions)
+
+  def targets(record):
+    f = tf.io.parse_single_example(record, spec)
+    f = {k: tf.cast(v, tf.int32) if v.dtype == tf.int64 else v for k, v in f.items()}
+    if objective == "ltr":
+      return unmask(f)[1:], tf.cast(f["input_mask"][1:], tf.float32)
+    return f["masked_lm_ids"], f["masked_lm_weights"]
+
+  ds = tf.data.Dataset.from_tensor_slices(files).flat_map(_read_records).take(max_records)
+  ds = ds.map(targets, num_parallel_calls=AUTOTUNE).batch(1024)
+  counts = np.zeros([0])
+  for labels, weights in ds.as_numpy_iterator():
+    batch = np.bincount(labels.ravel(), weights=weights.ravel().astype(np.float64))
+    if batch.size > counts.size:
+      counts = np.pad(counts, [0, batch.size - counts.size])
+    counts[:batch.size] += batch
+  if not counts.sum():
+    raise UserError(f"{input_files}: no prediction targets in the first {max_records} records")
+  return counts
 
 
 def make_dataset(input_files: str, *, seq_length: int, max_predictions: int, batch_size: int,

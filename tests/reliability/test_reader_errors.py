@@ -36,7 +36,7 @@ GLUE_CASES = {
     "missing file": (None, "train.tsv: no such file"),
     "empty file": ("", "train.tsv: no examples"),
     "header only": (B.GLUE_HEADER_MRPC + "\n", "train.tsv: no examples"),
-    "binary file": (b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "train.tsv: not valid utf-8"),
+    "binary file": (b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "train.tsv:1: not valid utf-8"),
     "short row": (B.mrpc_rows(["1"]) + "0\tonly\ttwo\n", "train.tsv:3: 3 tab-separated columns",
                   "need at least 5"),
     "unknown label": (B.mrpc_rows(["1", "yes"]), "train.tsv:3: label 'yes' is not one of ['0', '1']"),
@@ -196,7 +196,7 @@ CONLL_CASES = {
     "only docstart": ("-DOCSTART- -X- -X- O\n\n", "train.txt: no sentences"),
     "bad tag": (B.conll_rows(["O", "PER"]), "train.txt:4: tag 'PER' is not O, B-<type> or I-<type>"),
     "one column": ("-DOCSTART- -X- -X- O\n\nword\n", "train.txt:3: expected 'token POS chunk NER'"),
-    "bad utf-8": (b"EU NNP B-NP B-ORG\nrejects \xff VBZ I-VP O\n", "train.txt: not valid utf-8"),
+    "bad utf-8": (b"EU NNP B-NP B-ORG\nrejects \xff VBZ I-VP O\n", "train.txt:2: not valid utf-8"),
 }
 
 
@@ -267,14 +267,15 @@ def test_training_config_json_errors(tmp_path):
   missing = str(tmp_path / "nope.json")
   _raises(lambda: TrainingConfig.from_json_file(missing), missing, "no such training config file")
   bad = B.write(str(tmp_path / "bad.json"), "{\n  'model_preset': 1\n}")
-  _raises(lambda: TrainingConfig.from_json_file(bad), bad, "line 2: not valid JSON")
+  _raises(lambda: TrainingConfig.from_json_file(bad), f"{bad}:2: not valid JSON")
   unknown = B.write(str(tmp_path / "unknown.json"), json.dumps({"num_trian_steps": 5}))
   _raises(lambda: TrainingConfig.from_json_file(unknown), unknown,
           "unknown training config keys ['num_trian_steps']")
   wrong = B.write(str(tmp_path / "wrong.json"), json.dumps({"num_train_steps": "5"}))
-  _raises(lambda: TrainingConfig.from_json_file(wrong), "num_train_steps='5' must be a positive integer")
+  _raises(lambda: TrainingConfig.from_json_file(wrong), wrong, "num_train_steps='5' must be an integer")
   array = B.write(str(tmp_path / "array.json"), "[1, 2]")
-  _raises(lambda: TrainingConfig.from_json_file(array), "must be a JSON object, got list")
+  _raises(lambda: TrainingConfig.from_json_file(array), array,
+          "expected an object at the top level of the JSON, got an array")
 
 
 def test_model_config_json_errors(tmp_path):
@@ -304,7 +305,7 @@ def test_predict_jsonl_errors(tmp_path):
   bad = B.write(str(tmp_path / "in.jsonl"), '{"text_a": "ok"}\n\n{not json}\n')
   _raises(lambda: read_jsonl(bad), f"{bad}:3: not valid JSON")
   array = B.write(str(tmp_path / "array.jsonl"), '["text"]\n')
-  _raises(lambda: read_jsonl(array), f"{array}:1: expected a JSON object per line")
+  _raises(lambda: read_jsonl(array), f"{array}:1: expected an object", "got an array")
 
 
 # --- Checkpoints ----------------------------------------------------------------------------------
