@@ -1,25 +1,28 @@
 """Benchmark (not a test): our Beam create_pretraining_data vs tf-models-official's, same corpus/params.
 
 Corpus: Google-format text (one sentence a line, blank line between documents) made from the embedded
-shortened English Wikipedia dump with our wiki reader; vocabulary: the real bert-base-uncased one;
-parameters: max_seq_length 128, max_predictions_per_seq 20, dupe_factor 5, seed 12345.
-Rows: the peer (official/nlp/data/create_pretraining_data.py, TF 2.20, in bench/.venvs/tfm, installed
-by this script), ours at 1x, ours at 2x the corpus (flat memory). Measured: wall time, throughput in
-MB of raw text per second, peak RSS summed over the whole process tree (our DirectRunner has workers).
+shortened English Wikipedia dump with our wiki reader (2.5 MB); k-times corpora are k hard links of
+it (distinct file names, so distinct documents for both systems). Vocabulary: the real
+bert-base-uncased one; parameters: max_seq_length 128, max_predictions_per_seq 20, dupe_factor 5,
+seed 12345. Both systems run as the command users run (`python scripts/create_pretraining_data.py`,
+`python -m official.nlp.data.create_pretraining_data` from bench/.venvs/tfm, installed by this
+script), end to end including interpreter and library start-up, back to back in one run.
 
-  .venv/bin/python bench/bench_pretraining_data.py [--workers 2] [--dupe_factor 5] \
-      [--modes in_memory,multi_processing]
+Measured per run: wall time, throughput in MB of raw text per second, CPU seconds (user + sys summed
+over the process tree: the fair comparison when other jobs load the machine), peak RSS summed over
+the process tree (our multi-process DirectRunner has workers), instances written.
 
-CPU seconds (user + sys summed over the process tree) are the fair comparison on a loaded machine:
-every multi_processing worker imports TensorFlow and builds the tokenizer (~10 CPU s, ~1 GB each),
-which on a small corpus costs more than the work it parallelizes; in_memory is one process.
+  .venv/bin/python bench/bench_pretraining_data.py [--scales 1,2] [--peer_scales 1,2] \
+      [--modes in_memory,multi_processing] [--workers 2] [--dupe_factor 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import bz2
+import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -65,16 +68,33 @@ def write_google_corpus(path: str) -> int:
   return os.path.getsize(path)
 
 
-def measure(cmd, env=None):
-  """Runs `cmd`; returns (wall seconds, peak RSS MB summed over the process tree, CPU seconds of the tree).
+def scaled_corpus(corpus: str, scale: int) -> str:
+  """A directory of `scale` hard links of `corpus`; returns the glob of its files."""
+  if scale == 1:
+    return corpus
+  directory = os.path.join(OUT, f"corpus_{scale}x")
+  os.makedirs(directory, exist_ok=True)
+  for i in range(scale):
+    name = os.path.join(directory, f"part_{i:03d}.txt")
+    if not os.path.exists(name):
+      os.link(corpus, name)
+  return os.path.join(directory, "part_*.txt")
 
-  RSS and CPU are polled every 50 ms; CPU seconds do not depend on what else the machine runs.
+
+def measure(cmd, env=None):
+  """Runs `cmd`; returns (wall s, peak RSS MB summed over the process tree, CPU s of the tree, stderr).
+
+  RSS and CPU are polled every 20 ms (children's CPU also from the kernel's reaped-children sum).
   """
   start = time.perf_counter()
   proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
   root = psutil.Process(proc.pid)
   peak = 0
   cpu = {}
+  stderr_chunks = []
+  import threading  # pylint: disable=g-import-not-at-top
+  reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)
+  reader.start()
   while proc.poll() is None:
     rss = 0
     try:
@@ -82,18 +102,19 @@ def measure(cmd, env=None):
         try:
           rss += p.memory_info().rss
           times = p.cpu_times()
-          cpu[p.pid] = times.user + times.system
+          cpu[p.pid] = times.user + times.system + times.children_user + times.children_system
         except psutil.Error:
           pass
     except psutil.Error:
       pass
     peak = max(peak, rss)
-    time.sleep(0.05)
+    time.sleep(0.02)
   seconds = time.perf_counter() - start
-  stderr = proc.stderr.read()
+  reader.join()
+  stderr = "".join(stderr_chunks)
   if proc.returncode != 0:
     raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr[-3000:]}")
-  return seconds, peak / 2 ** 20, sum(cpu.values())
+  return seconds, peak / 2 ** 20, sum(cpu.values()), stderr
 
 
 def main():
@@ -102,6 +123,8 @@ def main():
   parser.add_argument("--dupe_factor", type=int, default=5)
   parser.add_argument("--modes", default="in_memory,multi_processing",
                       help="comma-separated DirectRunner running modes to measure")
+  parser.add_argument("--scales", default="1,2", help="corpus sizes (times the dump) for our runs")
+  parser.add_argument("--peer_scales", default="1,2", help="corpus sizes for the peer's runs")
   args = parser.parse_args()
   os.makedirs(OUT, exist_ok=True)
   sys.path.insert(0, ROOT)
@@ -110,44 +133,57 @@ def main():
   vocab = resources.uncased_vocab_path()
   corpus = os.path.join(OUT, "wiki_google.txt")
   size = write_google_corpus(corpus)
-  corpus_2x = os.path.join(OUT, "corpus_2x")
-  os.makedirs(corpus_2x, exist_ok=True)
-  for name in ("part_a.txt", "part_b.txt"):  # same text twice, distinct documents (ids from file names)
-    if not os.path.exists(os.path.join(corpus_2x, name)):
-      os.link(corpus, os.path.join(corpus_2x, name))
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
   common = ["--vocab_file", vocab, "--do_lower_case=true", "--max_seq_length=128",
             "--max_predictions_per_seq=20", "--masked_lm_prob=0.15", "--short_seq_prob=0.1",
             f"--dupe_factor={args.dupe_factor}", "--random_seed=12345"]
+  scales = sorted({int(s) for s in args.scales.split(",")})
+  peer_scales = sorted({int(s) for s in args.peer_scales.split(",") if s})
+  load_before = os.getloadavg()
 
-  rows = []
+  rows = []  # (system, scale, label, bytes, seconds, rss, cpu, instances)
   peer_python = ensure_peer_venv()
-  peer = [peer_python, "-m", "official.nlp.data.create_pretraining_data", "--input_file", corpus,
-          "--output_file", os.path.join(OUT, "peer.tfrecord")] + common
-  rows.append(("tf-models-official 2.20 (1 process)", size) + measure(peer, env))
-
   ours = [sys.executable, os.path.join(ROOT, "scripts", "create_pretraining_data.py"),
           "--input_format=bert_text", "--num_shards=8"] + common
-  for mode in args.modes.split(","):
-    workers = 1 if mode == "in_memory" else args.workers
-    flags = [f"--direct_running_mode={mode}", f"--direct_num_workers={workers}"]
-    for scale, pattern, nbytes in (("1x", corpus, size), ("2x", os.path.join(corpus_2x, "*.txt"), 2 * size)):
-      out_dir = os.path.join(OUT, f"ours_{mode}_{scale}")
-      label = f"ours, DirectRunner {mode} x{workers}, {scale} corpus"
-      rows.append((label, nbytes) + measure(ours + flags + [f"--input_file={pattern}", f"--output_dir={out_dir}"], env))
+  for scale in sorted(set(scales) | set(peer_scales)):
+    pattern = scaled_corpus(corpus, scale)
+    if scale in peer_scales:
+      peer = [peer_python, "-m", "official.nlp.data.create_pretraining_data", "--input_file", pattern,
+              "--output_file", os.path.join(OUT, f"peer_{scale}x.tfrecord")] + common
+      seconds, rss, cpu, stderr = measure(peer, env)
+      found = re.findall(r"Wrote (\d+) total instances", stderr)
+      rows.append(("peer", scale, "tf-models-official 2.20 (1 process)", scale * size, seconds, rss, cpu,
+                   int(found[-1]) if found else -1))
+    if scale not in scales:
+      continue
+    for mode in args.modes.split(","):
+      workers = 1 if mode == "in_memory" else args.workers
+      flags = [f"--direct_running_mode={mode}", f"--direct_num_workers={workers}"]
+      out_dir = os.path.join(OUT, f"ours_{mode}_{scale}x")
+      seconds, rss, cpu, _ = measure(ours + flags + [f"--input_file={pattern}", f"--output_dir={out_dir}"], env)
+      with open(os.path.join(out_dir, "summary.json")) as f:
+        instances = json.load(f)["instances"]
+      rows.append((f"ours:{mode}", scale, f"ours, DirectRunner {mode} x{workers}", scale * size, seconds,
+                   rss, cpu, instances))
+  load_after = os.getloadavg()
 
-  print(f"\ncorpus: {size / 1e6:.2f} MB Google-format text from the Wikipedia dump; dupe_factor "
-        f"{args.dupe_factor}, seq 128, real uncased vocab; {os.cpu_count()} cores")
-  print(f"{'run':<52} {'MB':>6} {'seconds':>8} {'MB/s':>7} {'vs peer':>8} {'CPU s':>7} {'CPU vs peer':>11} "
-        f"{'peak RSS MB':>12}")
-  peer_rate = rows[0][1] / rows[0][2]
-  peer_cpu_rate = rows[0][1] / rows[0][4]
-  for label, nbytes, seconds, rss, cpu in rows:
+  print(f"\ncorpus: {size / 1e6:.2f} MB Google-format text from the Wikipedia dump (k x = k copies as "
+        f"distinct documents); dupe_factor {args.dupe_factor}, seq 128, real uncased vocab; "
+        f"{os.cpu_count()} cores; load average before {load_before[0]:.2f}, after {load_after[0]:.2f}")
+  print(f"{'run':<42} {'corpus':>6} {'MB':>6} {'wall s':>7} {'MB/s':>6} {'vs peer':>8} {'CPU s':>6} "
+        f"{'CPU vs peer':>11} {'peak RSS MB':>11} {'instances':>9}")
+  peer_rows = {r[1]: r for r in rows if r[0] == "peer"}
+  for system, scale, label, nbytes, seconds, rss, cpu, instances in rows:
+    peer = peer_rows.get(scale)
     rate = nbytes / seconds
-    print(f"{label:<52} {nbytes / 1e6:6.2f} {seconds:8.1f} {rate / 1e6:7.3f} {rate / peer_rate:7.2f}x "
-          f"{cpu:7.1f} {nbytes / cpu / peer_cpu_rate:10.2f}x {rss:12.0f}")
-  for i in range(1, len(rows), 2):
-    print(f"peak RSS 2x / 1x ({rows[i][0].split(',')[1].strip()}): {rows[i + 1][3] / rows[i][3]:.2f}")
+    vs = f"{rate / (peer[3] / peer[4]):7.2f}x" if peer else f"{'-':>8}"
+    cpu_vs = f"{(nbytes / cpu) / (peer[3] / peer[6]):10.2f}x" if peer else f"{'-':>11}"
+    print(f"{label:<42} {scale:>5}x {nbytes / 1e6:6.2f} {seconds:7.1f} {rate / 1e6:6.3f} {vs} {cpu:6.1f} "
+          f"{cpu_vs} {rss:11.0f} {instances:>9}")
+  for system in sorted({r[0] for r in rows}):
+    mine = {r[1]: r for r in rows if r[0] == system}
+    if 1 in mine and 2 in mine:
+      print(f"peak RSS 2x / 1x ({system}): {mine[2][5] / mine[1][5]:.2f}")
 
 
 if __name__ == "__main__":

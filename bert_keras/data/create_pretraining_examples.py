@@ -83,9 +83,10 @@ class _CreateInstancesInBucket(beam.DoFn):
     self._is_continuation = None
 
   def setup(self):
-    from bert_keras.text.vocab import load_vocab  # pylint: disable=g-import-not-at-top
+    # The vocab.txt rules of bert_keras.text.vocab.load_vocab, without importing TensorFlow.
+    from bert_keras.data.cached_wordpiece_tokenizer import read_vocab_file  # pylint: disable=g-import-not-at-top
 
-    self._special, self._is_continuation = special_ids_from_vocabulary(load_vocab(self._config.vocab_file))
+    self._special, self._is_continuation = special_ids_from_vocabulary(read_vocab_file(self._config.vocab_file))
 
   def process(self, element):
     _, values = element

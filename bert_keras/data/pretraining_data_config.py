@@ -43,7 +43,6 @@ class PretrainingDataConfig:
   json_text_key: str = "text"
   tfds_split: str = "train"
   tfds_data_dir: Optional[str] = None
-  tokenize_batch_size: int = 64         # documents per tokenizer call (at most)
   output_prefix: str = "pretraining"
 
   def __post_init__(self):
@@ -60,7 +59,7 @@ class PretrainingDataConfig:
     if not 0 <= self.short_seq_prob <= 1:
       raise UserError(f"short_seq_prob={self.short_seq_prob}, expected in [0, 1]")
     for name in ("max_predictions_per_seq", "dupe_factor", "num_shards", "docs_per_bucket",
-                 "min_sentences_per_document", "max_line_bytes", "tokenize_batch_size"):
+                 "min_sentences_per_document", "max_line_bytes"):
       if getattr(self, name) < 1:
         raise UserError(f"{name}={getattr(self, name)}, expected >= 1")
 

@@ -5,8 +5,12 @@ here memory per worker does not grow with the corpus (see create_pretraining_exa
 random-next documents are sampled), so the same pipeline runs on a laptop (DirectRunner, multi-process
 by default) and on Dataflow:
 
-  read documents -> tokenize (batched BertTokenizer) -> bucket join for random-next -> instances
-  -> keyed by shard -> sorted shards in <output_dir>/.staging -> published + summary.json
+  read documents -> tokenize (BertTokenizer's ids in pure Python: CachedWordpieceTokenizer) -> bucket
+  join for random-next -> instances -> sorted runs per (bucket, shard) -> shards merged from the runs
+  in <output_dir>/.staging -> published + summary.json
+
+No worker imports TensorFlow for the default, uncompressed local output (examples and TFRecord
+frames are written by example_encoding.py, byte-equal to TensorFlow's).
 
 `parse_args(argv)` -> (known_args, beam_args); `build_pipeline(p, args)` builds the graph; `run(argv)`
 runs it, then publishes the shards and writes the summary (counts, ratios, every drop by reason).
@@ -145,7 +149,7 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
   _ = (p
        | "ReadDocuments" >> read_documents(config)
        | "Tokenize" >> TokenizeDocuments(config.vocab_file, config.lower_case,
-                                          config.min_sentences_per_document, config.tokenize_batch_size)
+                                          config.min_sentences_per_document)
        | "CreateExamples" >> CreatePretrainingExamples(config)
        | "WriteShards" >> WriteTFRecordShards(staging_dir_for(config.output_dir), config))
 

@@ -13,9 +13,11 @@ ids, and `is_random_next` (B was taken from another document).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 import random
+import struct
 from typing import Callable, List, Optional, Sequence
 
 @dataclasses.dataclass(frozen=True)
@@ -66,13 +68,16 @@ def _shuffle(items: list, rng: random.Random) -> None:
     rng.shuffle(items)
     return
   getrandbits = rng.getrandbits
-  for i in range(len(items) - 1, 0, -1):
-    n = i + 1
+  n = len(items)
+  while n > 1:  # positions n-1 .. 1 draw j in [0, n) with k = n.bit_length() bits, as _randbelow
     k = n.bit_length()
-    j = getrandbits(k)
-    while j >= n:
+    low = max(2, 1 << (k - 1))  # every n in [low, n] has the same bit length k
+    for m in range(n, low - 1, -1):
       j = getrandbits(k)
-    items[i], items[j] = items[j], items[i]
+      while j >= m:
+        j = getrandbits(k)
+      items[m - 1], items[j] = items[j], items[m - 1]
+    n = low - 1
 
 
 _RANDBELOW_WITH_GETRANDBITS = getattr(random.Random, "_randbelow_with_getrandbits", None)
@@ -92,6 +97,33 @@ def truncate_seq_pair(tokens_a: List[int], tokens_b: List[int], max_num_tokens: 
       trunc_tokens.pop()
 
 
+def _mask_single_positions(tokens: List[int], num_to_predict: int, special: SpecialIds,
+                           rng: random.Random):
+  """create_masked_lm_predictions without whole-word masking: the same draws, in the same order.
+
+  Every candidate is one position, so the original's loop takes the first `num_to_predict`
+  candidates of the shuffled list (none can be over budget or already covered).
+  """
+  cls_id, sep_id = special.cls_id, special.sep_id
+  candidates = [i for i, token in enumerate(tokens) if token != cls_id and token != sep_id]
+  _shuffle(candidates, rng)
+  chosen = sorted(candidates[:num_to_predict])
+  output_tokens = list(tokens)
+  draw = rng.random
+  n_mask = n_random = n_kept = 0
+  mask_id, top = special.mask_id, special.vocab_size - 1
+  for index in candidates[:num_to_predict]:
+    if draw() < 0.8:
+      output_tokens[index] = mask_id
+      n_mask += 1
+    elif draw() < 0.5:
+      n_kept += 1
+    else:
+      output_tokens[index] = rng.randint(0, top)
+      n_random += 1
+  return output_tokens, chosen, [tokens[p] for p in chosen], (n_mask, n_random, n_kept)
+
+
 def create_masked_lm_predictions(tokens: List[int], masked_lm_prob: float, max_predictions_per_seq: int,
                                  special: SpecialIds, rng: random.Random,
                                  is_continuation: Optional[Sequence[bool]] = None):
@@ -105,21 +137,20 @@ def create_masked_lm_predictions(tokens: List[int], masked_lm_prob: float, max_p
   Returns (output_tokens, positions, labels, (n_mask, n_random, n_kept)).
   """
   cls_id, sep_id = special.cls_id, special.sep_id
+  num_to_predict = min(max_predictions_per_seq, max(1, int(round(len(tokens) * masked_lm_prob))))
+  if is_continuation is None:
+    return _mask_single_positions(tokens, num_to_predict, special, rng)
   cand_indexes: List[List[int]] = []
-  if is_continuation is None:  # Every position is its own candidate (the common, fast case).
-    cand_indexes = [[i] for i, token in enumerate(tokens) if token != cls_id and token != sep_id]
-  else:
-    for i, token in enumerate(tokens):
-      if token == cls_id or token == sep_id:
-        continue
-      if cand_indexes and is_continuation[token]:
-        cand_indexes[-1].append(i)
-      else:
-        cand_indexes.append([i])
+  for i, token in enumerate(tokens):
+    if token == cls_id or token == sep_id:
+      continue
+    if cand_indexes and is_continuation[token]:
+      cand_indexes[-1].append(i)
+    else:
+      cand_indexes.append([i])
   _shuffle(cand_indexes, rng)
 
   output_tokens = list(tokens)
-  num_to_predict = min(max_predictions_per_seq, max(1, int(round(len(tokens) * masked_lm_prob))))
   masked = []  # (position, original id)
   covered = set()
   n_mask = n_random = n_kept = 0
@@ -253,15 +284,35 @@ def pad_instance(instance: TrainingInstance, max_seq_length: int, max_prediction
 
 
 def serialize_instance(instance: TrainingInstance, max_seq_length: int, max_predictions_per_seq: int) -> bytes:
-  """A serialized tf.train.Example with the original feature names and dtypes."""
-  from tensorflow.core.example import example_pb2  # pylint: disable=g-import-not-at-top
+  """A serialized tf.train.Example with the original feature names and dtypes (pad_instance's values).
 
-  example = example_pb2.Example()
-  feature = example.features.feature
-  for name, values in pad_instance(instance, max_seq_length, max_predictions_per_seq).items():
-    if name == "masked_lm_weights":
-      feature[name].float_list.value.extend(values)
-    else:
-      feature[name].int64_list.value.extend(values)
-  # deterministic=True sorts the feature map: its order otherwise depends on a per-process hash seed.
-  return example.SerializeToString(deterministic=True)
+  The bytes are those of `example_pb2.Example.SerializeToString(deterministic=True)` (sorted
+  feature map, so they do not depend on a per-process hash seed), written without TensorFlow
+  (example_encoding.py; tests/data/test_example_encoding.py compares the two). Padding is
+  appended in wire format (a zero is the one byte 0x00) instead of padding lists first.
+  """
+  from bert_keras.data import example_encoding as ee  # pylint: disable=g-import-not-at-top
+
+  n = len(instance.input_ids)
+  if n > max_seq_length:
+    raise ValueError(f"instance has {n} tokens > max_seq_length={max_seq_length}")
+  m = len(instance.masked_lm_positions)
+  if m > max_predictions_per_seq:
+    raise ValueError(f"instance has {m} predictions > max_predictions_per_seq={max_predictions_per_seq}")
+  pad, mpad = b"\x00" * (max_seq_length - n), b"\x00" * (max_predictions_per_seq - m)
+  int64, seq, pred = ee.INT64_LIST, max_seq_length, max_predictions_per_seq
+  return ee.encode_packed_example({
+      "input_ids": (int64, ee.pack_varints(instance.input_ids) + pad, seq),
+      "input_mask": (int64, b"\x01" * n + pad, seq),
+      "segment_ids": (int64, ee.pack_varints(instance.segment_ids) + pad, seq),
+      "masked_lm_positions": (int64, ee.pack_varints(instance.masked_lm_positions) + mpad, pred),
+      "masked_lm_ids": (int64, ee.pack_varints(instance.masked_lm_ids) + mpad, pred),
+      "masked_lm_weights": (ee.FLOAT_LIST, _weights(m, pred), pred),
+      "next_sentence_labels": (int64, b"\x01" if instance.is_random_next else b"\x00", 1),
+  })
+
+
+@functools.lru_cache(maxsize=1024)
+def _weights(m: int, max_predictions_per_seq: int) -> bytes:
+  """masked_lm_weights in wire format: m times 1.0, then 0.0 up to max_predictions_per_seq."""
+  return struct.pack(f"<{max_predictions_per_seq}f", *([1.0] * m + [0.0] * (max_predictions_per_seq - m)))

@@ -8,6 +8,7 @@ counted; wikitext becomes paragraphs with mwparserfromhell, then sentences.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -19,6 +20,7 @@ from apache_beam.io import fileio
 from bert_keras.data import beam_metrics
 from bert_keras.data.bert_corpus_reader import match_or_raise
 from bert_keras.data.corpus_text import split_sentences
+from bert_keras.errors import UserError
 
 # Sections after which an article holds no running text.
 _END_SECTIONS = frozenset(["references", "external links", "see also", "further reading", "notes",
@@ -33,46 +35,112 @@ def _local(tag: str) -> str:
   return tag.rsplit("}", 1)[-1]
 
 
-def iter_wiki_pages(f: BinaryIO, drop: Callable[[str], None]) -> Iterator[Tuple[str, str, str]]:
+def _not_a_dump(source: str, line: int, column: int) -> UserError:
+  return UserError(f"{source}: not a Wikipedia XML dump (line {line}, column {column})")
+
+
+def iter_wiki_pages(f: BinaryIO, drop: Callable[[str], None], source: str = "<dump>"
+                    ) -> Iterator[Tuple[str, str, str]]:
   """Yields (page_id, title, wikitext) of the articles in a dump, streaming.
 
-  Drops (and counts) redirects, pages outside namespace 0 and pages without text.
+  Drops (and counts) redirects, pages outside namespace 0 and pages without text. A file that is
+  not a MediaWiki XML export (not XML, empty, another root element, not bz2 data) raises UserError
+  naming `source` and the 1-based line and column; a dump that breaks off after its first page (a
+  truncated download, a corrupt tail) keeps the pages before the break and counts
+  "wiki_truncated_dump" instead of failing a run of many files.
   """
+  pages = 0
   context = ET.iterparse(f, events=("start", "end"))
-  _, root = next(context)
-  title = page_id = ns = text = None
-  redirect = False
-  depth = 0  # depth inside <page>: the page id is the <id> directly under <page>, not a revision's
-  for event, elem in context:
-    tag = _local(elem.tag)
-    if event == "start":
-      if tag == "page":
-        title = page_id = ns = text = None
-        redirect = False
-        depth = 0
-      depth += 1
-      continue
-    depth -= 1
-    if tag == "title":
-      title = elem.text or ""
-    elif tag == "ns":
-      ns = (elem.text or "").strip()
-    elif tag == "id" and depth == 1 and page_id is None:
-      page_id = (elem.text or "").strip()
-    elif tag == "redirect":
-      redirect = True
-    elif tag == "text":
-      text = elem.text or ""
-    elif tag == "page":
-      if redirect:
-        drop("wiki_redirect")
-      elif ns != "0":
-        drop("wiki_non_article_namespace")
-      elif not text or not text.strip():
-        drop("wiki_empty_page")
-      else:
-        yield page_id, title, text
-      root.clear()  # Free the finished page: memory stays at one page.
+  try:
+    _, root = next(context)
+    if _local(root.tag) != "mediawiki":
+      raise _not_a_dump(source, 1, 1)
+    title = page_id = ns = text = None
+    redirect = False
+    depth = 0  # depth inside <page>: the page id is the <id> directly under <page>, not a revision's
+    for event, elem in context:
+      tag = _local(elem.tag)
+      if event == "start":
+        if tag == "page":
+          title = page_id = ns = text = None
+          redirect = False
+          depth = 0
+        depth += 1
+        continue
+      depth -= 1
+      if tag == "title":
+        title = elem.text or ""
+      elif tag == "ns":
+        ns = (elem.text or "").strip()
+      elif tag == "id" and depth == 1 and page_id is None:
+        page_id = (elem.text or "").strip()
+      elif tag == "redirect":
+        redirect = True
+      elif tag == "text":
+        text = elem.text or ""
+      elif tag == "page":
+        pages += 1
+        if redirect:
+          drop("wiki_redirect")
+        elif ns != "0":
+          drop("wiki_non_article_namespace")
+        elif not text or not text.strip():
+          drop("wiki_empty_page")
+        else:
+          yield page_id, title, text
+        root.clear()  # Free the finished page: memory stays at one page.
+  except ET.ParseError as e:
+    line, column = e.position
+    if pages == 0:
+      raise _not_a_dump(source, line, column + 1) from None
+    drop("wiki_truncated_dump")
+  except EOFError:  # a bz2 stream that ends early
+    if pages == 0:
+      raise _not_a_dump(source, 1, 1) from None
+    drop("wiki_truncated_dump")
+  except OSError as e:  # "Invalid data stream": not bz2 data behind a .bz2 name
+    if pages == 0:
+      raise UserError(f"{source}: not a Wikipedia XML dump ({e})") from None
+    drop("wiki_truncated_dump")
+
+
+def check_dump_head(path: str, open_file: Callable[[str], BinaryIO], head_bytes: int = 1 << 16) -> None:
+  """Raises UserError when `path` is not a MediaWiki XML export (called when the graph is built).
+
+  A file of at most `head_bytes` (decompressed) is parsed whole, with iter_wiki_pages' rules; of a
+  larger one only the head is read, so a multi-GB dump costs nothing here (the pipeline's full parse
+  counts a broken tail, see iter_wiki_pages).
+  """
+  chunks, size = [], 0
+  with open_file(path) as f:
+    try:
+      while size <= head_bytes:
+        chunk = f.read(1 << 13)
+        if not chunk:
+          break
+        chunks.append(chunk)
+        size += len(chunk)
+    except EOFError as e:  # a truncated compressed stream: check what it holds, if anything
+      if not chunks:
+        raise UserError(f"{path}: not a Wikipedia XML dump (compressed data ends early: {e})") from None
+    except OSError as e:
+      raise UserError(f"{path}: not a Wikipedia XML dump ({e})") from None
+  data = b"".join(chunks)
+  if size <= head_bytes:
+    for _ in iter_wiki_pages(io.BytesIO(data), lambda reason: None, path):
+      pass
+    return
+  parser = ET.XMLPullParser(events=("start",))
+  try:
+    parser.feed(data)
+  except ET.ParseError as e:
+    line, column = e.position
+    raise _not_a_dump(path, line, column + 1) from None
+  for _, elem in parser.read_events():
+    if _local(elem.tag) != "mediawiki":
+      break
+    return
+  raise _not_a_dump(path, 1, 1)
 
 
 def _keep_node(node) -> bool:
@@ -153,7 +221,7 @@ class _ReadWikiPages(beam.DoFn):
   def process(self, readable_file):
     source = os.path.basename(readable_file.metadata.path)
     with readable_file.open() as f:
-      for page in iter_wiki_pages(f, beam_metrics.count_dropped):
+      for page in iter_wiki_pages(f, beam_metrics.count_dropped, source):
         yield source, page
 
 
@@ -169,7 +237,11 @@ class ReadWikipediaDump(beam.PTransform):
     self._file_pattern = file_pattern
 
   def expand(self, pbegin):
+    from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
+
     match_or_raise(self._file_pattern)
+    for metadata in FileSystems.match([self._file_pattern])[0].metadata_list:
+      check_dump_head(metadata.path, FileSystems.open)
     return (pbegin
             | "MatchFiles" >> fileio.MatchFiles(self._file_pattern)
             | "SpreadFiles" >> beam.Reshuffle()

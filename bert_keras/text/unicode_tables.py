@@ -12,6 +12,12 @@ uses, and baked into the graph as constants so a SavedModel tokenizes the same w
     ideographs are words on their own) or SPACE (a word boundary that is dropped);
   * `sigma_context` (uncased only): Unicode's Cased / Case_Ignorable properties, which decide final sigma.
 
+The tables are shipped precomputed in `unicode_tables.npz` (package data, ~100 KB) because computing
+them walks all 1.1M code points in Python (seconds per tokenizer, per process); the file records the
+`unicodedata.unidata_version` it was made from and is used only when this Python has the same one
+(otherwise the tables are computed as before). Regenerate with `python -m bert_keras.text.unicode_tables`;
+tests/text/test_unicode_tables_cache.py checks the file against the generator.
+
 Canonical reordering is not reproduced: after Mn marks are dropped it can only change the order of two
 adjacent non-Mn combining characters with different combining classes (a few Brahmic viramas, Hangul
 tone marks and musical stems), which no real text contains.
@@ -20,6 +26,7 @@ tone marks and musical stems), which no real text contains.
 from __future__ import annotations
 
 import functools
+import os
 import unicodedata
 
 import numpy as np
@@ -30,6 +37,7 @@ WORD, ISOLATE, SPACE = 0, 1, 2
 OTHER, CASED, CASE_IGNORABLE = 0, 1, 2
 CAPITAL_SIGMA, SMALL_FINAL_SIGMA = 0x3A3, 0x3C2
 _NUM_CODE_POINTS = 0x110000
+DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unicode_tables.npz")
 
 
 def _is_dropped(char: str) -> bool:
@@ -50,10 +58,41 @@ def _run_length(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   return starts, values[starts].astype(np.int32)
 
 
+def _prefix(lower_case: bool) -> str:
+  return "uncased/" if lower_case else "cased/"
+
+
+def load_data_file(lower_case: bool, path: str = DATA_FILE):
+  """The precomputed tables from `path`, or None when missing or made from another Unicode version."""
+  if not os.path.exists(path):
+    return None
+  with np.load(path) as data:
+    if str(data["unidata_version"]) != unicodedata.unidata_version:
+      return None
+    prefix = _prefix(lower_case)
+    return {name[len(prefix):]: data[name] for name in data.files if name.startswith(prefix)}
+
+
+def write_data_file(path: str = DATA_FILE) -> None:
+  """Computes the tables of both casings and writes them to `path` (atomically)."""
+  arrays = {"unidata_version": np.asarray(unicodedata.unidata_version)}
+  for lower_case in (True, False):
+    arrays.update({_prefix(lower_case) + k: v for k, v in compute_tables(lower_case).items()})
+  tmp = path + ".tmp.npz"
+  np.savez_compressed(tmp, **arrays)
+  os.replace(tmp, path)
+
+
 @functools.lru_cache(maxsize=None)
 def unicode_tables(lower_case: bool) -> dict[str, np.ndarray]:
   """Returns int32 numpy arrays: class_starts/class_values, expansion keys/splits/values/classes and,
-  when `lower_case`, sigma_starts/sigma_values."""
+  when `lower_case`, sigma_starts/sigma_values (from the shipped data file when it fits this Python)."""
+  tables = load_data_file(lower_case)
+  return tables if tables is not None else compute_tables(lower_case)
+
+
+def compute_tables(lower_case: bool) -> dict[str, np.ndarray]:
+  """The tables of `unicode_tables`, computed from this Python's `unicodedata` (seconds)."""
   category = unicodedata.category
   char_class = np.zeros(_NUM_CODE_POINTS, np.int8)
   sigma = np.zeros(_NUM_CODE_POINTS, np.int8)
@@ -100,3 +139,8 @@ def unicode_tables(lower_case: bool) -> dict[str, np.ndarray]:
   if lower_case:
     tables["sigma_starts"], tables["sigma_values"] = _run_length(sigma)
   return tables
+
+
+if __name__ == "__main__":
+  write_data_file()
+  print(f"wrote {DATA_FILE} (Unicode {unicodedata.unidata_version})")

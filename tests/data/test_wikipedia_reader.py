@@ -112,3 +112,55 @@ def test_ptransform_on_the_real_dump():
   counters = beam_metrics.query_counters(result)
   assert counters["dropped.wiki_redirect"] == 100
   assert counters.get("dropped.wiki_no_text_after_markup", 0) <= 6
+
+
+@pytest.mark.parametrize("data, where", [
+    (b"", "(line 1, column 1)"),
+    (b"just some text\n", "(line 1, column 1)"),
+    (b"<mediawiki><page><title>x</ti", "(line 1, column 26)"),  # truncated before any page ends
+    (b"<html><body>not a dump</body></html>", "(line 1, column 1)"),
+    (b"\n\n<mediawiki>\n  <page>& broken", "(line 4, column 10)"),
+])
+@pytest.mark.parametrize("compress", [False, True])
+def test_not_a_dump_is_a_user_error(tmp_path, data, where, compress):
+  from bert_keras.errors import UserError
+  name = "dump.xml.bz2" if compress else "dump.xml"
+  path = tmp_path / name
+  path.write_bytes(bz2.compress(data) if compress else data)
+  message = f"{path}: not a Wikipedia XML dump {where}"
+  with pytest.raises(UserError) as e:  # when the pipeline is built, before any worker runs
+    ReadWikipediaDump(str(path)).expand(beam.Pipeline() | beam.Impulse())
+  assert str(e.value) == message
+  with pytest.raises(UserError) as e:  # and by the streaming parser itself
+    with bz2.open(path) if compress else open(path, "rb") as f:
+      list(iter_wiki_pages(f, lambda r: None, str(path)))
+  assert str(e.value) == message
+
+
+def test_not_bz2_data_is_a_user_error(tmp_path):
+  from bert_keras.errors import UserError
+  path = tmp_path / "dump.xml.bz2"
+  path.write_bytes(DUMP.encode())
+  with pytest.raises(UserError, match="dump.xml.bz2: not a Wikipedia XML dump"):
+    ReadWikipediaDump(str(path)).expand(beam.Pipeline() | beam.Impulse())
+
+
+def test_truncated_tail_keeps_pages_and_is_counted(tmp_path):
+  data = DUMP.encode()
+  (tmp_path / "dump.xml").write_bytes(data[:data.index(b"<title>Empty")])  # inside the last page
+  p = test_pipeline.TestPipeline()
+  docs = p | ReadWikipediaDump(str(tmp_path / "dump.xml"))
+  assert_that(docs, equal_to([("dump.xml:12", EXPECTED)]))
+  result = p.run()
+  result.wait_until_finish()
+  counters = beam_metrics.query_counters(result)
+  assert counters["dropped.wiki_truncated_dump"] == 1 and counters["dropped.wiki_redirect"] == 1
+
+
+def test_truncated_bz2_block_is_a_user_error(tmp_path):
+  # bz2 decodes whole 900 kB blocks: a small dump cut short has no readable data at all.
+  from bert_keras.errors import UserError
+  path = tmp_path / "dump.xml.bz2"
+  path.write_bytes(bz2.compress(DUMP.encode())[:-20])
+  with pytest.raises(UserError, match="dump.xml.bz2: not a Wikipedia XML dump"):
+    ReadWikipediaDump(str(path)).expand(beam.Pipeline() | beam.Impulse())
