@@ -24,6 +24,7 @@ class ExportConfig:
   vocab_file: str = ""
   lower_case: Optional[bool] = None
   max_seq_length: int = 128  # encoder exports only; a task keeps its fine-tuning length
+  doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
   jit_compile: bool = False
 
   def __post_init__(self):
@@ -34,6 +35,8 @@ class ExportConfig:
                       "encoder_checkpoint")
     if self.max_seq_length < 3:
       raise UserError(f"max_seq_length={self.max_seq_length} must be >= 3")
+    if self.doc_stride < 0:
+      raise UserError(f"doc_stride={self.doc_stride} must be >= 0 (0 = the task's own)")
 
   def to_json(self) -> str:
     return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n"
@@ -71,6 +74,7 @@ def run_export(config: ExportConfig) -> dict:
                               else bool(lower_case))
     # Registers the task heads with Keras before loading (safe mode: no code in the file runs).
     import bert_keras.tasks.heads.bert_classifier  # noqa: F401
+    import bert_keras.tasks.heads.bert_feature_classifier  # noqa: F401
     import bert_keras.tasks.heads.bert_feature_tagger  # noqa: F401
     import bert_keras.tasks.heads.bert_multiple_choice  # noqa: F401
     import bert_keras.tasks.heads.bert_span_labeler  # noqa: F401
@@ -84,7 +88,8 @@ def run_export(config: ExportConfig) -> dict:
                       f"vocab_size={encoder.model_config.vocab_size}")
     kind = exporter.kind_for(model, info)
     exporter.export_finetuned(model, info, tokenizer, config.output_dir,
-                              jit_compile=config.jit_compile, extra_files=extra_files)
+                              jit_compile=config.jit_compile, extra_files=extra_files,
+                              doc_stride=config.doc_stride)
     task = info.get("task", "")
   else:
     from bert_keras.interop.loader import load_encoder

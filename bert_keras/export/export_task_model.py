@@ -48,7 +48,7 @@ def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: 
     return MultipleChoiceServing(model, tokenizer, max_seq_length, **common)
   if kind == "tagging":
     from bert_keras.export.tagger_serving import TaggerServing
-    return TaggerServing(model, tokenizer, max_seq_length, labels=labels, **common)
+    return TaggerServing(model, tokenizer, max_seq_length, labels=labels, **extra, **common)
   raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
 
 
@@ -112,7 +112,8 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   "multiple_choice" or "tagging". labels: class names in head order (classification, tagging).
   extra: kind-specific settings: `pair` (classification/regression: serving_default takes
   text_b too); for squad `version_2`, `null_score_diff_threshold`, `doc_stride`,
-  `max_query_length`, `max_answer_length`. Returns output_dir.
+  `max_query_length`, `max_answer_length`; for tagging `doc_stride` (0 or absent: the first
+  window only). Returns output_dir.
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
                                 task=task, extra=extra, jit_compile=jit_compile)
@@ -139,17 +140,29 @@ def kind_for(task_model, task_info: Mapping) -> str:
 
 
 def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
-                     jit_compile: bool = False, extra_files: Mapping[str, str] | None = None) -> str:
-  """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info)."""
+                     jit_compile: bool = False, extra_files: Mapping[str, str] | None = None,
+                     doc_stride: int = 0) -> str:
+  """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info).
+
+  doc_stride: pieces between window starts for texts longer than one window (squad, tagging);
+  0 = the task's own (squad: its fine-tuning value; tagging: half a window, so every piece is
+  labelled with at least a quarter window of context on each side but at the text's ends).
+  """
   kind = kind_for(task_model, task_info)
   if "max_seq_length" not in task_info:
     raise UserError("task_info has no max_seq_length")
+  seq = int(task_info["max_seq_length"])
+  if doc_stride < 0 or (kind == "tagging" and doc_stride > seq - 2):
+    raise UserError(f"doc_stride={doc_stride} must be in [0, max_seq_length - 2 = {seq - 2}]")
   extra = {}
   if kind in ("classification", "regression"):
     extra["pair"] = int(task_info.get("num_segments", 1)) == 2
   if kind == "squad":
     extra = {k: task_info[k] for k in _SQUAD_KEYS if task_info.get(k) is not None}
-  return export_task_model(task_model, kind, tokenizer, output_dir,
-                           max_seq_length=int(task_info["max_seq_length"]),
+    if doc_stride:
+      extra["doc_stride"] = doc_stride
+  if kind == "tagging":
+    extra["doc_stride"] = doc_stride or max(1, (seq - 2) // 2)
+  return export_task_model(task_model, kind, tokenizer, output_dir, max_seq_length=seq,
                            labels=task_info.get("label_names"), task=task_info.get("task", ""),
                            extra=extra, jit_compile=jit_compile, extra_files=extra_files)

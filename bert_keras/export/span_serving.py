@@ -87,21 +87,9 @@ class SpanServing(ServingModule):
     doc_row_start = tf.gather(tf.cast(doc.row_starts(), tf.int32), example)  # (windows,)
     doc_piece = doc_row_start[:, None] + start[:, None] + within  # global piece index (flat)
 
-    # Max context (run_squad.py _check_is_max_context): min(left, right) + 0.01 * window length;
-    # the first window with the highest score owns the piece.
+    # Max context: each context piece is scored in the window where it has the most context.
     total = tf.size(doc.flat_values, tf.int32)
-    segment = tf.where(in_context, doc_piece, total)  # padding and question -> a spare segment
-    context_score = (tf.cast(tf.minimum(within, length[:, None] - 1 - within), tf.float32)
-                     + 0.01 * tf.cast(length[:, None], tf.float32))
-    context_score = tf.where(in_context, context_score, _NEG_INF)
-    best_context = tf.math.unsorted_segment_max(
-        tf.reshape(context_score, [-1]), tf.reshape(segment, [-1]), total + 1)
-    reaches_best = in_context & (context_score >= tf.gather(best_context, segment))
-    window_id = tf.broadcast_to(tf.range(num_windows)[:, None], tf.shape(segment))
-    owner = tf.math.unsorted_segment_min(
-        tf.reshape(tf.where(reaches_best, window_id, num_windows), [-1]),
-        tf.reshape(segment, [-1]), total + 1)
-    max_context = reaches_best & tf.equal(window_id, tf.gather(owner, segment))
+    max_context = text_ops.max_context(within, length, doc_piece, total)  # (windows, seq)
 
     # Candidate spans (i, j) per window: the n-best start and end positions, i max-context,
     # j in the context, i <= j < i + max_answer_length.

@@ -40,17 +40,30 @@ class TaggerServing(ServingModule):
   WordPiece pieces; each word takes the label predicted at its first piece (section 5.3: "we use
   the representation of the first sub-token as the input to the token-level classifier"); tags
   are decoded into entities the conlleval way (an entity starts at B-X, or at I-X after O or after
-  another type). Text past max_seq_length - 2 pieces is not tagged.
+  another type).
+
+  A text longer than one window (max_seq_length - 2 pieces) is tagged window by window when
+  `doc_stride` is set: windows of max_seq_length - 2 pieces start every doc_stride pieces (the last
+  one ends at the text's end), as run_squad.py lays out SQuAD contexts, and each piece takes the
+  label of the window where it has the most context on both sides (run_squad.py's max-context
+  rule), so every entity keeps its character offsets in the whole text. doc_stride=0 tags the first
+  window only (text past it is dropped, never an error). export_finetuned uses half a window.
 
   Outputs, padded to the most entities in the batch: `entity_type` and `entity_text` string
   (batch, E) ("" padding), `entity_start`, `entity_end` int32 (batch, E) character offsets into
   the text (end exclusive; -1 padding), `num_entities` int32 (batch,).
   """
 
-  def __init__(self, model, tokenizer, max_seq_length: int, labels=None, **kwargs):
+  def __init__(self, model, tokenizer, max_seq_length: int, labels=None, doc_stride: int = 0,
+               **kwargs):
     if not labels:
       raise ValueError("a tagging export needs its label names (labels=['O', 'B-PER', ...])")
     super().__init__("tagging", model, tokenizer, max_seq_length, labels=labels, **kwargs)
+    if not 0 <= int(doc_stride) <= max_seq_length - 2:
+      raise ValueError(f"doc_stride={doc_stride} must be in [0, max_seq_length - 2 = "
+                       f"{max_seq_length - 2}] (0 = tag the first window only)")
+    self.stride = int(doc_stride)
+    self.doc_stride = tf.Variable(self.stride, trainable=False, name="doc_stride")
     prefixes, type_ids, types = parse_tags(labels)
     if not types:
       raise ValueError(f"labels={list(labels)} hold no B-/I- entity tags")
@@ -66,11 +79,36 @@ class TaggerServing(ServingModule):
     logits = tf.cast(self._run_model(inputs)["logits"], tf.float32)  # (batch, seq, K)
     return tf.argmax(logits, axis=-1, output_type=tf.int32), tf.nn.softmax(logits, axis=-1)
 
+  def metadata(self) -> dict:
+    return {**super().metadata(), "doc_stride": self.stride}
+
+  def _piece_tags(self, ids: tf.RaggedTensor) -> tf.Tensor:
+    """ids ragged (batch, (pieces)) -> int32 (pieces,) the tag of each piece (flat order),
+    from the window where it has the most context."""
+    room = self.seq_length - 2
+    lengths = tf.cast(ids.row_lengths(), tf.int32)  # (batch,)
+    if self.stride:
+      example, start, length = text_ops.doc_windows(lengths, tf.fill(tf.shape(lengths), room),
+                                                    self.stride)  # each (windows,)
+    else:  # one window per text; the caller cut the text to it
+      example, start, length = tf.range(tf.size(lengths)), tf.zeros_like(lengths), lengths
+    tags, _ = self._tags(self.packer([text_ops.gather_windows(ids, example, start, length)]))
+    # [CLS] sits at position 0, so piece p of a window is at p + 1.
+    within = tf.range(self.seq_length)[None, :] - 1  # (1, seq)
+    row_start = tf.gather(tf.cast(ids.row_starts(), tf.int32), example)  # (windows,)
+    piece = row_start[:, None] + start[:, None] + within  # (windows, seq) flat piece index
+    total = tf.size(ids.flat_values, tf.int32)
+    owns = text_ops.max_context(within, length, piece, total)  # (windows, seq)
+    segment = tf.where(owns, piece, total)
+    return tf.math.unsorted_segment_max(tf.reshape(tf.where(owns, tags, 0), [-1]),
+                                        tf.reshape(segment, [-1]), total + 1)[:total]
+
   def _serve_batch(self, text):
     ids, begin, end = self.tokenize_with_offsets(text)  # ragged (batch, (pieces))
-    room = self.seq_length - 2
-    ids, begin, end = ids[:, :room], begin[:, :room], end[:, :room]
-    tags, _ = self._tags(self.packer([ids]))  # (batch, seq)
+    if not self.stride:
+      room = self.seq_length - 2
+      ids, begin, end = ids[:, :room], begin[:, :room], end[:, :room]
+    piece_tag = self._piece_tags(ids)  # (pieces,)
     batch = tf.shape(text)[0]
 
     # Pieces -> words: a word starts at a piece that is not a "##" continuation.
@@ -84,9 +122,7 @@ class TaggerServing(ServingModule):
     word_row = tf.gather(piece_row, first_piece)  # (words,)
     word_begin = tf.gather(begin.flat_values, first_piece)
     word_end = tf.math.unsorted_segment_max(end.flat_values, word_of_piece, num_words)
-    # [CLS] sits at position 0, so piece p of a row is at p + 1.
-    word_tag = tf.gather_nd(
-        tags, tf.stack([word_row, tf.gather(piece_index, first_piece) + 1], 1))  # (words,)
+    word_tag = tf.gather(piece_tag, first_piece)  # (words,) the label of its first piece
 
     # Tags -> entities (conlleval chunks).
     prefix = tf.gather(self._prefix, word_tag)

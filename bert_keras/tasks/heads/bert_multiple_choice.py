@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_keras.tasks.heads.encoder_head import EncoderHead, dropout_dense, encoder_inputs
+
 
 class _FoldChoices(keras.layers.Layer):
   """(batch, choices, seq) -> (batch * choices, seq)."""
@@ -21,7 +23,7 @@ class _UnfoldChoices(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class BertMultipleChoice(keras.Model):
+class BertMultipleChoice(EncoderHead):
   """Each (context, ending_k) pair is one sequence; a learned vector V scores each C_k, softmax over k.
 
   Inputs: the encoder's dict with int32 (batch, num_choices, seq) tensors. Output `logits` float32
@@ -30,33 +32,13 @@ class BertMultipleChoice(keras.Model):
 
   def __init__(self, encoder: keras.Model, dropout_rate: float = 0.1,
                initializer_range: float = 0.02, **kwargs):
-    # === Layers ===
-    dropout = keras.layers.Dropout(dropout_rate, name="choice_dropout")
-    dense = keras.layers.Dense(
-        1, name="choice_score", dtype="float32",
-        kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range))
-    # === Functional model ===
-    names = ("input_word_ids", "input_mask", "input_type_ids")
-    inputs = {name: keras.Input(shape=(None, None), dtype="int32", name=name) for name in names}
+    inputs = encoder_inputs(rank=3)
     fold = _FoldChoices(name="fold_choices")
     flat = {name: fold(x) for name, x in inputs.items()}
     pooled = encoder(flat)["pooled_output"]  # (batch * choices, H)
-    scores = dense(dropout(pooled))  # (batch * choices, 1)
+    scores = dropout_dense(pooled, 1, "choice_score", "choice_dropout", dropout_rate,
+                           initializer_range)  # (batch * choices, 1)
     logits = _UnfoldChoices(name="logits", dtype="float32")(
         scores, inputs["input_word_ids"])  # (batch, choices)
-    super().__init__(inputs=inputs, outputs={"logits": logits}, **kwargs)
-    # === Config ===
-    self.encoder = encoder
-    self.dropout_rate = dropout_rate
-    self.initializer_range = initializer_range
-
-  def get_config(self):
-    return {"name": self.name, "trainable": self.trainable,
-            "encoder": keras.saving.serialize_keras_object(self.encoder),
-            "dropout_rate": self.dropout_rate, "initializer_range": self.initializer_range}
-
-  @classmethod
-  def from_config(cls, config):
-    config = dict(config)
-    config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-    return cls(**config)
+    super().__init__(encoder, inputs, {"logits": logits}, config=dict(
+        dropout_rate=dropout_rate, initializer_range=initializer_range), **kwargs)

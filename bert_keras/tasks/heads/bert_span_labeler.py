@@ -5,9 +5,11 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_keras.tasks.heads.encoder_head import EncoderHead, encoder_inputs, output_layer
+
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class BertSpanLabeler(keras.Model):
+class BertSpanLabeler(EncoderHead):
   """A start vector S and an end vector E: start_logits_i = S.T_i, end_logits_j = E.T_j.
 
   The score of span (i, j) is S.T_i + E.T_j; for SQuAD v2.0 the no-answer score is the span at
@@ -16,30 +18,11 @@ class BertSpanLabeler(keras.Model):
   """
 
   def __init__(self, encoder: keras.Model, initializer_range: float = 0.02, **kwargs):
-    # === Layers ===
-    dense = keras.layers.Dense(
-        2, name="span_logits", dtype="float32",
-        kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range))
-    # === Functional model ===
-    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-              for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    inputs = encoder_inputs()
     sequence = encoder(inputs)["sequence_output"]  # (batch, seq, H)
-    logits = dense(sequence)  # (batch, seq, 2): [S.T_i, E.T_i]
+    logits = output_layer(2, "span_logits", initializer_range)(sequence)  # (b, s, 2): S.T_i, E.T_i
     padding = (1.0 - ops.cast(inputs["input_mask"], "float32")) * -10000.0
     start = keras.layers.Identity(name="start_logits", dtype="float32")(logits[..., 0] + padding)
     end = keras.layers.Identity(name="end_logits", dtype="float32")(logits[..., 1] + padding)
-    super().__init__(inputs=inputs, outputs={"start_logits": start, "end_logits": end}, **kwargs)
-    # === Config ===
-    self.encoder = encoder
-    self.initializer_range = initializer_range
-
-  def get_config(self):
-    return {"name": self.name, "trainable": self.trainable,
-            "encoder": keras.saving.serialize_keras_object(self.encoder),
-            "initializer_range": self.initializer_range}
-
-  @classmethod
-  def from_config(cls, config):
-    config = dict(config)
-    config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-    return cls(**config)
+    super().__init__(encoder, inputs, {"start_logits": start, "end_logits": end},
+                     config=dict(initializer_range=initializer_range), **kwargs)

@@ -1,0 +1,70 @@
+"""The base of the exports that read text_a and an optional text_b: classification, regression and
+the encoder's features (Devlin et al., 2018, sections 4.1 and 5.3)."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from bert_keras.export import text_ops
+from bert_keras.export.serving_module import (ServingModule, batched_function, maybe_single,
+                                              strings, tokenized_specs)
+
+
+class TextPairServing(ServingModule):
+  """text_a, optional text_b -> whatever the subclass's `_outputs(packed inputs)` returns.
+
+  Signatures: `serving_text` (text_a alone), `serving_text_pair` (text_a, text_b),
+  `serving_tokenized` (packed int32 ids) and `serving_default`, the pair one when `pair` is set.
+  `pair` marks a sentence-pair task: text_b is then always packed as segment B (as the task packed
+  it for training, even when empty); otherwise a text_b with no pieces packs text_a alone, as the
+  original run_classifier.py does (`if tokens_b:`), so one signature serves both kinds of input.
+  """
+
+  def __init__(self, kind: str, model, tokenizer, max_seq_length: int, pair: bool = False,
+               **kwargs):
+    super().__init__(kind, model, tokenizer, max_seq_length, **kwargs)
+    self.pair = bool(pair)
+
+    def text(text_a):
+      return self._outputs(self._pack(text_a, None))
+
+    def text_pair(text_a, text_b):
+      return self._outputs(self._pack(text_a, text_b))
+
+    self._serve_text = batched_function(text, strings(None))
+    self._serve_text_pair = batched_function(text_pair, strings(None), strings(None))
+
+  def _outputs(self, inputs) -> dict:
+    """Packed inputs (dict of int32 (batch, seq)) -> the signature's outputs."""
+    raise NotImplementedError
+
+  def _pack(self, text_a, text_b):
+    segment_a = self.tokenize(text_a)
+    if text_b is None:
+      return self.packer([segment_a])
+    if self.pair:
+      return self.packer([segment_a, self.tokenize(text_b)])
+    return text_ops.pack_optional_pair(self.packer, segment_a, self.tokenize(text_b))
+
+  @tf.function(autograph=False)
+  def serve(self, text_a, text_b=None):
+    """text_a, text_b: string (batch,) or scalars; without text_b, text_a is packed alone."""
+    if text_b is None:
+      return maybe_single(self._serve_text, text_a)
+    return maybe_single(self._serve_text_pair, text_a, text_b)
+
+  @tf.function(autograph=False)
+  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
+    return self._outputs({"input_word_ids": input_word_ids, "input_mask": input_mask,
+                          "input_type_ids": input_type_ids})
+
+  def signatures(self) -> dict:
+    # Batched and scalar forms of `serve`, for Python callers: thin wrappers of the two graphs.
+    for shape in ([None], []):
+      self.serve.get_concrete_function(strings(*shape))
+      self.serve.get_concrete_function(strings(*shape), strings(*shape))
+    single = self._serve_text.get_concrete_function()
+    pair = self._serve_text_pair.get_concrete_function()
+    return {"serving_default": pair if self.pair else single,
+            "serving_text": single, "serving_text_pair": pair,
+            "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}

@@ -1,0 +1,70 @@
+"""What every task head shares: the encoder's packed inputs, the output layer and the config.
+
+Section 4: "we simply plug in the task-specific inputs and outputs into BERT". Each head is the
+encoder plus one small output layer, built as a Keras functional model over the encoder's dict
+inputs; storing the encoder and (de)serialising it with the head's own arguments is the same for all
+of them, so it lives here once.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import keras
+
+INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def encoder_inputs(rank: int = 2) -> dict:
+  """keras.Input per packed encoder input: int32 (batch, seq), or (batch, choices, seq) at rank 3."""
+  return {name: keras.Input(shape=(None,) * (rank - 1), dtype="int32", name=name)
+          for name in INPUT_NAMES}
+
+
+def output_layer(units: int, name: str, initializer_range: float | None = None):
+  """The task's new layer: float32 even under mixed precision, so logits and losses stay exact.
+
+  initializer_range: stddev of the truncated-normal kernel init (the original's 0.02); None keeps
+  Keras's default (the feature-based heads, whose input is not a Transformer layer).
+  """
+  init = ("glorot_uniform" if initializer_range is None
+          else keras.initializers.TruncatedNormal(stddev=initializer_range))
+  return keras.layers.Dense(units, name=name, dtype="float32", kernel_initializer=init)
+
+
+def dropout_dense(x, units: int, name: str, dropout_name: str, dropout_rate: float,
+                  initializer_range: float | None = None):
+  """dropout (layer `dropout_name`) then the output layer `name`: (..., H) -> float32 (..., units)."""
+  dropout = keras.layers.Dropout(dropout_rate, name=dropout_name)
+  return output_layer(units, name, initializer_range)(dropout(x))
+
+
+class EncoderHead(keras.Model):
+  """Base of the heads: a functional model over `inputs` holding `encoder` and its own arguments.
+
+  config: the head's constructor arguments besides the encoder (name -> value); each is stored as
+  an attribute and returned by get_config, so `cls.from_config(head.get_config())` rebuilds it and a
+  saved `.keras` file loads without running any code from the file.
+  """
+
+  def __init__(self, encoder: keras.Model, inputs: Mapping, outputs: Mapping,
+               config: Mapping | None = None, **kwargs):
+    super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+    self.encoder = encoder
+    self._config_names = tuple(config or {})
+    for name, value in (config or {}).items():
+      setattr(self, name, value)
+
+  def get_config(self):
+    config = {"name": self.name, "trainable": self.trainable,
+              "encoder": keras.saving.serialize_keras_object(self.encoder)}
+    for name in self._config_names:
+      value = getattr(self, name)
+      config[name] = list(value) if isinstance(value, (list, tuple)) else value
+    return config
+
+  @classmethod
+  def from_config(cls, config):
+    config = dict(config)
+    config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
+    return cls(**config)
