@@ -51,6 +51,8 @@ ABLATIONS: dict[str, AblationVariant] = {v.name: v for v in [
     # BERT section 5.1, Table 5.
     AblationVariant("bert_base", "bert", "mlm_nsp", paper="BERT Table 5 'BERTBASE'"),
     AblationVariant("bert_no_nsp", "bert", "mlm", paper="BERT Table 5 'No NSP'"),
+    AblationVariant("bert_no_pretraining", "bert", "mlm_nsp", pretrained=False,
+                    paper="BERT, random init (the baseline 'pre-training helps' is measured against)"),
     AblationVariant("bert_ltr_no_nsp", "bert", "ltr", attention="causal",
                     paper="BERT Table 5 'LTR & No NSP'"),
     AblationVariant("bert_ltr_no_nsp_bilstm", "bert", "ltr", attention="causal", span_bilstm=True,
@@ -111,6 +113,7 @@ class StudyConfig:
   finetune_epochs: float = 3.0
   lee_train_pairs: int = 160  # of the 980 training pairs, to keep the budget
   span_examples: int = 300
+  span_per_sentence: int = 1  # questions per passage sentence (more = a larger span dev set)
   seeds: tuple = (0, 1, 2)
   zero_shot_points: int = 4  # GPT-1 Figure 2 right: probes along pretraining (0 = off)
   tasks: Mapping[str, tuple] = dataclasses.field(
@@ -126,7 +129,7 @@ class StudyConfig:
                         f"[0, pretrain_steps={self.pretrain_steps}]")
     for name in ("vocab_size", "seq_length", "hidden_size", "num_layers", "num_heads",
                  "pretrain_steps", "pretrain_batch_size", "finetune_batch_size", "lee_train_pairs",
-                 "span_examples"):
+                 "span_examples", "span_per_sentence"):
       value = getattr(self, name)
       if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ConfigError(f"{name}={value!r} must be a positive integer")
@@ -156,15 +159,35 @@ class StudyConfig:
     return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
 
-# Named study budgets: "smoke" is for tests (seconds), "small" the default (minutes).
+# The variants of the "pretraining" budget: pre-trained vs not (both families), aux LM vs not,
+# MLM (with and without NSP) vs LTR, on classification and on span extraction.
+PRETRAINING_TASK_VARIANTS = {
+    "span": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "bert_no_pretraining"),
+    "polarity": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "bert_no_pretraining", "gpt1",
+                 "gpt1_no_pretraining", "gpt1_no_aux_lm"),
+}
+
+# Named study budgets: "smoke" is for tests (seconds), "small" the default (minutes), "pretraining"
+# the smallest budget at which the pretrained models have actually learned something (LM loss well
+# below its start): ~0.7 epochs of the corpora, 2-3x the windows per step of "small" and 7x the
+# steps. docs/ablation_study/README.md has its numbers (one process per seed, ~30 min each).
 STUDY_PRESETS = {
     "small": StudyConfig(),
+    "pretraining": StudyConfig(vocab_size=1000, seq_length=48, pretrain_steps=400,
+                               pretrain_batch_size=32, pretrain_warmup_steps=40,
+                               finetune_epochs=8.0, zero_shot_points=2,
+                               span_examples=400, span_per_sentence=3, seeds=(0, 1),
+                               tasks=dict(PRETRAINING_TASK_VARIANTS)),
     "smoke": StudyConfig(corpora=("lee_background",), vocab_size=300, seq_length=24, hidden_size=16,
                          num_layers=1, num_heads=2, pretrain_steps=6, pretrain_batch_size=8,
                          pretrain_warmup_steps=1,
                          finetune_epochs=0.5, lee_train_pairs=16, span_examples=24, seeds=(0,),
                          zero_shot_points=2),
 }
+# The GPT-1 half of "pretraining" alone, to run as separate processes next to the whole study on a
+# busy machine (then --merge; a measurement present in two runs is kept once).
+STUDY_PRESETS["pretraining_gpt"] = STUDY_PRESETS["pretraining"].replace(
+    tasks={"polarity": ("gpt1", "gpt1_no_pretraining", "gpt1_no_aux_lm")})
 
 
 def get_study_config(name: str, **overrides: Any) -> StudyConfig:

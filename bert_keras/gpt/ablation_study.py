@@ -60,11 +60,33 @@ def _model_config(study: StudyConfig, vocab_size: int, variant: AblationVariant)
 
 
 def build_backbone(study: StudyConfig, vocab_size: int, variant: AblationVariant,
-                   attention: str | None = None) -> keras.Model:
+                   attention: str | None = None, **kwargs) -> keras.Model:
   config = _model_config(study, vocab_size, variant)
   if variant.family == "gpt":
-    return GPTDecoder(**config)
-  return BertEncoder(**config, type_vocab_size=2, attention=attention or variant.attention)
+    return GPTDecoder(**config, **kwargs)
+  return BertEncoder(**config, type_vocab_size=2, attention=attention or variant.attention,
+                     **kwargs)
+
+
+ELMO_DIRECTIONS = ("ltr", "rtl")
+
+
+def build_elmo_encoders(study: StudyConfig, vocab_size: int,
+                        variant: AblationVariant) -> List[keras.Model]:
+  """The two causal encoders of the ELMo-style variant (BERT 5.1): [left-to-right, right-to-left].
+
+  Keras names a variable by the layers it sits in, not by the model that holds them, so two
+  BertEncoders side by side would both own `token_embedding/embeddings`, ... and the concatenated
+  model could not be checkpointed by variable path (tf.train.Checkpoint via the Trainer). Each
+  direction is therefore built in its own name scope: `ltr_encoder/token_embedding/embeddings`,
+  `rtl_encoder/...`. Weight order (get_weights / set_weights) is unchanged.
+  """
+  encoders = []
+  for direction in ELMO_DIRECTIONS:
+    with keras.name_scope(f"{direction}_encoder"):
+      encoders.append(build_backbone(study, vocab_size, variant, attention="causal",
+                                     name=f"{direction}_encoder"))
+  return encoders
 
 
 def build_bert_task_model(encoders: List[keras.Model], kind: str, num_outputs: int,
@@ -189,11 +211,12 @@ def _pretrain_gpt(study, vocab, windows, size, seed, model_dir, probe: Callable 
   bounds = [round(study.pretrain_steps * (i + 1) / points) for i in range(points)]
   if probe:
     probe(0, lm)
-  done = 0
+  done, step_cache, task = 0, {}, GPTPretrainingTask()
   for i, bound in enumerate(bounds):
-    gpt_training.fit_in_process(lm, GPTPretrainingTask(), windows, optimizer=optimizer,
+    gpt_training.fit_in_process(lm, task, windows, optimizer=optimizer,
                                 num_steps=bound - done, batch_size=config.batch_size,
-                                seed=seed * 1000 + i, clip_global_norm=config.clip_global_norm)
+                                seed=seed * 1000 + i, clip_global_norm=config.clip_global_norm,
+                                step_cache=step_cache)
     done = bound
     if probe:
       probe(done, lm)
@@ -251,11 +274,9 @@ def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: 
     logits = gpt_training.predict(model, dev["gpt"])
   else:
     if variant.family == "elmo":
-      encoders = []
-      for reverse in (False, True):
-        enc = build_backbone(study, vocab_size, variant, attention="causal")
+      encoders = build_elmo_encoders(study, vocab_size, variant)
+      for enc, reverse in zip(encoders, (False, True)):
         enc.set_weights(pretrained[pretrain_key(variant, reverse)])
-        encoders.append(enc)
     else:
       enc = build_backbone(study, vocab_size, variant)
       if variant.pretrained:
@@ -282,7 +303,8 @@ def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = 
   sets = {}
   for task in study.tasks:
     if task == "span":
-      sets[task] = study_data.span_sets(vocab, study.seq_length, study.span_examples)
+      sets[task] = study_data.span_sets(vocab, study.seq_length, study.span_examples,
+                                        per_sentence=study.span_per_sentence)
     else:
       sets[task] = study_data.classification_sets(
           vocab, task, study.seq_length,

@@ -10,26 +10,23 @@ import os
 from typing import Sequence
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from bert_keras.errors import UserError
 from bert_keras.gpt import gpt_training, lm_data
 from bert_keras.gpt.bpe_training import train_bpe_model
-from bert_keras.gpt.gpt_input_transform import GPTInputTransform
+from bert_keras.gpt.gpt_task import GPTTask, gpt_task_name
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.models.gpt_language_model import GPTLanguageModel
 from bert_keras.models.gpt_task_model import GPTTaskModel
-from bert_keras.tasks import metrics as metrics_lib
-from bert_keras.tasks.registry import get_task
+from bert_keras.tasks.registry import get_task, task_names
 from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig, get_gpt_config
 from configs.tasks import TaskConfig
 
 TOKENIZER_FILE = "bpe.model"
 DECODER_FILE = "decoder.keras"
-# GPT fine-tuning supports the registry's single-text and text-pair classification/regression tasks.
-PAIR_LAYOUT = "similarity"
+TASK_MODEL_FILE = "model.keras"
 
 
 def write_json(path: str, values) -> None:
@@ -94,32 +91,34 @@ def run_gpt_pretraining(model_preset: str, bpe_model: str, corpora: Sequence[str
   return final
 
 
-def _features(task, examples, tokenizer: GPTTokenizer, transform: GPTInputTransform) -> dict:
-  a = tf.ragged.constant(tokenizer.encode([e.text_a for e in examples]), tf.int32, ragged_rank=1)
-  if task.is_pair:
-    b = tf.ragged.constant(tokenizer.encode([e.text_b or "" for e in examples]), tf.int32,
-                           ragged_rank=1)
-    packed = transform.similarity(a, b) if PAIR_LAYOUT == "similarity" else transform.entailment(a, b)
-  else:
-    packed = transform.classification(a)
-  features = {k: v.numpy() for k, v in packed.items()}
-  if task.is_regression:
-    features["labels"] = np.array([float(e.label) for e in examples], np.float32)
-  else:
-    features["labels"] = np.array([task.label_names.index(e.label) for e in examples], np.int32)
-  return features
+def _split_scores(task, model, tokenizer, eval_examples: dict, output_dir: str) -> dict:
+  """The task's official metrics per eval split (flat keys for one split, `split/metric` for more),
+  with per-example predictions written next to them."""
+  scores = {}
+  for split, examples in eval_examples.items():
+    features = task.make_features(examples, tokenizer, training=False)
+    logits = gpt_training.predict(model, features.inputs)
+    predictions = task.postprocess(examples, features, {"logits": logits})
+    task.write_predictions(predictions, os.path.join(output_dir, f"predictions_{split}"))
+    metrics = task.evaluate(examples, predictions)
+    prefix = "" if len(eval_examples) == 1 else f"{split}/"
+    scores.update({f"{prefix}{k}": float(v) for k, v in metrics.items()})
+  return scores
 
 
 def run_gpt_finetuning(task_name: str, pretrained_dir: str | None, config: GPTFinetuningConfig,
                        output_dir: str, data_dir: str = "", model_preset: str = "gpt_tiny",
                        bpe_model: str | None = None) -> dict:
-  """Fine-tunes GPT-1 on a registry task (L3 = L2 + lm_coef * L1), scores dev, and exports a
-  SavedModel that takes raw strings. Without `pretrained_dir` the decoder is random (the
-  "w/o pre-training" ablation) and `bpe_model` must be given."""
-  task = get_task(TaskConfig(task=task_name, max_seq_length=config.seq_length))
-  if getattr(task, "is_pair", None) is None:
-    raise UserError(f"task {task_name!r} is not a classification/regression task; GPT fine-tuning "
-                    "supports single texts and text pairs")
+  """Fine-tunes GPT-1 on a registered GPT task (`gpt/<task>`; the bare BERT task name is accepted)
+  with L3 = L2 + lm_coef * L1, scores dev with the task's official metrics, and writes model.keras,
+  bpe.model and task_info.json, then exports them (`export_gpt_finetuned`) to a SavedModel that
+  takes raw strings. Without `pretrained_dir` the decoder is random (the "w/o pre-training"
+  ablation) and `bpe_model` must be given."""
+  task = get_task(TaskConfig(task=gpt_task_name(task_name), max_seq_length=config.seq_length,
+                             dropout_rate=config.classifier_dropout, seed=config.seed))
+  if not isinstance(task, GPTTask):
+    raise UserError(f"task {task.name!r} is not a GPT task; expected one of "
+                    f"{[n for n in task_names() if n.startswith('gpt/')]}")
   if pretrained_dir:
     tokenizer = GPTTokenizer(model_path=os.path.join(pretrained_dir, TOKENIZER_FILE))
     decoder_path = os.path.join(pretrained_dir, DECODER_FILE)
@@ -133,53 +132,95 @@ def run_gpt_finetuning(task_name: str, pretrained_dir: str | None, config: GPTFi
     keras.utils.set_random_seed(config.seed)
     decoder = GPTDecoder.from_model_config(get_gpt_config(model_preset,
                                                           vocab_size=tokenizer.vocab_size))
+  train_examples = task.read_examples(data_dir, task.train_split)
+  eval_examples = {split: task.read_examples(data_dir, split) for split in task.eval_splits}
+  task.prepare_labels(train_examples, eval_examples)
   os.makedirs(output_dir, exist_ok=True)
   write_json(os.path.join(output_dir, "config.json"),
-             {"task": task_name, "finetuning": config.to_dict(), "pretrained_dir": pretrained_dir,
-              "model": decoder.model_config.to_dict()})
-  transform = GPTInputTransform(config.seq_length, tokenizer.start_id, tokenizer.delimiter_id,
-                                tokenizer.extract_id, tokenizer.pad_id)
-  train = _features(task, task.read_examples(data_dir, "train"), tokenizer, transform)
-  dev = _features(task, task.read_examples(data_dir, "dev"), tokenizer, transform)
-  task_type = "similarity" if task.is_pair else "classification"
-  model = GPTTaskModel(decoder, task_type,
-                       num_outputs=1 if task.is_regression else len(task.label_names),
-                       classifier_dropout=config.classifier_dropout,
-                       with_lm_logits=config.lm_coef > 0)
-  gpt_training.finetune(model, train, config, os.path.join(output_dir, "checkpoints"))
-  logits = gpt_training.predict(model, {k: v for k, v in dev.items() if k != "labels"})
-  if task.is_regression:
-    scores = {m: metrics_lib.REGRESSION_METRICS[m](dev["labels"], logits[:, 0])
-              for m in task.metric_names}
-  else:
-    scores = {"accuracy": metrics_lib.accuracy(dev["labels"], logits.argmax(-1))}
+             {"task": task.name, "finetuning": config.to_dict(), "pretrained_dir": pretrained_dir,
+              "model": decoder.model_config.to_dict(), "layout": task.layout})
+  train = task.make_features(train_examples, tokenizer, training=True)
+  model = task.build_model(decoder, with_lm_logits=config.lm_coef > 0)
+  gpt_training.finetune(model, {**train.inputs, "labels": train.labels["logits"]}, config,
+                        os.path.join(output_dir, "checkpoints"))
+  scores = _split_scores(task, model, tokenizer, eval_examples, output_dir)
   write_json(os.path.join(output_dir, "metrics.json"), scores)
-  export_text_model(model, tokenizer, transform, task.is_pair, os.path.join(output_dir, "export"))
+
+  # === Artifacts for export: the serving model, the BPE model and what the task needs ===
+  info = task.task_info(scores)
+  info.update(tokenizer_file=TOKENIZER_FILE, model_file=TASK_MODEL_FILE)
+  # A copy without the LM output: it shares the decoder; the classifier is its only own weight.
+  serving = task.build_model(model.decoder, with_lm_logits=False)
+  serving.classifier.set_weights(model.classifier.get_weights())
+  tmp = os.path.join(output_dir, f".{TASK_MODEL_FILE}.tmp-{os.getpid()}.keras")
+  serving.save(tmp)
+  os.replace(tmp, os.path.join(output_dir, TASK_MODEL_FILE))
+  tokenizer.save_model(os.path.join(output_dir, TOKENIZER_FILE))
+  write_json(os.path.join(output_dir, "task_info.json"), info)
+  export_gpt_finetuned(output_dir, os.path.join(output_dir, "export"))
   return scores
 
 
-def export_text_model(model: GPTTaskModel, tokenizer: GPTTokenizer, transform: GPTInputTransform,
-                      is_pair: bool, export_dir: str) -> None:
-  """A SavedModel whose `serving_default` takes raw strings (text_a[, text_b]) and returns logits:
-  BPE tokenization and the traversal-style transform run in-graph."""
+def export_gpt_finetuned(finetune_dir: str, export_dir: str) -> dict:
+  """Exports a run_gpt_finetuning output directory (model.keras, bpe.model, task_info.json): the
+  task named in task_info.json is resolved through the task registry, like BERT's export, and its
+  layout fixes the serving signature. Returns the task info."""
+  info_path = os.path.join(finetune_dir, "task_info.json")
+  if not os.path.isfile(info_path):
+    raise UserError(f"{finetune_dir}: no task_info.json; expected a run_gpt_finetuning output "
+                    "directory")
+  with open(info_path, encoding="utf-8") as f:
+    info = json.load(f)
+  task = get_task(TaskConfig(task=info["task"], max_seq_length=int(info["max_seq_length"])))
+  if not isinstance(task, GPTTask):
+    raise UserError(f"{info_path}: task {info['task']!r} is not a GPT task")
+  task.label_names = info.get("label_names")
+  tokenizer = GPTTokenizer(model_path=os.path.join(finetune_dir, info.get("tokenizer_file",
+                                                                          TOKENIZER_FILE)))
+  model = keras.saving.load_model(os.path.join(finetune_dir, info.get("model_file",
+                                                                      TASK_MODEL_FILE)),
+                                  compile=False)
+  export_text_model(model, tokenizer, task, export_dir, num_choices=info.get("num_choices"))
+  return info
+
+
+SIGNATURE_FIELDS = {"classification": ("text",), "entailment": ("text_a", "text_b"),
+                    "similarity": ("text_a", "text_b"), "multiple_choice": ("context", "endings")}
+
+
+def export_text_model(model: GPTTaskModel, tokenizer: GPTTokenizer, task: GPTTask,
+                      export_dir: str, num_choices: int | None = None) -> None:
+  """A SavedModel whose `serving_default` takes raw strings and returns logits: BPE tokenization
+  and the task's traversal-style layout run in-graph (`GPTTask.pack`). Inputs by layout:
+  classification `text`; entailment / similarity `text_a`, `text_b`; multiple choice `context`
+  (batch,) and `endings` (batch, num_choices)."""
   serving = GPTTaskModel(model.decoder, model.task_type, model.num_outputs, 0.0,
                          with_lm_logits=False)
   serving.get_layer("classifier").set_weights(model.get_layer("classifier").get_weights())
+  transform = task.input_transform(tokenizer)
   module = tf.Module()
   module.model, module.tokenizer, module.transform = serving, tokenizer, transform
 
-  def run(packed):
+  def run(columns):
+    packed = task.pack(transform, [tokenizer.tokenize(c) for c in columns])
     return {"logits": serving(packed, training=False)["logits"]}
 
-  if is_pair:
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text_a"),
-                                  tf.TensorSpec([None], tf.string, name="text_b")])
-    def serve(text_a, text_b):
-      return run(transform.similarity(tokenizer.tokenize(text_a), tokenizer.tokenize(text_b)))
-  else:
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+  string = lambda shape, name: tf.TensorSpec(shape, tf.string, name=name)
+  if task.layout == "classification":
+    @tf.function(input_signature=[string([None], "text")])
     def serve(text):
-      return run(transform.classification(tokenizer.tokenize(text)))
+      return run([text])
+  elif task.layout == "multiple_choice":
+    if not num_choices:
+      raise UserError(f"{task.name}: multiple-choice export needs num_choices")
+
+    @tf.function(input_signature=[string([None], "context"), string([None, num_choices], "endings")])
+    def serve(context, endings):
+      return run([context] + [endings[:, k] for k in range(num_choices)])
+  else:
+    @tf.function(input_signature=[string([None], "text_a"), string([None], "text_b")])
+    def serve(text_a, text_b):
+      return run([text_a, text_b])
   module.serve = serve
   tmp = f"{export_dir}.tmp-{os.getpid()}"
   tf.saved_model.save(module, tmp, signatures={"serving_default": serve})

@@ -37,14 +37,20 @@ def fit(model: keras.Model, task, features: dict, *, optimizer, num_steps: int, 
 
 
 def fit_in_process(model: keras.Model, task, features: dict, *, optimizer, num_steps: int,
-                   batch_size: int, seed: int = 0, clip_global_norm: Optional[float] = 1.0) -> list:
+                   batch_size: int, seed: int = 0, clip_global_norm: Optional[float] = 1.0,
+                   step_cache: Optional[dict] = None) -> list:
   """The same task contract and update as `fit`, as one traced step in a Python loop: no strategy,
   checkpoints or summaries. For the study's many short runs on one CPU, where the Trainer's graph
   construction (a traced multi-step loop) costs more than the training itself. Returns the losses.
+
+  Tracing the step costs seconds; a caller that continues the same model, task and optimizer in
+  chunks (e.g. probing between them) passes the same `step_cache` dict so it is traced once.
   """
   n = len(next(iter(features.values())))
   batch_size = min(batch_size, n)
   rng = np.random.default_rng(seed)
+  if step_cache is not None and "step" in step_cache:
+    return _run_steps(step_cache["step"], features, num_steps, batch_size, n, rng)
 
   @tf.function(reduce_retracing=True)
   def step(batch):
@@ -61,6 +67,13 @@ def fit_in_process(model: keras.Model, task, features: dict, *, optimizer, num_s
     optimizer.apply_gradients(zip(grads, [v for _, v in used]))
     return loss
 
+  if step_cache is not None:
+    step_cache["step"] = step
+  return _run_steps(step, features, num_steps, batch_size, n, rng)
+
+
+def _run_steps(step, features: dict, num_steps: int, batch_size: int, n: int, rng) -> list:
+  """Shuffled batches without replacement within an epoch; returns each step's loss."""
   losses, order = [], np.array([], np.int64)
   for _ in range(num_steps):
     if len(order) < batch_size:

@@ -160,7 +160,7 @@ def classification_sets(vocab: StudyVocabulary, task_name: str, seq_length: int,
 
 
 def span_sets(vocab: StudyVocabulary, seq_length: int, num_examples: int, seed: int = 0,
-              answer_length: int = 2, cue_length: int = 3) -> dict:
+              answer_length: int = 2, cue_length: int = 3, per_sentence: int = 1) -> dict:
   """A small extractive span task on real text the models were not pretrained on (lee.cor).
 
   Question = the `cue_length` pieces that FOLLOW the answer in the passage; answer = the
@@ -168,6 +168,8 @@ def span_sets(vocab: StudyVocabulary, seq_length: int, num_examples: int, seed: 
   [SEP]`, labels = start/end positions. Finding the answer needs the right context of the answer's
   tokens, which is exactly what BERT section 5.1 says a left-to-right model lacks at span tasks.
   Documents 0-39 give train, 40-49 dev; only cues that occur once in their passage are kept.
+  `per_sentence` > 1 asks up to that many questions (distinct answers) per sentence: a larger,
+  less noisy dev set from the same 10 held-out documents.
   """
   with open(resources.lee_documents_path(), encoding="utf-8", errors="replace") as f:
     documents = [line for line in f if line.strip()]
@@ -180,13 +182,16 @@ def span_sets(vocab: StudyVocabulary, seq_length: int, num_examples: int, seed: 
       sentence = sentence[:budget]
       if len(sentence) < answer_length + cue_length + 2:
         continue
-      for _ in range(3):
+      starts = set()
+      for _ in range(3 * per_sentence):
         start = rng.randint(0, len(sentence) - answer_length - cue_length)
         cue = sentence[start + answer_length:start + answer_length + cue_length]
         hits = [i for i in range(len(sentence) - cue_length + 1) if sentence[i:i + cue_length] == cue]
-        if len(hits) == 1:
+        if len(hits) == 1 and start not in starts:
+          starts.add(start)
           splits[split].append((cue, sentence, start))
-          break
+          if len(starts) == per_sentence:
+            break
   out = {}
   for split, rows in splits.items():
     rng.shuffle(rows)

@@ -35,6 +35,70 @@ class ClsPooler(keras.layers.Layer):
     return config
 
 
+class TransformerStack:
+  """Embeddings and the L Transformer blocks, wired into a functional graph; shared by
+  `BertEncoder` and `GPTDecoder` so the two models differ only where the papers do.
+
+  h0 = token + learned position [+ segment] embeddings, [LayerNorm,] dropout; then h_l =
+  block(h_{l-1}) under a bidirectional or causal mask (BERT section 3; GPT-1 section 3.1).
+  `type_ids=None` drops the segment embeddings (GPT-1 has none) and `embedding_layer_norm=False`
+  the embedding LayerNorm (the released GPT-1 code feeds the dropped-out sum straight into
+  block 0). Layer names are the checkpoint names: token_embedding, position_embedding,
+  type_embedding, embeddings_layer_norm, transformer_layer_{i}.
+
+  Attributes after construction: the layers (`token_embedding`, `position_embedding`, `blocks`,
+  ...), `sequence_output` (batch, seq, H) and `encoder_outputs` (L tensors (batch, seq, H)).
+  """
+
+  def __init__(self, config: ModelConfig, word_ids, mask, type_ids=None, *,
+               embedding_layer_norm: bool = True, dtype=None):
+    init = lambda: keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+
+    # === Layers ===
+    self.token_embedding = keras.layers.Embedding(
+        config.vocab_size, config.hidden_size, embeddings_initializer=init(),
+        name="token_embedding", dtype=dtype)
+    self.position_embedding = PositionEmbedding(
+        config.max_position_embeddings, config.initializer_range, name="position_embedding",
+        dtype=dtype)
+    self.type_embedding = None
+    if type_ids is not None:
+      self.type_embedding = keras.layers.Embedding(
+          max(config.type_vocab_size, 1), config.hidden_size, embeddings_initializer=init(),
+          name="type_embedding", dtype=dtype)
+    self.embeddings_layer_norm = None
+    if embedding_layer_norm:
+      self.embeddings_layer_norm = keras.layers.LayerNormalization(
+          epsilon=config.layer_norm_epsilon, name="embeddings_layer_norm", dtype=dtype)
+    self.embeddings_dropout = keras.layers.Dropout(config.dropout_rate, name="embeddings_dropout",
+                                                   dtype=dtype)
+    self.attention_mask = AttentionMask(causal=config.attention == "causal",
+                                        name="attention_mask")
+    self.blocks = [
+        TransformerBlock(config.num_heads, config.intermediate_size, config.hidden_act,
+                         config.dropout_rate, config.attention_dropout_rate,
+                         config.layer_norm_epsilon, config.initializer_range,
+                         name=f"transformer_layer_{i}", dtype=dtype)
+        for i in range(config.num_layers)
+    ]
+
+    # === Functional graph ===
+    tokens = self.token_embedding(word_ids)  # (batch, seq, H)
+    summands = [tokens, self.position_embedding(tokens)]
+    if self.type_embedding is not None:
+      summands.append(self.type_embedding(type_ids))
+    x = keras.layers.Add(name="embeddings_sum", dtype=dtype)(summands)
+    if self.embeddings_layer_norm is not None:
+      x = self.embeddings_layer_norm(x)
+    x = self.embeddings_dropout(x)
+    attention_mask = self.attention_mask(mask)  # (batch, seq, seq)
+    self.encoder_outputs = []
+    for block in self.blocks:
+      x = block(x, attention_mask)
+      self.encoder_outputs.append(x)
+    self.sequence_output = x
+
+
 @keras.saving.register_keras_serializable(package="bert_keras")
 class BertEncoder(keras.Model):
   """Token + segment + learned position embeddings, LayerNorm, dropout, L post-LN blocks, pooler.
@@ -59,43 +123,16 @@ class BertEncoder(keras.Model):
         max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
         initializer_range=initializer_range, layer_norm_epsilon=layer_norm_epsilon,
         attention=attention)
-    init = lambda: keras.initializers.TruncatedNormal(stddev=initializer_range)
 
-    # === Layers ===
-    token_embedding = keras.layers.Embedding(
-        vocab_size, hidden_size, embeddings_initializer=init(), name="token_embedding",
-        dtype=dtype)
-    position_embedding = PositionEmbedding(
-        max_position_embeddings, initializer_range, name="position_embedding", dtype=dtype)
-    type_embedding = keras.layers.Embedding(
-        max(type_vocab_size, 1), hidden_size, embeddings_initializer=init(),
-        name="type_embedding", dtype=dtype)
-    embeddings_layer_norm = keras.layers.LayerNormalization(
-        epsilon=layer_norm_epsilon, name="embeddings_layer_norm", dtype=dtype)
-    embeddings_dropout = keras.layers.Dropout(dropout_rate, name="embeddings_dropout", dtype=dtype)
-    attention_mask_layer = AttentionMask(causal=attention == "causal", name="attention_mask")
-    blocks = [
-        TransformerBlock(num_heads, intermediate_size, hidden_act, dropout_rate,
-                         attention_dropout_rate, layer_norm_epsilon, initializer_range,
-                         name=f"transformer_layer_{i}", dtype=dtype)
-        for i in range(num_layers)
-    ]
-    pooler = ClsPooler(initializer_range, name="pooler", dtype=dtype)
-
-    # === Functional model ===
+    # === Layers and functional model ===
     word_ids = keras.Input(shape=(None,), dtype="int32", name="input_word_ids")
     mask = keras.Input(shape=(None,), dtype="int32", name="input_mask")
     type_ids = keras.Input(shape=(None,), dtype="int32", name="input_type_ids")
-    tokens = token_embedding(word_ids)  # (batch, seq, H)
-    x = keras.layers.Add(name="embeddings_sum", dtype=dtype)(
-        [tokens, position_embedding(tokens), type_embedding(type_ids)])
-    x = embeddings_dropout(embeddings_layer_norm(x))
-    attention_mask = attention_mask_layer(mask)  # (batch, seq, seq)
-    encoder_outputs = []
-    for block in blocks:
-      x = block(x, attention_mask)
-      encoder_outputs.append(x)
-    pooled = pooler(x)
+    # Token + position + segment embeddings, LayerNorm, dropout, the L blocks.
+    stack = TransformerStack(config, word_ids, mask, type_ids, dtype=dtype)
+    x = stack.sequence_output
+    encoder_outputs = stack.encoder_outputs
+    pooled = ClsPooler(initializer_range, name="pooler", dtype=dtype)(x)
     super().__init__(
         inputs={"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids},
         outputs={"sequence_output": x, "pooled_output": pooled,
@@ -106,8 +143,8 @@ class BertEncoder(keras.Model):
     self.model_config = config
     for key, value in config.to_dict().items():
       setattr(self, key, value)
-    self.token_embedding = token_embedding
-    self.blocks = blocks
+    self.token_embedding = stack.token_embedding
+    self.blocks = stack.blocks
 
   @classmethod
   def from_model_config(cls, config: ModelConfig, **kwargs) -> "BertEncoder":

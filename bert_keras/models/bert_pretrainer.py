@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_keras.models.bert_encoder import BertEncoder
@@ -16,8 +17,9 @@ class GatherPositions(keras.layers.Layer):
   """(batch, seq, hidden) gathered at (batch, P) positions -> (batch, P, hidden)."""
 
   def call(self, sequence, positions):
-    index = ops.expand_dims(ops.cast(positions, "int32"), -1)  # (batch, P, 1)
-    return ops.take_along_axis(sequence, index, axis=1)
+    # A batched gather: its gradient is a scatter of (batch, P, hidden) rows. (take_along_axis
+    # broadcast the index to (batch, P, hidden) and gathered, and differentiated, element-wise.)
+    return tf.gather(sequence, ops.cast(positions, "int32"), axis=1, batch_dims=1)
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")

@@ -5,9 +5,7 @@ from __future__ import annotations
 import keras
 
 from configs.model import ModelConfig
-from bert_keras.models.attention_mask import AttentionMask
-from bert_keras.models.position_embedding import PositionEmbedding
-from bert_keras.models.transformer_block import TransformerBlock
+from bert_keras.models.bert_encoder import TransformerStack
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
@@ -17,8 +15,9 @@ class GPTDecoder(keras.Model):
   Differs from `BertEncoder(attention="causal")` exactly where GPT-1 differs from BERT: no segment
   embeddings, no LayerNorm on the embedding sum (the released GPT-1 code feeds the sum, after dropout,
   straight into block 0), and no pooler (task heads read the final extract token's state instead).
-  Layer and weight names match BertEncoder's (token_embedding, position_embedding,
-  transformer_layer_{i}), so weights of the first k blocks move between the two by name.
+  Both are built by the same `TransformerStack` (bert_encoder.py), so layer and weight names match
+  (token_embedding, position_embedding, transformer_layer_{i}) and weights of the first k blocks
+  move between the two by name.
 
   Inputs (int32, (batch, seq)): `input_word_ids`, `input_mask` (1 = real token; right padding).
   Outputs: `sequence_output` (batch, seq, H) and `encoder_outputs`, every block's output.
@@ -42,33 +41,14 @@ class GPTDecoder(keras.Model):
                        "use BertEncoder for a model with segments")
     if attention != "causal":
       raise ValueError(f"attention={attention!r}: a GPT decoder is left-to-right ('causal')")
-    init = keras.initializers.TruncatedNormal(stddev=initializer_range)
 
-    # === Layers ===
-    token_embedding = keras.layers.Embedding(
-        vocab_size, hidden_size, embeddings_initializer=init, name="token_embedding", dtype=dtype)
-    position_embedding = PositionEmbedding(
-        max_position_embeddings, initializer_range, name="position_embedding", dtype=dtype)
-    embeddings_dropout = keras.layers.Dropout(dropout_rate, name="embeddings_dropout")
-    attention_mask_layer = AttentionMask(causal=True, name="attention_mask")
-    blocks = [
-        TransformerBlock(num_heads, intermediate_size, hidden_act, dropout_rate,
-                         attention_dropout_rate, layer_norm_epsilon, initializer_range,
-                         name=f"transformer_layer_{i}", dtype=dtype)
-        for i in range(num_layers)
-    ]
-
-    # === Functional model ===
+    # === Layers and functional model ===
     word_ids = keras.Input(shape=(None,), dtype="int32", name="input_word_ids")
     mask = keras.Input(shape=(None,), dtype="int32", name="input_mask")
-    tokens = token_embedding(word_ids)  # (batch, seq, H)
-    x = keras.layers.Add(name="embeddings_sum", dtype=dtype)([tokens, position_embedding(tokens)])
-    x = embeddings_dropout(x)
-    attention_mask = attention_mask_layer(mask)  # (batch, seq, seq), lower-triangular
-    encoder_outputs = []
-    for block in blocks:
-      x = block(x, attention_mask)
-      encoder_outputs.append(x)
+    # BertEncoder's embeddings and blocks without segments and without the embedding LayerNorm.
+    stack = TransformerStack(config, word_ids, mask, type_ids=None, embedding_layer_norm=False,
+                             dtype=dtype)
+    x, encoder_outputs = stack.sequence_output, stack.encoder_outputs  # lower-triangular mask
     super().__init__(inputs={"input_word_ids": word_ids, "input_mask": mask},
                      outputs={"sequence_output": x, "encoder_outputs": encoder_outputs},
                      **kwargs)
@@ -77,9 +57,9 @@ class GPTDecoder(keras.Model):
     self.model_config = config
     for key, value in config.to_dict().items():
       setattr(self, key, value)
-    self.token_embedding = token_embedding
-    self.position_embedding = position_embedding
-    self.blocks = blocks
+    self.token_embedding = stack.token_embedding
+    self.position_embedding = stack.position_embedding
+    self.blocks = stack.blocks
 
   @classmethod
   def from_model_config(cls, config: ModelConfig, **kwargs) -> "GPTDecoder":

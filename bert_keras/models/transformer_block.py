@@ -3,6 +3,7 @@
 import math
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_keras.models.activations import get_activation
@@ -62,22 +63,31 @@ class TransformerBlock(keras.layers.Layer):
 
   def call(self, x, attention_mask, training=None):
     # x: (batch, seq, hidden); attention_mask: (batch, seq_q, seq_k) with 1 = may attend.
+    # Every projection runs on the flattened (batch * seq, hidden) matrix: one 2-D GEMM whose
+    # kernel gradient is one 2-D GEMM too (no batched matmul + reduction, no Tensordot reshapes).
     batch, seq = ops.shape(x)[0], ops.shape(x)[1]
-    qkv = self.qkv_dense(x)  # (batch, seq, 3 * hidden)
-    qkv = ops.reshape(qkv, (batch, seq, 3, self.num_heads, self.head_dim))
-    q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]  # each (batch, seq, heads, head_dim)
-    scores = ops.einsum("bqhd,bkhd->bhqk", q, k)  # (batch, heads, seq_q, seq_k)
-    scores = scores * ops.cast(1.0 / math.sqrt(self.head_dim), scores.dtype)
+    heads, head_dim = self.num_heads, self.head_dim
+    hidden = heads * head_dim
+    rows = ops.reshape(x, (-1, hidden))  # (batch * seq, hidden)
+    qkv = ops.reshape(self.qkv_dense(rows), (batch, seq, 3, heads, head_dim))
+    # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
+    # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
+    q, k, v = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3)  # each (batch, heads, seq, dim)
+    # Scaling q (batch*seq*hidden values) is cheaper than scaling the (batch, heads, seq, seq)
+    # scores, and exact whenever 1/sqrt(head_dim) is a power of two (head_dim 64: every preset).
+    q = q * ops.cast(1.0 / math.sqrt(head_dim), q.dtype)
+    scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, seq_q, seq_k)
     bias = (1.0 - ops.cast(attention_mask[:, None, :, :], scores.dtype)) * _MASK_BIAS
     probs = ops.softmax(scores + ops.cast(bias, scores.dtype), axis=-1)
     probs = self.attention_dropout(probs, training=training)
-    context = ops.einsum("bhqk,bkhd->bqhd", probs, v)  # (batch, seq, heads, head_dim)
-    context = ops.reshape(context, (batch, seq, self.num_heads * self.head_dim))
+    context = tf.matmul(probs, v)  # (batch, heads, seq, head_dim)
+    context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, hidden))  # (batch * seq, H)
     attention = self.hidden_dropout(self.attention_output_dense(context), training=training)
-    x = self.attention_layer_norm(x + attention)
-    ffn = self.output_dense(self.intermediate_dense(x))
+    rows = self.attention_layer_norm(rows + attention)
+    ffn = self.output_dense(self.intermediate_dense(rows))
     ffn = self.hidden_dropout(ffn, training=training)
-    return self.output_layer_norm(x + ffn)
+    rows = self.output_layer_norm(rows + ffn)
+    return ops.reshape(rows, (batch, seq, hidden))
 
   def get_config(self):
     config = super().get_config()

@@ -1,5 +1,6 @@
-"""Name -> Task class registry. Every module in bert_keras/tasks/ is imported on first lookup, so
-adding a task is adding one module that decorates its class with `@register_task`."""
+"""Name -> Task class registry. Every module in bert_keras/tasks/ (and EXTRA_TASK_MODULES) is
+imported on first lookup, so adding a task is adding one module that decorates its class with
+`@register_task`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from bert_keras.errors import UserError
 
 _TASKS: dict[str, type] = {}
 _IMPORTED = False
+# Task modules outside this package, imported on first lookup too (GPT-1's tasks: gpt/<task>).
+EXTRA_TASK_MODULES = ("bert_keras.gpt.gpt_task",)
 
 
 def register_task(name: str):
@@ -34,6 +37,8 @@ def _import_task_modules() -> None:
   for module in pkgutil.iter_modules(package.__path__):
     if not module.ispkg:
       importlib.import_module(f"{package.__name__}.{module.name}")
+  for name in EXTRA_TASK_MODULES:
+    importlib.import_module(name)
   _IMPORTED = True
 
 

@@ -52,3 +52,18 @@ def test_gpt_training_configs_follow_the_paper():
     GPTFinetuningConfig(lm_coef=-1)
   with pytest.raises(ConfigError, match="unknown GPTPretrainingConfig keys"):
     GPTPretrainingConfig.from_dict({"lr": 1})
+
+
+def test_pretraining_budget_covers_the_claims():
+  study = get_study_config("pretraining")
+  small = get_study_config("small")
+  assert study.pretrain_steps * study.pretrain_batch_size >= 10 * small.pretrain_steps * \
+      small.pretrain_batch_size
+  span, polarity = study.tasks["span"], study.tasks["polarity"]
+  assert {"bert_no_nsp", "bert_ltr_no_nsp", "bert_no_pretraining"} <= set(span)
+  assert {"gpt1", "gpt1_no_pretraining", "gpt1_no_aux_lm"} <= set(polarity)
+  assert not get_ablation("bert_no_pretraining").pretrained
+  gpt_half = get_study_config("pretraining_gpt")
+  assert set(gpt_half.tasks) == {"polarity"} and gpt_half.pretrain_steps == study.pretrain_steps
+  with pytest.raises(ConfigError, match="span_per_sentence=0"):
+    StudyConfig(span_per_sentence=0)
