@@ -9,6 +9,10 @@ float32) on the same synthetic batch, one process each, one after the other:
   with our venv: it changes no pinned version); it has no NSP head, so it does slightly less work;
 - Model Garden BertPretrainerV2 (tf-models-official 2.20 in bench/.venvs/tfm, which pins TF 2.20),
   with a GradientTape step in a tf.function.
+Activation: like for like. Both peers default to the tanh GELU (Model Garden BertEncoderV2's
+`inner_activation`, keras-hub BertBackbone's `gelu_approximate`); `--hidden_act=gelu_tanh` (default)
+runs ours with the same, `--hidden_act=gelu` runs all three with the exact erf GELU (our model's
+default, the paper's), patching the peers.
 FLOPs per sequence: T * (6N + 12*L*H*T) for the encoder (N = non-embedding encoder parameters),
 plus 6 * P * (H*H + H*V) for the MLM head. MFU is against the fp32 matmul peak measured here.
 """
@@ -57,6 +61,7 @@ COMMON = textwrap.dedent("""
     import numpy as np
     import tensorflow as tf
     L, H, A, B, STEPS = [int(x) for x in sys.argv[1:6]]
+    EXACT_GELU = os.environ.get("BENCH_ACT", "gelu_tanh") == "gelu"
     SEQ, PRED, VOCAB = %d, %d, %d
     rng = np.random.default_rng(0)
     ids = rng.integers(1000, VOCAB, (B, SEQ)).astype("int32")
@@ -80,7 +85,8 @@ OURS = COMMON + textwrap.dedent("""
     from configs.training import TrainingConfig
     import tempfile
     cfg = TrainingConfig(input_files="x", model_preset="bert_base", model_overrides=dict(
-        num_layers=L, hidden_size=H, num_heads=A, intermediate_size=4 * H),
+        num_layers=L, hidden_size=H, num_heads=A, intermediate_size=4 * H,
+        hidden_act="gelu" if EXACT_GELU else "gelu_tanh"),
         max_seq_length=SEQ, max_predictions_per_seq=PRED, train_batch_size=B,
         jit_compile=os.environ.get("BENCH_JIT") == "1")
     strategy = tf.distribute.get_strategy()
@@ -99,6 +105,9 @@ OURS = COMMON + textwrap.dedent("""
 
 KHUB = COMMON + textwrap.dedent("""
     import keras, keras_hub
+    if EXACT_GELU:  # BertBackbone has no activation argument: it uses this module-level name.
+      from keras_hub.src.models.bert import bert_backbone
+      bert_backbone.gelu_approximate = lambda x: keras.activations.gelu(x, approximate=False)
     backbone = keras_hub.models.BertBackbone(vocabulary_size=VOCAB, num_layers=L, num_heads=A,
         hidden_dim=H, intermediate_dim=4 * H, max_sequence_length=512)
     model = keras_hub.models.BertMaskedLM(backbone=backbone, preprocessor=None)
@@ -117,7 +126,8 @@ TFM = COMMON + textwrap.dedent("""
     import tf_keras
     from official.nlp.modeling import models, networks
     encoder = networks.BertEncoderV2(vocab_size=VOCAB, hidden_size=H, num_layers=L,
-        num_attention_heads=A, inner_dim=4 * H, max_sequence_length=512)
+        num_attention_heads=A, inner_dim=4 * H, max_sequence_length=512,
+        inner_activation=lambda x: tf_keras.activations.gelu(x, approximate=not EXACT_GELU))
     model = models.BertPretrainerV2(encoder_network=encoder, classification_heads=[
         __import__("official.nlp.modeling.layers", fromlist=["ClassificationHead"])
         .ClassificationHead(inner_dim=H, num_classes=2, name="next_sentence")])
@@ -154,8 +164,12 @@ PEAK = textwrap.dedent("""
 """)
 
 
+_HIDDEN_ACT = ["gelu_tanh"]  # set from --hidden_act in main()
+
+
 def run_peer(python, code, shape, steps, extra_env=None):
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONPATH=ROOT)
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONPATH=ROOT,
+             BENCH_ACT=_HIDDEN_ACT[0])
   env.update(extra_env or {})
   s = SHAPES[shape]
   done = subprocess.run([python, "-c", code, str(s["L"]), str(s["H"]), str(s["A"]),
@@ -171,7 +185,10 @@ def main(argv=None):
   parser.add_argument("--shapes", default="mini,base")
   parser.add_argument("--steps", type=int, default=10)
   parser.add_argument("--systems", default="ours,keras_hub,model_garden")
+  parser.add_argument("--hidden_act", default="gelu_tanh", choices=("gelu_tanh", "gelu"),
+                      help="the GELU every system uses (the peers default to gelu_tanh)")
   args = parser.parse_args(argv)
+  _HIDDEN_ACT[0] = args.hidden_act
   ensure_peers()
   peak = run_peer(sys.executable, PEAK, "mini", 0)["flops"]
   systems = {
@@ -181,7 +198,8 @@ def main(argv=None):
                                           {"PYTHONPATH": KHUB_LIB, "KERAS_BACKEND": "tensorflow"}),
       "model_garden": lambda shape: run_peer(TFM_PY, TFM, shape, args.steps, {"PYTHONPATH": ""}),
   }
-  print(f"fp32 matmul peak measured: {peak / 1e9:.1f} GFLOP/s")
+  print(f"fp32 matmul peak measured: {peak / 1e9:.1f} GFLOP/s; hidden_act={args.hidden_act} "
+        "for every system")
   print(f"{'shape':6} {'batch':>5} {'system':13} {'seq/s':>8} {'MFU':>6} {'vs best peer':>12}")
   rows = []
   for shape in args.shapes.split(","):
@@ -199,7 +217,7 @@ def main(argv=None):
       rows.append(dict(shape=shape, system=name, mfu=mfu, **r))
   os.makedirs(os.path.join(HERE, "out"), exist_ok=True)
   with open(os.path.join(HERE, "out", "bench_pretraining.json"), "w", encoding="utf-8") as f:
-    json.dump({"peak_flops": peak, "rows": rows}, f, indent=2)
+    json.dump({"peak_flops": peak, "hidden_act": args.hidden_act, "rows": rows}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -120,7 +120,10 @@ def demo_config(pretrain_steps: int = 300, finetune_epochs: float = 3.0,
           training=dict(model_preset="bert_tiny", num_train_steps=pretrain_steps,
                         num_warmup_steps=max(1, pretrain_steps // 10), train_batch_size=32,
                         learning_rate=1e-3, checkpoint_every=max(pretrain_steps, 1),
-                        log_every=max(1, min(25, pretrain_steps // 10)))),
+                        log_every=max(1, min(25, pretrain_steps // 10)),
+                        # Held-out masked-LM / NSP accuracy (5% of the examples, see
+                        # components/pretrainer/executor.py) five times along the run.
+                        eval_every=max(1, pretrain_steps // 5))),
       checkpoint_dir=resources.minilm_dir(),
       tasks=(
           # Sentence polarity: 200 sentences, every 5th held out; chance is 0.5.
@@ -153,7 +156,7 @@ def smoke_config(max_documents: int = 12) -> PipelineConfig:
           max_predictions_per_seq=5,
           dupe_factor=1,
           training=dict(config.pretraining.training, num_train_steps=4, num_warmup_steps=1,
-                        train_batch_size=8, checkpoint_every=4, log_every=2)),
+                        train_batch_size=8, checkpoint_every=4, log_every=2, eval_every=2)),
       tasks=tuple(dataclasses.replace(t, task_config=dict(t.task_config, **tiny),
                                       max_train_examples=32, bases=("pretrained",),
                                       thresholds={}) for t in config.tasks),

@@ -17,12 +17,16 @@ def _weighted_xent(labels, logits, weights):
   return tf.reduce_sum(xent * weights), tf.reduce_sum(weights)
 
 
-def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp"):
+def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp",
+                          unigram_id: int | None = None):
   """Returns per-batch SUMS (not means), so callers can aggregate exactly across replicas and
   micro-batches: {mlm_loss_sum, mlm_weight, mlm_correct, nsp_loss_sum, nsp_count, nsp_correct}.
 
   features: the parsed TFRecord features (masked_lm_ids, masked_lm_weights, next_sentence_labels;
   for "ltr": input_ids and input_mask). outputs: the BertPretrainer outputs.
+  With `unigram_id` (the most frequent label of the training data) also the baselines' sums:
+  `mlm_unigram_correct`, how often always predicting that one token would be right (what a model
+  that ignores the context reaches), and `nsp_random_next`, the count of NSP label 1.
   """
   logits = tf.cast(outputs["mlm_logits"], tf.float32)
   if objective == "ltr":
@@ -37,6 +41,9 @@ def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp"):
   correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32)
   sums = {"mlm_loss_sum": mlm_sum, "mlm_weight": mlm_weight,
           "mlm_correct": tf.reduce_sum(correct * weights)}
+  if unigram_id is not None:
+    sums["mlm_unigram_correct"] = tf.reduce_sum(
+        tf.cast(tf.equal(labels, unigram_id), tf.float32) * weights)
   if objective == "mlm_nsp":
     nsp_labels = tf.reshape(tf.cast(features["next_sentence_labels"], tf.int32), [-1])
     nsp_logits = tf.cast(outputs["nsp_logits"], tf.float32)
@@ -45,6 +52,8 @@ def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp"):
     sums["nsp_count"] = tf.cast(tf.size(nsp_labels), tf.float32)
     sums["nsp_correct"] = tf.reduce_sum(tf.cast(
         tf.equal(tf.argmax(nsp_logits, -1, output_type=tf.int32), nsp_labels), tf.float32))
+    if unigram_id is not None:  # baselines requested: also the label balance (chance level)
+      sums["nsp_random_next"] = tf.reduce_sum(tf.cast(nsp_labels, tf.float32))
   return sums
 
 
@@ -60,9 +69,15 @@ def metrics_from_sums(sums):
   """masked-LM accuracy, NSP accuracy and the two losses, from aggregated sums."""
   out = {"mlm_loss": sums["mlm_loss_sum"] / tf.maximum(sums["mlm_weight"], 1.0),
          "mlm_accuracy": sums["mlm_correct"] / tf.maximum(sums["mlm_weight"], 1.0)}
+  if "mlm_unigram_correct" in sums:
+    out["mlm_unigram_accuracy"] = sums["mlm_unigram_correct"] / tf.maximum(sums["mlm_weight"], 1.0)
   if "nsp_loss_sum" in sums:
     out["nsp_loss"] = sums["nsp_loss_sum"] / tf.maximum(sums["nsp_count"], 1.0)
     out["nsp_accuracy"] = sums["nsp_correct"] / tf.maximum(sums["nsp_count"], 1.0)
+  if "nsp_random_next" in sums:
+    # Always answering the more frequent NSP label: the baseline NSP accuracy must clear.
+    fraction = sums["nsp_random_next"] / tf.maximum(sums["nsp_count"], 1.0)
+    out["nsp_majority_accuracy"] = tf.maximum(fraction, 1.0 - fraction)
   return out
 
 

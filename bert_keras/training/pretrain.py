@@ -4,7 +4,8 @@ Builds the strategy, precision policy, BertPretrainer and optimizer, then hands 
 `Trainer`. Restarting the same call resumes from the last checkpoint in `model_dir` (step, optimizer
 state, data position); phase 2 starts from the phase-1 checkpoint (`init_checkpoint`).
 Outputs in model_dir: checkpoints, tensorboard/, training_config.json, history.jsonl,
-export/{encoder.weights.h5, encoder.keras, model_config.json}.
+export/{encoder.weights.h5, encoder.keras, model_config.json}, and with `eval_input_files`
+eval_metrics.json (the held-out curve beside the unigram baseline, rewritten after every evaluation).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.training import distribute, precision
 from bert_keras.training.optimization import create_optimizer
-from bert_keras.training.pretraining_input import make_dataset
+from bert_keras.training.pretraining_input import label_frequencies, make_dataset
 from bert_keras.training.pretraining_task import PretrainingTask
 from bert_keras.training.trainer import Trainer, model_variables
 from configs.training import TrainingConfig
@@ -119,6 +120,34 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
                      config.model_config().to_json() + "\n")
 
 
+def unigram_baseline(config: TrainingConfig) -> dict:
+  """The most frequent prediction target of the TRAINING data (see `label_frequencies`).
+
+  Always predicting it is what a model that ignores the context can do best on average; held-out
+  masked-LM accuracy has to rise clearly above it to show that the model reads the context.
+  """
+  counts = label_frequencies(config.input_files, seq_length=config.max_seq_length,
+                             max_predictions=config.max_predictions_per_seq,
+                             objective=config.objective,
+                             max_records=config.unigram_baseline_records)
+  token_id = int(counts.argmax())
+  return {"token_id": token_id, "train_frequency": float(counts[token_id] / counts.sum()),
+          "train_targets": float(counts.sum())}
+
+
+def write_eval_metrics(path: str, baseline: dict, history: list, earlier: list = ()) -> None:
+  """eval_metrics.json: the baseline, every evaluation (step, elapsed_sec, metrics), the last.
+
+  `earlier`: the evaluations of the runs this one resumed (kept when before this run's first).
+  """
+  curve = [row for row in history if row["split"] == "eval"]
+  first = curve[0]["step"] if curve else float("inf")
+  curve = [row for row in earlier if row["step"] < first] + curve
+  _atomic_write_text(path, json.dumps({"unigram_baseline": baseline, "eval": curve,
+                                       "final": curve[-1] if curve else {}},
+                                      indent=2, sort_keys=True) + "\n")
+
+
 def run_pretraining(config: TrainingConfig) -> dict:
   """Trains (or resumes) per `config`; returns the last train/eval metrics."""
   if not config.model_dir:
@@ -139,10 +168,15 @@ def run_pretraining(config: TrainingConfig) -> dict:
   logging.info("strategy %s with %d replica(s), precision %s", type(strategy).__name__,
                strategy.num_replicas_in_sync, config.precision)
 
+  baseline = unigram_baseline(config) if config.eval_input_files else None
+  if baseline:
+    logging.info("unigram baseline: always predicting token %d (%.4f of the training targets)",
+                 baseline["token_id"], baseline["train_frequency"])
   with strategy.scope():
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.objective),
+  task = PretrainingTask(config.objective, unigram_id=baseline and baseline["token_id"])
+  trainer = Trainer(strategy, model, optimizer, task,
                     model_dir=config.model_dir, global_batch_size=config.train_batch_size,
                     gradient_accumulation_steps=config.gradient_accumulation_steps,
                     clip_global_norm=config.clip_global_norm or None,
@@ -157,7 +191,17 @@ def run_pretraining(config: TrainingConfig) -> dict:
   if config.eval_input_files:
     eval_batch = config.eval_batch_size or config.train_batch_size
     eval_data = _dataset_fn(config, config.eval_input_files, False, eval_batch, 1)
-    eval_fn = lambda: trainer.evaluate(eval_data, config.eval_steps)
+    metrics_path = os.path.join(config.model_dir, "eval_metrics.json")
+    earlier = []
+    if tf.io.gfile.exists(metrics_path):  # a resumed run keeps the curve so far
+      with tf.io.gfile.GFile(metrics_path) as f:
+        earlier = json.load(f).get("eval", [])
+
+    def eval_fn():
+      metrics = trainer.evaluate(eval_data, config.eval_steps)
+      if is_chief:
+        write_eval_metrics(metrics_path, baseline, trainer.history, earlier)
+      return metrics
   _, end_step = config.phase_steps()
   train_data = _dataset_fn(config, config.input_files, True, config.train_batch_size,
                            config.gradient_accumulation_steps)

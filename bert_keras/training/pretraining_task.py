@@ -14,12 +14,17 @@ class PretrainingTask:
   - `counts(features)`: the label-only denominators among those sums;
   - `loss(sums)`: the scalar loss, linear in the non-count sums once the counts are fixed;
   - `metrics(sums)`: the logged metrics.
+
+  `unigram_id`: the most frequent masked-LM label of the training data (see
+  `pretraining_input.label_frequencies`); when given, the metrics include `mlm_unigram_accuracy`,
+  the accuracy of always predicting it, the bar a context-using model has to clear.
   """
 
-  def __init__(self, objective: str = "mlm_nsp"):
+  def __init__(self, objective: str = "mlm_nsp", unigram_id: int | None = None):
     if objective not in ("mlm_nsp", "mlm", "ltr"):
       raise ValueError(f"objective={objective!r}; expected 'mlm_nsp', 'mlm' or 'ltr'")
     self.objective = objective
+    self.unigram_id = unigram_id
 
   def model_inputs(self, features):
     inputs = {"input_word_ids": features["input_ids"], "input_mask": features["input_mask"],
@@ -29,7 +34,7 @@ class PretrainingTask:
     return inputs
 
   def loss_sums(self, features, outputs):
-    return losses.pretraining_loss_sums(features, outputs, self.objective)
+    return losses.pretraining_loss_sums(features, outputs, self.objective, self.unigram_id)
 
   def counts(self, features):
     return losses.pretraining_counts(features, self.objective)

@@ -69,6 +69,7 @@ class Trainer:
     self.log_every = log_every
     self.is_chief = distribute.is_chief(strategy)
     self.history: list[dict] = []
+    self._start_time = None  # wall clock at the first train() call: rows carry elapsed_sec
 
     inner = getattr(optimizer, "inner_optimizer", optimizer)
     if not hasattr(inner, "_all_reduce_sum_gradients"):
@@ -202,6 +203,8 @@ class Trainer:
     dataset_fn(input_context, skip_batches) returns one input pipeline's dataset (see
     pretraining_input.make_dataset). eval_fn() is called every `eval_every` steps and at the end.
     """
+    if self._start_time is None:
+      self._start_time = time.time()
     step = int(self.global_step.numpy())
     skip = step - int(self.data_start_step.numpy())
     dist = self.strategy.distribute_datasets_from_function(lambda ctx: dataset_fn(ctx, skip))
@@ -238,8 +241,12 @@ class Trainer:
     logging.info("step %d %s: %s", step, prefix,
                  " ".join(f"{k}={v:.4f}" for k, v in sorted(metrics.items())))
     self._summaries(step, {f"{prefix}/{k}": v for k, v in metrics.items()})
-    self.history.append({"step": step, "split": prefix, **metrics})
+    self.history.append({"step": step, "split": prefix, **metrics, **self._elapsed()})
     return metrics
+
+  def _elapsed(self) -> dict:
+    """{"elapsed_sec": wall seconds since train() began (evaluations included)}, if it has."""
+    return {} if self._start_time is None else {"elapsed_sec": time.time() - self._start_time}
 
   def _steps_until_boundary(self, step, end_step, eval_every):
     n = min(self.steps_per_execution, end_step - step)
@@ -261,7 +268,7 @@ class Trainer:
                  "=" * int(20 * step / end_step), " " * (20 - int(20 * step / end_step)),
                  " ".join(f"{k}={v:.4g}" for k, v in sorted(metrics.items())))
     self._summaries(step, {f"train/{k}": v for k, v in metrics.items()})
-    self.history.append({"step": step, "split": "train", **metrics})
+    self.history.append({"step": step, "split": "train", **metrics, **self._elapsed()})
 
   def _summaries(self, step, scalars):
     if not self.is_chief:

@@ -2,7 +2,14 @@
 
 Checkpoints stay in the execution's scratch directory; the Model artifact keeps what consumers
 need: `encoder/` (encoder.keras, model_config.json, vocab.txt; see checkpoint_importer/executor.py),
-`history.jsonl` (plotted as training curves) and the resolved `training_config.json`.
+`history.jsonl` (plotted as training curves), the resolved `training_config.json`, and
+`eval_metrics.json`: masked-LM / NSP accuracy on held-out examples beside the unigram baseline.
+
+Held-out split: every k-th record (k = round(1 / heldout_fraction)) of the Examples shards is set
+aside in the scratch directory and never trained on. The shards are a seeded global shuffle of all
+instances, so this is a random example-level split; with dupe_factor > 1 the same sentences can
+occur, differently masked and paired, on both sides (docs/pretraining_evidence/README.md measures
+the document-level split beside it).
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ from components.base.base_executor import BaseExecutor
 from components.checkpoint_importer.executor import ENCODER_DIR, record_encoder
 
 # Columns of the trainer's history that are not learning curves.
-_NOT_CURVES = ("step", "split", "steps_per_sec", "sequences_per_sec", "learning_rate")
+_NOT_CURVES = ("step", "split", "steps_per_sec", "sequences_per_sec", "learning_rate",
+               "elapsed_sec")
+_EVAL_BASELINES = ("mlm_unigram_accuracy", "nsp_majority_accuracy")
 
 
 def curves_from_history(rows) -> dict:
@@ -23,15 +32,48 @@ def curves_from_history(rows) -> dict:
   curves = {}
   for row in rows:
     for key, value in row.items():
+      if row.get("split") == "train" and key in _EVAL_BASELINES:
+        continue  # the baselines are curves of the held-out set only
       if key not in _NOT_CURVES and isinstance(value, (int, float)):
         curves.setdefault(f"{row.get('split', 'train')}_{key}", []).append([row["step"], value])
   return curves
+
+
+def split_heldout(files, out_dir: str, fraction: float, min_heldout: int) -> dict | None:
+  """Every k-th record of `files` -> out_dir/heldout.tfrecord, the rest -> out_dir/train.tfrecord.
+
+  Returns {"train": path, "heldout": path, "train_records": n, "heldout_records": m}, or None when
+  fewer than `min_heldout` records would be held out (too little data to spare any).
+  """
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+  every = max(2, int(round(1.0 / fraction)))
+  total = sum(1 for path in files for _ in tf.data.TFRecordDataset(
+      path, compression_type="GZIP" if path.endswith(".gz") else ""))
+  if total // every < min_heldout:
+    return None
+  os.makedirs(out_dir, exist_ok=True)
+  paths = {name: os.path.join(out_dir, f"{name}.tfrecord") for name in ("train", "heldout")}
+  counts = {"train": 0, "heldout": 0}
+  with tf.io.TFRecordWriter(paths["train"]) as train, \
+       tf.io.TFRecordWriter(paths["heldout"]) as heldout:
+    index = 0
+    for path in files:
+      for record in tf.data.TFRecordDataset(
+          path, compression_type="GZIP" if path.endswith(".gz") else ""):
+        name = "heldout" if index % every == every - 1 else "train"
+        (heldout if name == "heldout" else train).write(record.numpy())
+        counts[name] += 1
+        index += 1
+  return dict(paths, train_records=counts["train"], heldout_records=counts["heldout"])
 
 
 class PretrainerExecutor(BaseExecutor):
 
   def run(self, inputs, outputs, parameters):
     # pylint: disable=import-outside-toplevel
+    import glob
+
     from bert_keras.text.vocab import load_vocab
     from bert_keras.training.pretrain import run_pretraining
     from configs.training import TrainingConfig
@@ -43,9 +85,24 @@ class PretrainerExecutor(BaseExecutor):
     training = dict(parameters["training"])
     overrides = dict(training.pop("model_overrides", {}), vocab_size=len(tokens))
     model_dir = os.path.join(self.context.tmp_dir, "training")
+    data = dict(input_files=examples.path(examples.properties["file_pattern"]))
+    batch = int(training.get("train_batch_size", TrainingConfig.train_batch_size))
+    split = None
+    if parameters["heldout_fraction"] > 0:
+      split = split_heldout(sorted(glob.glob(data["input_files"])),
+                            os.path.join(self.context.tmp_dir, "examples"),
+                            parameters["heldout_fraction"], min_heldout=batch)
+    if split:
+      # The whole held-out set at every evaluation, unless the training parameters say otherwise.
+      data = dict(input_files=split["train"], eval_input_files=split["heldout"],
+                  eval_steps=int(training.pop("eval_steps", split["heldout_records"] // batch)))
+      self.log(f"held out {split['heldout_records']} of "
+               f"{split['heldout_records'] + split['train_records']} examples for evaluation")
+    elif parameters["heldout_fraction"] > 0:
+      self.log(f"too few examples to hold out {parameters['heldout_fraction']:.0%} "
+               f"(at least one batch of {batch}): no held-out evaluation")
     config = TrainingConfig(**dict(
-        training,
-        input_files=examples.path(examples.properties["file_pattern"]),
+        training, **data,
         max_seq_length=int(examples.properties["max_seq_length"]),
         max_predictions_per_seq=int(examples.properties["max_predictions_per_seq"]),
         vocab_size=len(tokens), mask_token_id=index["[MASK]"],
@@ -61,12 +118,26 @@ class PretrainerExecutor(BaseExecutor):
     encoder_dir = model.path(ENCODER_DIR)
     shutil.copytree(os.path.join(model_dir, "export"), encoder_dir)
     shutil.copyfile(vocab_path, os.path.join(encoder_dir, "vocab.txt"))
-    for name in ("history.jsonl", "training_config.json"):
+    names = ["history.jsonl", "training_config.json"]
+    if split:
+      names.append("eval_metrics.json")
+    for name in names:
       shutil.copyfile(os.path.join(model_dir, name), model.path(name))
     with open(model.path("history.jsonl"), encoding="utf-8") as f:
       model.curves.update(curves_from_history(json.loads(line) for line in f if line.strip()))
     record_encoder(model, config.model_config().to_dict(), "pretrainer")
     model.properties["lower_case"] = bool(vocabulary.properties.get("lower_case", True))
-    for split, row in last.items():
-      model.metrics.update({f"{split}_{k}": float(v) for k, v in row.items()
+    for split_name, row in last.items():
+      model.metrics.update({f"{split_name}_{k}": float(v) for k, v in row.items()
                             if k not in _NOT_CURVES and isinstance(v, (int, float))})
+    if split:
+      model.metrics["heldout_examples"] = split["heldout_records"]
+      self.log(self._evidence(model.metrics))
+
+  @staticmethod
+  def _evidence(metrics: dict) -> str:
+    text = (f"held-out masked-LM accuracy {metrics.get('eval_mlm_accuracy', float('nan')):.4f} "
+            f"vs unigram baseline {metrics.get('eval_mlm_unigram_accuracy', float('nan')):.4f}")
+    if "eval_nsp_accuracy" in metrics:
+      text += f", NSP accuracy {metrics['eval_nsp_accuracy']:.4f}"
+    return text

@@ -9,10 +9,14 @@ from components.base.standard_artifacts import Examples, Model, Vocabulary
 class PretrainerSpec(ComponentSpec):
   """`training` holds TrainingConfig fields (configs/training.py: model_preset, num_train_steps,
   train_batch_size, learning_rate, ...). Input files, sequence length, vocabulary size and special
-  token ids come from the input artifacts; the distribution strategy from the runner."""
+  token ids come from the input artifacts; the distribution strategy from the runner.
+  `heldout_fraction` of the examples is held out to measure masked-LM and NSP accuracy against
+  the unigram baseline (see executor.py); 0 trains on everything."""
 
   INPUTS = {"examples": InputSpec(Examples), "vocabulary": InputSpec(Vocabulary)}
   OUTPUTS = {"model": Model}
-  PARAMETERS = {"training": Parameter(dict, {})}
+  PARAMETERS = {"training": Parameter(dict, {}),
+                "heldout_fraction": Parameter(float, 0.05)}
   EXECUTOR = "components.pretrainer.executor:PretrainerExecutor"
   USES_DISTRIBUTION = True
+  VERSION = "2"  # eval_metrics.json and the held-out curves

@@ -12,7 +12,7 @@ import pytest
 from tests.training import pretraining_runs as runs
 from tests.training.pretraining_records import write_records
 
-STEPS = 16
+STEPS = 12
 
 
 @pytest.mark.slow

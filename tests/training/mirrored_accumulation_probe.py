@@ -1,0 +1,77 @@
+"""Subprocess probe: two-replica MirroredStrategy with gradient accumulation vs one big batch.
+
+Run as `python -m tests.training.mirrored_accumulation_probe DATA_GLOB OUT_DIR`; prints one JSON
+line {objective: max |w_mirrored_accum - w_one_device_big| over all weights}. Two logical CPUs must
+be configured before TensorFlow initialises, hence a separate process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import tensorflow as tf
+
+tf.config.set_logical_device_configuration(
+    tf.config.list_physical_devices("CPU")[0],
+    [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
+
+import keras  # pylint: disable=g-import-not-at-top
+import numpy as np
+
+from bert_keras.training.pretrain import build_optimizer, build_pretrainer
+from bert_keras.training.pretraining_input import make_dataset
+from bert_keras.training.pretraining_task import PretrainingTask
+from bert_keras.training.trainer import Trainer
+from configs.training import TrainingConfig
+
+STEPS = 2
+BATCH = 8  # global: 2 replicas x 2 micro-batches x 2 examples when accumulating
+
+
+def train(strategy, config, accum, model_dir):
+  keras.utils.set_random_seed(1)  # the same initial weights in every run
+  with strategy.scope():
+    model = build_pretrainer(config)
+    optimizer = build_optimizer(config)
+  initial = [np.asarray(v.numpy()) for v in model.weights]
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.objective),
+                    model_dir=model_dir, global_batch_size=BATCH,
+                    gradient_accumulation_steps=accum, clip_global_norm=config.clip_global_norm,
+                    checkpoint_every=100, log_every=100, steps_per_execution=STEPS)
+  data = lambda ctx, skip: make_dataset(
+      config.input_files, seq_length=32, max_predictions=5, batch_size=BATCH,
+      gradient_accumulation_steps=accum, objective=config.objective, input_context=ctx, seed=3,
+      skip_batches=skip)
+  trainer.train(data, STEPS)
+  return initial, [np.asarray(v.numpy()) for v in model.weights]
+
+
+def main(pattern, out_dir):
+  cpus = [d.name for d in tf.config.list_logical_devices("CPU")]
+  results = {}
+  for objective in ("mlm_nsp", "ltr"):
+    config = TrainingConfig(
+        input_files=pattern, model_preset="bert_tiny", objective=objective,
+        model_overrides=dict(vocab_size=128, num_layers=1, hidden_size=32, num_heads=2,
+                             intermediate_size=64, max_position_embeddings=64, dropout_rate=0.0,
+                             attention_dropout_rate=0.0),
+        max_seq_length=32, max_predictions_per_seq=5, train_batch_size=BATCH,
+        num_train_steps=10, num_warmup_steps=1, learning_rate=1e-2,
+        clip_global_norm=0.5)  # low, so that clipping of the all-reduced gradient is active
+    initial, big = train(tf.distribute.OneDeviceStrategy(cpus[0]), config, 1,
+                os.path.join(out_dir, f"{objective}-big"))
+    _, accum = train(tf.distribute.MirroredStrategy(cpus[:2]), config, 2,
+                  os.path.join(out_dir, f"{objective}-mirrored-accum"))
+    print(objective, "done", file=sys.stderr, flush=True)
+    results[objective] = {
+        "accum_vs_big": max(float(np.max(np.abs(a - b))) for a, b in zip(big, accum)),
+        # How far the 2 steps moved the weights: the comparison is only meaningful if they did.
+        "moved": max(float(np.max(np.abs(a - b))) for a, b in zip(big, initial)),
+    }
+  print(json.dumps(results))
+
+
+if __name__ == "__main__":
+  main(sys.argv[1], sys.argv[2])
