@@ -19,6 +19,7 @@ import json
 from absl import app, flags, logging
 
 from bert_keras.errors import UserError, parse_flags, run_main
+from bert_keras.json_io import parse_json
 from configs.training import TRAINING_PRESETS, TrainingConfig, get_training_config
 
 FLAGS = flags.FLAGS
@@ -59,10 +60,7 @@ def config_from_flags() -> TrainingConfig:
     if name == "special_token_ids":
       value = [int(v) for v in value]
     elif name == "model_overrides":
-      try:
-        value = json.loads(value)
-      except json.JSONDecodeError as e:
-        raise UserError(f"--model_overrides is not valid JSON ({e.msg}): {value!r}") from e
+      value = parse_json(value, "--model_overrides", expected=dict)
     changes[name] = value
   if config is None:
     return TrainingConfig.from_dict(changes)

@@ -8,6 +8,7 @@ import os
 from typing import Optional
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import read_json_file
 
 FINETUNE_FILES = ("model.keras", "task_info.json")
 
@@ -43,12 +44,8 @@ class ExportConfig:
 
 
 def _read_task_info(path: str) -> dict:
-  try:
-    with open(path, encoding="utf-8") as f:
-      info = json.load(f)
-  except json.JSONDecodeError as e:
-    raise UserError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
-  if not isinstance(info, dict) or "max_seq_length" not in info:
+  info = read_json_file(path, "task_info.json", expected=dict)
+  if "max_seq_length" not in info:
     raise UserError(f"{path}: expected a JSON object with max_seq_length (a task_info.json)")
   return info
 
@@ -61,6 +58,16 @@ def run_export(config: ExportConfig) -> dict:
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
   extra_files = {"export_config.json": config.to_json()}
+  info_path = os.path.join(config.finetune_dir, "task_info.json") if config.finetune_dir else ""
+  if info_path and os.path.isfile(info_path):
+    task = _read_task_info(info_path).get("task", "")
+    if isinstance(task, str) and task.startswith("gpt/"):
+      # A run_gpt_finetuning directory (model.keras, bpe.model): the GPT-1 export path, resolved
+      # through the same task registry.
+      from bert_keras.gpt.gpt_runs import export_gpt_finetuned
+      export_gpt_finetuned(config.finetune_dir, config.output_dir)
+      return {"output_dir": config.output_dir, "kind": "gpt", "task": task, "vocab_file": "",
+              "lower_case": False}
   if config.finetune_dir:
     for name in FINETUNE_FILES:
       if not os.path.isfile(os.path.join(config.finetune_dir, name)):
@@ -103,6 +110,11 @@ def run_export(config: ExportConfig) -> dict:
     if tokenizer.vocab_size != encoder.model_config.vocab_size:
       raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
                       f"vocab_size={encoder.model_config.vocab_size}")
+    positions = encoder.model_config.max_position_embeddings
+    if config.max_seq_length > positions:
+      raise UserError(f"max_seq_length={config.max_seq_length} exceeds max_position_embeddings="
+                      f"{positions} of {config.encoder_checkpoint}; expected --max_seq_length <= "
+                      f"{positions}")
     kind, task = "encoder", "encoder"
     exporter.export_task_model(encoder, kind, tokenizer, config.output_dir,
                                max_seq_length=config.max_seq_length, task=task,

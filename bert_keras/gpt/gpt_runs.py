@@ -13,6 +13,7 @@ import keras
 import tensorflow as tf
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import read_json_file
 from bert_keras.gpt import gpt_training, lm_data
 from bert_keras.gpt.bpe_training import train_bpe_model
 from bert_keras.gpt.gpt_task import GPTTask, gpt_task_name
@@ -169,8 +170,7 @@ def export_gpt_finetuned(finetune_dir: str, export_dir: str) -> dict:
   if not os.path.isfile(info_path):
     raise UserError(f"{finetune_dir}: no task_info.json; expected a run_gpt_finetuning output "
                     "directory")
-  with open(info_path, encoding="utf-8") as f:
-    info = json.load(f)
+  info = read_json_file(info_path, "task_info.json", expected=dict)
   task = get_task(TaskConfig(task=info["task"], max_seq_length=int(info["max_seq_length"])))
   if not isinstance(task, GPTTask):
     raise UserError(f"{info_path}: task {info['task']!r} is not a GPT task")

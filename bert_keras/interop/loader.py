@@ -148,8 +148,8 @@ def _model_config_beside(weights_path: str):
     try:
       with open(path, encoding="utf-8") as f:
         values = json.load(f)
-    except (OSError, ValueError):
-      continue
+    except (OSError, ValueError, RecursionError):
+      continue  # not a readable config: try the next candidate
     for candidate in (values, *(values.get(k) for k in ("model", "model_config")
                                 if isinstance(values, dict))):
       if isinstance(candidate, dict):

@@ -6,12 +6,12 @@ of these; Keras `fit` does not (it fails under MultiWorkerMirroredStrategy in TF
 
 from __future__ import annotations
 
-import json
 import os
 
 import tensorflow as tf
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import parse_json
 
 STRATEGIES = ("default", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
@@ -54,10 +54,7 @@ def _check_tf_config() -> None:
   raw = os.environ.get("TF_CONFIG", "")
   if not raw:
     return  # a single worker; MultiWorkerMirroredStrategy then behaves like local mirroring
-  try:
-    value = json.loads(raw)
-  except json.JSONDecodeError as e:
-    raise UserError(f"TF_CONFIG is not valid JSON ({e.msg}): {raw!r}") from e
+  value = parse_json(raw, "TF_CONFIG")
   if not isinstance(value, dict) or "cluster" not in value or "task" not in value:
     raise UserError(f"TF_CONFIG needs 'cluster' and 'task' keys, got {raw!r}")
 

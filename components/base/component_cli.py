@@ -17,6 +17,7 @@ import sys
 from absl import flags
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import read_json_file
 from components.base.base_executor import ExecutionContext
 from components.base.component_launcher import FAILED, ComponentLauncher
 
@@ -49,19 +50,15 @@ def parse_param_value(text: str):
     return json.loads(text)
   except json.JSONDecodeError:
     return text
+  except RecursionError:
+    raise UserError(f"parameter value nested too deeply: {text[:40]!r}...") from None
 
 
 def run_from_flags(spec_class) -> int:
   """Builds a launcher from the flags, runs it, prints the outcome; returns the exit status."""
   parameters = {}
   if FLAGS.params_json:
-    try:
-      with open(FLAGS.params_json, encoding="utf-8") as f:
-        parameters = json.load(f)
-    except FileNotFoundError as e:
-      raise UserError(f"{FLAGS.params_json}: no such parameters file") from e
-    except json.JSONDecodeError as e:
-      raise UserError(f"{FLAGS.params_json}: line {e.lineno}: not valid JSON ({e.msg})") from e
+    parameters = read_json_file(FLAGS.params_json, "parameters file", expected=dict)
   parameters.update({k: parse_param_value(v) for k, v in _pairs(FLAGS.param, "param").items()})
   inputs = {}
   for name, uri in _pairs(FLAGS.input, "input").items():

@@ -93,3 +93,13 @@ def test_vocab_that_does_not_fit_the_checkpoint_is_a_user_error(checkpoint, tmp_
     run_export(ExportConfig(output_dir=str(tmp_path / "x"), encoder_checkpoint=str(directory),
                             vocab_file=str(vocab), max_seq_length=SEQ))
   assert not (tmp_path / "x").exists()
+
+
+def test_max_seq_length_beyond_the_positions_is_a_user_error(checkpoint, tmp_path):
+  directory, encoder = checkpoint
+  positions = encoder.model_config.max_position_embeddings
+  with pytest.raises(UserError, match=f"max_seq_length={positions + 1} exceeds "
+                                      f"max_position_embeddings={positions}"):
+    run_export(ExportConfig(output_dir=str(tmp_path / "x"), encoder_checkpoint=str(directory),
+                            max_seq_length=positions + 1))
+  assert not (tmp_path / "x").exists()

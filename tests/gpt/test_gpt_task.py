@@ -105,10 +105,17 @@ def test_multiple_choice_model_metrics_and_export(tokenizer, tmp_path):
   (run_dir / "task_info.json").write_text(json.dumps(task.task_info()))
   info = gpt_runs.export_gpt_finetuned(str(run_dir), str(tmp_path / "export"))
   assert (info["task"], info["layout"], info["num_choices"]) == ("gpt/swag", "multiple_choice", 4)
+  # The common export path (scripts/export_model.py --finetune_dir) routes gpt/* tasks here too.
+  from bert_keras.export.export_config import ExportConfig, run_export  # pylint: disable=import-outside-toplevel
+  result = run_export(ExportConfig(output_dir=str(tmp_path / "export2"), finetune_dir=str(run_dir)))
+  assert (result["kind"], result["task"]) == ("gpt", "gpt/swag")
+  served2 = tf.saved_model.load(str(tmp_path / "export2")).signatures["serving_default"]
   served = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"]
   endings = [[f"{e.start_ending} {x}".strip() for x in e.endings] for e in examples]
   out = served(context=tf.constant([e.context for e in examples]), endings=tf.constant(endings))
   np.testing.assert_allclose(out["logits"].numpy(), logits, rtol=1e-4, atol=1e-5)
+  out2 = served2(context=tf.constant([e.context for e in examples]), endings=tf.constant(endings))
+  np.testing.assert_allclose(out2["logits"].numpy(), logits, rtol=1e-4, atol=1e-5)
 
 
 def test_entailment_packs_premise_delimiter_hypothesis(tokenizer, tmp_path):

@@ -165,3 +165,37 @@ def test_predict_output_with_minus_inf_score_is_valid_json():
   assert first["score"] is None and first["no_answer"] is True and first["answer"] == ""
   assert first["start_logits"] == [None, None, 1.0]
   assert math.isclose(second["score"], 3.5) and second["answer"] == "good"
+
+
+# --- the remaining JSON inputs: task_info.json, component parameters, TF_CONFIG, overrides ----------
+
+def test_task_info_nested_too_deeply_or_not_an_object(tmp_path):
+  from bert_keras.export.export_config import _read_task_info  # pylint: disable=import-outside-toplevel
+  deep = B.write(str(tmp_path / "deep.json"), DEEP)
+  _raises(lambda: _read_task_info(deep), deep, "nested too deeply")
+  array = B.write(str(tmp_path / "array.json"), "[1]")
+  _raises(lambda: _read_task_info(array), array, "expected an object")
+  empty = B.write(str(tmp_path / "empty.json"), "{}")
+  _raises(lambda: _read_task_info(empty), empty, "max_seq_length")
+
+
+def test_component_parameters_file_and_values(tmp_path):
+  from components.base.component_cli import parse_param_value  # pylint: disable=import-outside-toplevel
+  assert parse_param_value("3") == 3 and parse_param_value("some/path") == "some/path"
+  _raises(lambda: parse_param_value(DEEP), "nested too deeply")
+
+
+def test_tf_config_nested_too_deeply(monkeypatch):
+  from bert_keras.training.distribute import _check_tf_config  # pylint: disable=import-outside-toplevel
+  monkeypatch.setenv("TF_CONFIG", DEEP)
+  _raises(_check_tf_config, "TF_CONFIG", "nested too deeply")
+  monkeypatch.setenv("TF_CONFIG", "{not json")
+  _raises(_check_tf_config, "TF_CONFIG", "not valid JSON")
+
+
+def test_model_config_beside_weights_skips_a_deep_json(tmp_path):
+  """A hostile extra .json beside the weights is skipped, not a RecursionError."""
+  from bert_keras.interop import loader  # pylint: disable=import-outside-toplevel
+  B.write(str(tmp_path / "a_deep.json"), DEEP)
+  weights = B.write(str(tmp_path / "model.weights.h5"), b"")
+  _raises(lambda: loader._model_config_beside(weights), weights, "no model config JSON")

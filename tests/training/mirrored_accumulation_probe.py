@@ -51,6 +51,10 @@ def train(strategy, config, accum, model_dir):
 def main(pattern, out_dir):
   cpus = [d.name for d in tf.config.list_logical_devices("CPU")]
   results = {}
+  # One strategy object per kind for the whole process: two MirroredStrategy instances over the
+  # same devices would reuse the same collective instance keys and abort each other's all-reduces.
+  one_device = tf.distribute.OneDeviceStrategy(cpus[0])
+  mirrored = tf.distribute.MirroredStrategy(cpus[:2])
   for objective in ("mlm_nsp", "ltr"):
     config = TrainingConfig(
         input_files=pattern, model_preset="bert_tiny", objective=objective,
@@ -60,9 +64,9 @@ def main(pattern, out_dir):
         max_seq_length=32, max_predictions_per_seq=5, train_batch_size=BATCH,
         num_train_steps=10, num_warmup_steps=1, learning_rate=1e-2,
         clip_global_norm=0.5)  # low, so that clipping of the all-reduced gradient is active
-    initial, big = train(tf.distribute.OneDeviceStrategy(cpus[0]), config, 1,
+    initial, big = train(one_device, config, 1,
                 os.path.join(out_dir, f"{objective}-big"))
-    _, accum = train(tf.distribute.MirroredStrategy(cpus[:2]), config, 2,
+    _, accum = train(mirrored, config, 2,
                   os.path.join(out_dir, f"{objective}-mirrored-accum"))
     print(objective, "done", file=sys.stderr, flush=True)
     results[objective] = {
