@@ -99,12 +99,12 @@ class PipelineConfig:
     return json.dumps(self.to_dict(), indent=2, sort_keys=True, default=list)
 
 
-def demo_config(pretrain_steps: int = 300, finetune_epochs: float = 3.0,
+def demo_config(pretrain_steps: int = 1000, finetune_epochs: float = 3.0,
                 max_documents: int = 0) -> PipelineConfig:
   """The main job (`make demo`), sized to finish in under 20 minutes on 2 CPU cores.
 
   The real Wikipedia dump -> an 8k learned WordPiece vocabulary -> pretraining examples ->
-  bert_tiny pretrained with MLM + NSP for a few hundred steps -> the polarity and Lee similarity
+  bert_tiny pretrained with MLM + NSP for 1000 steps -> the polarity and Lee similarity
   tasks fine-tuned from it and from the real all-MiniLM-L6-v2 checkpoint (6 layers, H=384).
   """
   from bert_keras import resources  # pylint: disable=import-outside-toplevel
