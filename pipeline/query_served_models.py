@@ -9,13 +9,13 @@ tensorflow_text (whose ops the in-graph tokenizer uses).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
 from absl import app, flags
 
 from bert_keras.errors import UserError, run_main
+from bert_keras.json_io import read_json_file
 
 flags.DEFINE_string("serving_dir", None, "Directory of <base>/<model>/<version>/ SavedModels.")
 flags.DEFINE_string("answers_file", None, "Also write the printed answers here.")
@@ -52,8 +52,8 @@ def ask(version_dir: str) -> list[str]:
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tensorflow_text  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
 
-  with open(os.path.join(version_dir, "assets.extra", "export_info.json"), encoding="utf-8") as f:
-    info = json.load(f)
+  info = read_json_file(os.path.join(version_dir, "assets.extra", "export_info.json"),
+                        "export_info.json", expected=dict)
   loaded = tf.saved_model.load(version_dir)
   serve = loaded.signatures["serving_default"]
   pair = "text_b" in serve.structured_input_signature[1]

@@ -7,6 +7,8 @@ import json
 import os
 from typing import Optional
 
+from bert_keras.json_io import read_json_file
+
 
 @dataclasses.dataclass
 class ComponentRecord:
@@ -56,8 +58,7 @@ class RunRecord:
 
   @classmethod
   def read_json(cls, path: str) -> "RunRecord":
-    with open(path, encoding="utf-8") as f:
-      d = json.load(f)
+    d = read_json_file(path, "run record", expected=dict)
     d.pop("duration_s", None)
     d["components"] = [ComponentRecord(**c) for c in d["components"]]
     return cls(**d)

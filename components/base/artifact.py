@@ -15,6 +15,7 @@ import time
 from typing import Any, Optional
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import read_json_file
 
 METADATA_FILE = "artifact.json"
 
@@ -82,13 +83,9 @@ class Artifact:
   def load(cls, uri: str) -> "Artifact":
     """Reads an artifact of this class's type from `uri`; UserError naming the path otherwise."""
     path = os.path.join(uri, METADATA_FILE)
-    try:
-      with open(path, encoding="utf-8") as f:
-        metadata = json.load(f)
-    except FileNotFoundError as e:
-      raise UserError(f"{path}: no artifact metadata (is {uri!r} an artifact directory?)") from e
-    except json.JSONDecodeError as e:
-      raise UserError(f"{path}: line {e.lineno}: artifact metadata is not valid JSON") from e
+    if not os.path.isfile(path):
+      raise UserError(f"{path}: no artifact metadata (is {uri!r} an artifact directory?)")
+    metadata = read_json_file(path, "artifact metadata file", expected=dict)
     found = metadata.get("type")
     if cls is not Artifact and found != cls.TYPE_NAME:
       raise UserError(f"{path}: artifact type is {found!r}, expected {cls.TYPE_NAME!r}")

@@ -6,9 +6,10 @@ again, and the task's official metric code (`Task.evaluate`) applied to the pred
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Callable
+
+from bert_keras.json_io import read_json_file
 
 
 def evaluate_task_model(model, split: str, data_dir: str, output_dir: str,
@@ -25,10 +26,8 @@ def evaluate_task_model(model, split: str, data_dir: str, output_dir: str,
   for name in ("model.keras", "config.json", "task_info.json", "vocab.txt"):
     if not os.path.exists(model.path(name)):
       raise UserError(f"{model.uri}: no {name}; is this a fine-tuned task model?")
-  with open(model.path("config.json"), encoding="utf-8") as f:
-    resolved = json.load(f)
-  with open(model.path("task_info.json"), encoding="utf-8") as f:
-    info = json.load(f)
+  resolved = read_json_file(model.path("config.json"), "resolved config", expected=dict)
+  info = read_json_file(model.path("task_info.json"), "task_info.json", expected=dict)
   task = get_task(TaskConfig.from_dict(resolved["task"]))
   if split not in (task.train_split, *task.eval_splits):
     raise UserError(f"task {task.name!r} has no split {split!r}; expected one of "

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 from components.base.base_executor import BaseExecutor
+from bert_keras.json_io import read_json_file
 
 
 def export_kind(task_info: dict) -> tuple[str, dict]:
@@ -28,8 +28,7 @@ class ExporterExecutor(BaseExecutor):
     info_path = model.path("task_info.json")
     if not os.path.exists(info_path):
       raise UserError(f"{model.uri}: no task_info.json; is this a fine-tuned task model?")
-    with open(info_path, encoding="utf-8") as f:
-      info = json.load(f)
+    info = read_json_file(info_path, "task_info.json", expected=dict)
     kind, extra = export_kind(info)
     tokenizer = BertTokenizer(vocab_path=model.path("vocab.txt"),
                               lower_case=bool(info.get("lower_case", True)))

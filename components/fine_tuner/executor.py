@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from components.base.base_executor import BaseExecutor
+from bert_keras.json_io import read_json_file
 
 
 class FineTunerExecutor(BaseExecutor):
@@ -36,8 +37,7 @@ class FineTunerExecutor(BaseExecutor):
     for key in ("final_train_loss", "train_seconds", "train_steps", "train_examples"):
       if key in results:
         model.metrics[key] = float(results[key])
-    with open(model.path("task_info.json"), encoding="utf-8") as f:
-      task_info = json.load(f)
+    task_info = read_json_file(model.path("task_info.json"), "task_info.json", expected=dict)
     model.properties.update(task=task_config.task, kind="task_model", base=base.producer,
                             task_info=task_info)
     self.log(f"{task_config.task}: " + json.dumps(results.get("dev", {}), default=str))

@@ -199,3 +199,17 @@ def test_model_config_beside_weights_skips_a_deep_json(tmp_path):
   B.write(str(tmp_path / "a_deep.json"), DEEP)
   weights = B.write(str(tmp_path / "model.weights.h5"), b"")
   _raises(lambda: loader._model_config_beside(weights), weights, "no model config JSON")
+
+
+def test_pipeline_metadata_files_nested_too_deeply_or_not_objects(tmp_path):
+  """The pipeline's own artifact.json and run record, hand-edited: a UserError naming the file."""
+  from components.base.artifact import Artifact  # pylint: disable=import-outside-toplevel
+  from pipeline.run_record import RunRecord  # pylint: disable=import-outside-toplevel
+  artifact_dir = tmp_path / "artifact"
+  artifact_dir.mkdir()
+  metadata = B.write(str(artifact_dir / "artifact.json"), DEEP)
+  _raises(lambda: Artifact.load(str(artifact_dir)), metadata, "nested too deeply")
+  B.write(metadata, "[]")
+  _raises(lambda: Artifact.load(str(artifact_dir)), metadata, "expected an object")
+  record = B.write(str(tmp_path / "run.json"), DEEP)
+  _raises(lambda: RunRecord.read_json(record), record, "nested too deeply")
