@@ -14,6 +14,7 @@ import keras
 from keras import ops
 
 from bert_keras.errors import UserError
+from bert_keras.training.fused_adamw import FusedAdamW
 
 # Substrings of variable paths that weight decay skips (LayerNorm gamma/beta and every bias).
 NO_DECAY_NAMES = ("layer_norm", "LayerNorm", "bias", "beta", "gamma")
@@ -64,17 +65,21 @@ def create_optimizer(learning_rate: float, num_train_steps: int, num_warmup_step
                      optimizer_type: str = "adamw", weight_decay_rate: float = 0.01,
                      beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
                      clip_global_norm: float | None = 1.0, decay: str = "linear",
-                     end_learning_rate: float = 0.0) -> keras.optimizers.Optimizer:
+                     end_learning_rate: float = 0.0,
+                     fused: bool = True) -> keras.optimizers.Optimizer:
   """Builds AdamW (default, the paper's) or LAMB with the warmup/decay schedule.
 
-  Global-norm clipping is done by Keras (`global_clipnorm`), before the update.
+  Global-norm clipping is done by Keras (`global_clipnorm`), before the update. For "adamw",
+  `fused=True` returns `FusedAdamW` (the same update in TensorFlow's one-pass Adam kernel, ~2x
+  faster on CPU; see fused_adamw.py), `fused=False` the plain `keras.optimizers.AdamW`; their
+  checkpoints are interchangeable.
   """
   schedule = WarmupDecaySchedule(learning_rate, num_train_steps, num_warmup_steps, decay,
                                  end_learning_rate)
   common = dict(learning_rate=schedule, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
                 weight_decay=weight_decay_rate, global_clipnorm=clip_global_norm)
   if optimizer_type == "adamw":
-    optimizer = keras.optimizers.AdamW(**common)
+    optimizer = (FusedAdamW if fused else keras.optimizers.AdamW)(**common)
   elif optimizer_type == "lamb":
     optimizer = keras.optimizers.Lamb(**common)
   elif optimizer_type == "adam":

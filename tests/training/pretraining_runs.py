@@ -17,8 +17,11 @@ TINY_MODEL = dict(vocab_size=128, num_layers=2, hidden_size=32, num_heads=2, int
                   max_position_embeddings=64)
 
 
-def tiny_flags(pattern: str, model_dir: str, steps: int, dropout: float = 0.1, **extra) -> list:
-  model = dict(TINY_MODEL, dropout_rate=dropout, attention_dropout_rate=dropout)
+def tiny_flags(pattern: str, model_dir: str, steps: int, dropout: float = 0.1,
+               num_layers: int = TINY_MODEL["num_layers"], **extra) -> list:
+  """The run_pretraining.py command line of a tiny run (`extra`: more flags)."""
+  model = dict(TINY_MODEL, num_layers=num_layers, dropout_rate=dropout,
+               attention_dropout_rate=dropout)
   values = dict(model_preset="bert_tiny", model_overrides=json.dumps(model), input_files=pattern,
                 max_seq_length=32, max_predictions_per_seq=5, train_batch_size=8,
                 num_train_steps=steps, num_warmup_steps=2, learning_rate=1e-3, log_every=1,

@@ -1,6 +1,10 @@
 """MultiWorkerMirroredStrategy on two local workers (127.0.0.1, free ports, TF_CONFIG):
 identical weights on both workers, the same loss curve as one worker with the same global batch,
-and a worker killed mid-run rejoins from the last checkpoint."""
+and a worker killed mid-run rejoins from the last checkpoint.
+
+Seven TensorFlow process starts in all (two workers, one worker, two killed, two restarted), so the
+runs are as small as the checks allow: one layer (collectives, checkpoints and restores do not
+depend on depth) and six steps (a kill after checkpoint 4 leaves two steps to rejoin for)."""
 
 import os
 import re
@@ -12,12 +16,18 @@ import pytest
 from tests.training import pretraining_runs as runs
 from tests.training.pretraining_records import write_records
 
-STEPS = 8
+STEPS = 6
 
 
 def _start(cmd, ports, index):
   return subprocess.Popen(cmd, env=runs.env(runs.cluster(ports, index)), stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
+
+
+def _flags(pattern, model_dir):
+  # No dropout: a one-worker run draws its masks over the whole batch, two workers over halves.
+  return runs.tiny_flags(pattern, model_dir, STEPS, dropout=0.0, num_layers=1,
+                         distribution="multi_worker_mirrored")
 
 
 def _two_workers(cmd, timeout=600):
@@ -34,9 +44,7 @@ def two_worker_run(tmp_path_factory):
   pattern = write_records(str(root / "data"), num_files=2, per_file=48, seq_length=32,
                           max_predictions=5)
   model_dir = str(root / "two")
-  # No dropout: a one-worker run draws its masks over the whole batch, two workers over halves.
-  _two_workers(runs.tiny_flags(pattern, model_dir, STEPS, dropout=0.0,
-                               distribution="multi_worker_mirrored"))
+  _two_workers(_flags(pattern, model_dir))
   return pattern, root, model_dir
 
 
@@ -47,8 +55,7 @@ def test_two_workers_agree_and_match_one_worker(two_worker_run):
   other = runs.read_checkpoint(os.path.join(model_dir, ".worker_1"))
   assert runs.max_difference(chief, other) == 0.0  # bit-identical replicas
   one_dir = str(root / "one")
-  runs.run(runs.tiny_flags(pattern, one_dir, STEPS, dropout=0.0,
-                           distribution="multi_worker_mirrored"))
+  runs.run(_flags(pattern, one_dir))
   two, one = runs.train_losses(model_dir), runs.train_losses(one_dir)
   assert sorted(two) == list(range(1, STEPS + 1)) and sorted(one) == sorted(two)
   for step in two:
@@ -60,8 +67,7 @@ def test_two_workers_agree_and_match_one_worker(two_worker_run):
 def test_killed_worker_rejoins_from_the_last_checkpoint(two_worker_run):
   pattern, root, reference_dir = two_worker_run
   model_dir = str(root / "killed")
-  cmd = runs.tiny_flags(pattern, model_dir, STEPS, dropout=0.0,
-                        distribution="multi_worker_mirrored")
+  cmd = _flags(pattern, model_dir)
   ports = runs.free_ports(2)
   chief, worker = _start(cmd, ports, 0), _start(cmd, ports, 1)
   for line in worker.stderr:

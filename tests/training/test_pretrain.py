@@ -14,8 +14,10 @@ from tests.training.pretraining_runs import TINY_MODEL, read_checkpoint
 
 
 def _config(pattern, model_dir, **kw):
+  # One layer: each run_pretraining call traces its train and eval steps, and nothing checked here
+  # depends on depth.
   values = dict(input_files=pattern, eval_input_files=pattern, model_preset="bert_tiny",
-                model_overrides=dict(TINY_MODEL), max_seq_length=32, max_predictions_per_seq=5,
+                model_overrides=dict(TINY_MODEL, num_layers=1), max_seq_length=32, max_predictions_per_seq=5,
                 train_batch_size=8, num_train_steps=10, num_warmup_steps=2, learning_rate=1e-3,
                 checkpoint_every=3, log_every=3, eval_steps=2, model_dir=model_dir,
                 vocab_size=128, steps_per_execution=2)

@@ -1,0 +1,145 @@
+"""Runs FusedAdamW and keras AdamW on one small model; also a subprocess probe for MirroredStrategy.
+
+`train(...)` is imported by test_fused_adamw.py (default strategy). Run as
+`python -m tests.training.fused_adamw_probe` it configures two logical CPUs (which must happen before
+TensorFlow initialises, hence a separate process) and prints one JSON line comparing the two
+optimizers under a two-replica MirroredStrategy.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import tensorflow as tf
+
+BATCH = 8
+# keras AdamW forms (1 - beta) in float64 then rounds it, the fused kernel forms it in float32 (see
+# fused_adamw.py). For betas whose complement is exact in float32 both use the same coefficients:
+EXACT_BETAS = (0.875, 0.998046875)  # 1 - 2**-3, 1 - 2**-9
+# The paper's betas: keras AdamW given them rounded to float32 computes what the fused kernel does
+# for (0.9, 0.999) on dense gradients (on sparse ones FusedAdamW runs the parent, as given).
+PAPER_BETAS = (0.9, 0.999)
+FLOAT32_BETAS = tuple(float(np.float32(b)) for b in PAPER_BETAS)
+
+
+def build(fused: bool, betas, loss_scale: bool = False, weight_decay: float = 0.1,
+          warmup: int = 2):
+  """A model with an embedding (sparse gradient: the parent's update), a dense kernel and bias,
+  a LayerNorm (excluded from weight decay), and an optimizer made by create_optimizer."""
+  import keras  # pylint: disable=g-import-not-at-top
+  from bert_keras.training.optimization import create_optimizer  # pylint: disable=g-import-not-at-top
+  keras.utils.set_random_seed(0)
+  ids = keras.Input((4,), dtype="int32")
+  x = keras.layers.Embedding(16, 8, name="token_embedding")(ids)
+  x = keras.layers.Flatten()(x)
+  x = keras.layers.Dense(16, activation="tanh", name="dense")(x)
+  x = keras.layers.LayerNormalization(name="layer_norm")(x)
+  model = keras.Model(ids, keras.layers.Dense(3, name="head")(x))
+  optimizer = create_optimizer(1e-2, num_train_steps=20, num_warmup_steps=warmup,
+                               weight_decay_rate=weight_decay, beta_1=betas[0], beta_2=betas[1],
+                               clip_global_norm=None, fused=fused)
+  if loss_scale:
+    optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+  return model, optimizer
+
+
+def data():
+  rng = np.random.default_rng(0)
+  x = rng.integers(0, 16, (BATCH, 4)).astype("int32")
+  y = rng.normal(size=(BATCH, 3)).astype("float32")
+  return x, y
+
+
+def make_step(strategy, model, optimizer):
+  """A tf.function running one replica step per call on this strategy's share of the batch."""
+  x, y = data()
+  dataset = tf.data.Dataset.from_tensors((x, y)).repeat().unbatch().batch(BATCH)
+  iterator = iter(strategy.experimental_distribute_dataset(dataset))
+
+  def replica_step(batch):
+    features, labels = batch
+    with tf.GradientTape() as tape:
+      loss = tf.reduce_sum((model(features, training=True) - labels) ** 2) / BATCH
+      scaled = optimizer.scale_loss(loss)
+    grads = tape.gradient(scaled, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+  @tf.function
+  def step():
+    return strategy.run(replica_step, args=(next(iterator),))
+
+  return step
+
+
+def uses_fused_kernel(step) -> bool:
+  """Whether the traced step (or a function it calls) contains a ResourceApplyAdam op."""
+  graph_def = step.get_concrete_function().graph.as_graph_def()
+  nodes = list(graph_def.node) + [n for f in graph_def.library.function for n in f.node_def]
+  return any(n.op == "ResourceApplyAdam" for n in nodes)
+
+
+def state(model, optimizer) -> dict:
+  """Every weight and optimizer variable (momentum/velocity slots, iterations) by path."""
+  out = {v.path: np.asarray(v.numpy()) for v in model.weights}
+  # Keyed without the optimizer's name scope, which Keras numbers per process (adam_w_1/...).
+  out.update({"optimizer/" + v.path.split("/", 1)[-1]: np.asarray(v.numpy())
+              for v in optimizer.variables})
+  return out
+
+
+def train(strategy, fused: bool, steps: int, betas, loss_scale: bool = False,
+          save_at: int | None = None, save_prefix: str | None = None, restore: str | None = None):
+  """(state after `steps` steps, initial state, whether the fused kernel ran).
+
+  With `save_at`, a Trainer-style checkpoint (model variables by path + optimizer) is written to
+  `save_prefix` (+ "-1") after that many steps; `restore` starts from such a checkpoint instead.
+  """
+  from bert_keras.training.trainer import model_variables  # pylint: disable=g-import-not-at-top
+  with strategy.scope():
+    model, optimizer = build(fused, betas, loss_scale)
+    optimizer.build(model.trainable_variables)
+  checkpoint = tf.train.Checkpoint(model=model_variables(model), optimizer=optimizer)
+  if restore:
+    checkpoint.restore(restore).assert_existing_objects_matched()
+  initial = state(model, optimizer)
+  step = make_step(strategy, model, optimizer)
+  for i in range(steps):
+    if i == save_at:
+      checkpoint.save(save_prefix)
+    step()
+  return state(model, optimizer), initial, uses_fused_kernel(step)
+
+
+def relative_differences(a: dict, b: dict) -> dict:
+  """{path: max |a - b| / |b|} over the elements of each array (0/0 counts as 0)."""
+  assert sorted(a) == sorted(b), (sorted(a), sorted(b))
+  return {k: float(np.max(np.abs(a[k] - b[k]) / np.maximum(np.abs(b[k]), 1e-30))) for k in a}
+
+
+def max_relative_difference(a: dict, b: dict) -> float:
+  return max(relative_differences(a, b).values())
+
+
+def max_change(a: dict, b: dict) -> float:
+  return max(float(np.max(np.abs(a[k].astype(np.float64) - b[k]))) for k in a)
+
+
+def main():
+  cpus = [d.name for d in tf.config.list_logical_devices("CPU")]
+  # One MirroredStrategy for the whole process: two over the same devices would reuse collective
+  # instance keys and abort each other's all-reduces.
+  strategy = tf.distribute.MirroredStrategy(cpus[:2])
+  fused, initial, ran = train(strategy, True, 4, EXACT_BETAS)
+  plain, _, _ = train(strategy, False, 4, EXACT_BETAS)
+  print(json.dumps({"replicas": strategy.num_replicas_in_sync, "fused_kernel_ran": ran,
+                    "max_relative": max_relative_difference(fused, plain),
+                    "moved": max_change(fused, initial)}))
+
+
+if __name__ == "__main__":
+  tf.config.set_logical_device_configuration(
+      tf.config.list_physical_devices("CPU")[0],
+      [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
+  main()

@@ -1,0 +1,119 @@
+"""FusedAdamW (ResourceApplyAdam) computes what keras AdamW computes: weights and slots after several
+steps, weight-decay exclusions, mixed-precision wrapping, checkpoints in both directions, and a
+two-replica MirroredStrategy (subprocess probe: two logical CPUs)."""
+
+import json
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_keras.training.fused_adamw import FusedAdamW
+from bert_keras.training.optimization import create_optimizer
+from tests.training import fused_adamw_probe as probe
+from tests.training.pretraining_runs import ROOT, env
+
+STRATEGY = tf.distribute.get_strategy()
+STEPS = 4
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+  """{fused: (state after STEPS steps, initial state, fused kernel ran, checkpoint at step 2)}."""
+  out = {}
+  for fused in (True, False):
+    directory = tmp_path_factory.mktemp("ckpt")
+    run = probe.train(STRATEGY, fused, STEPS, probe.EXACT_BETAS, save_at=2,
+                      save_prefix=str(directory / "ckpt"))
+    out[fused] = run + (tf.train.latest_checkpoint(str(directory)),)
+  return out
+
+
+def test_create_optimizer_defaults_to_fused_and_keeps_plain_keras():
+  fused = create_optimizer(1e-4, 10, 1)
+  plain = create_optimizer(1e-4, 10, 1, fused=False)
+  assert type(fused) is FusedAdamW and type(plain) is keras.optimizers.AdamW
+  assert fused.name == plain.name == "adam_w"
+  assert keras.optimizers.deserialize(
+      keras.optimizers.serialize(fused)).get_config() == fused.get_config()
+
+
+def test_matches_keras_adamw_and_uses_the_fused_kernel(runs):
+  fused, initial, ran, _ = runs[True]
+  plain, _, plain_ran, _ = runs[False]
+  assert ran and not plain_ran
+  assert probe.max_change(fused, initial) > 1e-3  # the steps really moved the weights
+  assert probe.max_relative_difference(fused, plain) <= 1e-6, probe.relative_differences(
+      fused, plain)
+
+
+def test_paper_betas_are_keras_with_float32_betas():
+  # The one documented difference: the kernel forms (1 - beta) in float32 from float32(beta).
+  def apply(optimizer):
+    variable = tf.Variable(np.linspace(-1.0, 1.0, 12, dtype="float32").reshape(3, 4))
+    for scale in (1.0, -0.5, 2.0):
+      optimizer.apply_gradients([(tf.fill((3, 4), scale) * variable, variable)])
+    velocity, = [v for v in optimizer.variables if v.path.endswith("velocity")]
+    return variable.numpy(), velocity.numpy()
+  kw = dict(learning_rate=0.01, weight_decay=0.1, epsilon=1e-6)
+  fused = apply(FusedAdamW(beta_1=0.9, beta_2=0.999, **kw))
+  as_float32 = apply(keras.optimizers.AdamW(beta_1=float(np.float32(0.9)),
+                                            beta_2=float(np.float32(0.999)), **kw))
+  as_given = apply(keras.optimizers.AdamW(beta_1=0.9, beta_2=0.999, **kw))
+  for a, b in zip(fused, as_float32):
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=0)
+  velocity_rel = np.max(np.abs(fused[1] - as_given[1]) / np.abs(as_given[1]))
+  assert 1e-6 < velocity_rel < 3e-5  # float32 spacing near 0.999 / 0.001
+  np.testing.assert_allclose(fused[0], as_given[0], rtol=1e-5, atol=0)
+
+
+def test_weight_decay_skips_layer_norm_and_biases():
+  model, optimizer = probe.build(True, probe.PAPER_BETAS, weight_decay=0.1, warmup=0)
+  before = {v.path: v.numpy() for v in model.trainable_variables}
+  lr = float(optimizer.learning_rate)
+  zeros = [tf.zeros_like(v) for v in model.trainable_variables]
+  optimizer.apply_gradients(zip(zeros, model.trainable_variables))  # Adam moves nothing: decay only
+  for v in model.trainable_variables:
+    excluded = any(s in v.path for s in ("layer_norm", "bias"))
+    expected = before[v.path] if excluded else before[v.path] - before[v.path] * 0.1 * lr
+    np.testing.assert_allclose(v.numpy(), expected, rtol=1e-6, atol=0, err_msg=v.path)
+  assert not np.allclose(model.get_layer("dense").kernel.numpy(), before["dense/kernel"])
+
+
+def _weights_and_slots(state):
+  return {k: v for k, v in state.items() if k.endswith(("momentum", "velocity")) or
+          not k.startswith("optimizer/")}
+
+
+def test_loss_scale_optimizer_wrapping_matches_keras(runs):
+  # float32 under a power-of-two loss scale: scaling and unscaling the gradient are exact.
+  scaled, initial, ran = probe.train(STRATEGY, True, STEPS, probe.EXACT_BETAS, loss_scale=True)
+  assert ran and "optimizer/dynamic_scale" in initial
+  plain = _weights_and_slots(runs[False][0])
+  assert probe.max_relative_difference(_weights_and_slots(scaled), plain) <= 1e-6
+
+
+def test_checkpoints_restore_across_fused_and_keras(runs):
+  assert (sorted(tf.train.list_variables(runs[True][3]))
+          == sorted(tf.train.list_variables(runs[False][3])))  # same slot names and shapes
+  reference = runs[False][0]
+  # 2 steps, save, restore into the other class, 2 more steps == 4 uninterrupted steps.
+  for fused, saved_by_fused in ((False, True), (True, False)):
+    resumed, restored, _ = probe.train(STRATEGY, fused, STEPS - 2, probe.EXACT_BETAS,
+                                       restore=runs[saved_by_fused][3])
+    assert int(restored["optimizer/iteration"]) == 2
+    assert probe.max_relative_difference(resumed, reference) <= 1e-6
+
+
+@pytest.mark.slow  # a subprocess: two logical CPUs must be configured before TensorFlow starts
+def test_mirrored_strategy_matches_keras_adamw():
+  done = subprocess.run([sys.executable, "-m", "tests.training.fused_adamw_probe"], env=env(),
+                        cwd=ROOT, capture_output=True, text=True, timeout=600)
+  assert done.returncode == 0, done.stderr[-3000:]
+  result = json.loads(done.stdout.strip().splitlines()[-1])
+  assert result["replicas"] == 2 and result["fused_kernel_ran"], result
+  assert result["moved"] > 1e-3, result
+  assert result["max_relative"] <= 1e-6, result
