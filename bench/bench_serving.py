@@ -1,20 +1,27 @@
 """Serving speed of the text-in SavedModel, tokenization included, beside model-only peers.
 
-For BERT-mini and BERT-Base shapes at sequence length 128, with 2 threads, in one run:
-  text-in SavedModel      raw strings -> outputs: in-graph tokenizer + packer + encoder
+For BERT-mini and BERT-Base shapes at sequence length 128, with 2 intra-op threads and 1 inter-op
+thread set in this (the loading) process, like torch's 2 threads, in one run:
+  text-in SavedModel (V)  raw strings -> outputs: in-graph tokenizer + packer + encoder, for each
+                          export variant V of --variants: `graph` (plain TF graph, grappler and
+                          oneDNN kernels; export_task_model's default) and `xla` (jit_compile=True)
+  ids-in SavedModel (V)   the same SavedModel's `serving_tokenized` signature on packed ids
   tokenize outside        the same tokenizer + packer alone (what a server that tokenizes
                           elsewhere pays before calling the model)
-  model-only SavedModel   the same SavedModel's `serving_tokenized` signature on packed ids
   torch BertModel         Hugging Face transformers on torch CPU, model only (packed ids), run in
                           its own virtualenv bench/.venvs/torch (created here when missing:
                           pip install torch==2.13.0 transformers; 2.13.0 is the CPU build)
-Latency: batch 1, p50 and p99 over --latency_runs calls. Throughput: batch 32, sequences/s over
---throughput_runs calls. Inputs: real news documents (Lee corpus) long enough to fill 128 pieces.
-Weights are random (speed does not depend on them); the encoder export is the feature-extraction
-one (pooled, sequence and all layers' outputs).
+Latency: batch 1, p50 and p99 over --latency_runs calls. Throughput: batch 32, sequences/s from the
+median of --throughput_runs calls. The TF paths are timed in interleaved rounds (each round runs
+every path in turn), so load from other processes hits them alike. Each row also gives the process
+CPU time per call (user + system, all threads), which load changes much less than wall time.
+"tokenization cost" = text-in minus ids-in of the same SavedModel, at batch 1 and 32.
+Inputs: real news documents (Lee corpus) long enough to fill 128 pieces. Weights are random
+(speed does not depend on them); the encoder export is the feature-extraction one (pooled,
+sequence and all layers' outputs).
 
-  python bench/bench_serving.py                       # both shapes, ~10 min on 2 cores
-  python bench/bench_serving.py --shapes=bert_mini --latency_runs=50
+  python bench/bench_serving.py                       # both shapes, ~15 min on 2 cores
+  python bench/bench_serving.py --shapes=bert_mini --latency_runs=50 --variants=graph
 """
 
 from __future__ import annotations
@@ -38,7 +45,10 @@ flags.DEFINE_integer("threads", 2, "Intra-op threads for TF and torch (inter-op:
 flags.DEFINE_integer("batch_size", 32, "Throughput batch size.")
 flags.DEFINE_integer("latency_runs", 0, "Batch-1 calls timed (0 = 100 for small, 30 for base).")
 flags.DEFINE_integer("throughput_runs", 0, "Batch calls timed (0 = 10 for small, 3 for base).")
-flags.DEFINE_bool("jit_compile", True, "XLA-compile the Transformer inside the SavedModel.")
+flags.DEFINE_list("variants", ["graph", "xla", "auto"],
+                  "Export variants timed side by side: graph (jit_compile=False), xla (True), "
+                  "auto (XLA for a single sequence, the graph for batches).")
+flags.DEFINE_integer("rounds", 5, "Interleaved timing rounds (runs are split evenly over them).")
 flags.DEFINE_bool("torch", True, "Also measure Hugging Face BertModel on torch CPU.")
 flags.DEFINE_string("torch_venv", os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                ".venvs", "torch"), "Virtualenv for torch.")
@@ -68,18 +78,20 @@ def inputs(batch):
 
 def timed(batch, runs, warmup):
   x = inputs(batch)
-  times = []
+  times, cpu = [], []
   with torch.inference_mode():
     for i in range(warmup + runs):
-      start = time.perf_counter()
+      start, start_cpu = time.perf_counter(), time.process_time()
       model(**x)
       if i >= warmup:
         times.append(time.perf_counter() - start)
-  return times
+        cpu.append(time.process_time() - start_cpu)
+  return times, cpu
 
-print(json.dumps({"torch": torch.__version__,
-                  "latency": timed(1, spec["latency_runs"], 3),
-                  "throughput": timed(spec["batch_size"], spec["throughput_runs"], 1)}))
+latency, latency_cpu = timed(1, spec["latency_runs"], 3)
+throughput, throughput_cpu = timed(spec["batch_size"], spec["throughput_runs"], 1)
+print(json.dumps({"torch": torch.__version__, "latency": latency, "latency_cpu": latency_cpu,
+                  "throughput": throughput, "throughput_cpu": throughput_cpu}))
 """
 
 
@@ -103,21 +115,37 @@ def lee_texts(count: int) -> list[str]:
   return docs[:count]
 
 
-def timed(fn, runs: int, warmup: int = 3) -> list[float]:
-  for _ in range(warmup):
-    fn()
-  times = []
-  for _ in range(runs):
-    start = time.perf_counter()
-    fn()
-    times.append(time.perf_counter() - start)
+def interleaved(paths: dict, latency_runs: int, throughput_runs: int, rounds: int) -> dict:
+  """name -> (single, batched) callables -> name -> wall and CPU seconds of every timed call.
+
+  Each round times a share of every path's batch-1 calls, then of its batch calls, path after
+  path, so a burst of load from another process lands on all of them.
+  """
+  for single, batched in paths.values():  # warm-up: tracing, XLA compilation, caches
+    for _ in range(3):
+      single()
+    batched()
+  times = {name: {"latency": [], "latency_cpu": [], "throughput": [], "throughput_cpu": []}
+           for name in paths}
+  share = lambda total, r: total // rounds + (1 if r < total % rounds else 0)
+  for r in range(rounds):
+    for name, (single, batched) in paths.items():
+      for fn, runs, key in ((single, share(latency_runs, r), "latency"),
+                            (batched, share(throughput_runs, r), "throughput")):
+        for _ in range(runs):
+          start, start_cpu = time.perf_counter(), time.process_time()
+          fn()
+          times[name][key].append(time.perf_counter() - start)
+          times[name][key + "_cpu"].append(time.process_time() - start_cpu)
   return times
 
 
-def summarize(latency: list[float], throughput: list[float], batch: int) -> dict:
-  return {"p50_ms": 1000 * float(np.percentile(latency, 50)),
-          "p99_ms": 1000 * float(np.percentile(latency, 99)),
-          "seq_per_s": batch / float(np.median(throughput))}
+def summarize(times: dict, batch: int) -> dict:
+  return {"p50_ms": 1000 * float(np.percentile(times["latency"], 50)),
+          "p99_ms": 1000 * float(np.percentile(times["latency"], 99)),
+          "seq_per_s": batch / float(np.median(times["throughput"])),
+          "cpu_ms_b1": 1000 * float(np.median(times["latency_cpu"])),
+          "cpu_ms_batch": 1000 * float(np.median(times["throughput_cpu"]))}
 
 
 def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str) -> dict:
@@ -131,39 +159,41 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str) -> dict:
 
   small = shape != "bert_base" and shape != "bert_large"
   latency_runs = FLAGS.latency_runs or (100 if small else 30)
-  throughput_runs = FLAGS.throughput_runs or (10 if small else 3)
+  throughput_runs = FLAGS.throughput_runs or (10 if small else 5)
   config = get_model_config(shape, vocab_size=tokenizer.vocab_size)
   keras.utils.set_random_seed(0)
   encoder = BertEncoder.from_model_config(config)
-  path = os.path.join(work_dir, shape)
-  start = time.time()
-  export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length,
-                    jit_compile=FLAGS.jit_compile)
-  export_seconds = time.time() - start
-  loaded = tf.saved_model.load(path)
-
   one, batch = tf.constant(texts[:1]), tf.constant(texts[:FLAGS.batch_size])
   packer = BertPacker(FLAGS.seq_length, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
   tokenize = tf.function(lambda t: packer([tf.cast(tokenizer.tokenize(t), tf.int32)]),
                          input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
   packed_one, packed_batch = tokenize(one), tokenize(batch)
   assert int(tf.reduce_min(tf.reduce_sum(packed_batch["input_mask"], 1))) == FLAGS.seq_length
-  model_only = loaded.signatures["serving_tokenized"]
 
-  rows = {}
-  measures = {"text-in SavedModel": (lambda: loaded.serve(one), lambda: loaded.serve(batch)),
-              "tokenize outside": (lambda: tokenize(one), lambda: tokenize(batch)),
-              "model-only SavedModel": (lambda: model_only(**packed_one),
-                                        lambda: model_only(**packed_batch))}
-  for name, (single, many) in measures.items():
-    rows[name] = summarize(timed(single, latency_runs), timed(many, throughput_runs, 1),
-                           FLAGS.batch_size)
-  # tokenize outside + model only, as a server that splits them would pay (sum of medians).
-  split = {"p50_ms": rows["tokenize outside"]["p50_ms"] + rows["model-only SavedModel"]["p50_ms"],
-           "p99_ms": rows["tokenize outside"]["p99_ms"] + rows["model-only SavedModel"]["p99_ms"],
-           "seq_per_s": 1 / (1 / rows["tokenize outside"]["seq_per_s"]
-                             + 1 / rows["model-only SavedModel"]["seq_per_s"])}
-  rows["tokenize outside + model-only"] = split
+  # Every output is fetched to host memory (numpy), as a server answering a request would.
+  fetch = lambda outputs: [value.numpy() for value in outputs.values()]
+  paths, export_seconds = {}, {}
+  for variant in FLAGS.variants:
+    jit = {"graph": False, "xla": True, "auto": "auto"}.get(variant)
+    if jit is None:
+      raise ValueError(f"--variants: {variant!r}; expected graph, xla or auto")
+    path = os.path.join(work_dir, f"{shape}_{variant}")
+    start = time.time()
+    export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length,
+                      jit_compile=jit)
+    export_seconds[variant] = time.time() - start
+    loaded = tf.saved_model.load(path)
+    ids_in = loaded.signatures["serving_tokenized"]
+    paths[f"text-in SavedModel ({variant})"] = (lambda m=loaded: fetch(m.serve(one)),
+                                                lambda m=loaded: fetch(m.serve(batch)))
+    paths[f"ids-in SavedModel ({variant})"] = (lambda f=ids_in: fetch(f(**packed_one)),
+                                               lambda f=ids_in: fetch(f(**packed_batch)))
+    # Same outputs from text and from ids: the tokenization inside is the one timed outside.
+    np.testing.assert_allclose(loaded.serve(batch)["pooled_output"].numpy(),
+                               ids_in(**packed_batch)["pooled_output"].numpy(), atol=1e-4)
+  paths["tokenize outside"] = (lambda: fetch(tokenize(one)), lambda: fetch(tokenize(batch)))
+  times = interleaved(paths, latency_runs, throughput_runs, FLAGS.rounds)
+  rows = {name: summarize(t, FLAGS.batch_size) for name, t in times.items()}
 
   if FLAGS.torch:
     python = ensure_torch_venv(FLAGS.torch_venv)
@@ -177,8 +207,7 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str) -> dict:
     run = subprocess.run([python, "-c", _TORCH_SCRIPT, json.dumps(spec)], capture_output=True,
                          text=True, env=env, check=True)
     result = json.loads(run.stdout.strip().splitlines()[-1])
-    rows[f"torch {result['torch']} BertModel (model only)"] = summarize(
-        result["latency"], result["throughput"], FLAGS.batch_size)
+    rows[f"torch {result['torch']} BertModel (model only)"] = summarize(result, FLAGS.batch_size)
   return {"rows": rows, "export_seconds": export_seconds, "latency_runs": latency_runs,
           "throughput_runs": throughput_runs}
 
@@ -193,26 +222,41 @@ def main(argv):
   from bert_keras import resources
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
+  load_before = f"{os.getloadavg()[0]:.1f}"
   tokenizer = BertTokenizer(vocab_path=resources.uncased_vocab_path())
   texts = lee_texts(FLAGS.batch_size)
   results = {}
   with tempfile.TemporaryDirectory() as work_dir:
     for shape in FLAGS.shapes:
       results[shape] = bench_shape(shape, tokenizer, texts, work_dir)
-  print(f"\nseq_length={FLAGS.seq_length}, threads={FLAGS.threads}, batch={FLAGS.batch_size}, "
-        f"jit_compile={FLAGS.jit_compile}, load average {os.getloadavg()[0]:.1f}")
-  header = f"{'shape':10} {'path':44} {'p50 ms':>9} {'p99 ms':>9} {'seq/s':>9}"
+  print(f"\nseq_length={FLAGS.seq_length}, intra/inter-op threads={FLAGS.threads}/1, "
+        f"batch={FLAGS.batch_size}, load average {load_before} before, "
+        f"{os.getloadavg()[0]:.1f} after")
+  header = (f"{'shape':10} {'path':40} {'p50 ms':>8} {'p99 ms':>8} {'seq/s':>8} "
+            f"{'CPU ms b1':>10} {'CPU ms b' + str(FLAGS.batch_size):>10}")
   print(header)
   print("-" * len(header))
   for shape, result in results.items():
-    for name, row in result["rows"].items():
-      print(f"{shape:10} {name:44} {row['p50_ms']:9.2f} {row['p99_ms']:9.2f} "
-            f"{row['seq_per_s']:9.2f}")
     rows = result["rows"]
-    cost = rows["text-in SavedModel"]["p50_ms"] - rows["model-only SavedModel"]["p50_ms"]
-    print(f"{shape:10} in-graph tokenization cost at batch 1: {cost:.2f} ms p50 "
-          f"({result['latency_runs']} / {result['throughput_runs']} timed runs; export "
-          f"{result['export_seconds']:.0f} s)")
+    for name, row in rows.items():
+      print(f"{shape:10} {name:40} {row['p50_ms']:8.2f} {row['p99_ms']:8.2f} "
+            f"{row['seq_per_s']:8.2f} {row['cpu_ms_b1']:10.2f} {row['cpu_ms_batch']:10.1f}")
+    torch_row = next((row for name, row in rows.items() if name.startswith("torch")), None)
+    for variant in FLAGS.variants:
+      text, ids = rows[f"text-in SavedModel ({variant})"], rows[f"ids-in SavedModel ({variant})"]
+      batch_ms = lambda row: 1000 * FLAGS.batch_size / row["seq_per_s"]
+      line = (f"{shape:10} {variant}: in-graph tokenization cost (text-in - ids-in) "
+              f"{text['p50_ms'] - ids['p50_ms']:.2f} ms p50 at batch 1 "
+              f"({text['cpu_ms_b1'] - ids['cpu_ms_b1']:.2f} CPU ms), "
+              f"{batch_ms(text) - batch_ms(ids):.1f} ms at batch {FLAGS.batch_size} "
+              f"({text['cpu_ms_batch'] - ids['cpu_ms_batch']:.1f} CPU ms)")
+      if torch_row:
+        line += (f"; text-in vs torch: p50 x{text['p50_ms'] / torch_row['p50_ms']:.2f}, "
+                 f"seq/s x{text['seq_per_s'] / torch_row['seq_per_s']:.2f}")
+      print(line)
+    print(f"{shape:10} {result['latency_runs']} / {result['throughput_runs']} timed runs in "
+          f"{FLAGS.rounds} rounds; export " + ", ".join(
+              f"{v} {t:.0f} s" for v, t in result["export_seconds"].items()))
   if FLAGS.output_json:
     with open(FLAGS.output_json, "w") as f:
       json.dump(results, f, indent=2)

@@ -31,7 +31,7 @@ _SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_quer
 
 
 def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: str,
-                extra: Mapping, jit_compile: bool):
+                extra: Mapping, jit_compile: bool | str):
   common = dict(task=task, jit_compile=jit_compile)
   extra = dict(extra or {})
   if kind == "encoder":
@@ -54,7 +54,7 @@ def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: 
 
 def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                          labels: Sequence[str] | None = None, task: str = "",
-                         extra: Mapping | None = None, jit_compile: bool = False):
+                         extra: Mapping | None = None, jit_compile: bool | str = False):
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
   if kind not in KINDS:
     raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
@@ -104,7 +104,7 @@ def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] 
 
 def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq_length: int,
                       labels: Sequence[str] | None = None, task: str = "",
-                      extra: Mapping | None = None, jit_compile: bool = False,
+                      extra: Mapping | None = None, jit_compile: bool | str = False,
                       extra_files: Mapping[str, str] | None = None) -> str:
   """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`.
 
@@ -113,7 +113,9 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   extra: kind-specific settings: `pair` (classification/regression: serving_default takes
   text_b too); for squad `version_2`, `null_score_diff_threshold`, `doc_stride`,
   `max_query_length`, `max_answer_length`; for tagging `doc_stride` (0 or absent: the first
-  window only). Returns output_dir.
+  window only). jit_compile: False runs the model as a plain TF graph, True XLA-compiles it, "auto"
+  uses XLA on single sequences and the plain graph on batches (ServingModule._run_model_auto).
+  Returns output_dir.
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
                                 task=task, extra=extra, jit_compile=jit_compile)
@@ -140,7 +142,8 @@ def kind_for(task_model, task_info: Mapping) -> str:
 
 
 def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
-                     jit_compile: bool = False, extra_files: Mapping[str, str] | None = None,
+                     jit_compile: bool | str = False,
+                     extra_files: Mapping[str, str] | None = None,
                      doc_stride: int = 0) -> str:
   """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info).
 

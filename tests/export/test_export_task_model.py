@@ -50,9 +50,14 @@ SQUAD = dict(version_2=True, null_score_diff_threshold=0.05, doc_stride=8, max_q
 
 
 def _fine_tune_one_step(model, inputs, labels, loss):
-  """One real optimizer step, so the exported weights are 'fine-tuned' ones, not the init."""
-  model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=loss)
+  """One real optimizer step, so the exported weights are 'fine-tuned' ones, not the init.
+
+  Eagerly: tracing a train function would cost more than the step itself on this tiny model.
+  """
+  model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=loss, run_eagerly=True)
+  before = [np.array(w) for w in model.trainable_weights]
   model.train_on_batch(inputs, labels)
+  assert any(not np.array_equal(a, np.array(b)) for a, b in zip(before, model.trainable_weights))
   return model
 
 
@@ -70,14 +75,17 @@ def tokenizer():
 def exports(tokenizer, tmp_path_factory):
   """kind -> (in-memory serving module, SavedModel dir, list of (call name, inputs))."""
   keras.utils.set_random_seed(1)
-  config = get_model_config("bert_tiny", vocab_size=tokenizer.vocab_size, num_layers=2,
-                            hidden_size=32, num_heads=2, intermediate_size=64)
-  encoder = lambda: BertEncoder.from_model_config(config)
+  # The encoder export has two layers (its encoder_outputs stack them); the task heads sit on one
+  # layer: the serving code does not depend on depth, and each layer adds tracing to every save.
+  config = lambda layers: get_model_config("bert_tiny", vocab_size=tokenizer.vocab_size,
+                                           num_layers=layers, hidden_size=32, num_heads=2,
+                                           intermediate_size=64)
+  encoder = lambda layers=1: BertEncoder.from_model_config(config(layers))
   root = tmp_path_factory.mktemp("exports")
   batch = _packed(tokenizer, TEXTS[:2], TEXTS_B[:2])
   xent = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
   models = {
-      "encoder": (encoder(), dict()),
+      "encoder": (encoder(2), dict()),
       "classification": (_fine_tune_one_step(
           BertClassifier(encoder(), 3), batch, {"logits": np.array([0, 2])}, {"logits": xent}),
           dict(labels=["neg", "neutral", "pos"])),

@@ -1,0 +1,81 @@
+"""jit_compile="auto" exports: XLA on single sequences, the plain graph on batches, same outputs."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_keras.export import export_task_model as exporter
+from bert_keras.export.serving_module import AUTO_XLA_MAX_ROWS
+from bert_keras.models.bert_encoder import BertEncoder
+from bert_keras.text.bert_tokenizer import BertTokenizer
+from configs.model import get_model_config
+
+SEQ = 16
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "film", "was", "good", "bad", "a",
+         "plot", "##s", ",", "."]
+TEXTS = ["the film was good", "a bad plot , the films", "", "good good good " * 20]
+
+
+def _xla_function_count(path):
+  """Functions in the SavedModel's library marked for XLA compilation."""
+  from tensorflow.core.protobuf import saved_model_pb2
+  proto = saved_model_pb2.SavedModel()
+  with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+    proto.ParseFromString(f.read())
+  library = proto.meta_graphs[0].graph_def.library
+  return sum(1 for fn in library.function if fn.attr["_XlaMustCompile"].b)
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory):
+  keras.utils.set_random_seed(0)
+  root = tmp_path_factory.mktemp("auto_jit")
+  tokenizer = BertTokenizer(vocabulary=VOCAB)
+  config = get_model_config("bert_tiny", vocab_size=len(VOCAB), hidden_size=16, num_layers=2,
+                            num_heads=2, intermediate_size=32, max_position_embeddings=SEQ)
+  encoder = BertEncoder.from_model_config(config)
+  path = exporter.export_task_model(encoder, "encoder", tokenizer, str(root / "auto"), SEQ,
+                                    jit_compile="auto")
+  return encoder, tokenizer, path, tf.saved_model.load(path)
+
+
+def _packed(tokenizer, texts):
+  """Packed int32 inputs built in Python: [CLS] pieces [SEP], padded with [PAD] (0) to SEQ."""
+  ids = np.zeros((len(texts), SEQ), np.int32)
+  for row, pieces in enumerate(tokenizer.encode(texts)):
+    pieces = [tokenizer.cls_id] + pieces[:SEQ - 2] + [tokenizer.sep_id]
+    ids[row, :len(pieces)] = pieces
+  return {"input_word_ids": tf.constant(ids), "input_mask": tf.constant((ids > 0).astype(np.int32)),
+          "input_type_ids": tf.zeros_like(ids)}
+
+
+def test_auto_gives_the_keras_model_outputs_on_either_side_of_the_switch(export):
+  encoder, tokenizer, path, loaded = export
+  assert _xla_function_count(path) >= 1  # the single-sequence branch is compiled
+  for rows in sorted({1, AUTO_XLA_MAX_ROWS + 1, len(TEXTS)}):
+    packed = _packed(tokenizer, TEXTS[:rows])
+    direct = encoder(packed, training=False)
+    from_text = loaded.signatures["serving_text"](text_a=tf.constant(TEXTS[:rows]))
+    from_ids = loaded.signatures["serving_tokenized"](**packed)
+    np.testing.assert_array_equal(from_text["input_mask"].numpy(), packed["input_mask"].numpy())
+    for outputs in (from_text, from_ids):
+      for name in ("pooled_output", "sequence_output"):
+        np.testing.assert_allclose(outputs[name].numpy(), direct[name].numpy(), atol=2e-5,
+                                   err_msg=f"{name} at {rows} rows")
+      np.testing.assert_allclose(outputs["encoder_outputs"].numpy(),
+                                 np.stack([x.numpy() for x in direct["encoder_outputs"]], 1),
+                                 atol=2e-5)
+  # The scalar form of `serve` goes through the same switch.
+  single = loaded.serve(tf.constant(TEXTS[1]))
+  direct = encoder(_packed(tokenizer, TEXTS[1:2]), training=False)
+  np.testing.assert_allclose(single["pooled_output"].numpy(), direct["pooled_output"][0],
+                             atol=2e-5)
+
+
+def test_jit_compile_must_be_true_false_or_auto(export):
+  encoder, tokenizer, _, _ = export
+  with pytest.raises(ValueError, match="jit_compile"):
+    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, jit_compile="xla")
