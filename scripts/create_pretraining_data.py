@@ -16,11 +16,14 @@ import json
 
 from absl import app, flags
 
-from bert_keras.data.pretraining_data_pipeline import run
 from bert_keras.errors import run_main
 
 
 def main(argv):
+  # Before the pipeline module imports Beam: a local run skips Beam's unused connectors.
+  from bert_keras.data.lean_beam_import import import_beam  # pylint: disable=g-import-not-at-top
+  import_beam(argv[1:])
+  from bert_keras.data.pretraining_data_pipeline import run  # pylint: disable=g-import-not-at-top
   summary = run(argv[1:])
   counts = {k: summary[k] for k in ("documents", "instances", "mask_ratio", "random_next_fraction", "dropped")}
   print(json.dumps(counts, sort_keys=True))

@@ -19,13 +19,13 @@ every sentence of the embedded Wikipedia dump and on adversarial strings.
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
-from typing import Dict, List, Sequence
+from typing import List, Sequence
 
 from bert_keras.errors import UserError
 from bert_keras.text.reference_tokenizer import ReferenceTokenizer, is_cjk
+from bert_keras.text.vocab import load_vocab
 
 # ASCII characters the original's cleaning drops (Cc other than \t \n \r): they join their neighbours.
 _ASCII_DROPPED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -40,41 +40,6 @@ MAX_CACHE_ENTRIES = 1 << 18
 def _needs_whole_text(char: str) -> bool:
   """A non-ASCII character after which `text.split()` is not the original's word split."""
   return (char == "\ufffd" or unicodedata.category(char) in ("Cc", "Cf") or is_cjk(ord(char)))
-
-
-def read_vocab_file(path: str) -> List[str]:
-  """`bert_keras.text.vocab.load_vocab` for a local file, without importing TensorFlow.
-
-  Same rules and messages (missing, not UTF-8, empty line, duplicate, empty file); other
-  filesystems (gs://...) go to `load_vocab` itself.
-  """
-  if "://" in path:
-    from bert_keras.text.vocab import load_vocab  # pylint: disable=g-import-not-at-top
-    return load_vocab(path)
-  if not os.path.isfile(path):
-    raise UserError(f"{path}: vocabulary file not found")
-  with open(path, "rb") as f:
-    raw = f.read()
-  try:
-    text = raw.decode("utf-8")
-  except UnicodeDecodeError as e:
-    line_no = raw[:e.start].count(b"\n") + 1
-    raise UserError(f"{path}:{line_no}: not valid UTF-8 ({e.reason})") from None
-  lines = text.split("\n")
-  if lines and lines[-1] == "":
-    lines.pop()
-  tokens = [line.strip() for line in lines]
-  if not tokens:
-    raise UserError(f"{path}: the vocabulary is empty, expected one WordPiece token per line")
-  first_line: Dict[str, int] = {}
-  for line_no, token in enumerate(tokens, start=1):
-    if not token:
-      raise UserError(f"{path}:{line_no}: empty token, expected one WordPiece token per line")
-    if token in first_line:
-      raise UserError(f"{path}:{line_no}: duplicate token {token!r} (first on line "
-                      f"{first_line[token]}); every token must appear once, its line is its id")
-    first_line[token] = line_no
-  return tokens
 
 
 class _Cache(dict):
@@ -108,7 +73,7 @@ class CachedWordpieceTokenizer:
 
   @classmethod
   def from_vocab_file(cls, path: str, lower_case: bool = True) -> "CachedWordpieceTokenizer":
-    return cls(read_vocab_file(path), lower_case)
+    return cls(load_vocab(path), lower_case)
 
   @property
   def vocabulary(self) -> List[str]:

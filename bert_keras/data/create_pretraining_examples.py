@@ -25,7 +25,7 @@ Beam's per-element cost (coders, the shard GroupByKey) then stays out of the per
 from __future__ import annotations
 
 import random
-from typing import List
+from typing import Any, List
 
 import apache_beam as beam
 
@@ -83,10 +83,10 @@ class _CreateInstancesInBucket(beam.DoFn):
     self._is_continuation = None
 
   def setup(self):
-    # The vocab.txt rules of bert_keras.text.vocab.load_vocab, without importing TensorFlow.
-    from bert_keras.data.cached_wordpiece_tokenizer import read_vocab_file  # pylint: disable=g-import-not-at-top
+    # load_vocab reads a local file without importing TensorFlow.
+    from bert_keras.text.vocab import load_vocab  # pylint: disable=g-import-not-at-top
 
-    self._special, self._is_continuation = special_ids_from_vocabulary(read_vocab_file(self._config.vocab_file))
+    self._special, self._is_continuation = special_ids_from_vocabulary(load_vocab(self._config.vocab_file))
 
   def process(self, element):
     _, values = element
@@ -147,4 +147,5 @@ class CreatePretrainingExamples(beam.PTransform):
                 lambda packed, b: route_document(packed, config.random_seed, config.dupe_factor, b),
                 beam.pvalue.AsSingleton(buckets))
             | "GroupBuckets" >> beam.GroupByKey()
-            | "CreateInstances" >> beam.ParDo(_CreateInstancesInBucket(config)))
+            # Declared (what Beam infers): building the pipeline skips inferring it from bytecode.
+            | "CreateInstances" >> beam.ParDo(_CreateInstancesInBucket(config)).with_output_types(Any))

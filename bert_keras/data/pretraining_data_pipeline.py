@@ -26,14 +26,10 @@ from typing import List, Optional, Sequence, Tuple
 import apache_beam as beam
 
 from bert_keras.data import beam_metrics
-from bert_keras.data.bert_corpus_reader import ReadBertCorpus
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
-from bert_keras.data.line_document_reader import ReadLineDocuments
 from bert_keras.data.pretraining_data_config import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
-from bert_keras.data.tfds_reader import ReadTfdsDocuments
 from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
 from bert_keras.data.tokenize_documents import TokenizeDocuments
-from bert_keras.data.wikipedia_reader import ReadWikipediaDump
 
 
 def _bool(value: str) -> bool:
@@ -93,6 +89,12 @@ def parse_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
   unless --direct_running_mode / --direct_num_workers say otherwise.
   """
   known, beam_args = _parser().parse_known_args(list(argv))
+  return known, with_local_runner_defaults(beam_args)
+
+
+def with_local_runner_defaults(beam_args: List[str]) -> List[str]:
+  """`beam_args` (changed in place) with our local defaults: the FnApiRunner when no --runner is
+  given, multi-process on all cores for it and the DirectRunner unless the args say otherwise."""
   runner = _option_value(beam_args, "runner")
   if runner is None:
     # Beam 2.77's DirectRunner would first try Prism, whose binary it downloads at run time; its
@@ -103,7 +105,7 @@ def parse_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
       beam_args.append("--direct_running_mode=multi_processing")
     if not _has_option(beam_args, "direct_num_workers"):
       beam_args.append(f"--direct_num_workers={os.cpu_count() or 1}")
-  return known, beam_args
+  return beam_args
 
 
 def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:
@@ -128,15 +130,22 @@ def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:
 
 
 def read_documents(config: PretrainingDataConfig) -> beam.PTransform:
-  """The reader PTransform for config.input_format: PBegin -> (doc_id, sentences)."""
+  """The reader PTransform for config.input_format: PBegin -> (doc_id, sentences).
+
+  Only the reader used is imported (a run, and each worker, skips the others' imports).
+  """
+  # pylint: disable=g-import-not-at-top
   if config.input_format == "wikipedia":
+    from bert_keras.data.wikipedia_reader import ReadWikipediaDump
     return ReadWikipediaDump(config.input_pattern)
   if config.input_format == "bert_text":
+    from bert_keras.data.bert_corpus_reader import ReadBertCorpus
     return ReadBertCorpus(config.input_pattern, config.max_line_bytes)
-  if config.input_format == "lines":
-    return ReadLineDocuments(config.input_pattern, None, config.max_line_bytes)
-  if config.input_format == "jsonl":
-    return ReadLineDocuments(config.input_pattern, config.json_text_key, config.max_line_bytes)
+  if config.input_format in ("lines", "jsonl"):
+    from bert_keras.data.line_document_reader import ReadLineDocuments
+    key = config.json_text_key if config.input_format == "jsonl" else None
+    return ReadLineDocuments(config.input_pattern, key, config.max_line_bytes)
+  from bert_keras.data.tfds_reader import ReadTfdsDocuments
   return ReadTfdsDocuments(config.input_pattern, config.tfds_split, config.tfds_data_dir, config.json_text_key)
 
 

@@ -20,7 +20,7 @@ from typing import Iterable, List, Sequence, Tuple
 import apache_beam as beam
 
 from bert_keras.data.pretraining_data_config import INPUT_FORMATS, PretrainingDataConfig
-from bert_keras.data.pretraining_data_pipeline import _bool, _has_option, _option_value, read_documents
+from bert_keras.data.pretraining_data_pipeline import _bool, read_documents, with_local_runner_defaults
 from bert_keras.errors import UserError
 
 VOCAB_NAME = "vocab.txt"
@@ -122,17 +122,7 @@ def parse_args(argv: Sequence[str]):
   parser.add_argument("--num_iterations", type=int, default=4, help="learner passes per threshold")
   parser.add_argument("--json_text_key", default="text")
   known, beam_args = parser.parse_known_args(list(argv))
-  runner = _option_value(beam_args, "runner")
-  if runner is None:
-    # Beam 2.77's DirectRunner would first try Prism, whose binary it downloads at run time; its
-    # own local engine (FnApiRunner) needs nothing from the network.
-    beam_args.insert(0, "--runner=FnApiRunner")
-  if runner in (None, "DirectRunner", "direct", "FnApiRunner"):
-    if not _has_option(beam_args, "direct_running_mode"):
-      beam_args.append("--direct_running_mode=multi_processing")
-    if not _has_option(beam_args, "direct_num_workers"):
-      beam_args.append(f"--direct_num_workers={os.cpu_count() or 1}")
-  return known, beam_args
+  return known, with_local_runner_defaults(beam_args)
 
 
 def build_pipeline(p: beam.Pipeline, args) -> None:

@@ -31,25 +31,8 @@ from configs.model import ConfigError, ModelConfig
 
 CONFIG_NAME = "bert_config.json"
 CHECKPOINT_NAME = "bert_model.ckpt"
-REQUIRED_CONFIG_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-                        "intermediate_size")
 _ACT_FROM_GOOGLE = {"gelu": "gelu_tanh", "relu": "relu"}
 _ACT_TO_GOOGLE = {"gelu": "gelu", "gelu_tanh": "gelu", "relu": "relu"}
-
-
-def read_json(path: str) -> dict:
-  """A checkpoint's JSON object (bert_config.json, config.json, ...): see bert_keras/json_io.py.
-
-  Keeps this reader's earlier wording `<file>: line N: ...` for a line number (which
-  tests/interop/test_google_checkpoint.py matches); json_io writes `<file>:N: ...`.
-  """
-  try:
-    return read_json_file(path, "config file", expected=dict)
-  except UserError as e:
-    match = re.match(re.escape(path) + r":(\d+): (.*)$", str(e), re.DOTALL)
-    if not match:
-      raise
-    raise UserError(f"{path}: line {match.group(1)}: {match.group(2)}") from None
 
 
 def model_config_from(values: dict, path: str, keys: dict, **fields) -> ModelConfig:
@@ -64,35 +47,44 @@ def model_config_from(values: dict, path: str, keys: dict, **fields) -> ModelCon
     raise UserError(f"{path}: {e}") from None
 
 
-_GOOGLE_KEYS = {"vocab_size": "vocab_size", "hidden_size": "hidden_size",
-                "num_layers": "num_hidden_layers", "num_heads": "num_attention_heads",
-                "intermediate_size": "intermediate_size", "hidden_act": "hidden_act",
-                "dropout_rate": "hidden_dropout_prob",
-                "attention_dropout_rate": "attention_probs_dropout_prob",
-                "max_position_embeddings": "max_position_embeddings",
-                "type_vocab_size": "type_vocab_size", "initializer_range": "initializer_range"}
+REQUIRED = object()  # a config_from_keys default: the key must be present
+
+# ModelConfig field -> (bert_config.json key, default when absent); shared with hf_checkpoint.
+GOOGLE_CONFIG_KEYS = {
+    "vocab_size": ("vocab_size", REQUIRED), "hidden_size": ("hidden_size", REQUIRED),
+    "num_layers": ("num_hidden_layers", REQUIRED), "num_heads": ("num_attention_heads", REQUIRED),
+    "intermediate_size": ("intermediate_size", REQUIRED), "hidden_act": ("hidden_act", "gelu"),
+    "dropout_rate": ("hidden_dropout_prob", 0.1),
+    "attention_dropout_rate": ("attention_probs_dropout_prob", 0.1),
+    "max_position_embeddings": ("max_position_embeddings", 512),
+    "type_vocab_size": ("type_vocab_size", 16), "initializer_range": ("initializer_range", 0.02)}
+REQUIRED_CONFIG_KEYS = tuple(key for key, default in GOOGLE_CONFIG_KEYS.values() if default is REQUIRED)
+
+
+def config_from_keys(values: dict, path: str, keys: dict, activations: dict,
+                     missing_hint: str = "") -> ModelConfig:
+  """A ModelConfig from a checkpoint's config JSON, by table.
+
+  keys: ModelConfig field -> (the format's key, its default or REQUIRED); activations: the format's
+  `hidden_act` names -> ours. A UserError names the file and the missing key, unsupported
+  activation, or the format's key of a value ModelConfig refuses.
+  """
+  missing = [key for key, default in keys.values() if default is REQUIRED and key not in values]
+  if missing:
+    raise UserError(f"{path}: missing key(s) {missing}{missing_hint}")
+  fields = {field: values.get(key, default) for field, (key, default) in keys.items()}
+  act = fields["hidden_act"]
+  if not isinstance(act, str) or act not in activations:
+    raise UserError(f"{path}: hidden_act={act!r} is not supported; expected one of "
+                    f"{sorted(activations)}")
+  fields["hidden_act"] = activations[act]
+  return model_config_from(values, path, {field: key for field, (key, _) in keys.items()}, **fields)
 
 
 def config_from_google(values: dict, path: str) -> ModelConfig:
   """Maps bert_config.json keys to a ModelConfig; UserError names the file and the bad key/value."""
-  missing = [k for k in REQUIRED_CONFIG_KEYS if k not in values]
-  if missing:
-    raise UserError(f"{path}: missing key(s) {missing}; a bert_config.json needs "
-                    f"{list(REQUIRED_CONFIG_KEYS)}")
-  act = values.get("hidden_act", "gelu")
-  if not isinstance(act, str) or act not in _ACT_FROM_GOOGLE:
-    raise UserError(f"{path}: hidden_act={act!r} is not supported; expected one of "
-                    f"{sorted(_ACT_FROM_GOOGLE)}")
-  return model_config_from(
-      values, path, _GOOGLE_KEYS,
-      vocab_size=values["vocab_size"], hidden_size=values["hidden_size"],
-      num_layers=values["num_hidden_layers"], num_heads=values["num_attention_heads"],
-      intermediate_size=values["intermediate_size"], hidden_act=_ACT_FROM_GOOGLE[act],
-      dropout_rate=values.get("hidden_dropout_prob", 0.1),
-      attention_dropout_rate=values.get("attention_probs_dropout_prob", 0.1),
-      max_position_embeddings=values.get("max_position_embeddings", 512),
-      type_vocab_size=values.get("type_vocab_size", 16),
-      initializer_range=values.get("initializer_range", 0.02))
+  return config_from_keys(values, path, GOOGLE_CONFIG_KEYS, _ACT_FROM_GOOGLE,
+                          f"; a bert_config.json needs {list(REQUIRED_CONFIG_KEYS)}")
 
 
 def config_to_google(config: ModelConfig) -> tuple[dict, list]:
@@ -124,7 +116,7 @@ def config_to_google(config: ModelConfig) -> tuple[dict, list]:
 
 
 def read_config(path: str) -> ModelConfig:
-  return config_from_google(read_json(path), path)
+  return config_from_google(read_json_file(path, "config file", expected=dict), path)
 
 
 def _state_file_prefix(directory: str):

@@ -17,8 +17,9 @@ import numpy as np
 
 from bert_keras import safety
 from bert_keras.errors import UserError
-from bert_keras.interop.google_checkpoint import model_config_from, read_json
+from bert_keras.interop.google_checkpoint import GOOGLE_CONFIG_KEYS, config_from_keys
 from bert_keras.interop.weight_map import NamedWeights
+from bert_keras.json_io import read_json_file
 from configs.model import ModelConfig
 
 CONFIG_NAME = "config.json"
@@ -26,8 +27,6 @@ WEIGHTS_NAME = "model.safetensors"
 SHARD_INDEX_NAME = "model.safetensors.index.json"
 _ACT_FROM_HF = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
                 "gelu_fast": "gelu_tanh", "relu": "relu"}
-_REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-             "intermediate_size")
 
 # (regex over the name without the `bert.` prefix, Google name template, transpose?)
 _RULES = [
@@ -77,14 +76,9 @@ def google_name(hf_name: str):
   return None
 
 
-_HF_KEYS = {"vocab_size": "vocab_size", "hidden_size": "hidden_size",
-            "num_layers": "num_hidden_layers", "num_heads": "num_attention_heads",
-            "intermediate_size": "intermediate_size", "hidden_act": "hidden_act",
-            "dropout_rate": "hidden_dropout_prob",
-            "attention_dropout_rate": "attention_probs_dropout_prob",
-            "max_position_embeddings": "max_position_embeddings",
-            "type_vocab_size": "type_vocab_size", "initializer_range": "initializer_range",
-            "layer_norm_epsilon": "layer_norm_eps"}
+# HF BertConfig uses bert_config.json's keys, a type_vocab_size default of 2, and has layer_norm_eps.
+_HF_CONFIG_KEYS = {**GOOGLE_CONFIG_KEYS, "type_vocab_size": ("type_vocab_size", 2),
+                   "layer_norm_epsilon": ("layer_norm_eps", 1e-12)}
 
 
 def config_from_hf(values: dict, path: str) -> ModelConfig:
@@ -97,29 +91,12 @@ def config_from_hf(values: dict, path: str) -> ModelConfig:
   if position_type != "absolute":
     raise UserError(f"{path}: position_embedding_type={position_type!r}; only 'absolute' is "
                     "supported")
-  missing = [k for k in _REQUIRED if k not in values]
-  if missing:
-    raise UserError(f"{path}: missing key(s) {missing}")
-  act = values.get("hidden_act", "gelu")
-  if not isinstance(act, str) or act not in _ACT_FROM_HF:
-    raise UserError(f"{path}: hidden_act={act!r} is not supported; expected one of "
-                    f"{sorted(_ACT_FROM_HF)}")
-  return model_config_from(
-      values, path, _HF_KEYS,
-      vocab_size=values["vocab_size"], hidden_size=values["hidden_size"],
-      num_layers=values["num_hidden_layers"], num_heads=values["num_attention_heads"],
-      intermediate_size=values["intermediate_size"], hidden_act=_ACT_FROM_HF[act],
-      dropout_rate=values.get("hidden_dropout_prob", 0.1),
-      attention_dropout_rate=values.get("attention_probs_dropout_prob", 0.1),
-      max_position_embeddings=values.get("max_position_embeddings", 512),
-      type_vocab_size=values.get("type_vocab_size", 2),
-      initializer_range=values.get("initializer_range", 0.02),
-      layer_norm_epsilon=values.get("layer_norm_eps", 1e-12))
+  return config_from_keys(values, path, _HF_CONFIG_KEYS, _ACT_FROM_HF)
 
 
 def read_config(directory: str) -> ModelConfig:
   path = os.path.join(directory, CONFIG_NAME)
-  return config_from_hf(read_json(path), path)
+  return config_from_hf(read_json_file(path, "config file", expected=dict), path)
 
 
 def _load_file(path: str) -> dict:
@@ -138,7 +115,7 @@ def weights_files(directory: str) -> list:
   """`model.safetensors`, or the shards a `model.safetensors.index.json` lists."""
   index = os.path.join(directory, SHARD_INDEX_NAME)
   if os.path.exists(index):
-    weight_map = read_json(index).get("weight_map")
+    weight_map = read_json_file(index, "safetensors index file", expected=dict).get("weight_map")
     if not isinstance(weight_map, dict):
       raise UserError(f"{index}: expected a 'weight_map' object")
     shards = set()
@@ -196,5 +173,5 @@ def lower_case(directory: str):
   path = os.path.join(directory, "tokenizer_config.json")
   if not os.path.exists(path):
     return None
-  value = read_json(path).get("do_lower_case")
+  value = read_json_file(path, "tokenizer config file", expected=dict).get("do_lower_case")
   return value if isinstance(value, bool) else None

@@ -7,9 +7,10 @@ any of them shifts every later id and silently breaks a pretrained checkpoint.
 
 from __future__ import annotations
 
-import tensorflow as tf
+import os
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import decode_utf8
 
 
 def check_vocabulary(tokens, source: str = "vocabulary") -> list[str]:
@@ -33,17 +34,21 @@ def load_vocab(path: str) -> list[str]:
 
   Lines are stripped of surrounding whitespace like the original `tokenization.load_vocab`. A final
   newline is allowed; any other empty line, a duplicate token, a missing or empty file is a `UserError`.
+  A local file is read without importing TensorFlow (data-pipeline workers never import it); other
+  filesystems (gs://...) go through `tf.io.gfile`.
   """
-  if not tf.io.gfile.exists(path):
+  if "://" in path:
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    exists, is_dir, open_file = tf.io.gfile.exists, tf.io.gfile.isdir, tf.io.gfile.GFile
+  else:
+    exists, is_dir, open_file = os.path.exists, os.path.isdir, open
+  if not exists(path):
     raise UserError(f"{path}: vocabulary file not found")
-  with tf.io.gfile.GFile(path, "rb") as f:
+  if is_dir(path):
+    raise UserError(f"{path}: is a directory; expected a vocabulary file (one WordPiece token per line)")
+  with open_file(path, "rb") as f:
     raw = f.read()
-  try:
-    text = raw.decode("utf-8")
-  except UnicodeDecodeError as e:
-    line_no = raw[:e.start].count(b"\n") + 1
-    raise UserError(f"{path}:{line_no}: not valid UTF-8 ({e.reason})") from None
-  lines = text.split("\n")
+  lines = decode_utf8(raw, path).split("\n")
   if lines and lines[-1] == "":
     lines.pop()  # the newline that ends the last line
   return check_vocabulary([line.strip() for line in lines], source=path)

@@ -92,3 +92,12 @@ def test_runs_merge_in_key_order_with_bounded_fan_in(tmp_path, monkeypatch):
     paths.append(path)
   assert list(tfrecord_shards.merge_runs(paths, str(tmp_path), "shard")) == sorted(rows)
   assert not list(tmp_path.iterdir())  # inputs and merge rounds are deleted
+
+
+def test_small_varint_table_is_protobufs_encoding():
+  """The precomputed table behind every id, mask and position: all 65536 entries, against protobuf."""
+  from google.protobuf.internal.encoder import _VarintBytes  # pylint: disable=g-import-not-at-top
+
+  table = example_encoding._SMALL_VARINTS  # pylint: disable=protected-access
+  assert len(table) == 1 << 16
+  assert all(table[v] == _VarintBytes(v) for v in range(1 << 16))

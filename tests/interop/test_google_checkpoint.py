@@ -152,7 +152,7 @@ def test_bad_config_values_name_the_file(tmp_path):
   with pytest.raises(UserError, match=r"missing key\(s\) \['hidden_size'\]"):
     google_checkpoint.read_config(str(path))
   path.write_text("{\n  \"vocab_size\": 3,\n oops")
-  with pytest.raises(UserError, match=r"bert_config.json: line 3"):
+  with pytest.raises(UserError, match=r"bert_config.json:3: not valid JSON"):
     google_checkpoint.read_config(str(path))
 
 

@@ -80,6 +80,50 @@ def run_script(name: str, *args: str, timeout: float = 240) -> subprocess.Comple
                         env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def raises(fn, *needles: str) -> str:
+  """Asserts `fn()` raises a one-line UserError containing every needle; returns the message."""
+  import pytest  # pylint: disable=g-import-not-at-top
+
+  from bert_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+
+  with pytest.raises(UserError) as info:
+    fn()
+  message = str(info.value)
+  assert "\n" not in message.strip(), f"multi-line error: {message!r}"
+  for needle in needles:
+    assert needle in message, f"{needle!r} not in {message!r}"
+  return message
+
+
+def reads_or_user_error(fn):
+  """Runs `fn`; a UserError must be one line (then None). Any other exception fails the test."""
+  from bert_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+
+  try:
+    return fn()
+  except UserError as e:
+    message = str(e)
+    assert message.strip() and "\n" not in message.strip(), repr(message)
+    return None
+
+
+def with_file(name: str, data: bytes, fn):
+  """`fn(directory, path)` with `data` written to `path` = <a fresh temporary directory>/`name`."""
+  import tempfile  # pylint: disable=g-import-not-at-top
+
+  with tempfile.TemporaryDirectory() as directory:
+    return fn(directory, write(os.path.join(directory, name), data))
+
+
+def fuzz_settings(max_examples: int = 60, more_health_checks=()):
+  """The fuzz tests' hypothesis settings: reproducible (derandomize), no deadline, big inputs allowed."""
+  from hypothesis import HealthCheck, settings  # pylint: disable=g-import-not-at-top
+
+  return settings(max_examples=max_examples, deadline=None, derandomize=True,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                         *more_health_checks])
+
+
 def user_error_line(result: subprocess.CompletedProcess, *needles: str) -> str:
   """Asserts the user-error contract on a finished script and returns its error line.
 

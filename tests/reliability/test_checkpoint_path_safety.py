@@ -12,18 +12,7 @@ import shutil
 import numpy as np
 import pytest
 
-from bert_keras.errors import UserError
 from tests.reliability import bad_inputs as B
-
-
-def _raises(fn, *needles):
-  with pytest.raises(UserError) as info:
-    fn()
-  message = str(info.value)
-  assert "\n" not in message.strip(), f"multi-line error: {message!r}"
-  for needle in needles:
-    assert needle in message, f"{needle!r} not in {message!r}"
-  return message
 
 
 # --- Google release directory: the `checkpoint` state file (open bug 13) --------------------------
@@ -111,7 +100,7 @@ def test_hf_weight_map_shard_outside_or_not_a_string(tmp_path, shard, needle):
   from bert_keras.interop import hf_checkpoint
   directory = _hf_dir(tmp_path, {"embeddings.word_embeddings.weight": "model-1.safetensors",
                                  "pooler.dense.weight": shard})
-  _raises(lambda: hf_checkpoint.weights_files(directory), "model.safetensors.index.json",
+  B.raises(lambda: hf_checkpoint.weights_files(directory), "model.safetensors.index.json",
           "weight_map['pooler.dense.weight']", needle)
 
 
@@ -122,7 +111,7 @@ def test_hf_weight_map_inside_is_listed_once(tmp_path):
   assert hf_checkpoint.weights_files(directory) == [
       os.path.join(directory, "model-1.safetensors"), os.path.join(directory, "model-2.safetensors")]
   empty = _hf_dir(tmp_path / "e", {})
-  _raises(lambda: hf_checkpoint.weights_files(empty), "'weight_map' is empty")
+  B.raises(lambda: hf_checkpoint.weights_files(empty), "'weight_map' is empty")
 
 
 # --- pipeline paths (open bugs 15 and 16, fixed by their owners; regression tests) ----------------
@@ -151,7 +140,7 @@ def _push(tmp_path, model_name):
 
 
 def test_pusher_model_name_stays_inside_the_serving_dir(tmp_path):
-  _raises(lambda: _push(tmp_path, ".."), "model_name='..'", "escapes")
+  B.raises(lambda: _push(tmp_path, ".."), "model_name='..'", "escapes")
   assert sorted(os.listdir(tmp_path)) == ["root", "saved"]
   assert os.listdir(tmp_path / "root") == ["serving"] and not os.listdir(tmp_path / "root" / "serving")
   # Separators become "_": "../../x" is the single name ".._.._x" inside the serving directory.
@@ -163,7 +152,7 @@ def test_pusher_model_name_stays_inside_the_serving_dir(tmp_path):
 def test_pipeline_serving_dir_stays_inside_the_pipeline_root(tmp_path):
   from configs.pipeline import smoke_config
   from pipeline.definitions import build_pipeline
-  _raises(lambda: build_pipeline(dataclasses.replace(smoke_config(), serving_dir="../../etc"), str(tmp_path)),
+  B.raises(lambda: build_pipeline(dataclasses.replace(smoke_config(), serving_dir="../../etc"), str(tmp_path)),
           "serving_dir='../../etc'", "escapes")
-  _raises(lambda: build_pipeline(dataclasses.replace(smoke_config(), serving_dir="/etc"), str(tmp_path)),
+  B.raises(lambda: build_pipeline(dataclasses.replace(smoke_config(), serving_dir="/etc"), str(tmp_path)),
           "serving_dir='/etc' is absolute")

@@ -7,18 +7,7 @@ import os
 
 import pytest
 
-from bert_keras.errors import UserError
 from tests.reliability import bad_inputs as B
-
-
-def _raises(fn, *needles):
-  with pytest.raises(UserError) as info:
-    fn()
-  message = str(info.value)
-  assert "\n" not in message.strip(), f"multi-line error: {message!r}"
-  for needle in needles:
-    assert needle in message, f"{needle!r} not in {message!r}"
-  return message
 
 
 # --- ModelConfig field types (open bug 10) --------------------------------------------------------
@@ -43,7 +32,7 @@ def test_model_config_json_field_types(tmp_path, case):
   from configs.model import ModelConfig
   change, needle = MODEL_CASES[case]
   path = B.write_model_config(str(tmp_path / "model.json"), **change)
-  _raises(lambda: ModelConfig.from_json_file(path), path, needle)
+  B.raises(lambda: ModelConfig.from_json_file(path), path, needle)
 
 
 HF_BASE = {"model_type": "bert", "vocab_size": 20, "hidden_size": 16, "num_hidden_layers": 1,
@@ -60,7 +49,7 @@ HF_BASE = {"model_type": "bert", "vocab_size": 20, "hidden_size": 16, "num_hidde
 ])
 def test_hf_config_field_types(change, needle):
   from bert_keras.interop.hf_checkpoint import config_from_hf
-  _raises(lambda: config_from_hf(dict(HF_BASE, **change), "x/config.json"), "x/config.json", needle)
+  B.raises(lambda: config_from_hf(dict(HF_BASE, **change), "x/config.json"), "x/config.json", needle)
 
 
 @pytest.mark.parametrize("change, needle", [
@@ -73,7 +62,7 @@ def test_hf_config_field_types(change, needle):
 def test_google_config_field_types(change, needle):
   from bert_keras.interop.google_checkpoint import config_from_google
   values = {k: v for k, v in HF_BASE.items() if k != "model_type"}
-  _raises(lambda: config_from_google(dict(values, **change), "g/bert_config.json"),
+  B.raises(lambda: config_from_google(dict(values, **change), "g/bert_config.json"),
           "g/bert_config.json", needle)
 
 
@@ -81,14 +70,14 @@ def test_google_config_field_types(change, needle):
 
 def test_training_config_sequence_longer_than_positions(tmp_path):
   from configs.training import TrainingConfig, get_training_config
-  _raises(lambda: get_training_config("tiny_debug", max_seq_length=1024),
+  B.raises(lambda: get_training_config("tiny_debug", max_seq_length=1024),
           "max_seq_length=1024 exceeds max_position_embeddings=512")
-  _raises(lambda: TrainingConfig(model_preset="bert_tiny", max_seq_length=128,
+  B.raises(lambda: TrainingConfig(model_preset="bert_tiny", max_seq_length=128,
                                  model_overrides={"max_position_embeddings": 64}),
           "max_seq_length=128 exceeds max_position_embeddings=64")
   path = B.write(str(tmp_path / "train.json"), json.dumps(
       {"model_preset": "bert_tiny", "max_seq_length": 600}))
-  _raises(lambda: TrainingConfig.from_json_file(path), path, "max_seq_length=600 exceeds")
+  B.raises(lambda: TrainingConfig.from_json_file(path), path, "max_seq_length=600 exceeds")
   assert get_training_config("tiny_debug", max_seq_length=512).max_seq_length == 512
 
 
@@ -100,7 +89,7 @@ def test_finetuning_checks_sequence_length_before_reading_anything(tmp_path):
   config = B.write_model_config(str(tmp_path / "model.json"), max_position_embeddings=64)
   run = RunConfig(data_dir=str(tmp_path / "no_data"), output_dir=str(tmp_path / "out"),
                   model_config=config, vocab_file=B.write_vocab(str(tmp_path)))
-  _raises(lambda: run_finetuning(get_task_config("glue/mrpc", max_seq_length=128), run),
+  B.raises(lambda: run_finetuning(get_task_config("glue/mrpc", max_seq_length=128), run),
           "max_seq_length=128 exceeds max_position_embeddings=64", config)
   assert not os.path.exists(run.output_dir)
 
@@ -111,7 +100,7 @@ def test_finetuning_checks_sequence_length_of_a_checkpoint(tmp_path):
   directory = tmp_path / "hf"
   B.write(str(directory / "config.json"), json.dumps(dict(HF_BASE, max_position_embeddings=32)))
   B.write(str(directory / "model.safetensors"), b"")  # never read: only the config is
-  _raises(lambda: check_model_fits_task(RunConfig(init_checkpoint=str(directory)),
+  B.raises(lambda: check_model_fits_task(RunConfig(init_checkpoint=str(directory)),
                                         get_task_config("polarity", max_seq_length=64)),
           "max_seq_length=64 exceeds max_position_embeddings=32")
   check_model_fits_task(RunConfig(init_checkpoint=str(directory)),
@@ -129,4 +118,4 @@ def test_finetuning_checks_sequence_length_of_a_checkpoint(tmp_path):
 def test_finetuning_model_config_file(tmp_path, content, needle):
   from bert_keras.tasks.finetuning import resolve_model_config
   path = B.write(str(tmp_path / "x.json"), content)
-  _raises(lambda: resolve_model_config(path), path, needle)
+  B.raises(lambda: resolve_model_config(path), path, needle)

@@ -9,17 +9,13 @@ accept the input or raise a one-line UserError, never another exception.
 import csv
 import io
 import json
-import os
-import tempfile
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bert_keras.errors import UserError
+from tests.reliability import bad_inputs as B
 
-MAX_EXAMPLES = 60
-FUZZ = settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = B.fuzz_settings()
 
 DEEP = b"[" * 50000
 text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
@@ -34,23 +30,6 @@ noise = st.one_of(st.binary(max_size=2000),
 def _either(valid):
   """Mostly the right type, sometimes any JSON value."""
   return st.one_of(valid, valid, json_values)
-
-
-def _reads_or_user_error(fn):
-  try:
-    return fn()
-  except UserError as e:
-    message = str(e)
-    assert message.strip() and "\n" not in message.strip(), repr(message)
-    return None
-
-
-def _with_file(name: str, data: bytes, fn):
-  with tempfile.TemporaryDirectory() as directory:
-    path = os.path.join(directory, name)
-    with open(path, "wb") as f:
-      f.write(data)
-    return fn(path)
 
 
 def _dumps(value) -> bytes:
@@ -81,7 +60,7 @@ squad_files = st.fixed_dictionaries(
          version_2=True)
 def test_read_squad(data, training, version_2):
   from bert_keras.tasks.squad import read_squad
-  examples = _with_file("train-v2.0.json", data, lambda p: _reads_or_user_error(
+  examples = B.with_file("train-v2.0.json", data, lambda _, p: B.reads_or_user_error(
       lambda: read_squad(p, training=training, version_2=version_2)))
   for e in examples or []:
     assert isinstance(e.qas_id, str) and isinstance(e.question_text, str)
@@ -116,7 +95,7 @@ swag_files = st.lists(st.lists(cells, min_size=10, max_size=13), max_size=6).map
 @example(data=b"," * 11 + b"label\n\xff\n", require_label=False)
 def test_read_swag(data, require_label):
   from bert_keras.tasks.swag import read_swag
-  examples = _with_file("val.csv", data, lambda p: _reads_or_user_error(
+  examples = B.with_file("val.csv", data, lambda _, p: B.reads_or_user_error(
       lambda: read_swag(p, require_label=require_label)))
   for e in examples or []:
     assert len(e.endings) == 4 and (e.label is None or 0 <= e.label <= 3)
@@ -132,7 +111,7 @@ jsonl_files = st.lists(st.one_of(json_values.map(_dumps), noise, st.just(DEEP)),
 @given(data=st.one_of(noise, jsonl_files))
 def test_read_jsonl(data):
   from bert_keras.export.saved_model_predictor import read_jsonl
-  records = _with_file("in.jsonl", data, lambda p: _reads_or_user_error(lambda: read_jsonl(p)))
+  records = B.with_file("in.jsonl", data, lambda _, p: B.reads_or_user_error(lambda: read_jsonl(p)))
   assert records is None or all(isinstance(r, dict) for r in records)
 
 
@@ -165,7 +144,7 @@ def test_config_json_files(data):
   from configs.model import ModelConfig
   from configs.training import TrainingConfig
   for load in (ModelConfig.from_json_file, TrainingConfig.from_json_file):
-    _with_file("config.json", data, lambda p: _reads_or_user_error(lambda: load(p)))
+    B.with_file("config.json", data, lambda _, p: B.reads_or_user_error(lambda: load(p)))
 
 
 CHECKPOINT_KEYS = ["vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
@@ -184,5 +163,5 @@ def test_checkpoint_config_mappings(values):
   from bert_keras.interop.google_checkpoint import config_from_google
   from bert_keras.interop.hf_checkpoint import config_from_hf
   for convert in (config_from_google, config_from_hf):
-    config = _reads_or_user_error(lambda: convert(dict(values), "config.json"))
+    config = B.reads_or_user_error(lambda: convert(dict(values), "config.json"))
     assert config is None or config.hidden_size % config.num_heads == 0

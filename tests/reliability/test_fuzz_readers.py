@@ -17,14 +17,12 @@ import os
 import tempfile
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bert_keras.errors import UserError
+from tests.reliability import bad_inputs as B
 
-MAX_EXAMPLES = 60
-FUZZ = settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = B.fuzz_settings()
 
 HUGE_LINE = b"word " * 400_000  # one 2 MB line
 MANY_LINES = b"a\tb\n" * 100_000
@@ -50,24 +48,6 @@ def _file_bytes(*near_valid):
   return st.one_of(noise, *near_valid)
 
 
-def _reads_or_user_error(fn):
-  """Runs `fn`; a UserError must be one line. Any other exception propagates and fails the test."""
-  try:
-    return fn()
-  except UserError as e:
-    message = str(e)
-    assert message.strip() and "\n" not in message.strip(), repr(message)
-    return None
-
-
-def _with_file(name: str, data: bytes, fn):
-  with tempfile.TemporaryDirectory() as directory:
-    path = os.path.join(directory, name)
-    with open(path, "wb") as f:
-      f.write(data)
-    return fn(directory, path)
-
-
 def _task(name):
   from bert_keras.tasks.registry import get_task
   from configs.tasks import get_task_config
@@ -90,8 +70,8 @@ def test_glue_tsv(name, data):
   task = _task(name)
   split = "dev_matched" if name == "glue/mnli" else "train"
   file_name = task.split_file(split)
-  examples = _with_file(file_name, data,
-                        lambda d, _: _reads_or_user_error(lambda: task.read_examples(d, split)))
+  examples = B.with_file(file_name, data,
+                         lambda d, _: B.reads_or_user_error(lambda: task.read_examples(d, split)))
   for e in examples or []:
     assert isinstance(e.text_a, str)
     assert task.is_regression or e.label in task.labels
@@ -109,7 +89,7 @@ polarity_lines = st.lists(
 @example(data=UNDECODABLE)
 def test_polarity(data):
   for split in ("train", "dev"):
-    examples = _with_file("p.cor", data, lambda _, p: _reads_or_user_error(
+    examples = B.with_file("p.cor", data, lambda _, p: B.reads_or_user_error(
         lambda: _task("polarity").read_examples(p, split)))
     for e in examples or []:
       assert e.label in ("neg", "pos") and e.text_a.strip()
@@ -134,14 +114,14 @@ def test_lee_similarity(docs, matrix):
       f.write(docs)
     with open(os.path.join(d, "similarities0-1.txt"), "wb") as f:
       f.write(sims)
-    documents = _reads_or_user_error(lambda: lee_similarity.read_documents(
+    documents = B.reads_or_user_error(lambda: lee_similarity.read_documents(
         os.path.join(d, "lee.cor")))
-    ratings = _reads_or_user_error(lambda: lee_similarity.read_similarities(
+    ratings = B.reads_or_user_error(lambda: lee_similarity.read_similarities(
         os.path.join(d, "similarities0-1.txt"), size))
     for row in ratings or []:
       assert len(row) == size and all(0.0 <= v <= 1.0 for v in row)
     if documents is not None and ratings is not None and len(documents) == size:
-      _reads_or_user_error(lambda: _task("lee_similarity").read_examples(d, "train"))
+      B.reads_or_user_error(lambda: _task("lee_similarity").read_examples(d, "train"))
     for document in documents or []:
       assert document.strip()
 
@@ -160,7 +140,7 @@ conll_lines = st.lists(st.one_of(
 @example(data=UNDECODABLE)
 def test_conll(scheme, data):
   from bert_keras.tasks import conll2003
-  examples = _with_file("train.txt", data, lambda _, p: _reads_or_user_error(
+  examples = B.with_file("train.txt", data, lambda _, p: B.reads_or_user_error(
       lambda: conll2003.read_conll(p, scheme)))
   for e in examples or []:
     assert len(e.words) == len(e.tags) > 0

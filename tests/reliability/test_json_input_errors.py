@@ -9,50 +9,39 @@ import math
 import numpy as np
 import pytest
 
-from bert_keras.errors import UserError
 from bert_keras.json_io import parse_json, read_json_file
 from tests.reliability import bad_inputs as B
 
 DEEP = "[" * 100000  # the stdlib parser recurses once per level: RecursionError without the helper
 
 
-def _raises(fn, *needles):
-  with pytest.raises(UserError) as info:
-    fn()
-  message = str(info.value)
-  assert "\n" not in message.strip(), f"multi-line error: {message!r}"
-  for needle in needles:
-    assert needle in message, f"{needle!r} not in {message!r}"
-  return message
-
-
 # --- the shared reader ----------------------------------------------------------------------------
 
 def test_json_io_reports_file_line_and_column(tmp_path):
   path = B.write(str(tmp_path / "a.json"), '{\n  "x": 1,\n  "y": 2,,\n}')
-  _raises(lambda: read_json_file(path), f"{path}:3: not valid JSON", "column 10")
-  _raises(lambda: parse_json('{"a": }', "in.jsonl", line=7), "in.jsonl:7: not valid JSON")
+  B.raises(lambda: read_json_file(path), f"{path}:3: not valid JSON", "column 10")
+  B.raises(lambda: parse_json('{"a": }', "in.jsonl", line=7), "in.jsonl:7: not valid JSON")
 
 
 def test_json_io_invalid_utf8_names_the_line(tmp_path):
   path = B.write(str(tmp_path / "a.json"), b'{\n"x":\n"\xff"}')
-  _raises(lambda: read_json_file(path), f"{path}:3: not valid UTF-8")
+  B.raises(lambda: read_json_file(path), f"{path}:3: not valid UTF-8")
 
 
 def test_json_io_deep_nesting_is_a_user_error(tmp_path):
   path = B.write(str(tmp_path / "deep.json"), DEEP)
-  _raises(lambda: read_json_file(path), path, "nested too deeply")
-  _raises(lambda: parse_json('{"a": ' * 100000, "x.jsonl", line=4), "x.jsonl:4:",
+  B.raises(lambda: read_json_file(path), path, "nested too deeply")
+  B.raises(lambda: parse_json('{"a": ' * 100000, "x.jsonl", line=4), "x.jsonl:4:",
           "nested too deeply")
 
 
 def test_json_io_checks_the_top_level_type_and_missing_files(tmp_path):
   path = B.write(str(tmp_path / "list.json"), "[1]")
-  _raises(lambda: read_json_file(path, expected=dict), path, "expected an object", "got an array")
+  B.raises(lambda: read_json_file(path, expected=dict), path, "expected an object", "got an array")
   assert read_json_file(path, expected=list) == [1]
   missing = str(tmp_path / "none.json")
-  _raises(lambda: read_json_file(missing, "model config file"), f"{missing}: no such model config")
-  _raises(lambda: read_json_file(str(tmp_path), "config file"), "is a directory")
+  B.raises(lambda: read_json_file(missing, "model config file"), f"{missing}: no such model config")
+  B.raises(lambda: read_json_file(str(tmp_path), "config file"), "is a directory")
 
 
 # --- SQuAD (open bugs 1, 2 and 3) -----------------------------------------------------------------
@@ -97,7 +86,7 @@ def test_squad_bad_json_values(tmp_path, case):
   data, needle = SQUAD_CASES[case]
   path = B.write(str(tmp_path / "train-v1.1.json"),
                  data if isinstance(data, (str, bytes)) else json.dumps(data))
-  _raises(lambda: squad.read_squad(path, training=True, version_2=False), path, needle)
+  B.raises(lambda: squad.read_squad(path, training=True, version_2=False), path, needle)
 
 
 def test_squad_valid_file_still_reads(tmp_path):
@@ -113,27 +102,27 @@ def test_config_files_nested_too_deeply(tmp_path):
   from configs.model import ModelConfig
   from configs.training import TrainingConfig
   path = B.write(str(tmp_path / "deep.json"), DEEP)
-  _raises(lambda: ModelConfig.from_json_file(path), path, "nested too deeply")
-  _raises(lambda: TrainingConfig.from_json_file(path), path, "nested too deeply")
+  B.raises(lambda: ModelConfig.from_json_file(path), path, "nested too deeply")
+  B.raises(lambda: TrainingConfig.from_json_file(path), path, "nested too deeply")
 
 
 def test_config_files_not_utf8_and_not_objects(tmp_path):
   from configs.model import ModelConfig
   from configs.training import TrainingConfig
   latin = B.write(str(tmp_path / "latin.json"), b'{"model_preset": "caf\xe9"}')
-  _raises(lambda: TrainingConfig.from_json_file(latin), f"{latin}:1: not valid UTF-8")
+  B.raises(lambda: TrainingConfig.from_json_file(latin), f"{latin}:1: not valid UTF-8")
   array = B.write(str(tmp_path / "array.json"), "[1, 2]")
-  _raises(lambda: ModelConfig.from_json_file(array), array, "expected an object", "got an array")
+  B.raises(lambda: ModelConfig.from_json_file(array), array, "expected an object", "got an array")
 
 
 def test_predict_jsonl_missing_utf8_deep(tmp_path):
   from bert_keras.export.saved_model_predictor import read_jsonl
   missing = str(tmp_path / "none.jsonl")
-  _raises(lambda: read_jsonl(missing), f"{missing}: no such JSON-lines input file")
+  B.raises(lambda: read_jsonl(missing), f"{missing}: no such JSON-lines input file")
   latin = B.write(str(tmp_path / "latin.jsonl"), b'{"text_a": "ok"}\n{"text_a": "caf\xe9"}\n')
-  _raises(lambda: read_jsonl(latin), f"{latin}:2: not valid UTF-8")
+  B.raises(lambda: read_jsonl(latin), f"{latin}:2: not valid UTF-8")
   deep = B.write(str(tmp_path / "deep.jsonl"), '{"text_a": "ok"}\n\n' + DEEP + "\n")
-  _raises(lambda: read_jsonl(deep), f"{deep}:3: JSON nested too deeply")
+  B.raises(lambda: read_jsonl(deep), f"{deep}:3: JSON nested too deeply")
   ok = B.write(str(tmp_path / "ok.jsonl"), '{"text_a": "a"}\r\n\n{"text_a": "b"}')
   assert read_jsonl(ok) == [{"text_a": "a"}, {"text_a": "b"}]
 
@@ -172,25 +161,25 @@ def test_predict_output_with_minus_inf_score_is_valid_json():
 def test_task_info_nested_too_deeply_or_not_an_object(tmp_path):
   from bert_keras.export.export_config import _read_task_info  # pylint: disable=import-outside-toplevel
   deep = B.write(str(tmp_path / "deep.json"), DEEP)
-  _raises(lambda: _read_task_info(deep), deep, "nested too deeply")
+  B.raises(lambda: _read_task_info(deep), deep, "nested too deeply")
   array = B.write(str(tmp_path / "array.json"), "[1]")
-  _raises(lambda: _read_task_info(array), array, "expected an object")
+  B.raises(lambda: _read_task_info(array), array, "expected an object")
   empty = B.write(str(tmp_path / "empty.json"), "{}")
-  _raises(lambda: _read_task_info(empty), empty, "max_seq_length")
+  B.raises(lambda: _read_task_info(empty), empty, "max_seq_length")
 
 
 def test_component_parameters_file_and_values(tmp_path):
   from components.base.component_cli import parse_param_value  # pylint: disable=import-outside-toplevel
   assert parse_param_value("3") == 3 and parse_param_value("some/path") == "some/path"
-  _raises(lambda: parse_param_value(DEEP), "nested too deeply")
+  B.raises(lambda: parse_param_value(DEEP), "nested too deeply")
 
 
 def test_tf_config_nested_too_deeply(monkeypatch):
   from bert_keras.training.distribute import _check_tf_config  # pylint: disable=import-outside-toplevel
   monkeypatch.setenv("TF_CONFIG", DEEP)
-  _raises(_check_tf_config, "TF_CONFIG", "nested too deeply")
+  B.raises(_check_tf_config, "TF_CONFIG", "nested too deeply")
   monkeypatch.setenv("TF_CONFIG", "{not json")
-  _raises(_check_tf_config, "TF_CONFIG", "not valid JSON")
+  B.raises(_check_tf_config, "TF_CONFIG", "not valid JSON")
 
 
 def test_model_config_beside_weights_skips_a_deep_json(tmp_path):
@@ -198,7 +187,7 @@ def test_model_config_beside_weights_skips_a_deep_json(tmp_path):
   from bert_keras.interop import loader  # pylint: disable=import-outside-toplevel
   B.write(str(tmp_path / "a_deep.json"), DEEP)
   weights = B.write(str(tmp_path / "model.weights.h5"), b"")
-  _raises(lambda: loader._model_config_beside(weights), weights, "no model config JSON")
+  B.raises(lambda: loader._model_config_beside(weights), weights, "no model config JSON")
 
 
 def test_pipeline_metadata_files_nested_too_deeply_or_not_objects(tmp_path):
@@ -208,8 +197,8 @@ def test_pipeline_metadata_files_nested_too_deeply_or_not_objects(tmp_path):
   artifact_dir = tmp_path / "artifact"
   artifact_dir.mkdir()
   metadata = B.write(str(artifact_dir / "artifact.json"), DEEP)
-  _raises(lambda: Artifact.load(str(artifact_dir)), metadata, "nested too deeply")
+  B.raises(lambda: Artifact.load(str(artifact_dir)), metadata, "nested too deeply")
   B.write(metadata, "[]")
-  _raises(lambda: Artifact.load(str(artifact_dir)), metadata, "expected an object")
+  B.raises(lambda: Artifact.load(str(artifact_dir)), metadata, "expected an object")
   record = B.write(str(tmp_path / "run.json"), DEEP)
-  _raises(lambda: RunRecord.read_json(record), record, "nested too deeply")
+  B.raises(lambda: RunRecord.read_json(record), record, "nested too deeply")

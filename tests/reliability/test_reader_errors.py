@@ -9,7 +9,6 @@ import shutil
 
 import pytest
 
-from bert_keras.errors import UserError
 from bert_keras.tasks import conll2003, lee_similarity, squad, swag
 from bert_keras.tasks.registry import get_task
 from configs.tasks import get_task_config
@@ -18,16 +17,6 @@ from tests.reliability import bad_inputs as B
 
 def _task(name, **overrides):
   return get_task(get_task_config(name, **overrides))
-
-
-def _raises(fn, *needles):
-  with pytest.raises(UserError) as info:
-    fn()
-  message = str(info.value)
-  assert "\n" not in message.strip(), f"multi-line error: {message!r}"
-  for needle in needles:
-    assert needle in message, f"{needle!r} not in {message!r}"
-  return message
 
 
 # --- GLUE TSV --------------------------------------------------------------------------------------
@@ -50,13 +39,13 @@ def test_glue_tsv(tmp_path, case):
   content, *needles = GLUE_CASES[case]
   if content is not None:
     B.write(str(tmp_path / "train.tsv"), content)
-  _raises(lambda: _task("glue/mrpc").read_examples(str(tmp_path), "train"), *needles)
+  B.raises(lambda: _task("glue/mrpc").read_examples(str(tmp_path), "train"), *needles)
 
 
 def test_glue_regression_label_not_a_number(tmp_path):
   row = "\t".join(["0", "g", "f", "y", "0", "s", "s", "a b", "c d", "high"])
   B.write(str(tmp_path / "dev.tsv"), "header\n" + row + "\n")
-  _raises(lambda: _task("glue/stsb").read_examples(str(tmp_path), "dev"),
+  B.raises(lambda: _task("glue/stsb").read_examples(str(tmp_path), "dev"),
           "dev.tsv:2: label 'high' is not a number")
 
 
@@ -67,7 +56,7 @@ def test_glue_labels_differ_between_train_and_dev(tmp_path):
             "sentence\tlabel\n" + "".join(f"a film\t{label}\n" for label in labels))
   train = task.read_examples(str(tmp_path), "train")
   dev = task.read_examples(str(tmp_path), "dev")
-  _raises(lambda: task.prepare_labels(train, {"dev": dev}), "labels differ between train ['0']",
+  B.raises(lambda: task.prepare_labels(train, {"dev": dev}), "labels differ between train ['0']",
           "dev ['0', '1']", "['1'] never occur in train")
 
 
@@ -89,13 +78,13 @@ def test_polarity(tmp_path, case):
   path = str(tmp_path / "polarity.cor")
   if content is not None:
     B.write(path, content)
-  _raises(lambda: _task("polarity").read_examples(path, "train"), path, *needles)
+  B.raises(lambda: _task("polarity").read_examples(path, "train"), path, *needles)
 
 
 # --- Lee similarity -------------------------------------------------------------------------------
 
 def test_lee_missing_documents(tmp_path):
-  _raises(lambda: _task("lee_similarity").read_examples(str(tmp_path), "train"),
+  B.raises(lambda: _task("lee_similarity").read_examples(str(tmp_path), "train"),
           "lee.cor: no such file")
 
 
@@ -108,12 +97,12 @@ def test_lee_missing_documents(tmp_path):
 ])
 def test_lee_similarities(tmp_path, content, needle):
   path = B.write(str(tmp_path / "similarities0-1.txt"), content)
-  _raises(lambda: lee_similarity.read_similarities(path, 2), path, needle)
+  B.raises(lambda: lee_similarity.read_similarities(path, 2), path, needle)
 
 
 def test_lee_empty_document_line(tmp_path):
   path = B.write(str(tmp_path / "lee.cor"), "first document\n\nthird\n")
-  _raises(lambda: lee_similarity.read_documents(path), f"{path}:2: empty document line")
+  B.raises(lambda: lee_similarity.read_documents(path), f"{path}:2: empty document line")
 
 
 # --- SQuAD JSON -----------------------------------------------------------------------------------
@@ -151,11 +140,11 @@ SQUAD_CASES = {
 @pytest.mark.parametrize("case", sorted(SQUAD_CASES))
 def test_squad_json(tmp_path, case):
   data, *needles = SQUAD_CASES[case]
-  _raises(_squad(tmp_path, data), str(tmp_path / "train-v1.1.json"), *needles)
+  B.raises(_squad(tmp_path, data), str(tmp_path / "train-v1.1.json"), *needles)
 
 
 def test_squad_missing_file(tmp_path):
-  _raises(lambda: _task("squad_v1").read_examples(str(tmp_path), "train"),
+  B.raises(lambda: _task("squad_v1").read_examples(str(tmp_path), "train"),
           "train-v1.1.json: no such file")
 
 
@@ -179,14 +168,14 @@ def test_swag_csv(tmp_path, case):
   content, *needles = SWAG_CASES[case]
   if content is not None:
     B.write(str(tmp_path / "train.csv"), content)
-  _raises(lambda: _task("swag").read_examples(str(tmp_path), "train"), *needles)
+  B.raises(lambda: _task("swag").read_examples(str(tmp_path), "train"), *needles)
 
 
 def test_swag_row_line_numbers_count_quoted_newlines(tmp_path):
   """A quoted cell spanning two lines: the error names the physical line where the row ends."""
   rows = B.swag_rows(1) + '1,v,0,"two\nlines",s,s,g,a,b,c,d,9\n'
   path = B.write(str(tmp_path / "val.csv"), rows)
-  _raises(lambda: swag.read_swag(path, require_label=True), f"{path}:4: label 9 is not 0-3")
+  B.raises(lambda: swag.read_swag(path, require_label=True), f"{path}:4: label 9 is not 0-3")
 
 
 # --- CoNLL-2003 -----------------------------------------------------------------------------------
@@ -204,11 +193,11 @@ CONLL_CASES = {
 def test_conll(tmp_path, case):
   content, *needles = CONLL_CASES[case]
   B.write(str(tmp_path / "train.txt"), content)
-  _raises(lambda: _task("conll2003").read_examples(str(tmp_path), "train"), *needles)
+  B.raises(lambda: _task("conll2003").read_examples(str(tmp_path), "train"), *needles)
 
 
 def test_conll_missing_file(tmp_path):
-  _raises(lambda: _task("conll2003").read_examples(str(tmp_path), "dev"),
+  B.raises(lambda: _task("conll2003").read_examples(str(tmp_path), "dev"),
           "none of ['valid.txt', 'dev.txt', 'eng.testa'] exists")
 
 
@@ -217,7 +206,7 @@ def test_conll_labels_differ_between_train_and_dev(tmp_path):
                                "iob2")
   dev = conll2003.read_conll(B.write(str(tmp_path / "valid.txt"), B.conll_rows(["O", "B-LOC"])),
                              "iob2")
-  _raises(lambda: _task("conll2003").prepare_labels(train, {"dev": dev}),
+  B.raises(lambda: _task("conll2003").prepare_labels(train, {"dev": dev}),
           "labels differ between train and dev: ['B-LOC'] never occur in train")
 
 
@@ -226,13 +215,13 @@ def test_conll_labels_differ_between_train_and_dev(tmp_path):
 def test_pretraining_input_pattern_matches_nothing(tmp_path):
   from bert_keras.training.pretraining_input import list_files
   pattern = str(tmp_path / "train-*.tfrecord")
-  _raises(lambda: list_files(pattern), f"input pattern {pattern!r} matches no file")
+  B.raises(lambda: list_files(pattern), f"input pattern {pattern!r} matches no file")
 
 
 def test_pretraining_input_empty_tfrecord(tmp_path):
   from bert_keras.training.pretraining_input import check_record_shapes
   path = B.write(str(tmp_path / "empty.tfrecord"), b"")
-  _raises(lambda: check_record_shapes([path], 64, 10), f"{path}: no records")
+  B.raises(lambda: check_record_shapes([path], 64, 10), f"{path}: no records")
 
 
 def test_pretraining_input_wrong_lengths(tmp_path):
@@ -244,7 +233,7 @@ def test_pretraining_input_wrong_lengths(tmp_path):
       "input_ids": feature(32), "masked_lm_positions": feature(5)}))
   with tf.io.TFRecordWriter(path) as writer:
     writer.write(example.SerializeToString())
-  _raises(lambda: check_record_shapes([path], 64, 10),
+  B.raises(lambda: check_record_shapes([path], 64, 10),
           f"{path}: record 1 has input_ids of length 32, but the config says 64")
 
 
@@ -256,7 +245,7 @@ def test_pretraining_input_records_of_another_format(tmp_path):
       "image": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"png"]))}))
   with tf.io.TFRecordWriter(path) as writer:
     writer.write(example.SerializeToString())
-  _raises(lambda: check_record_shapes([path], 64, 10),
+  B.raises(lambda: check_record_shapes([path], 64, 10),
           f"{path}: record 1 has no feature 'input_ids'")
 
 
@@ -265,47 +254,47 @@ def test_pretraining_input_records_of_another_format(tmp_path):
 def test_training_config_json_errors(tmp_path):
   from configs.training import TrainingConfig
   missing = str(tmp_path / "nope.json")
-  _raises(lambda: TrainingConfig.from_json_file(missing), missing, "no such training config file")
+  B.raises(lambda: TrainingConfig.from_json_file(missing), missing, "no such training config file")
   bad = B.write(str(tmp_path / "bad.json"), "{\n  'model_preset': 1\n}")
-  _raises(lambda: TrainingConfig.from_json_file(bad), f"{bad}:2: not valid JSON")
+  B.raises(lambda: TrainingConfig.from_json_file(bad), f"{bad}:2: not valid JSON")
   unknown = B.write(str(tmp_path / "unknown.json"), json.dumps({"num_trian_steps": 5}))
-  _raises(lambda: TrainingConfig.from_json_file(unknown), unknown,
+  B.raises(lambda: TrainingConfig.from_json_file(unknown), unknown,
           "unknown training config keys ['num_trian_steps']")
   wrong = B.write(str(tmp_path / "wrong.json"), json.dumps({"num_train_steps": "5"}))
-  _raises(lambda: TrainingConfig.from_json_file(wrong), wrong, "num_train_steps='5' must be an integer")
+  B.raises(lambda: TrainingConfig.from_json_file(wrong), wrong, "num_train_steps='5' must be an integer")
   array = B.write(str(tmp_path / "array.json"), "[1, 2]")
-  _raises(lambda: TrainingConfig.from_json_file(array), array,
+  B.raises(lambda: TrainingConfig.from_json_file(array), array,
           "expected an object at the top level of the JSON, got an array")
 
 
 def test_model_config_json_errors(tmp_path):
   from configs.model import ModelConfig
   missing = str(tmp_path / "nope.json")
-  _raises(lambda: ModelConfig.from_json_file(missing), missing)
+  B.raises(lambda: ModelConfig.from_json_file(missing), missing)
   odd = B.write_model_config(str(tmp_path / "odd.json"), hidden_size=15, num_heads=2)
-  _raises(lambda: ModelConfig.from_json_file(odd), "hidden_size=15 is not divisible by num_heads=2")
+  B.raises(lambda: ModelConfig.from_json_file(odd), "hidden_size=15 is not divisible by num_heads=2")
 
 
 def test_task_config_unknown_key():
   from configs.tasks import TaskConfig
-  _raises(lambda: TaskConfig.from_dict({"task": "polarity", "learning_rte": 1e-4}),
+  B.raises(lambda: TaskConfig.from_dict({"task": "polarity", "learning_rte": 1e-4}),
           "unknown task config keys ['learning_rte']")
 
 
 def test_component_parameters_unknown_and_wrong_type():
   from components.pusher.spec import PusherSpec
-  _raises(lambda: PusherSpec.resolve_parameters({"serving_dir": "s", "bogus": 1}),
+  B.raises(lambda: PusherSpec.resolve_parameters({"serving_dir": "s", "bogus": 1}),
           "unknown parameters ['bogus']")
-  _raises(lambda: PusherSpec.resolve_parameters({"serving_dir": 5}),
+  B.raises(lambda: PusherSpec.resolve_parameters({"serving_dir": 5}),
           "parameter serving_dir=5 must be of type str")
 
 
 def test_predict_jsonl_errors(tmp_path):
   from bert_keras.export.saved_model_predictor import read_jsonl
   bad = B.write(str(tmp_path / "in.jsonl"), '{"text_a": "ok"}\n\n{not json}\n')
-  _raises(lambda: read_jsonl(bad), f"{bad}:3: not valid JSON")
+  B.raises(lambda: read_jsonl(bad), f"{bad}:3: not valid JSON")
   array = B.write(str(tmp_path / "array.jsonl"), '["text"]\n')
-  _raises(lambda: read_jsonl(array), f"{array}:1: expected an object", "got an array")
+  B.raises(lambda: read_jsonl(array), f"{array}:1: expected an object", "got an array")
 
 
 # --- Checkpoints ----------------------------------------------------------------------------------
@@ -340,15 +329,15 @@ def _truncate(path, keep):
 
 def test_checkpoint_missing(tmp_path):
   from bert_keras import interop
-  _raises(lambda: interop.load_encoder(str(tmp_path / "nope")), "nope: no such checkpoint")
-  _raises(lambda: interop.load_encoder(str(tmp_path)), "no checkpoint found")
+  B.raises(lambda: interop.load_encoder(str(tmp_path / "nope")), "nope: no such checkpoint")
+  B.raises(lambda: interop.load_encoder(str(tmp_path)), "no checkpoint found")
 
 
 def test_checkpoint_truncated_data(google_checkpoint, tmp_path):
   from bert_keras import interop
   directory = _copy(google_checkpoint, tmp_path)
   _truncate(_data_file(directory), lambda n: n // 2)
-  _raises(lambda: interop.load_encoder(directory), ".data-00000-of-00001: cannot read variable",
+  B.raises(lambda: interop.load_encoder(directory), ".data-00000-of-00001: cannot read variable",
           "truncated or corrupt")
 
 
@@ -356,14 +345,14 @@ def test_checkpoint_truncated_index(google_checkpoint, tmp_path):
   from bert_keras import interop
   directory = _copy(google_checkpoint, tmp_path)
   _truncate(os.path.join(directory, "bert_model.ckpt.index"), lambda n: 20)
-  _raises(lambda: interop.load_encoder(directory), "bert_model.ckpt.index: cannot read the checkpoint")
+  B.raises(lambda: interop.load_encoder(directory), "bert_model.ckpt.index: cannot read the checkpoint")
 
 
 def test_checkpoint_vocab_mismatch(google_checkpoint, tmp_path):
   from bert_keras import interop
   directory = _copy(google_checkpoint, tmp_path)
   B.write_vocab(directory)
-  _raises(lambda: interop.load_encoder(directory), "vocab.txt: 20 vocabulary entries",
+  B.raises(lambda: interop.load_encoder(directory), "vocab.txt: 20 vocabulary entries",
           "bert_config.json says vocab_size=57")
 
 
@@ -380,7 +369,7 @@ def test_checkpoint_config_errors(google_checkpoint, tmp_path, change, needle):
     values = json.load(f)
   values.update(change)
   B.write(path, json.dumps({k: v for k, v in values.items() if v is not None}))
-  _raises(lambda: interop.load_encoder(directory), "bert_config.json", needle)
+  B.raises(lambda: interop.load_encoder(directory), "bert_config.json", needle)
 
 
 def test_checkpoint_shape_mismatch(google_checkpoint, tmp_path):
@@ -391,5 +380,5 @@ def test_checkpoint_shape_mismatch(google_checkpoint, tmp_path):
   with open(path, encoding="utf-8") as f:
     values = json.load(f)
   B.write(path, json.dumps(dict(values, intermediate_size=64)))
-  message = _raises(lambda: interop.load_encoder(directory), "intermediate")
+  message = B.raises(lambda: interop.load_encoder(directory), "intermediate")
   assert "48" in message and "64" in message, message

@@ -5,6 +5,9 @@ sentence the pipeline makes of it), the hard texts of test_bert_tokenizer.py, ca
 arbitrary text and bytes.
 """
 
+import subprocess
+import sys
+
 import hypothesis
 import hypothesis.strategies as st
 import pytest
@@ -12,7 +15,6 @@ import tensorflow as tf
 
 from bert_keras import resources
 from bert_keras.data import cached_wordpiece_tokenizer as cwt
-from bert_keras.errors import UserError
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.text.reference_tokenizer import ReferenceTokenizer
 from bert_keras.text.vocab import load_vocab
@@ -87,18 +89,15 @@ def test_property_arbitrary_text_matches_reference(vocab, texts):
   assert fast.encode(texts) == [reference.encode(t) for t in texts]
 
 
-def test_vocab_file_rules_match_load_vocab(tmp_path):
-  cases = {"ok.txt": b"[PAD]\n[UNK]\n a \nb\n", "dup.txt": b"a\nb\na\n", "empty_line.txt": b"a\n\nb\n",
-           "empty.txt": b"", "latin1.txt": b"a\n\xe9\n", "missing.txt": None}
-  for name, data in cases.items():
-    path = tmp_path / name
-    if data is not None:
-      path.write_bytes(data)
-    outcomes = []
-    for load in (load_vocab, cwt.read_vocab_file):
-      try:
-        outcomes.append(load(str(path)))
-      except UserError as e:
-        outcomes.append(str(e))
-    assert outcomes[0] == outcomes[1], name
-  assert cwt.read_vocab_file(str(tmp_path / "ok.txt")) == ["[PAD]", "[UNK]", "a", "b"]
+def test_from_vocab_file_reads_the_vocabulary_without_tensorflow(tmp_path):
+  """Workers build the tokenizer from a local vocab.txt; neither that nor load_vocab imports TF."""
+  path = tmp_path / "vocab.txt"
+  path.write_bytes(b"[PAD]\n[UNK]\n a \nb\n")
+  code = ("import sys\n"
+          "from bert_keras.data.cached_wordpiece_tokenizer import CachedWordpieceTokenizer\n"
+          f"t = CachedWordpieceTokenizer.from_vocab_file({str(path)!r})\n"
+          "assert t.vocabulary == ['[PAD]', '[UNK]', 'a', 'b'], t.vocabulary\n"
+          "assert t.encode(['a b c']) == [[2, 3, 1]], t.encode(['a b c'])\n"
+          "assert 'tensorflow' not in sys.modules\n")
+  result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+  assert result.returncode == 0, result.stderr[-2000:]

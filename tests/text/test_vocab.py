@@ -43,3 +43,8 @@ def test_check_vocabulary_decodes_bytes_and_rejects_duplicates():
   assert check_vocabulary([b"a", "b"]) == ["a", "b"]
   with pytest.raises(UserError, match="vocabulary:2: duplicate token 'a'"):
     check_vocabulary(["a", "a"])
+
+
+def test_directory_is_named_as_such(tmp_path):
+  with pytest.raises(UserError, match="is a directory; expected a vocabulary file"):
+    load_vocab(str(tmp_path))
