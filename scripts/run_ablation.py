@@ -12,14 +12,15 @@ from absl import app, flags
 
 from bert_keras.errors import parse_flags, run_main
 from bert_keras.gpt.ablation_study import merge_runs, run_study
-from configs.ablations import DEFAULT_TASK_VARIANTS, get_study_config
+from configs.ablations import DEFAULT_TASK_VARIANTS, PROBE_TASK_VARIANTS, get_study_config
 
 flags.DEFINE_string("output_dir", None, "Where the table, plot and results go.")
 flags.DEFINE_string("preset", "small", "Study budget preset (configs/ablations.py STUDY_PRESETS).")
 flags.DEFINE_list("seeds", None, "Override the preset's seeds, e.g. 0,1,2.")
 flags.DEFINE_integer("pretrain_steps", None, "Override the pretraining steps of every model.")
 flags.DEFINE_list("corpora", None, "Override the pretraining corpora (wikipedia, lee_background).")
-flags.DEFINE_list("tasks", None, "Subset of the study tasks (polarity, lee_similarity, span).")
+flags.DEFINE_list("tasks", None, "Subset of the study tasks (polarity, lee_similarity, span, "
+                  "lee_probe, polarity_probe).")
 flags.DEFINE_list("merge", None, "Instead of running, merge the results.jsonl of these study "
                   "output dirs (e.g. one process per seed) into one table and plot.")
 flags.mark_flag_as_required("output_dir")
@@ -36,7 +37,8 @@ def main(argv):
   if F.corpora:
     overrides["corpora"] = tuple(F.corpora)
   if F.tasks:
-    overrides["tasks"] = {t: DEFAULT_TASK_VARIANTS.get(t, ()) for t in F.tasks}
+    defaults = {**DEFAULT_TASK_VARIANTS, **PROBE_TASK_VARIANTS}
+    overrides["tasks"] = {t: defaults.get(t, ()) for t in F.tasks}
     if "polarity" not in F.tasks:
       overrides["layer_transfer_task"] = ""
   study = get_study_config(F.preset, **overrides)

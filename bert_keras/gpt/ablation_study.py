@@ -37,7 +37,10 @@ from bert_keras.training.pretraining_task import PretrainingTask
 from configs.ablations import AblationVariant, StudyConfig, get_ablation
 from configs.gpt import GPTPretrainingConfig
 
-TASK_METRIC = {"polarity": "accuracy", "lee_similarity": "pearson", "span": "exact_match"}
+TASK_METRIC = {"polarity": "accuracy", "lee_similarity": "pearson", "span": "token_f1",
+               "lee_probe": "spearman", "polarity_probe": "accuracy"}
+# Feature-based tasks (BERT section 5.3): frozen pretrained features, no fine-tuning.
+PROBE_TASKS = ("lee_probe", "polarity_probe")
 
 
 # === Models ===
@@ -237,11 +240,102 @@ def _evaluate(task: str, regression: bool, logits: np.ndarray, dev: dict) -> dic
                           logits[..., 1], -1e9)
     ends = end_logits.argmax(-1)
     return {"exact_match": float(np.mean((starts == labels[:, 0]) & (ends == labels[:, 1]))),
-            "start_accuracy": float(np.mean(starts == labels[:, 0]))}
+            "start_accuracy": float(np.mean(starts == labels[:, 0])),
+            "token_f1": span_token_f1(starts, ends, labels[:, 0], labels[:, 1])}
   if regression:
     return {"pearson": metrics_lib.pearson(labels, logits[:, 0]),
             "spearman": metrics_lib.spearman(labels, logits[:, 0])}
   return {"accuracy": metrics_lib.accuracy(labels, logits.argmax(-1))}
+
+
+def span_token_f1(starts, ends, gold_starts, gold_ends) -> float:
+  """SQuAD-style token overlap F1 of predicted [start, end] vs gold spans (inclusive), averaged:
+  partial credit, so a head that finds the neighbourhood of the answer scores above zero."""
+  starts, ends = np.asarray(starts), np.asarray(ends)
+  gold_starts, gold_ends = np.asarray(gold_starts), np.asarray(gold_ends)
+  overlap = np.maximum(0, np.minimum(ends, gold_ends) - np.maximum(starts, gold_starts) + 1)
+  precision = overlap / np.maximum(ends - starts + 1, 1)
+  recall = overlap / np.maximum(gold_ends - gold_starts + 1, 1)
+  f1 = np.where(overlap > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-9), 0.0)
+  return float(f1.mean())
+
+
+# === Feature-based probes (BERT section 5.3: frozen features, no fine-tuning) ===
+
+def frozen_features(study: StudyConfig, vocab, variant: AblationVariant, pretrained, seed: int,
+                    inputs: dict, batch_size: int = 64) -> tuple:
+  """Sum over real tokens of the concatenated outputs of all L layers (BERT 5.3 concatenates the
+  top four; the study's models have L <= 4), per row: returns (sums (rows, L*H[*2]), counts (rows,)).
+
+  The variant's pretrained weights, or its random initialisation under `seed` when not
+  pretrained. ELMo-style: the LTR model on the text and the RTL model on the reversed text,
+  features concatenated (a sum over tokens does not depend on their order).
+  """
+  keras.utils.set_random_seed(seed)
+  vocab_size = vocab.tokenizer.vocab_size
+  layout = "gpt" if variant.family == "gpt" else "bert"
+  rows = inputs[layout]
+  if variant.family == "elmo":
+    models = build_elmo_encoders(study, vocab_size, variant)
+    for model, reverse in zip(models, (False, True)):
+      model.set_weights(pretrained[pretrain_key(variant, reverse)])
+    reversed_rows = {k: study_data.reverse_real_tokens(v, rows["input_mask"]) for k, v in rows.items()}
+    feeds = [rows, reversed_rows]
+  else:
+    model = build_backbone(study, vocab_size, variant)
+    if variant.pretrained:
+      model.set_weights(pretrained[pretrain_key(variant)])
+    models, feeds = [model], [rows]
+  mask = rows["input_mask"].astype(np.float32)
+  parts = []
+  for model, feed in zip(models, feeds):
+    sums = []
+    for b in range(0, len(mask), batch_size):
+      batch = {k: v[b:b + batch_size] for k, v in feed.items()}
+      layers = model(batch, training=False)["encoder_outputs"]
+      states = np.concatenate([keras.ops.convert_to_numpy(x) for x in layers], axis=-1)
+      sums.append((states * mask[b:b + batch_size, :, None]).sum(1))
+    parts.append(np.concatenate(sums))
+  return np.concatenate(parts, axis=-1), mask.sum(1)
+
+
+def lee_probe_scores(sums: np.ndarray, counts: np.ndarray, data: dict) -> dict:
+  """Mean-pooled document vectors (over all chunks' tokens), centred over the 50 documents (mean
+  pooled states share a large common direction), cosine similarity vs the human ratings."""
+  docs = int(data["doc_index"].max()) + 1
+  vectors = np.zeros((docs, sums.shape[1]))
+  np.add.at(vectors, data["doc_index"], sums)
+  vectors /= np.bincount(data["doc_index"], weights=counts, minlength=docs)[:, None]
+  vectors -= vectors.mean(0, keepdims=True)
+  vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+  i, j = data["pairs"][:, 0], data["pairs"][:, 1]
+  cosine = (vectors[i] * vectors[j]).sum(-1)
+  return {"spearman": metrics_lib.spearman(data["ratings"], cosine),
+          "pearson": metrics_lib.pearson(data["ratings"], cosine)}
+
+
+def polarity_probe_scores(sums: np.ndarray, counts: np.ndarray, data: dict, seed: int,
+                          folds: int = 10, repeats: int = 3) -> dict:
+  """Logistic regression on mean-pooled frozen features, stratified `folds`-fold cross-validation
+  over all 200 sentences, repeated `repeats` times: every sentence is a test sentence, so the
+  metric rests on 200 sentences instead of 40 (one sentence = 0.5 points)."""
+  from sklearn.linear_model import LogisticRegression  # pylint: disable=g-import-not-at-top
+  from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
+  from sklearn.pipeline import make_pipeline
+  from sklearn.preprocessing import StandardScaler
+  features = sums / np.maximum(counts, 1.0)[:, None]
+  probe = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=2000))
+  splits = RepeatedStratifiedKFold(n_splits=folds, n_repeats=repeats, random_state=seed)
+  scores = cross_val_score(probe, features, data["labels"], cv=splits, scoring="accuracy")
+  return {"accuracy": float(scores.mean())}
+
+
+def probe_variant(study: StudyConfig, vocab, task: str, data: dict, variant: AblationVariant,
+                  pretrained: Dict[tuple, list], seed: int) -> dict:
+  sums, counts = frozen_features(study, vocab, variant, pretrained, seed, data)
+  if task == "lee_probe":
+    return lee_probe_scores(sums, counts, data)
+  return polarity_probe_scores(sums, counts, data, seed)
 
 
 def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: AblationVariant,
@@ -305,6 +399,10 @@ def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = 
     if task == "span":
       sets[task] = study_data.span_sets(vocab, study.seq_length, study.span_examples,
                                         per_sentence=study.span_per_sentence)
+    elif task == "lee_probe":
+      sets[task] = study_data.lee_probe_set(vocab, study.seq_length)
+    elif task == "polarity_probe":
+      sets[task] = study_data.polarity_probe_set(vocab, study.seq_length)
     else:
       sets[task] = study_data.classification_sets(
           vocab, task, study.seq_length,
@@ -318,6 +416,7 @@ def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = 
   log(f"data ready in {time.time() - started:.0f}s: {len(token_docs)} documents, "
       f"{windows['input_ids'].shape[0]} LM windows of {study.seq_length}, vocab "
       f"{vocab.tokenizer.vocab_size}; " + ", ".join(
+          f"{t}: {len(d['bert']['input_mask'])} rows (probe)" if t in PROBE_TASKS else
           f"{t}: {len(d['train']['labels'])} train / {len(d['dev']['labels'])} dev"
           for t, d in sets.items()))
 
@@ -363,8 +462,11 @@ def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = 
       for name in variants:
         variant = get_ablation(name)
         t0 = time.time()
-        scores = finetune_variant(study, vocab, task, sets[task], variant, pretrained, seed,
-                                  _scratch(output_dir, "finetune", seed, task, name))
+        if task in PROBE_TASKS:
+          scores = probe_variant(study, vocab, task, sets[task], variant, pretrained, seed)
+        else:
+          scores = finetune_variant(study, vocab, task, sets[task], variant, pretrained, seed,
+                                    _scratch(output_dir, "finetune", seed, task, name))
         for metric, value in scores.items():
           add({"experiment": "ablation", "variant": name, "task": task, "metric": metric,
                "seed": seed, "value": value, "seconds": round(time.time() - t0, 1)})

@@ -201,3 +201,42 @@ def span_sets(vocab: StudyVocabulary, seq_length: int, num_examples: int, seed: 
     starts = np.array([offset + r[2] for r in rows], np.int32)
     out[split] = {"bert": inputs, "labels": np.stack([starts, starts + answer_length - 1], -1)}
   return out
+
+
+# === Feature-based (frozen) probe sets, BERT section 5.3 ===
+
+def _pack_single(vocab: StudyVocabulary, pieces, seq_length: int) -> dict:
+  """Single segments in both layouts: {"bert": `[CLS] x [SEP]`, "gpt": `<start> x <extract>`}."""
+  return {"bert": _pack_bert(vocab, pieces, None, seq_length),
+          "gpt": _pack_gpt(vocab, pieces, None, seq_length, "classification")}
+
+
+def lee_probe_set(vocab: StudyVocabulary, seq_length: int) -> dict:
+  """All 50 Lee documents cut into chunks of seq_length - 2 pieces, for mean-pooled features, and
+  the 1,225 rated pairs (i < j) with their mean human similarity.
+
+  Returns {"bert"/"gpt": packed chunks (chunks, seq), "doc_index": (chunks,) document of each
+  chunk, "pairs": (1225, 2) int, "ratings": (1225,) float}. No training: the whole rated set scores
+  every model, so the metric has no train/dev split noise.
+  """
+  from bert_keras.tasks import lee_similarity  # pylint: disable=g-import-not-at-top
+  documents = lee_similarity.read_documents(resources.lee_documents_path())
+  ratings = lee_similarity.read_similarities(resources.lee_similarities_path(), len(documents))
+  chunks, doc_index = [], []
+  size = seq_length - 2
+  for index, pieces in enumerate(vocab.tokenizer.encode(documents)):
+    for start in range(0, max(len(pieces), 1), size):
+      chunks.append(pieces[start:start + size])
+      doc_index.append(index)
+  pairs = [(i, j) for i in range(len(documents)) for j in range(i + 1, len(documents))]
+  return {**_pack_single(vocab, chunks, seq_length), "doc_index": np.array(doc_index),
+          "pairs": np.array(pairs), "ratings": np.array([ratings[i][j] for i, j in pairs])}
+
+
+def polarity_probe_set(vocab: StudyVocabulary, seq_length: int) -> dict:
+  """All 200 polarity sentences (train + dev) for a cross-validated probe on frozen features."""
+  task = get_task(TaskConfig(task="polarity", max_seq_length=seq_length))
+  examples = task.read_examples("", "train") + task.read_examples("", "dev")
+  pieces = vocab.tokenizer.encode([e.text_a for e in examples])
+  return {**_pack_single(vocab, pieces, seq_length),
+          "labels": np.array([task.label_names.index(e.label) for e in examples], np.int32)}

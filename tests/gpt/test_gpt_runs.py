@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from bert_keras.errors import UserError
 from bert_keras.gpt import gpt_runs
-from bert_keras.gpt.ablation_study import merge_runs, run_study
+from bert_keras.gpt.ablation_study import merge_runs, run_study, span_token_f1
 from configs.ablations import get_study_config
 from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
 
@@ -39,6 +39,12 @@ def test_bpe_pretrain_finetune_export(tmp_path):
   assert logits["logits"].shape == (2, 2)
 
 
+def test_span_token_f1():
+  # exact, one-of-two overlapping, disjoint, predicted span too long (1 of 4 tokens right)
+  f1 = span_token_f1([5, 6, 9, 4], [6, 7, 9, 7], [5, 5, 5, 4], [6, 6, 6, 4])
+  assert f1 == pytest.approx((1.0 + 0.5 + 0.0 + 0.4) / 4)
+
+
 def test_run_errors(tmp_path):
   with pytest.raises(UserError, match="no such input file"):
     gpt_runs.run_train_bpe([], [str(tmp_path / "missing.txt")], 100, str(tmp_path / "x.model"))
@@ -48,15 +54,21 @@ def test_run_errors(tmp_path):
 
 @pytest.mark.slow
 def test_ablation_study_smoke(tmp_path):
-  study = get_study_config("smoke", tasks={"polarity": ("gpt1", "bert_ltr_no_nsp")},
+  study = get_study_config("smoke", tasks={"polarity": ("gpt1", "bert_ltr_no_nsp"),
+                                           "lee_probe": ("gpt1", "bert_no_pretraining"),
+                                           "polarity_probe": ("bert_ltr_no_nsp",)},
                            zero_shot_points=1)
   rows = run_study(study, str(tmp_path / "s0"), log=lambda _: None)
   variants = {(r["experiment"], r["variant"]) for r in rows}
   assert {("ablation", "gpt1"), ("ablation", "bert_ltr_no_nsp"), ("zero_shot", "gpt1"),
           ("layer_transfer", "gpt1_k0"), ("layer_transfer", "gpt1_k1")} <= variants
-  assert all(0.0 <= r["value"] <= 1.0 for r in rows)
+  probes = {(r["task"], r["variant"], r["metric"]) for r in rows}
+  assert {("lee_probe", "gpt1", "spearman"), ("lee_probe", "bert_no_pretraining", "pearson"),
+          ("polarity_probe", "bert_ltr_no_nsp", "accuracy")} <= probes
+  assert all(-1.0 <= r["value"] <= 1.0 for r in rows if r["task"] == "lee_probe")
+  assert all(0.0 <= r["value"] <= 1.0 for r in rows if r["task"] != "lee_probe")
   merged = merge_runs([str(tmp_path / "s0")], study, str(tmp_path / "merged"))
   assert len(merged) == len(rows)
   table = (tmp_path / "merged" / "table.md").read_text()
-  assert "| gpt1 |" in table and "Zero-shot" in table
+  assert "| gpt1 |" in table and "Zero-shot" in table and "lee_probe (spearman)" in table
   assert (tmp_path / "merged" / "ablation.png").stat().st_size > 1000
