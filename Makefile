@@ -18,7 +18,7 @@ setup: $(STAMP)
 
 # pytest exits 5 when it collects no tests; treat that as a failure, never as a pass.
 test: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 2 --dist loadfile tests; \
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 2 --dist loadfile --durations=30 tests; \
 	status=$$?; if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 test-fast: $(STAMP)

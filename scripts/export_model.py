@@ -26,7 +26,9 @@ flags.DEFINE_enum("lower_case", "auto", ["auto", "true", "false"],
 flags.DEFINE_integer("max_seq_length", 128, "Encoder exports: packed length (tasks keep theirs).")
 flags.DEFINE_integer("doc_stride", 0, "SQuAD and NER: pieces between window starts for texts "
                      "longer than one window; 0 = the task's own (NER: half a window).")
-flags.DEFINE_bool("jit_compile", False, "XLA-compile the Transformer part of the graph.")
+flags.DEFINE_enum("jit_compile", "false", ["false", "true", "auto"],
+                  "XLA-compile the Transformer part of the graph: true, false (plain TF graph), or auto "
+                  "(XLA for single-row calls, where it is faster on CPU; the plain graph for batches).")
 flags.mark_flags_as_required(["output_dir"])
 
 
@@ -39,7 +41,7 @@ def main(argv):
       encoder_checkpoint=FLAGS.encoder_checkpoint, vocab_file=FLAGS.vocab_file,
       lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
       max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
-      jit_compile=FLAGS.jit_compile)
+      jit_compile={"true": True, "false": False, "auto": "auto"}[FLAGS.jit_compile])
   summary = run_export(config)
   print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")
 

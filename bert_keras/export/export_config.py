@@ -26,7 +26,7 @@ class ExportConfig:
   lower_case: Optional[bool] = None
   max_seq_length: int = 128  # encoder exports only; a task keeps its fine-tuning length
   doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
-  jit_compile: bool = False
+  jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
 
   def __post_init__(self):
     if not self.output_dir:
@@ -38,6 +38,8 @@ class ExportConfig:
       raise UserError(f"max_seq_length={self.max_seq_length} must be >= 3")
     if self.doc_stride < 0:
       raise UserError(f"doc_stride={self.doc_stride} must be >= 0 (0 = the task's own)")
+    if self.jit_compile not in (True, False, "auto"):
+      raise UserError(f"jit_compile={self.jit_compile!r}; expected true, false or auto")
 
   def to_json(self) -> str:
     return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n"

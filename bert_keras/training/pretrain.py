@@ -15,6 +15,7 @@ import os
 
 import keras
 import tensorflow as tf
+from tensorflow.python.framework import config as tf_config  # is_op_determinism_enabled: not public
 from absl import logging
 
 from bert_keras.errors import UserError
@@ -155,8 +156,18 @@ def run_pretraining(config: TrainingConfig) -> dict:
   if not config.input_files:
     raise UserError("input_files is required")
   keras.utils.set_random_seed(config.seed)
-  if config.deterministic:
-    tf.config.experimental.enable_op_determinism()
+  if not config.deterministic or tf_config.is_op_determinism_enabled():
+    return _run_pretraining(config)
+  # Determinism is a process-wide switch: turned off again afterwards, so that code running later
+  # in the same process (the pipeline's next components, a caller's own unseeded ops) is unaffected.
+  tf.config.experimental.enable_op_determinism()
+  try:
+    return _run_pretraining(config)
+  finally:
+    tf_config.disable_op_determinism()
+
+
+def _run_pretraining(config: TrainingConfig) -> dict:
   strategy = distribute.get_strategy(config.distribution, tpu=config.tpu or None,
                                      num_gpus=config.num_gpus)
   precision.set_precision(config.precision)

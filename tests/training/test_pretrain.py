@@ -5,6 +5,8 @@ import os
 
 import keras
 import pytest
+import tensorflow as tf
+from tensorflow.python.framework import config as tf_config
 
 from bert_keras.errors import UserError
 from bert_keras.training.pretrain import run_pretraining
@@ -55,8 +57,11 @@ def test_two_phases_outputs_and_resume(tmp_path):
 def test_ltr_objective_runs(tmp_path):
   pattern = write_records(str(tmp_path / "data"), seq_length=32)
   result = run_pretraining(_config(pattern, str(tmp_path / "ltr"), objective="ltr",
-                                   num_train_steps=3, jit_compile=True))
+                                   num_train_steps=3, jit_compile=True, deterministic=True))
   assert result["train"]["step"] == 3 and "nsp_loss" not in result["train"]
+  # Op determinism is process-wide: the run turns it off again, so later unseeded ops still work.
+  assert not tf_config.is_op_determinism_enabled()
+  tf.random.uniform([2])
 
 
 def test_missing_input_is_a_one_line_user_error(tmp_path):
