@@ -1,10 +1,16 @@
 """Serving speed of the text-in SavedModel, tokenization included, beside model-only peers.
 
-For BERT-mini and BERT-Base shapes at sequence length 128, with 2 intra-op threads and 1 inter-op
-thread set in this (the loading) process, like torch's 2 threads, in one run:
+For BERT-mini and BERT-Base shapes at sequence length 128. Both libraries run with their own
+default threading, what every user who loads the SavedModel or builds the torch model gets (on the
+2-core machines measured: TF intra-op 2 / inter-op 2, torch 2 / 2); the table prints what each
+used. --tf_threads adds rows for other TF settings (default: also intra 2 / inter 1, the setting
+earlier runs pinned), each in its own process, since TF fixes its thread pools at start-up. Paths:
   text-in SavedModel (V)  raw strings -> outputs: in-graph tokenizer + packer + encoder, for each
                           export variant V of --variants: `graph` (plain TF graph, grappler and
-                          oneDNN kernels; export_task_model's default) and `xla` (jit_compile=True)
+                          oneDNN kernels; export_task_model's default), `xla` (jit_compile=True),
+                          `auto` (XLA for one sequence, the graph for batches); a `:gN` suffix
+                          exports with row_groups=N (`graph:g2`: every Transformer block split
+                          into 2 groups of positions, TransformerBlock.row_groups)
   ids-in SavedModel (V)   the same SavedModel's `serving_tokenized` signature on packed ids
   tokenize outside        the same tokenizer + packer alone (what a server that tokenizes
                           elsewhere pays before calling the model)
@@ -20,8 +26,9 @@ Inputs: real news documents (Lee corpus) long enough to fill 128 pieces. Weights
 (speed does not depend on them); the encoder export is the feature-extraction one (pooled,
 sequence and all layers' outputs).
 
-  python bench/bench_serving.py                       # both shapes, ~15 min on 2 cores
-  python bench/bench_serving.py --shapes=bert_mini --latency_runs=50 --variants=graph
+  python bench/bench_serving.py                       # both shapes, ~20 min on 2 cores
+  python bench/bench_serving.py --shapes=bert_mini --latency_runs=50 --variants=graph,graph:g2 \
+      --tf_threads=default
 """
 
 from __future__ import annotations
@@ -41,13 +48,18 @@ import numpy as np  # noqa: E402
 FLAGS = flags.FLAGS
 flags.DEFINE_list("shapes", ["bert_mini", "bert_base"], "Model presets (configs/model.py).")
 flags.DEFINE_integer("seq_length", 128, "Packed sequence length.")
-flags.DEFINE_integer("threads", 2, "Intra-op threads for TF and torch (inter-op: 1).")
+flags.DEFINE_list("tf_threads", ["default", "2/1"],
+                  "TF thread settings timed, each `default` (TF's own choice) or INTRA/INTER; each "
+                  "runs in its own process. The first is the headline and times every variant, "
+                  "the others the first variant only.")
+flags.DEFINE_string("child_output", "", "Internal: run one --tf_threads setting, write JSON here.")
 flags.DEFINE_integer("batch_size", 32, "Throughput batch size.")
 flags.DEFINE_integer("latency_runs", 0, "Batch-1 calls timed (0 = 100 for small, 30 for base).")
 flags.DEFINE_integer("throughput_runs", 0, "Batch calls timed (0 = 10 for small, 3 for base).")
-flags.DEFINE_list("variants", ["graph", "xla", "auto"],
+flags.DEFINE_list("variants", ["graph", "graph:g2", "xla", "auto"],
                   "Export variants timed side by side: graph (jit_compile=False), xla (True), "
-                  "auto (XLA for a single sequence, the graph for batches).")
+                  "auto (XLA for a single sequence, the graph for batches); `:gN` exports with "
+                  "row_groups=N (default: export_task_model's).")
 flags.DEFINE_integer("rounds", 5, "Interleaved timing rounds (runs are split evenly over them).")
 flags.DEFINE_bool("torch", True, "Also measure Hugging Face BertModel on torch CPU.")
 flags.DEFINE_string("torch_venv", os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -61,9 +73,7 @@ import torch
 from transformers import BertConfig, BertModel
 
 spec = json.loads(sys.argv[1])
-torch.set_num_threads(spec["threads"])
-torch.set_num_interop_threads(1)
-torch.manual_seed(0)
+torch.manual_seed(0)  # torch's default threading, as a user gets it
 config = BertConfig(vocab_size=spec["vocab_size"], hidden_size=spec["hidden_size"],
                     num_hidden_layers=spec["num_layers"], num_attention_heads=spec["num_heads"],
                     intermediate_size=spec["intermediate_size"], hidden_act="gelu",
@@ -90,7 +100,9 @@ def timed(batch, runs, warmup):
 
 latency, latency_cpu = timed(1, spec["latency_runs"], 3)
 throughput, throughput_cpu = timed(spec["batch_size"], spec["throughput_runs"], 1)
-print(json.dumps({"torch": torch.__version__, "latency": latency, "latency_cpu": latency_cpu,
+print(json.dumps({"torch": torch.__version__, "threads": [torch.get_num_threads(),
+                                                         torch.get_num_interop_threads()],
+                  "latency": latency, "latency_cpu": latency_cpu,
                   "throughput": throughput, "throughput_cpu": throughput_cpu}))
 """
 
@@ -148,7 +160,8 @@ def summarize(times: dict, batch: int) -> dict:
           "cpu_ms_batch": 1000 * float(np.median(times["throughput_cpu"]))}
 
 
-def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str) -> dict:
+def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str,
+                variants: list[str]) -> dict:
   import keras
   import tensorflow as tf
 
@@ -157,9 +170,7 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str) -> dict:
   from bert_keras.text.bert_packer import BertPacker
   from configs.model import get_model_config
 
-  small = shape != "bert_base" and shape != "bert_large"
-  latency_runs = FLAGS.latency_runs or (100 if small else 30)
-  throughput_runs = FLAGS.throughput_runs or (10 if small else 5)
+  latency_runs, throughput_runs = runs_for(shape)
   config = get_model_config(shape, vocab_size=tokenizer.vocab_size)
   keras.utils.set_random_seed(0)
   encoder = BertEncoder.from_model_config(config)
@@ -173,14 +184,15 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str) -> dict:
   # Every output is fetched to host memory (numpy), as a server answering a request would.
   fetch = lambda outputs: [value.numpy() for value in outputs.values()]
   paths, export_seconds = {}, {}
-  for variant in FLAGS.variants:
-    jit = {"graph": False, "xla": True, "auto": "auto"}.get(variant)
-    if jit is None:
-      raise ValueError(f"--variants: {variant!r}; expected graph, xla or auto")
-    path = os.path.join(work_dir, f"{shape}_{variant}")
+  for variant in variants:
+    kind, _, groups = variant.partition(":g")
+    jit = {"graph": False, "xla": True, "auto": "auto"}.get(kind)
+    if jit is None or (groups and not groups.isdigit()):
+      raise ValueError(f"--variants: {variant!r}; expected graph, xla or auto, optionally :gN")
+    path = os.path.join(work_dir, f"{shape}_{variant.replace(':', '_')}")
     start = time.time()
-    export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length,
-                      jit_compile=jit)
+    export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length, jit_compile=jit,
+                      **({"row_groups": int(groups)} if groups else {}))
     export_seconds[variant] = time.time() - start
     loaded = tf.saved_model.load(path)
     ids_in = loaded.signatures["serving_tokenized"]
@@ -194,52 +206,119 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str) -> dict:
   paths["tokenize outside"] = (lambda: fetch(tokenize(one)), lambda: fetch(tokenize(batch)))
   times = interleaved(paths, latency_runs, throughput_runs, FLAGS.rounds)
   rows = {name: summarize(t, FLAGS.batch_size) for name, t in times.items()}
-
-  if FLAGS.torch:
-    python = ensure_torch_venv(FLAGS.torch_venv)
-    spec = dict(vocab_size=config.vocab_size, hidden_size=config.hidden_size,
-                num_layers=config.num_layers, num_heads=config.num_heads,
-                intermediate_size=config.intermediate_size, seq_length=FLAGS.seq_length,
-                threads=FLAGS.threads, batch_size=FLAGS.batch_size, latency_runs=latency_runs,
-                throughput_runs=throughput_runs)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(OMP_NUM_THREADS=str(FLAGS.threads), MKL_NUM_THREADS=str(FLAGS.threads))
-    run = subprocess.run([python, "-c", _TORCH_SCRIPT, json.dumps(spec)], capture_output=True,
-                         text=True, env=env, check=True)
-    result = json.loads(run.stdout.strip().splitlines()[-1])
-    rows[f"torch {result['torch']} BertModel (model only)"] = summarize(result, FLAGS.batch_size)
   return {"rows": rows, "export_seconds": export_seconds, "latency_runs": latency_runs,
           "throughput_runs": throughput_runs}
 
 
-def main(argv):
-  del argv
+def runs_for(shape: str) -> tuple[int, int]:
+  small = shape != "bert_base" and shape != "bert_large"
+  return (FLAGS.latency_runs or (100 if small else 30),
+          FLAGS.throughput_runs or (10 if small else 5))
+
+
+def bench_torch(shape: str, vocab_size: int) -> tuple[str, dict]:
+  """Hugging Face BertModel of the same shape in the torch venv: (row name, summary row)."""
+  from configs.model import get_model_config
+  config = get_model_config(shape, vocab_size=vocab_size)
+  latency_runs, throughput_runs = runs_for(shape)
+  python = ensure_torch_venv(FLAGS.torch_venv)
+  spec = dict(vocab_size=config.vocab_size, hidden_size=config.hidden_size,
+              num_layers=config.num_layers, num_heads=config.num_heads,
+              intermediate_size=config.intermediate_size, seq_length=FLAGS.seq_length,
+              batch_size=FLAGS.batch_size, latency_runs=latency_runs,
+              throughput_runs=throughput_runs)
+  env = {k: v for k, v in os.environ.items()
+         if k not in ("PYTHONPATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+  run = subprocess.run([python, "-c", _TORCH_SCRIPT, json.dumps(spec)], capture_output=True,
+                       text=True, env=env, check=True)
+  result = json.loads(run.stdout.strip().splitlines()[-1])
+  intra, inter = result["threads"]
+  name = f"torch {result['torch']} BertModel (model only) [torch {intra}/{inter}]"
+  return name, summarize(result, FLAGS.batch_size)
+
+
+def threads_label(setting: str) -> str:
+  return "TF default" if setting == "default" else f"TF {setting}"
+
+
+def child(setting: str, variants: list[str]) -> None:
+  """Times the TF paths under one thread setting (set before TF starts); writes JSON."""
   from absl import logging
   logging.set_verbosity(logging.WARNING)
   import tensorflow as tf
-  tf.config.threading.set_intra_op_parallelism_threads(FLAGS.threads)
-  tf.config.threading.set_inter_op_parallelism_threads(1)
+  if setting != "default":
+    intra, inter = (int(n) for n in setting.split("/"))
+    tf.config.threading.set_intra_op_parallelism_threads(intra)
+    tf.config.threading.set_inter_op_parallelism_threads(inter)
   from bert_keras import resources
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
-  load_before = f"{os.getloadavg()[0]:.1f}"
   tokenizer = BertTokenizer(vocab_path=resources.uncased_vocab_path())
   texts = lee_texts(FLAGS.batch_size)
-  results = {}
+  results = {"vocab_size": tokenizer.vocab_size, "shapes": {}, "threads": {
+      "intra": tf.config.threading.get_intra_op_parallelism_threads(),
+      "inter": tf.config.threading.get_inter_op_parallelism_threads(), "cpus": os.cpu_count()}}
   with tempfile.TemporaryDirectory() as work_dir:
     for shape in FLAGS.shapes:
-      results[shape] = bench_shape(shape, tokenizer, texts, work_dir)
-  print(f"\nseq_length={FLAGS.seq_length}, intra/inter-op threads={FLAGS.threads}/1, "
-        f"batch={FLAGS.batch_size}, load average {load_before} before, "
-        f"{os.getloadavg()[0]:.1f} after")
-  header = (f"{'shape':10} {'path':40} {'p50 ms':>8} {'p99 ms':>8} {'seq/s':>8} "
+      results["shapes"][shape] = bench_shape(shape, tokenizer, texts, work_dir, variants)
+  tmp = FLAGS.child_output + ".tmp"
+  with open(tmp, "w") as f:
+    json.dump(results, f)
+  os.replace(tmp, FLAGS.child_output)
+
+
+def run_child(setting: str, variants: list[str], work_dir: str) -> dict:
+  output = os.path.join(work_dir, f"threads_{setting.replace('/', '_')}.json")
+  argv = [sys.executable, os.path.abspath(__file__), f"--tf_threads={setting}",
+          f"--child_output={output}", f"--variants={','.join(variants)}",
+          f"--shapes={','.join(FLAGS.shapes)}", f"--seq_length={FLAGS.seq_length}",
+          f"--batch_size={FLAGS.batch_size}", f"--latency_runs={FLAGS.latency_runs}",
+          f"--throughput_runs={FLAGS.throughput_runs}", f"--rounds={FLAGS.rounds}"]
+  subprocess.run(argv, check=True)
+  with open(output) as f:
+    return json.load(f)
+
+
+def main(argv):
+  del argv
+  if FLAGS.child_output:
+    return child(FLAGS.tf_threads[0], FLAGS.variants)
+  load_before = f"{os.getloadavg()[0]:.1f}"
+  results, used = {}, {}
+  with tempfile.TemporaryDirectory() as work_dir:
+    for i, setting in enumerate(FLAGS.tf_threads):
+      variants = FLAGS.variants if i == 0 else FLAGS.variants[:1]
+      child_results = run_child(setting, variants, work_dir)
+      threads = child_results["threads"]
+      used[setting] = threads
+      for shape, result in child_results["shapes"].items():
+        merged = results.setdefault(shape, {"rows": {}, "export_seconds": {},
+                                            "latency_runs": result["latency_runs"],
+                                            "throughput_runs": result["throughput_runs"]})
+        suffix = "" if i == 0 else f" [{threads_label(setting)}]"
+        merged["rows"].update({name + suffix: row for name, row in result["rows"].items()})
+        merged["export_seconds"].update(
+            {v + suffix: t for v, t in result["export_seconds"].items()})
+    if FLAGS.torch:
+      for shape in FLAGS.shapes:
+        name, row = bench_torch(shape, child_results["vocab_size"])
+        results[shape]["rows"][name] = row
+  described = "; ".join(
+      f"{threads_label(s)}: intra/inter-op {t['intra'] or 'auto'}/{t['inter'] or 'auto'}"
+      + (f" (0 = TF picks, here {t['cpus']} CPUs)" if not (t["intra"] or t["inter"]) else "")
+      for s, t in used.items())
+  print(f"\nseq_length={FLAGS.seq_length}, batch={FLAGS.batch_size}; headline rows: "
+        f"{threads_label(FLAGS.tf_threads[0])}; {described}; load average {load_before} "
+        f"before, {os.getloadavg()[0]:.1f} after")
+  width = max(len(name) for result in results.values() for name in result["rows"]) + 1
+  header = (f"{'shape':10} {'path':{width}} {'p50 ms':>8} {'p99 ms':>8} {'seq/s':>8} "
             f"{'CPU ms b1':>10} {'CPU ms b' + str(FLAGS.batch_size):>10}")
   print(header)
   print("-" * len(header))
   for shape, result in results.items():
     rows = result["rows"]
     for name, row in rows.items():
-      print(f"{shape:10} {name:40} {row['p50_ms']:8.2f} {row['p99_ms']:8.2f} "
+      print(f"{shape:10} {name:{width}} {row['p50_ms']:8.2f} {row['p99_ms']:8.2f} "
             f"{row['seq_per_s']:8.2f} {row['cpu_ms_b1']:10.2f} {row['cpu_ms_batch']:10.1f}")
     torch_row = next((row for name, row in rows.items() if name.startswith("torch")), None)
     for variant in FLAGS.variants:
@@ -259,7 +338,7 @@ def main(argv):
               f"{v} {t:.0f} s" for v, t in result["export_seconds"].items()))
   if FLAGS.output_json:
     with open(FLAGS.output_json, "w") as f:
-      json.dump(results, f, indent=2)
+      json.dump({"threads": used, "shapes": results}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ class ExportConfig:
   max_seq_length: int = 128  # encoder exports only; a task keeps its fine-tuning length
   doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
   jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
+  row_groups: int = 1  # TransformerBlock.row_groups of the plain graph; 1 = unsplit
 
   def __post_init__(self):
     if not self.output_dir:
@@ -40,6 +41,8 @@ class ExportConfig:
       raise UserError(f"doc_stride={self.doc_stride} must be >= 0 (0 = the task's own)")
     if self.jit_compile not in (True, False, "auto"):
       raise UserError(f"jit_compile={self.jit_compile!r}; expected true, false or auto")
+    if not isinstance(self.row_groups, int) or self.row_groups < 1:
+      raise UserError(f"row_groups={self.row_groups!r}; expected an integer >= 1")
 
   def to_json(self) -> str:
     return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n"
@@ -98,7 +101,7 @@ def run_export(config: ExportConfig) -> dict:
     kind = exporter.kind_for(model, info)
     exporter.export_finetuned(model, info, tokenizer, config.output_dir,
                               jit_compile=config.jit_compile, extra_files=extra_files,
-                              doc_stride=config.doc_stride)
+                              doc_stride=config.doc_stride, row_groups=config.row_groups)
     task = info.get("task", "")
   else:
     from bert_keras.interop.loader import load_encoder
@@ -120,6 +123,7 @@ def run_export(config: ExportConfig) -> dict:
     kind, task = "encoder", "encoder"
     exporter.export_task_model(encoder, kind, tokenizer, config.output_dir,
                                max_seq_length=config.max_seq_length, task=task,
-                               jit_compile=config.jit_compile, extra_files=extra_files)
+                               jit_compile=config.jit_compile, extra_files=extra_files,
+                               row_groups=config.row_groups)
   return {"output_dir": config.output_dir, "kind": kind, "task": task, "vocab_file": vocab,
           "lower_case": tokenizer.lower_case}

@@ -23,6 +23,7 @@ import tensorflow as tf
 from bert_keras.errors import UserError
 from bert_keras.export.classifier_serving import ClassifierServing
 from bert_keras.export.encoder_serving import EncoderServing
+from bert_keras.export.serving_module import DEFAULT_ROW_GROUPS
 
 EXPORT_INFO = "export_info.json"  # under assets.extra/, the JSON twin of the saved attributes
 KINDS = ("encoder", "classification", "regression", "squad", "multiple_choice", "tagging")
@@ -31,8 +32,8 @@ _SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_quer
 
 
 def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: str,
-                extra: Mapping, jit_compile: bool | str):
-  common = dict(task=task, jit_compile=jit_compile)
+                extra: Mapping, jit_compile: bool | str, row_groups: int):
+  common = dict(task=task, jit_compile=jit_compile, row_groups=row_groups)
   extra = dict(extra or {})
   if kind == "encoder":
     return EncoderServing(model, tokenizer, max_seq_length, **common)
@@ -54,12 +55,13 @@ def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: 
 
 def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                          labels: Sequence[str] | None = None, task: str = "",
-                         extra: Mapping | None = None, jit_compile: bool | str = False):
+                         extra: Mapping | None = None, jit_compile: bool | str = False,
+                         row_groups: int = DEFAULT_ROW_GROUPS):
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
   if kind not in KINDS:
     raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
   return _module_for(kind, task_model, tokenizer, int(max_seq_length), labels, task or kind,
-                     extra or {}, jit_compile)
+                     extra or {}, jit_compile, row_groups)
 
 
 def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] | None = None) -> str:
@@ -105,7 +107,8 @@ def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] 
 def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq_length: int,
                       labels: Sequence[str] | None = None, task: str = "",
                       extra: Mapping | None = None, jit_compile: bool | str = False,
-                      extra_files: Mapping[str, str] | None = None) -> str:
+                      extra_files: Mapping[str, str] | None = None,
+                      row_groups: int = DEFAULT_ROW_GROUPS) -> str:
   """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`.
 
   kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
@@ -115,10 +118,13 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   `max_query_length`, `max_answer_length`; for tagging `doc_stride` (0 or absent: the first
   window only). jit_compile: False runs the model as a plain TF graph, True XLA-compiles it, "auto"
   uses XLA on single sequences and the plain graph on batches (ServingModule._run_model_auto).
+  row_groups: independent groups of positions in every Transformer block of the plain graph
+  (TransformerBlock.row_groups; same outputs, both cores busy at small batches); 1 = unsplit.
   Returns output_dir.
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
-                                task=task, extra=extra, jit_compile=jit_compile)
+                                task=task, extra=extra, jit_compile=jit_compile,
+                                row_groups=row_groups)
   return save_serving_module(module, output_dir, extra_files=extra_files)
 
 
@@ -144,7 +150,7 @@ def kind_for(task_model, task_info: Mapping) -> str:
 def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
                      jit_compile: bool | str = False,
                      extra_files: Mapping[str, str] | None = None,
-                     doc_stride: int = 0) -> str:
+                     doc_stride: int = 0, row_groups: int = DEFAULT_ROW_GROUPS) -> str:
   """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info).
 
   doc_stride: pieces between window starts for texts longer than one window (squad, tagging);
@@ -168,4 +174,5 @@ def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
     extra["doc_stride"] = doc_stride or max(1, (seq - 2) // 2)
   return export_task_model(task_model, kind, tokenizer, output_dir, max_seq_length=seq,
                            labels=task_info.get("label_names"), task=task_info.get("task", ""),
-                           extra=extra, jit_compile=jit_compile, extra_files=extra_files)
+                           extra=extra, jit_compile=jit_compile, extra_files=extra_files,
+                           row_groups=row_groups)

@@ -14,13 +14,40 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
+import contextlib
+
 import tensorflow as tf
 
+from bert_keras.models.transformer_block import TransformerBlock
 from bert_keras.text.bert_packer import BertPacker
 
 _INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 # jit_compile="auto": calls on at most this many packed rows run the XLA-compiled model.
 AUTO_XLA_MAX_ROWS = 1
+# Row groups of every Transformer block in the exported (non-XLA) graph; see
+# TransformerBlock.row_groups. 1 (unsplit) until a quiet bench/bench_serving.py run shows the split
+# (`--variants=graph,graph:g2`) faster: on a loaded 2-core machine it cost 15-20% more CPU per
+# batch-1 call and gained no wall time.
+DEFAULT_ROW_GROUPS = 1
+
+
+@contextlib.contextmanager
+def row_groups(model, groups: int):
+  """Sets `row_groups` on every TransformerBlock inside `model` for the duration (tracing).
+
+  The exported graph is traced inside, so it keeps the split; the Keras model gets its own
+  settings back afterwards (training and checkpoints never see the change).
+  """
+  blocks = [layer for layer in model._flatten_layers(include_self=True, recursive=True)
+            if isinstance(layer, TransformerBlock)]
+  saved = [block.row_groups for block in blocks]
+  try:
+    for block in blocks:
+      block.row_groups = groups
+    yield
+  finally:
+    for block, value in zip(blocks, saved):
+      block.row_groups = value
 
 
 def tokenized_specs(rank: int = 2) -> dict:
@@ -68,7 +95,7 @@ class ServingModule(tf.Module):
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int,
                labels: Sequence[str] | None = None, task: str = "",
-               jit_compile: bool | str = False,
+               jit_compile: bool | str = False, row_groups: int = DEFAULT_ROW_GROUPS,
                name: str | None = None):
     super().__init__(name=name)
     if max_seq_length < 3:
@@ -95,8 +122,14 @@ class ServingModule(tf.Module):
     if jit_compile not in (True, False, "auto"):
       raise ValueError(f"jit_compile={jit_compile!r}; expected True, False or 'auto'")
     self.jit_compile = jit_compile
-    model_fn = lambda jit: tf.function(self._call_model, jit_compile=jit, reduce_retracing=True,
-                                       autograph=False)
+    if int(row_groups) != row_groups or row_groups < 1:
+      raise ValueError(f"row_groups={row_groups!r}; expected an integer >= 1")
+    self.row_groups = int(row_groups)
+    # Row groups only for the plain graph: they give its inter-op pool independent branches, while
+    # XLA's CPU code runs one op after the other (the split only adds ops there).
+    model_fn = lambda jit: tf.function(
+        lambda inputs: self._call_model(inputs, 1 if jit else self.row_groups), jit_compile=jit,
+        reduce_retracing=True, autograph=False)
     if jit_compile == "auto":
       self._graph_model, self._xla_model = model_fn(False), model_fn(True)
       self._run_model = self._run_model_auto
@@ -115,8 +148,9 @@ class ServingModule(tf.Module):
   tokenizer = property(lambda self: self._keras.tokenizer)
   packer = property(lambda self: self._keras.packer)
 
-  def _call_model(self, inputs: Mapping[str, tf.Tensor]):
-    outputs = self.model({name: inputs[name] for name in _INPUT_NAMES}, training=False)
+  def _call_model(self, inputs: Mapping[str, tf.Tensor], groups: int = 1):
+    with row_groups(self.model, groups):
+      outputs = self.model({name: inputs[name] for name in _INPUT_NAMES}, training=False)
     return dict(outputs) if isinstance(outputs, Mapping) else {"logits": outputs}
 
   def _run_model_auto(self, inputs: Mapping[str, tf.Tensor]):
@@ -149,4 +183,4 @@ class ServingModule(tf.Module):
     """JSON-able description written beside the SavedModel (assets.extra/export_info.json)."""
     return {"task": self.task.numpy().decode(), "kind": self.kind_name,
             "max_seq_length": self.seq_length, "lower_case": bool(self.lower_case.numpy()),
-            "labels": self.label_list}
+            "labels": self.label_list, "row_groups": self.row_groups}

@@ -1,4 +1,4 @@
-"""In-graph helpers shared by the serving modules: segment packing, doc-stride windows, offsets.
+"""In-graph helpers for the serving modules: optional-pair packing, doc-stride windows, offsets.
 
 Everything here is core TensorFlow, so it runs inside an exported SavedModel loaded by a process
 that has only tensorflow and tensorflow_text (the tokenizer brings the only non-core ops).
@@ -9,30 +9,6 @@ from __future__ import annotations
 import tensorflow as tf
 
 
-def pack_single(packer, segment: tf.RaggedTensor) -> dict:
-  """`packer([segment])` with dense ops only: `[CLS] A [SEP]` then padding, A cut to fit.
-
-  The same three int32 (batch, seq_length) tensors as BertPacker (RoundRobinTrimmer with one
-  segment keeps its first seq_length - 2 pieces), from one padded slice and a few elementwise ops
-  instead of the trimmer's, combine_segments' and pad_model_inputs' ragged ops, whose fixed cost
-  was about a fifth of the in-graph tokenization at batch 1. segment: int ragged (batch, (pieces)).
-  """
-  seq_length = packer.seq_length
-  budget = seq_length - 2
-  pieces = tf.cast(segment, tf.int32).to_tensor(default_value=packer.pad_id,
-                                                shape=[None, budget])  # (batch, budget)
-  length = tf.minimum(tf.cast(segment.row_lengths(), tf.int32), budget)[:, None]  # (batch, 1)
-  batch = tf.shape(pieces)[0]
-  cls = tf.fill([batch, 1], tf.constant(packer.cls_id, tf.int32))
-  pad = tf.fill([batch, 1], tf.constant(packer.pad_id, tf.int32))
-  position = tf.range(seq_length, dtype=tf.int32)[None, :]  # (1, seq_length)
-  word_ids = tf.where(tf.equal(position, length + 1), tf.constant(packer.sep_id, tf.int32),
-                      tf.concat([cls, pieces, pad], axis=1))
-  mask = tf.cast(position < length + 2, tf.int32)
-  return {"input_word_ids": word_ids, "input_mask": mask,
-          "input_type_ids": tf.zeros_like(word_ids)}
-
-
 def pack_optional_pair(packer, segment_a: tf.RaggedTensor, segment_b: tf.RaggedTensor | None):
   """Packs `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, per row.
 
@@ -41,7 +17,7 @@ def pack_optional_pair(packer, segment_a: tf.RaggedTensor, segment_b: tf.RaggedT
   segment_a, segment_b: int32 ragged (batch, (pieces)). Returns the packer's dict of
   int32 (batch, seq_length).
   """
-  single = pack_single(packer, segment_a)
+  single = packer([segment_a])
   if segment_b is None:
     return single
   pair = packer([segment_a, segment_b])

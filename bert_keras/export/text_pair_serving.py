@@ -41,7 +41,7 @@ class TextPairServing(ServingModule):
   def _pack(self, text_a, text_b):
     segment_a = self.tokenize(text_a)
     if text_b is None:
-      return text_ops.pack_single(self.packer, segment_a)
+      return self.packer([segment_a])
     if self.pair:
       return self.packer([segment_a, self.tokenize(text_b)])
     return text_ops.pack_optional_pair(self.packer, segment_a, self.tokenize(text_b))

@@ -85,3 +85,51 @@ def test_config_round_trip_and_errors():
     BertPacker(2, CLS, SEP)
   with pytest.raises(ValueError, match="1 or 2 segments"):
     packer([tf.ragged.constant([[1]])] * 3)
+
+
+def _ragged(lengths, rng):
+  values = rng.integers(5, 1000, size=sum(lengths)).astype(np.int32)
+  return tf.RaggedTensor.from_row_lengths(values, np.asarray(lengths, np.int64))
+
+
+@pytest.mark.parametrize("seq_length", [3, 4, 16])
+def test_single_segment_fast_path_matches_the_ragged_packing(seq_length):
+  # One segment takes the dense path (`_pack_single`); it must equal tf_text's trimmer +
+  # combine_segments + padding (`_pack_ragged`) and the original layout.
+  rng = np.random.default_rng(seq_length)
+  packer = BertPacker(seq_length, cls_id=CLS, sep_id=SEP, pad_id=7)
+  budget = seq_length - 2
+  # Empty rows, rows that just fit, one over, and far over the budget.
+  lengths = [0, 1, budget - 1, budget, budget + 1, 3 * budget + 5] + list(rng.integers(0, 40, 20))
+  lengths = [max(int(n), 0) for n in lengths]
+  for segment in (_ragged(lengths, rng), _ragged([], rng), _ragged([0, 0], rng),
+                  tf.cast(_ragged(lengths[:5], rng), tf.int64)):
+    got = packer([segment])
+    expected = packer._pack_ragged([tf.cast(segment, tf.int32)])
+    assert sorted(got) == sorted(expected)
+    for name in expected:
+      assert got[name].dtype == tf.int32, name
+      np.testing.assert_array_equal(got[name].numpy(), expected[name].numpy(), err_msg=name)
+    for row, tokens in enumerate(segment.to_list()):
+      ids = [CLS] + tokens[:budget] + [SEP]
+      assert got["input_word_ids"][row].numpy().tolist() == ids + [7] * (seq_length - len(ids))
+
+
+def test_single_segment_in_a_graph_with_unknown_batch():
+  packer = BertPacker(8, cls_id=2, sep_id=3, pad_id=0)
+  fn = tf.function(lambda values, lengths: packer(
+      [tf.RaggedTensor.from_row_lengths(values, lengths)]), input_signature=[
+          tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int64)], autograph=False)
+  out = fn(tf.constant([11, 12, 13, 14, 15, 16, 17, 18, 21], tf.int32),
+           tf.constant([8, 0, 1], tf.int64))
+  np.testing.assert_array_equal(out["input_word_ids"].numpy(), [
+      [2, 11, 12, 13, 14, 15, 16, 3], [2, 3, 0, 0, 0, 0, 0, 0], [2, 21, 3, 0, 0, 0, 0, 0]])
+  np.testing.assert_array_equal(out["input_mask"].numpy().sum(1), [8, 2, 3])
+  assert not out["input_type_ids"].numpy().any()
+  # The single-segment graph has none of the trimmer's ops; a pair's has them.
+  names = lambda f, *specs: [op.name for op in f.get_concrete_function(*specs).graph
+                             .get_operations()]
+  assert not [name for name in names(fn) if "RoundRobinTrimmer" in name]
+  spec = tf.RaggedTensorSpec([None, None], tf.int32)
+  pair = tf.function(lambda a: packer([a, a]), autograph=False)
+  assert [name for name in names(pair, spec) if "RoundRobinTrimmer" in name]

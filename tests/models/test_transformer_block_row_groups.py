@@ -1,0 +1,102 @@
+"""TransformerBlock.row_groups: the split inference graph gives the unsplit block's outputs."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_keras.export.serving_module import row_groups
+from bert_keras.models.bert_encoder import BertEncoder
+from bert_keras.models.transformer_block import TransformerBlock
+from tests.models import harness
+
+HIDDEN = 32
+
+
+def _block(**kwargs):
+  keras.utils.set_random_seed(0)
+  block = TransformerBlock(num_heads=4, intermediate_size=64, **kwargs)
+  block.build((None, None, HIDDEN))
+  return block
+
+
+def _inputs(batch, seq, causal=False, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.normal(size=(batch, seq, HIDDEN)).astype("float32")
+  lengths = rng.integers(1, seq + 1, size=batch)  # every row keeps >= 1 real token
+  lengths[0] = seq
+  mask = (np.arange(seq)[None, None, :] < lengths[:, None, None]).astype("float32")
+  mask = np.broadcast_to(mask, (batch, seq, seq)).copy()
+  if causal:
+    mask *= np.tril(np.ones((seq, seq), "float32"))[None]
+  return tf.constant(x), tf.constant(mask)
+
+
+def _split_ops(fn, *args):
+  graph = fn.get_concrete_function(*args).graph
+  return [op.type for op in graph.get_operations() if op.type in ("Split", "SplitV")]
+
+
+@pytest.mark.parametrize("groups", [2, 3])
+@pytest.mark.parametrize("batch,seq", [(1, 1), (1, 2), (3, 5), (1, 16), (3, 16)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_row_groups_equal_the_unsplit_block(groups, batch, seq, causal):
+  block = _block()
+  x, mask = _inputs(batch, seq, causal, seed=batch * 100 + seq)
+  expected = block(x, mask, training=False).numpy()
+  block.row_groups = groups
+  got = block(x, mask, training=False).numpy()
+  assert got.shape == (batch, seq, HIDDEN)
+  np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+def test_dynamic_shapes_in_one_traced_graph():
+  block = _block(row_groups=2)
+  spec = [tf.TensorSpec([None, None, HIDDEN]), tf.TensorSpec([None, None, None])]
+  fn = tf.function(lambda x, m: block(x, m, training=False), input_signature=spec,
+                   autograph=False)
+  assert _split_ops(fn, *spec) == ["SplitV", "SplitV"]  # x and mask, once per block
+  unsplit = _block()
+  for batch, seq in ((1, 1), (2, 7), (3, 16), (1, 128)):
+    x, mask = _inputs(batch, seq, seed=seq)
+    np.testing.assert_allclose(fn(x, mask).numpy(), unsplit(x, mask, training=False).numpy(),
+                               atol=1e-5)
+
+
+def test_training_ignores_row_groups():
+  block = _block(row_groups=2, dropout_rate=0.0, attention_dropout_rate=0.0)
+  x, mask = _inputs(2, 6)
+  train = tf.function(lambda x, m: block(x, m, training=True), autograph=False)
+  infer = tf.function(lambda x, m: block(x, m, training=False), autograph=False)
+  assert _split_ops(train, x, mask) == []
+  assert _split_ops(infer, x, mask) != []
+  np.testing.assert_allclose(train(x, mask).numpy(), infer(x, mask).numpy(), atol=1e-5)
+
+
+def test_config_stays_compatible_and_values_are_checked():
+  block = _block()
+  config = block.get_config()
+  assert "row_groups" not in config  # configs saved before the option still compare equal
+  assert TransformerBlock.from_config(config).row_groups == 1
+  assert TransformerBlock.from_config({**config, "row_groups": 3}).get_config()["row_groups"] == 3
+  for bad in (0, -1, 1.5):
+    with pytest.raises(ValueError, match="row_groups"):
+      TransformerBlock(num_heads=4, intermediate_size=64, row_groups=bad)
+
+
+def test_encoder_with_row_groups_matches_and_is_restored(tmp_path):
+  keras.utils.set_random_seed(1)
+  encoder = BertEncoder(vocab_size=100, hidden_size=HIDDEN, num_layers=2, num_heads=4,
+                        intermediate_size=64)
+  path = str(tmp_path / "encoder.keras")
+  encoder.save(path)  # saved without the option, as every checkpoint before it
+  restored = keras.saving.load_model(path)
+  for batch, seq, padding in ((1, 9, 0), (3, 16, 5)):
+    inputs = harness.random_inputs(batch=batch, seq=seq, num_padding=padding, seed=seq)
+    expected = encoder(inputs, training=False)
+    with row_groups(restored, 2):
+      assert all(block.row_groups == 2 for block in restored.blocks)
+      got = restored(inputs, training=False)
+    for name in ("sequence_output", "pooled_output"):
+      np.testing.assert_allclose(got[name], expected[name], atol=1e-5, err_msg=name)
+  assert all(block.row_groups == 1 for block in restored.blocks)
