@@ -92,7 +92,7 @@ OURS = COMMON + textwrap.dedent("""
     strategy = tf.distribute.get_strategy()
     model, opt = build_pretrainer(cfg), build_optimizer(cfg)
     trainer = Trainer(strategy, model, opt, PretrainingTask(), model_dir=tempfile.mkdtemp(),
-                      global_batch_size=B, jit_compile=cfg.jit_compile)
+                      global_batch_size=B, jit_compile=cfg.jit_compile, jit_loss=True)
     batch = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids),
              "masked_lm_positions": positions, "masked_lm_ids": labels,
              "masked_lm_weights": np.ones((B, PRED), "float32"), "next_sentence_labels": nsp}

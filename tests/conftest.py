@@ -33,6 +33,7 @@ DURATIONS = {
     "tests/gpt/test_gpt_runs.py": 55,
     "tests/reliability/test_script_errors_other.py": 47,
     "tests/export/test_export_scripts.py": 44,
+    "tests/training/test_train_step_reference.py": 35,
     "tests/export/test_ner_doc_stride.py": 38,
     "tests/export/test_export_encoder_checkpoint.py": 27,
     "tests/training/test_heldout_evaluation.py": 19,

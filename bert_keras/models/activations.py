@@ -1,14 +1,88 @@
-"""Activation lookup shared by every layer, so `hidden_act` means the same thing everywhere."""
+"""Activation lookup shared by every layer, so `hidden_act` means the same thing everywhere.
+
+Training speed: `fused_activations()` is a context in which the GELUs are built as one XLA-fused
+element-wise kernel (`tf.function(jit_compile=True)`) with a hand-written gradient. Outside XLA,
+TensorFlow runs GELU as ~6 separate element-wise ops forward and ~12 backward, each a full pass over
+the (batch * seq, intermediate) activations; fused, forward and backward are one pass each (measured
+on 2 CPU cores at BERT-mini (2048, 1024): 29 -> 13 CPU-ms per forward+backward for the tanh form).
+The matmuls around it stay on the default kernels (full-model XLA is slower on CPU). The fused
+functions compute the same formulas (float rounding apart); the Trainer enables them while it traces
+its train step, so exported/serving graphs, which are traced outside the context, never contain XLA
+clusters.
+"""
+
+import contextlib
+import math
 
 import keras
+import tensorflow as tf
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_COEFF = 0.044715
+
+# How many `fused_activations()` contexts are open. Process-wide, not thread-local, on purpose:
+# MirroredStrategy traces each replica's step in its own thread.
+_FUSED_DEPTH = [0]
+
+
+@contextlib.contextmanager
+def fused_activations(enabled: bool = True):
+  """Within this context (at trace time), GELUs are built as fused XLA kernels (see module doc)."""
+  _FUSED_DEPTH[0] += int(enabled)
+  try:
+    yield
+  finally:
+    _FUSED_DEPTH[0] -= int(enabled)
+
+
+@tf.custom_gradient
+def _gelu_tanh_with_grad(x):
+  # GELU, tanh form (Hendrycks & Gimpel 2016, section 2): 0.5 x (1 + tanh(c (x + 0.044715 x^3))).
+  c = tf.cast(_SQRT_2_OVER_PI, x.dtype)
+  k = tf.cast(_TANH_COEFF, x.dtype)
+  t = tf.tanh(c * (x + k * x * x * x))
+  y = 0.5 * x * (1.0 + t)
+
+  def grad(dy):
+    # d/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 k x^2)
+    return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * k * x * x))
+
+  return y, grad
+
+
+@tf.custom_gradient
+def _gelu_exact_with_grad(x):
+  # GELU, exact: x Phi(x) with Phi the standard normal CDF.
+  cdf = 0.5 * (1.0 + tf.math.erf(x * tf.cast(_INV_SQRT_2, x.dtype)))
+  y = x * cdf
+
+  def grad(dy):
+    # d/dx = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+    return dy * (cdf + x * tf.exp(-0.5 * x * x) * tf.cast(_INV_SQRT_2PI, x.dtype))
+
+  return y, grad
+
+
+_fused_gelu_tanh = tf.function(_gelu_tanh_with_grad, jit_compile=True, autograph=False)
+_fused_gelu_exact = tf.function(_gelu_exact_with_grad, jit_compile=True, autograph=False)
+
+
+def _switch(plain, fused):
+  def activation(x):
+    if _FUSED_DEPTH[0] and not tf.executing_eagerly():
+      return fused(x)
+    return plain(x)
+  return activation
 
 
 def get_activation(name: str):
   """Returns the activation for a config name: exact erf GELU (the paper's), its tanh form, or ReLU."""
   if name == "gelu":
-    return lambda x: keras.activations.gelu(x, approximate=False)
+    return _switch(lambda x: keras.activations.gelu(x, approximate=False), _fused_gelu_exact)
   if name == "gelu_tanh":
-    return lambda x: keras.activations.gelu(x, approximate=True)
+    return _switch(lambda x: keras.activations.gelu(x, approximate=True), _fused_gelu_tanh)
   if name == "relu":
     return keras.activations.relu
   raise ValueError(f"hidden_act={name!r}; expected 'gelu', 'gelu_tanh' or 'relu'")

@@ -43,9 +43,11 @@ class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
     warmup = float(max(self.num_warmup_steps, 1))
     warm_lr = peak * step / warmup
     decay_steps = float(max(self.num_train_steps - self.num_warmup_steps, 1))
-    progress = ops.clip((step - self.num_warmup_steps) / decay_steps, 0.0, 1.0)
+    # The fraction still to go, computed directly: 1 - progress loses float32 digits near the end.
+    remaining = ops.clip((self.num_train_steps - step) / decay_steps, 0.0, 1.0)
+    progress = 1.0 - remaining
     if self.decay == "linear":
-      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * (1.0 - progress)
+      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * remaining
     elif self.decay == "cosine":
       decayed = self.end_learning_rate + (peak - self.end_learning_rate) * 0.5 * (
           1.0 + ops.cos(math.pi * progress))
