@@ -56,6 +56,10 @@ class TrainingConfig:
   model_preset: str = "bert_base"
   model_overrides: Mapping[str, Any] = dataclasses.field(default_factory=dict)
   objective: str = "mlm_nsp"
+  # Weight of the NSP cross-entropy in the loss (the paper sums both terms: 1.0). A larger weight
+  # moves more of a small encoder's shared capacity to NSP, at a cost in masked LM (measured in
+  # docs/pretraining_evidence/README.md); it changes nothing for objectives without NSP.
+  nsp_loss_weight: float = 1.0
   # Optimizer.
   train_batch_size: int = 256
   num_train_steps: int = 1_000_000
@@ -129,6 +133,9 @@ class TrainingConfig:
       value = getattr(self, name)
       if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ConfigError(f"{name}={value!r} must be a positive integer")
+    if not self.nsp_loss_weight >= 0.0:
+      raise ConfigError(f"nsp_loss_weight={self.nsp_loss_weight!r} must be >= 0",
+                        key="nsp_loss_weight")
     if self.num_warmup_steps < 0 or self.eval_every < 0 or self.eval_batch_size < 0:
       raise ConfigError("num_warmup_steps, eval_every and eval_batch_size must be >= 0")
     if self.train_batch_size % self.gradient_accumulation_steps:

@@ -57,11 +57,14 @@ def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp",
   return sums
 
 
-def loss_from_sums(sums):
-  """The paper's loss from (possibly globally aggregated) sums: mean MLM xent + mean NSP xent."""
+def loss_from_sums(sums, nsp_weight: float = 1.0):
+  """The paper's loss from (possibly globally aggregated) sums: mean MLM xent + mean NSP xent.
+
+  `nsp_weight` scales the NSP term (1.0 in the paper; TrainingConfig.nsp_loss_weight).
+  """
   loss = sums["mlm_loss_sum"] / tf.maximum(sums["mlm_weight"], 1.0)
   if "nsp_loss_sum" in sums:
-    loss += sums["nsp_loss_sum"] / tf.maximum(sums["nsp_count"], 1.0)
+    loss += nsp_weight * (sums["nsp_loss_sum"] / tf.maximum(sums["nsp_count"], 1.0))
   return loss
 
 
@@ -81,9 +84,9 @@ def metrics_from_sums(sums):
   return out
 
 
-def pretraining_loss(features, outputs, objective: str = "mlm_nsp"):
-  """The scalar loss of one batch (mean MLM cross-entropy + NSP cross-entropy)."""
-  return loss_from_sums(pretraining_loss_sums(features, outputs, objective))
+def pretraining_loss(features, outputs, objective: str = "mlm_nsp", nsp_weight: float = 1.0):
+  """The scalar loss of one batch (mean MLM cross-entropy + nsp_weight * NSP cross-entropy)."""
+  return loss_from_sums(pretraining_loss_sums(features, outputs, objective), nsp_weight)
 
 
 def pretraining_counts(features, objective: str = "mlm_nsp"):

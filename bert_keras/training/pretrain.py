@@ -186,12 +186,13 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   with strategy.scope():
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
-  task = PretrainingTask(config.objective, unigram_id=baseline and baseline["token_id"])
+  task = PretrainingTask(config.objective, unigram_id=baseline and baseline["token_id"],
+                         nsp_weight=config.nsp_loss_weight)
   trainer = Trainer(strategy, model, optimizer, task,
                     model_dir=config.model_dir, global_batch_size=config.train_batch_size,
                     gradient_accumulation_steps=config.gradient_accumulation_steps,
                     clip_global_norm=config.clip_global_norm or None,
-                    jit_compile=config.jit_compile,
+                    jit_compile=config.jit_compile, jit_loss=True,
                     steps_per_execution=config.steps_per_execution,
                     checkpoint_every=config.checkpoint_every,
                     keep_checkpoints=config.keep_checkpoints, log_every=config.log_every)

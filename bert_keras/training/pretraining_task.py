@@ -20,11 +20,13 @@ class PretrainingTask:
   the accuracy of always predicting it, the bar a context-using model has to clear.
   """
 
-  def __init__(self, objective: str = "mlm_nsp", unigram_id: int | None = None):
+  def __init__(self, objective: str = "mlm_nsp", unigram_id: int | None = None,
+               nsp_weight: float = 1.0):
     if objective not in ("mlm_nsp", "mlm", "ltr"):
       raise ValueError(f"objective={objective!r}; expected 'mlm_nsp', 'mlm' or 'ltr'")
     self.objective = objective
     self.unigram_id = unigram_id
+    self.nsp_weight = nsp_weight  # TrainingConfig.nsp_loss_weight: weight of the NSP term
 
   def model_inputs(self, features):
     inputs = {"input_word_ids": features["input_ids"], "input_mask": features["input_mask"],
@@ -40,7 +42,7 @@ class PretrainingTask:
     return losses.pretraining_counts(features, self.objective)
 
   def loss(self, sums):
-    return losses.loss_from_sums(sums)
+    return losses.loss_from_sums(sums, self.nsp_weight)
 
   def metrics(self, sums):
     return losses.metrics_from_sums(sums)

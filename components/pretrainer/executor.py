@@ -68,6 +68,35 @@ def split_heldout(files, out_dir: str, fraction: float, min_heldout: int) -> dic
   return dict(paths, train_records=counts["train"], heldout_records=counts["heldout"])
 
 
+def nsp_padding_rule(path: str, num_records: int) -> dict | None:
+  """The NSP accuracy of a model that only looks at padding, on the first `num_records` of `path`.
+
+  `create_instances_from_document` (as google-research/bert) gives a tenth of the document passes a
+  short target length; those passes make many short, often one-sentence chunks, and a one-sentence
+  chunk always gets a random next segment. So padded examples are mostly "random next", and the rule
+  "padded -> random next, full length -> is next" can beat the majority baseline without comparing
+  A with B (docs/pretraining_evidence/README.md). Held-out NSP accuracy has to clear this too.
+  Returns {"nsp_padding_rule_accuracy", "nsp_padded_fraction"} or None without NSP labels.
+  """
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+  labels, lengths, width = [], [], 0
+  for record in tf.data.TFRecordDataset(path).take(num_records):
+    feature = tf.train.Example.FromString(record.numpy()).features.feature
+    if "next_sentence_labels" not in feature:
+      return None
+    mask = feature["input_mask"].int64_list.value
+    width = max(width, len(mask))
+    labels.append(int(feature["next_sentence_labels"].int64_list.value[0]))
+    lengths.append(int(np.sum(mask)))
+  if not labels:
+    return None
+  padded = np.array(lengths) < width
+  return {"nsp_padding_rule_accuracy": float(np.mean(padded == np.array(labels, dtype=bool))),
+          "nsp_padded_fraction": float(np.mean(padded))}
+
+
 class PretrainerExecutor(BaseExecutor):
 
   def run(self, inputs, outputs, parameters):
@@ -132,6 +161,10 @@ class PretrainerExecutor(BaseExecutor):
                             if k not in _NOT_CURVES and isinstance(v, (int, float))})
     if split:
       model.metrics["heldout_examples"] = split["heldout_records"]
+      if config.objective == "mlm_nsp":
+        evaluated = config.eval_steps * (config.eval_batch_size or config.train_batch_size)
+        rule = nsp_padding_rule(split["heldout"], evaluated)
+        model.metrics.update({f"eval_{k}": v for k, v in (rule or {}).items()})
       self.log(self._evidence(model.metrics))
 
   @staticmethod
@@ -140,4 +173,9 @@ class PretrainerExecutor(BaseExecutor):
             f"vs unigram baseline {metrics.get('eval_mlm_unigram_accuracy', float('nan')):.4f}")
     if "eval_nsp_accuracy" in metrics:
       text += f", NSP accuracy {metrics['eval_nsp_accuracy']:.4f}"
+      if "eval_nsp_majority_accuracy" in metrics:
+        text += f" vs majority {metrics['eval_nsp_majority_accuracy']:.4f}"
+      if "eval_nsp_padding_rule_accuracy" in metrics:
+        text += (f" and padding rule {metrics['eval_nsp_padding_rule_accuracy']:.4f} "
+                 "(padded -> random next)")
     return text

@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from components.pretrainer.executor import split_heldout
+from components.pretrainer.executor import nsp_padding_rule, split_heldout
 from tests.training.pretraining_records import write_records
 
 
@@ -24,3 +24,27 @@ def test_split_heldout_sets_aside_every_kth_record(tmp_path):
 def test_split_heldout_needs_enough_records(tmp_path):
   pattern = write_records(str(tmp_path / "data"), num_files=1, per_file=20)
   assert split_heldout(tf.io.gfile.glob(pattern), str(tmp_path / "out"), 0.1, min_heldout=3) is None
+
+
+def _example(length, width, label=None):
+  feature = {"input_mask": tf.train.Feature(int64_list=tf.train.Int64List(
+      value=[1] * length + [0] * (width - length)))}
+  if label is not None:
+    feature["next_sentence_labels"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[label]))
+  return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def test_nsp_padding_rule_scores_padded_as_random_next(tmp_path):
+  path = str(tmp_path / "heldout.tfrecord")
+  # (length of 8, label): padded+random, padded+next, full+next, full+random, then 2 not evaluated
+  with tf.io.TFRecordWriter(path) as writer:
+    for length, label in ((5, 1), (3, 0), (8, 0), (8, 1), (2, 1), (8, 0)):
+      writer.write(_example(length, 8, label))
+  assert nsp_padding_rule(path, 4) == {"nsp_padding_rule_accuracy": 0.5, "nsp_padded_fraction": 0.5}
+  three = nsp_padding_rule(path, 3)
+  assert abs(three["nsp_padding_rule_accuracy"] - 2 / 3) < 1e-9
+  assert nsp_padding_rule(path, 6)["nsp_padding_rule_accuracy"] == 4 / 6
+  mlm_only = str(tmp_path / "mlm.tfrecord")
+  with tf.io.TFRecordWriter(mlm_only) as writer:
+    writer.write(_example(5, 8))
+  assert nsp_padding_rule(mlm_only, 4) is None

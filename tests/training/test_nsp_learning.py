@@ -22,7 +22,10 @@ import tensorflow as tf
 
 from bert_keras.data import pretraining_instances as pinst
 from bert_keras.data.pretraining_dataset import feature_spec
+from bert_keras.training import losses
 from bert_keras.training.pretrain import run_pretraining
+from bert_keras.training.pretraining_task import PretrainingTask
+from configs.model import ConfigError
 from configs.training import TrainingConfig
 
 SEQ, PRED, VOCAB = 32, 5, 128
@@ -100,3 +103,21 @@ def test_heldout_nsp_accuracy_clears_the_majority_baseline(tmp_path):
   majority = final["nsp_majority_accuracy"]
   assert final["nsp_accuracy"] > majority + 0.1, final
   assert final["nsp_loss"] < 0.64, final  # ln 2 = 0.693 is what a label-blind model gets
+
+
+def test_nsp_loss_weight_scales_only_the_nsp_term():
+  """TrainingConfig.nsp_loss_weight reaches the loss: mean MLM xent + weight * mean NSP xent."""
+  sums = {"mlm_loss_sum": tf.constant(12.0), "mlm_weight": tf.constant(4.0),
+          "nsp_loss_sum": tf.constant(2.0), "nsp_count": tf.constant(8.0)}
+  assert float(losses.loss_from_sums(sums)) == pytest.approx(3.0 + 0.25)
+  assert float(losses.loss_from_sums(sums, 4.0)) == pytest.approx(3.0 + 1.0)
+  assert float(losses.loss_from_sums(sums, 0.0)) == pytest.approx(3.0)
+  mlm_only = {k: v for k, v in sums.items() if not k.startswith("nsp")}
+  assert float(losses.loss_from_sums(mlm_only, 4.0)) == pytest.approx(3.0)
+  assert float(PretrainingTask("mlm_nsp", nsp_weight=4.0).loss(sums)) == pytest.approx(4.0)
+
+  config = TrainingConfig(model_preset="bert_tiny", nsp_loss_weight=4.0)
+  assert TrainingConfig.from_dict(json.loads(config.to_json())).nsp_loss_weight == 4.0
+  assert TrainingConfig(model_preset="bert_tiny").nsp_loss_weight == 1.0  # the paper's sum
+  with pytest.raises(ConfigError, match="nsp_loss_weight"):
+    TrainingConfig(model_preset="bert_tiny", nsp_loss_weight=-1.0)
