@@ -189,8 +189,11 @@ def _pretrain_bert(study, vocab, instances, objective, reverse, seed, model_dir)
   features = dict(instances)
   original = features.pop("original_ids")
   if objective == "ltr":
-    features["input_ids"] = study_data.reverse_real_tokens(original, features["input_mask"]) \
-        if reverse else original
+    features["input_ids"] = original
+    if reverse:  # the RTL half reads the whole row reversed, segment ids too (as when it is used)
+      features = {**features,
+                  **{k: study_data.reverse_real_tokens(features[k], features["input_mask"])
+                     for k in ("input_ids", "segment_ids")}}
   optimizer = _optimizer(study.pretrain_learning_rate, study.pretrain_steps,
                          study.pretrain_warmup_steps)
   gpt_training.fit_in_process(model, PretrainingTask(objective), features, optimizer=optimizer,
@@ -530,7 +533,15 @@ def merge_runs(run_dirs: List[str], study: StudyConfig, output_dir: str) -> List
       unique.append(row)
   rows = unique
   seeds = tuple(sorted({r["seed"] for r in rows}))
-  study = study.replace(seeds=seeds)
+  # Runs of different presets (e.g. `signal` + `signal_extra`) measure variants the given preset
+  # does not list; the table and plot are drawn from study.tasks, so add them (preset order first).
+  tasks = {t: list(v) for t, v in study.tasks.items()}
+  for row in rows:
+    if row["experiment"] == "ablation":
+      variants = tasks.setdefault(row["task"], [])
+      if row["variant"] not in variants:
+        variants.append(row["variant"])
+  study = study.replace(seeds=seeds, tasks=tasks)
   os.makedirs(output_dir, exist_ok=True)
   _write_atomic(os.path.join(output_dir, "study_config.json"), study.to_json())
   write_report(rows, study, output_dir)

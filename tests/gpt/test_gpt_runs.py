@@ -72,3 +72,28 @@ def test_ablation_study_smoke(tmp_path):
   table = (tmp_path / "merged" / "table.md").read_text()
   assert "| gpt1 |" in table and "Zero-shot" in table and "lee_probe (spearman)" in table
   assert (tmp_path / "merged" / "ablation.png").stat().st_size > 1000
+
+
+def test_merge_runs_of_two_presets_keeps_every_variant(tmp_path):
+  # `signal` and `signal_extra` run as separate processes measure different variants; merging
+  # them under either preset must put every measured variant in the table (not only the preset's).
+  runs = {"core": [("bert_ltr_no_nsp", "span", "token_f1", 0.07), ("gpt1", "lee_probe",
+                                                                     "spearman", 0.06)],
+          "extra": [("bert_ltr_no_nsp_bilstm", "span", "token_f1", 0.09),
+                    ("gpt1_size_double", "lee_probe", "spearman", 0.05)]}
+  for name, measured in runs.items():
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "results.jsonl").write_text("".join(
+        json.dumps({"experiment": "ablation", "variant": v, "task": t, "metric": m, "seed": s,
+                    "value": x + s / 100}) + "\n" for v, t, m, x in measured for s in (0, 1)))
+  study = get_study_config("signal")
+  merged = merge_runs([str(tmp_path / "core"), str(tmp_path / "extra")], study,
+                      str(tmp_path / "merged"))
+  assert len(merged) == 8
+  table = (tmp_path / "merged" / "table.md").read_text()
+  assert "| bert_ltr_no_nsp_bilstm |  |  | 0.095 ± 0.007 |  |" in table
+  assert "| gpt1_size_double | 0.055 ± 0.007 |" in table
+  assert "| gpt1 | 0.065 ± 0.007 |" in table
+  config = json.loads((tmp_path / "merged" / "study_config.json").read_text())
+  assert config["tasks"]["span"][-1] == "bert_ltr_no_nsp_bilstm"
+  assert "gpt1_size_double" in config["variants"]
