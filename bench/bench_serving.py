@@ -9,8 +9,9 @@ earlier runs pinned), each in its own process, since TF fixes its thread pools a
                           export variant V of --variants: `graph` (plain TF graph, grappler and
                           oneDNN kernels; export_task_model's default), `xla` (jit_compile=True),
                           `auto` (XLA for one sequence, the graph for batches); a `:gN` suffix
-                          exports with row_groups=N (`graph:g2`: every Transformer block split
-                          into 2 groups of positions, TransformerBlock.row_groups)
+                          exports with row_groups=N (the default export splits every Transformer
+                          block into 2 groups of positions, TransformerBlock.row_groups;
+                          `graph:g1` is the unsplit graph)
   ids-in SavedModel (V)   the same SavedModel's `serving_tokenized` signature on packed ids
   tokenize outside        the same tokenizer + packer alone (what a server that tokenizes
                           elsewhere pays before calling the model)
@@ -27,7 +28,7 @@ Inputs: real news documents (Lee corpus) long enough to fill 128 pieces. Weights
 sequence and all layers' outputs).
 
   python bench/bench_serving.py                       # both shapes, ~20 min on 2 cores
-  python bench/bench_serving.py --shapes=bert_mini --latency_runs=50 --variants=graph,graph:g2 \
+  python bench/bench_serving.py --shapes=bert_mini --latency_runs=50 --variants=graph,graph:g1 \
       --tf_threads=default
 """
 
@@ -56,7 +57,7 @@ flags.DEFINE_string("child_output", "", "Internal: run one --tf_threads setting,
 flags.DEFINE_integer("batch_size", 32, "Throughput batch size.")
 flags.DEFINE_integer("latency_runs", 0, "Batch-1 calls timed (0 = 100 for small, 30 for base).")
 flags.DEFINE_integer("throughput_runs", 0, "Batch calls timed (0 = 10 for small, 3 for base).")
-flags.DEFINE_list("variants", ["graph", "graph:g2", "xla", "auto"],
+flags.DEFINE_list("variants", ["graph", "graph:g1", "xla", "auto"],
                   "Export variants timed side by side: graph (jit_compile=False), xla (True), "
                   "auto (XLA for a single sequence, the graph for batches); `:gN` exports with "
                   "row_groups=N (default: export_task_model's).")

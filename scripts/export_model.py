@@ -29,6 +29,9 @@ flags.DEFINE_integer("doc_stride", 0, "SQuAD and NER: pieces between window star
 flags.DEFINE_enum("jit_compile", "false", ["false", "true", "auto"],
                   "XLA-compile the Transformer part of the graph: true, false (plain TF graph), or auto "
                   "(XLA for single-row calls, where it is faster on CPU; the plain graph for batches).")
+flags.DEFINE_integer("row_groups", 2, "Plain graph: independent groups of positions in every "
+                     "Transformer block (same outputs; lets TF's inter-op pool use several cores "
+                     "on small batches); 1 = unsplit.")
 flags.mark_flags_as_required(["output_dir"])
 
 
@@ -41,7 +44,8 @@ def main(argv):
       encoder_checkpoint=FLAGS.encoder_checkpoint, vocab_file=FLAGS.vocab_file,
       lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
       max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
-      jit_compile={"true": True, "false": False, "auto": "auto"}[FLAGS.jit_compile])
+      jit_compile={"true": True, "false": False, "auto": "auto"}[FLAGS.jit_compile],
+      row_groups=FLAGS.row_groups)
   summary = run_export(config)
   print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")
 

@@ -27,7 +27,7 @@ class ExportConfig:
   max_seq_length: int = 128  # encoder exports only; a task keeps its fine-tuning length
   doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
   jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
-  row_groups: int = 1  # TransformerBlock.row_groups of the plain graph; 1 = unsplit
+  row_groups: int = 2  # TransformerBlock.row_groups of the plain graph; 1 = unsplit
 
   def __post_init__(self):
     if not self.output_dir:
