@@ -95,6 +95,20 @@ PROBE_TASK_VARIANTS = {
 }
 STUDY_TASKS = (*DEFAULT_TASK_VARIANTS, *PROBE_TASK_VARIANTS)
 
+# The papers' claims as paired contrasts (claim, variant A, variant B): the report gives A - B per
+# seed (same seed = same data order, vocabulary and dev split) for every task both were run on.
+CLAIMS = (
+    ("pre-training helps (BERT)", "bert_base", "bert_no_pretraining"),
+    ("pre-training helps (GPT-1 Table 5)", "gpt1", "gpt1_no_pretraining"),
+    ("MLM beats LTR (BERT Table 5)", "bert_no_nsp", "bert_ltr_no_nsp"),
+    ("NSP helps (BERT Table 5)", "bert_base", "bert_no_nsp"),
+    ("+BiLSTM helps LTR (BERT Table 5)", "bert_ltr_no_nsp_bilstm", "bert_ltr_no_nsp"),
+    ("MLM beats ELMo-style LTR+RTL (BERT 5.1)", "bert_no_nsp", "elmo_ltr_rtl"),
+    ("RTL half helps LTR (ELMo-style vs LTR)", "elmo_ltr_rtl", "bert_ltr_no_nsp"),
+    ("larger is better (2x vs 0.5x width)", "gpt1_size_double", "gpt1_size_half"),
+    ("aux LM helps (GPT-1 Table 5)", "gpt1", "gpt1_no_aux_lm"),
+)
+
 
 def get_ablation(name: str) -> AblationVariant:
   if name not in ABLATIONS:
@@ -162,6 +176,28 @@ class StudyConfig:
 
   def replace(self, **changes: Any) -> "StudyConfig":
     return dataclasses.replace(self, **changes)
+
+  def only_variants(self, names) -> "StudyConfig":
+    """The same budget running only `names` (e.g. to re-measure one variant after a fix).
+
+    Tasks left without variants are dropped; GPT-1's layer transfer and zero-shot probes ride on
+    the `gpt1` variant, so they stay only if `gpt1` is kept (in the layer-transfer task).
+    """
+    names = list(dict.fromkeys(names))
+    for name in names:
+      get_ablation(name)
+    measured = {v for vs in self.tasks.values() for v in vs}
+    missing = [n for n in names if n not in measured]
+    if missing:
+      raise ConfigError(f"variants {missing} are not run by this study; it runs "
+                        f"{sorted(measured)}")
+    tasks = {t: tuple(v for v in vs if v in names) for t, vs in self.tasks.items()}
+    tasks = {t: vs for t, vs in tasks.items() if vs}
+    transfer = self.layer_transfer_task
+    if transfer and "gpt1" not in tasks.get(transfer, ()):
+      transfer = ""
+    zero_shot = self.zero_shot_points if "gpt1" in names else 0
+    return self.replace(tasks=tasks, layer_transfer_task=transfer, zero_shot_points=zero_shot)
 
   def to_dict(self) -> dict:
     values = dataclasses.asdict(self)

@@ -1,11 +1,13 @@
 """Runs the BERT section 5.1 / GPT-1 section 5 ablations at small scale and writes the table + plot.
 
   python scripts/run_ablation.py --output_dir=out/ablation [--preset=small] [--seeds=0,1,2]
-      [--pretrain_steps=150] [--tasks=polarity,lee_similarity,span]
+      [--pretrain_steps=150] [--tasks=polarity,lee_similarity,span] [--variants=elmo_ltr_rtl]
 
 Writes study_config.json, results.jsonl, table.md and ablation.png into --output_dir. To use more
 processes, run one seed per process (--seeds=0 --output_dir=out/s0, ...) then
---merge=out/s0,out/s1,out/s2 --output_dir=out/ablation.
+--merge=out/s0,out/s1,out/s2 --output_dir=out/ablation. A measurement present in several merged
+runs is taken from the first run listed, so a re-measurement (e.g. --variants=elmo_ltr_rtl after a
+fix) replaces the old rows when its directory is listed first; every other row is kept.
 """
 
 from absl import app, flags
@@ -21,6 +23,8 @@ flags.DEFINE_integer("pretrain_steps", None, "Override the pretraining steps of 
 flags.DEFINE_list("corpora", None, "Override the pretraining corpora (wikipedia, lee_background).")
 flags.DEFINE_list("tasks", None, "Subset of the study tasks (polarity, lee_similarity, span, "
                   "lee_probe, polarity_probe).")
+flags.DEFINE_list("variants", None, "Run only these variants of the preset (e.g. elmo_ltr_rtl, "
+                  "to re-measure one variant); the other variants' rows come from --merge.")
 flags.DEFINE_list("merge", None, "Instead of running, merge the results.jsonl of these study "
                   "output dirs (e.g. one process per seed) into one table and plot.")
 flags.mark_flag_as_required("output_dir")
@@ -42,6 +46,8 @@ def main(argv):
     if "polarity" not in F.tasks:
       overrides["layer_transfer_task"] = ""
   study = get_study_config(F.preset, **overrides)
+  if F.variants:
+    study = study.only_variants(F.variants)
   if F.merge:
     merge_runs(F.merge, study, F.output_dir)
   else:

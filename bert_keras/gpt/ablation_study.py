@@ -34,7 +34,7 @@ from bert_keras.models.gpt_task_model import GPTTaskModel
 from bert_keras.tasks import metrics as metrics_lib
 from bert_keras.training.optimization import create_optimizer
 from bert_keras.training.pretraining_task import PretrainingTask
-from configs.ablations import AblationVariant, StudyConfig, get_ablation
+from configs.ablations import CLAIMS, AblationVariant, StudyConfig, get_ablation
 from configs.gpt import GPTPretrainingConfig
 
 TASK_METRIC = {"polarity": "accuracy", "lee_similarity": "pearson", "span": "token_f1",
@@ -582,6 +582,8 @@ def markdown_table(rows: List[dict], study: StudyConfig) -> str:
       values = [r["value"] for r in ablation if r["variant"] == name and r["task"] == t]
       cells.append(summarize(values) if values else "")
     lines.append(f"| {name} | " + " | ".join(cells) + " |")
+  lines += _claims_table(ablation, study.seeds)
+  lines += _secondary_table(rows, study.seeds)
   transfer = [r for r in rows if r["experiment"] == "layer_transfer"]
   if transfer:
     lines += ["", f"Layers transferred (GPT-1 Figure 2 left), {transfer[0]['task']} "
@@ -596,6 +598,49 @@ def markdown_table(rows: List[dict], study: StudyConfig) -> str:
     for step in sorted({r["step"] for r in zero}):
       lines.append(f"| {step} | {summarize([r['value'] for r in zero if r['step'] == step])} |")
   return "\n".join(lines) + "\n"
+
+
+def _by_seed(rows: List[dict], variant: str, task: str, metric: str) -> Dict[int, float]:
+  return {r["seed"]: r["value"] for r in rows if r["experiment"] == "ablation"
+          and r["variant"] == variant and r["task"] == task and r["metric"] == metric}
+
+
+def _claims_table(ablation: List[dict], seeds) -> List[str]:
+  """The papers' claims (configs.ablations.CLAIMS) as paired differences A - B over the seeds both
+  variants ran, on each task's main metric: mean ± sample std, and in how many seeds A > B."""
+  lines = []
+  for claim, a, b in CLAIMS:
+    for task in dict.fromkeys(r["task"] for r in ablation):
+      metric = TASK_METRIC[task]
+      va, vb = _by_seed(ablation, a, task, metric), _by_seed(ablation, b, task, metric)
+      paired = [s for s in seeds if s in va and s in vb]
+      if not paired:
+        continue
+      diffs = [va[s] - vb[s] for s in paired]
+      wins = sum(d > 0 for d in diffs)
+      lines.append(f"| {claim} | {a} - {b} | {task} ({metric}) | {summarize(diffs)} | "
+                   f"{wins}/{len(paired)} |")
+  if not lines:
+    return []
+  return ["", "The papers' claims as paired differences (A - B per seed; > 0 agrees with the "
+          "paper):", "", "| claim | A - B | task | difference | seeds A > B |",
+          "|---|---|---|---|---|", *lines]
+
+
+def _secondary_table(rows: List[dict], seeds) -> List[str]:
+  """Every ablation metric (main and secondary, e.g. Lee Pearson, span exact match), per seed."""
+  ablation = [r for r in rows if r["experiment"] == "ablation"]
+  keys = list(dict.fromkeys((r["task"], r["metric"], r["variant"]) for r in ablation))
+  if not keys:
+    return []
+  lines = ["", "Every metric per seed (" + ", ".join(f"seed {s}" for s in seeds) + "):", "",
+           "| task | metric | variant | per seed | mean ± std |", "|---|---|---|---|---|"]
+  for task, metric, variant in sorted(keys, key=lambda k: (k[0], k[1] != TASK_METRIC[k[0]], k[1])):
+    values = _by_seed(ablation, variant, task, metric)
+    per_seed = ", ".join(f"{values[s]:.3f}" if s in values else "-" for s in seeds)
+    lines.append(f"| {task} | {metric} | {variant} | {per_seed} | "
+                 f"{summarize(list(values.values()))} |")
+  return lines
 
 
 def plot(rows: List[dict], study: StudyConfig, path: str) -> None:

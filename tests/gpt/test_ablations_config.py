@@ -67,3 +67,23 @@ def test_pretraining_budget_covers_the_claims():
   assert set(gpt_half.tasks) == {"polarity"} and gpt_half.pretrain_steps == study.pretrain_steps
   with pytest.raises(ConfigError, match="span_per_sentence=0"):
     StudyConfig(span_per_sentence=0)
+
+
+def test_only_variants_keeps_the_budget_and_drops_the_rest():
+  # Re-measuring one variant after a fix (scripts/run_ablation.py --variants): same budget, only
+  # that variant's tasks, and no GPT-1 side analyses unless gpt1 itself is kept.
+  extra = get_study_config("signal_extra")
+  elmo = extra.only_variants(["elmo_ltr_rtl"])
+  assert elmo.tasks == {"lee_probe": ("elmo_ltr_rtl",), "polarity_probe": ("elmo_ltr_rtl",),
+                        "span": ("elmo_ltr_rtl",)}
+  assert elmo.replace(tasks=extra.tasks) == extra
+  core = get_study_config("signal")
+  no_gpt = core.only_variants(["bert_base", "bert_no_pretraining"])
+  assert set(no_gpt.tasks) == {"lee_probe", "polarity_probe", "span"}
+  assert (no_gpt.layer_transfer_task, no_gpt.zero_shot_points) == ("", 0)
+  with_gpt = core.only_variants(["gpt1"])
+  assert (with_gpt.layer_transfer_task, with_gpt.zero_shot_points) == ("polarity", 3)
+  with pytest.raises(ConfigError, match=r"\['gpt1_size_half'\] are not run by this study"):
+    core.only_variants(["gpt1", "gpt1_size_half"])
+  with pytest.raises(ConfigError, match="unknown ablation 'bert_huge'"):
+    core.only_variants(["bert_huge"])
