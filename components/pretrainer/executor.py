@@ -68,21 +68,18 @@ def split_heldout(files, out_dir: str, fraction: float, min_heldout: int) -> dic
   return dict(paths, train_records=counts["train"], heldout_records=counts["heldout"])
 
 
-def nsp_padding_rule(path: str, num_records: int) -> dict | None:
-  """The NSP accuracy of a model that only looks at padding, on the first `num_records` of `path`.
+def read_nsp_padding(paths, num_records: int = 0):
+  """NSP labels and padding of the first `num_records` (0: all) records of the TFRecord `paths`.
 
-  `create_instances_from_document` (as google-research/bert) gives a tenth of the document passes a
-  short target length; those passes make many short, often one-sentence chunks, and a one-sentence
-  chunk always gets a random next segment. So padded examples are mostly "random next", and the rule
-  "padded -> random next, full length -> is next" can beat the majority baseline without comparing
-  A with B (docs/pretraining_evidence/README.md). Held-out NSP accuracy has to clear this too.
-  Returns {"nsp_padding_rule_accuracy", "nsp_padded_fraction"} or None without NSP labels.
+  Returns (labels, padded): int arrays (n,) of next_sentence_labels (1 = random next) and bool (n,)
+  "shorter than the longest input_mask" (padded), or None when the records have no NSP labels.
   """
   import numpy as np  # pylint: disable=import-outside-toplevel
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
+  dataset = tf.data.TFRecordDataset(list(paths))
   labels, lengths, width = [], [], 0
-  for record in tf.data.TFRecordDataset(path).take(num_records):
+  for record in (dataset.take(num_records) if num_records > 0 else dataset):
     feature = tf.train.Example.FromString(record.numpy()).features.feature
     if "next_sentence_labels" not in feature:
       return None
@@ -92,8 +89,23 @@ def nsp_padding_rule(path: str, num_records: int) -> dict | None:
     lengths.append(int(np.sum(mask)))
   if not labels:
     return None
-  padded = np.array(lengths) < width
-  return {"nsp_padding_rule_accuracy": float(np.mean(padded == np.array(labels, dtype=bool))),
+  return np.array(labels, dtype=np.int64), np.array(lengths) < width
+
+
+def nsp_padding_rule(labels, padded) -> dict:
+  """The NSP accuracy of a model that only looks at padding: padded -> random next, full -> is next.
+
+  `create_instances_from_document` (as google-research/bert) gives a tenth of the document passes a
+  short target length; those passes make many short, often one-sentence chunks, and a one-sentence
+  chunk always gets a random next segment. So padded examples are mostly "random next", and this
+  rule can beat the majority baseline without comparing A with B (docs/pretraining_evidence/README.md).
+  Held-out NSP accuracy has to clear it too. `labels`, `padded`: (n,) from `read_nsp_padding`.
+  Returns {"nsp_padding_rule_accuracy", "nsp_padded_fraction"}.
+  """
+  import numpy as np  # pylint: disable=import-outside-toplevel
+
+  padded = np.asarray(padded, dtype=bool)
+  return {"nsp_padding_rule_accuracy": float(np.mean(padded == np.asarray(labels).astype(bool))),
           "nsp_padded_fraction": float(np.mean(padded))}
 
 
@@ -163,8 +175,9 @@ class PretrainerExecutor(BaseExecutor):
       model.metrics["heldout_examples"] = split["heldout_records"]
       if config.objective == "mlm_nsp":
         evaluated = config.eval_steps * (config.eval_batch_size or config.train_batch_size)
-        rule = nsp_padding_rule(split["heldout"], evaluated)
-        model.metrics.update({f"eval_{k}": v for k, v in (rule or {}).items()})
+        records = read_nsp_padding([split["heldout"]], evaluated)
+        if records is not None:
+          model.metrics.update({f"eval_{k}": v for k, v in nsp_padding_rule(*records).items()})
       self.log(self._evidence(model.metrics))
 
   @staticmethod

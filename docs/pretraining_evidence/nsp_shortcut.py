@@ -27,6 +27,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from components.pretrainer.executor import nsp_padding_rule, read_nsp_padding
+
 
 def _records(pattern: str, take: int):
   files = sorted(glob.glob(pattern))
@@ -36,31 +38,33 @@ def _records(pattern: str, take: int):
   return dataset.take(take) if take > 0 else dataset
 
 
-def _part(correct: np.ndarray, labels: np.ndarray) -> dict:
-  """Accuracy of `correct` (bool per example) beside the majority of `labels` (0/1)."""
+def _part(labels: np.ndarray, correct: np.ndarray | None = None) -> dict:
+  """Label balance of `labels` (0/1) and its majority, with the accuracy of `correct` if given."""
   if not len(labels):
     return {"examples": 0}
-  return {"examples": int(len(labels)), "random_next": float(labels.mean()),
-          "majority": float(max(labels.mean(), 1.0 - labels.mean())),
-          "accuracy": float(correct.mean())}
+  part = {"examples": int(len(labels)), "random_next": float(labels.mean()),
+          "majority": float(max(labels.mean(), 1.0 - labels.mean()))}
+  if correct is not None:
+    part["accuracy"] = float(correct.mean())
+  return part
 
 
 def record_stats(pattern: str, take: int) -> dict:
-  """Label balance of padded vs full-length examples and the padding rule's accuracy."""
-  labels, lengths, widths = [], [], set()
-  for raw in _records(pattern, take):
-    feature = tf.train.Example.FromString(raw.numpy()).features.feature
-    mask = feature["input_mask"].int64_list.value
-    widths.add(len(mask))
-    labels.append(feature["next_sentence_labels"].int64_list.value[0])
-    lengths.append(int(np.sum(mask)))
-  labels, lengths = np.array(labels), np.array(lengths)
-  padded = lengths < max(widths)
-  rule = padded.astype(labels.dtype) == labels  # padded -> 1 (random next), full -> 0 (is next)
-  return {"records": pattern, "examples": int(len(labels)), "max_seq_length": max(widths),
-          "padded_fraction": float(padded.mean()),
-          "padding_rule": _part(rule, labels), "padded": _part(rule[padded], labels[padded]),
-          "full_length": _part(rule[~padded], labels[~padded])}
+  """Label balance of padded vs full-length examples and the padding rule's accuracy.
+
+  The rule is the pretrainer's (`nsp_padding_rule`, logged as eval_nsp_padding_rule_accuracy); on
+  the padded part it scores their random-next fraction, on the full-length part their is-next one.
+  """
+  files = sorted(glob.glob(pattern))
+  if not files:
+    raise SystemExit(f"error: no files match {pattern!r}")
+  records = read_nsp_padding(files, take)
+  if records is None:
+    raise SystemExit(f"error: no NSP labels in {pattern!r}")
+  labels, padded = records
+  return {"records": pattern, "examples": int(len(labels)),
+          "padding_rule": dict(nsp_padding_rule(labels, padded), **_part(labels)),
+          "padded": _part(labels[padded]), "full_length": _part(labels[~padded])}
 
 
 def run_stats(run_dir: str, take: int) -> dict:
@@ -96,9 +100,9 @@ def run_stats(run_dir: str, take: int) -> dict:
     lengths.append(batch["input_mask"].numpy().sum(-1))
   labels, predictions, lengths = map(np.concatenate, (labels, predictions, lengths))
   correct, padded = predictions == labels, lengths < config.max_seq_length
-  return {"run": run_dir, "checkpoint": os.path.basename(latest), "all": _part(correct, labels),
-          "full_length": _part(correct[~padded], labels[~padded]),
-          "padded": _part(correct[padded], labels[padded]),
+  return {"run": run_dir, "checkpoint": os.path.basename(latest), "all": _part(labels, correct),
+          "full_length": _part(labels[~padded], correct[~padded]),
+          "padded": _part(labels[padded], correct[padded]),
           "predicted_random_next": float(predictions.mean())}
 
 

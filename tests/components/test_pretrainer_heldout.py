@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from components.pretrainer.executor import nsp_padding_rule, split_heldout
+from components.pretrainer.executor import nsp_padding_rule, read_nsp_padding, split_heldout
 from tests.training.pretraining_records import write_records
 
 
@@ -40,11 +40,15 @@ def test_nsp_padding_rule_scores_padded_as_random_next(tmp_path):
   with tf.io.TFRecordWriter(path) as writer:
     for length, label in ((5, 1), (3, 0), (8, 0), (8, 1), (2, 1), (8, 0)):
       writer.write(_example(length, 8, label))
-  assert nsp_padding_rule(path, 4) == {"nsp_padding_rule_accuracy": 0.5, "nsp_padded_fraction": 0.5}
-  three = nsp_padding_rule(path, 3)
+  labels, padded = read_nsp_padding([path], 4)
+  assert labels.tolist() == [1, 0, 0, 1] and padded.tolist() == [True, True, False, False]
+  assert nsp_padding_rule(labels, padded) == {"nsp_padding_rule_accuracy": 0.5,
+                                              "nsp_padded_fraction": 0.5}
+  three = nsp_padding_rule(*read_nsp_padding([path], 3))
   assert abs(three["nsp_padding_rule_accuracy"] - 2 / 3) < 1e-9
-  assert nsp_padding_rule(path, 6)["nsp_padding_rule_accuracy"] == 4 / 6
+  assert nsp_padding_rule(*read_nsp_padding([path], 6))["nsp_padding_rule_accuracy"] == 4 / 6
+  assert len(read_nsp_padding([path, path])[0]) == 12  # 0 records: all of them, over every file
   mlm_only = str(tmp_path / "mlm.tfrecord")
   with tf.io.TFRecordWriter(mlm_only) as writer:
     writer.write(_example(5, 8))
-  assert nsp_padding_rule(mlm_only, 4) is None
+  assert read_nsp_padding([mlm_only], 4) is None
