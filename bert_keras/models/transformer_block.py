@@ -4,12 +4,43 @@ import math
 
 import keras
 import tensorflow as tf
-from keras import ops
 
 from bert_keras.models.activations import get_activation
 
 # Additive bias for masked attention logits. The original uses -10000; it also fits in float16.
 _MASK_BIAS = -10000.0
+
+
+def _inference_layer_norm(layer, rows):
+  """`layer` (a keras LayerNormalization over the last axis) on rows (n, hidden), inference only.
+
+  The same function in 9 ops instead of Keras 3's 11-13 (no gamma/beta reshapes, no Neg/AddN):
+  (x - mean) * (rsqrt(var + eps) * gamma) + beta, mean and biased variance over the row. At
+  batch 1 a LayerNorm's time is mostly the fixed cost per op, not arithmetic. Deliberately NOT
+  the FusedBatchNorm form that grappler fuses into one oneDNN _MklLayerNorm (remapper.cc
+  FindMklLayerNorm): that kernel builds its oneDNN primitives on every call, which measured
+  ~2.5x slower than this at 64-256 rows (5x faster at 2048 rows, i.e. batch 32).
+  Other dtypes (mixed precision) take the Keras layer, which normalises in float32.
+  """
+  if rows.dtype != tf.float32 or not (layer.center and layer.scale) or layer.rms_scaling:
+    return layer(rows)
+  centered = rows - tf.reduce_mean(rows, axis=-1, keepdims=True)  # (n, hidden)
+  variance = tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True)  # (n, 1)
+  return centered * (tf.math.rsqrt(variance + layer.epsilon) * layer.gamma) + layer.beta
+
+
+def _permute(x, perm, training):
+  """tf.transpose(x, perm); at inference written as a one-operand einsum, the same copy.
+
+  With oneDNN on (TF's default on x86) every Transpose op becomes _MklTranspose, which builds a
+  oneDNN reorder per call: at batch 1 that cost 2x the Einsum kernel's own (Eigen) transpose of
+  the BERT-mini attention tensors (0.12 ms more per op, 16 ops per call); equal at batch 32.
+  Training keeps Transpose, whose gradient graph the Trainer was tuned with.
+  """
+  if training:
+    return tf.transpose(x, perm)
+  axes = "abcdefgh"[:len(perm)]
+  return tf.einsum(f"{axes}->{''.join(axes[p] for p in perm)}", x)
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
@@ -85,71 +116,65 @@ class TransformerBlock(keras.layers.Layer):
     self._row_groups = int(value)
 
   def call(self, x, attention_mask, training=None):
-    # x: (batch, seq, hidden); attention_mask: (batch, seq_q, seq_k) with 1 = may attend.
-    if self.row_groups > 1 and not training:
-      return self._call_row_groups(x, attention_mask)
-    # Every projection runs on the flattened (batch * seq, hidden) matrix: one 2-D GEMM whose
-    # kernel gradient is one 2-D GEMM too (no batched matmul + reduction, no Tensordot reshapes).
-    batch, seq = ops.shape(x)[0], ops.shape(x)[1]
-    heads, head_dim = self.num_heads, self.head_dim
-    hidden = heads * head_dim
-    rows = ops.reshape(x, (-1, hidden))  # (batch * seq, hidden)
-    qkv = ops.reshape(self.qkv_dense(rows), (batch, seq, 3, heads, head_dim))
-    # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
-    # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
-    q, k, v = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3)  # each (batch, heads, seq, dim)
-    # Scaling q (batch*seq*hidden values) is cheaper than scaling the (batch, heads, seq, seq)
-    # scores, and exact whenever 1/sqrt(head_dim) is a power of two (head_dim 64: every preset).
-    q = q * ops.cast(1.0 / math.sqrt(head_dim), q.dtype)
-    scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, seq_q, seq_k)
-    bias = (1.0 - ops.cast(attention_mask[:, None, :, :], scores.dtype)) * _MASK_BIAS
-    probs = ops.softmax(scores + ops.cast(bias, scores.dtype), axis=-1)
-    probs = self.attention_dropout(probs, training=training)
-    context = tf.matmul(probs, v)  # (batch, heads, seq, head_dim)
-    context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, hidden))  # (batch * seq, H)
-    attention = self.hidden_dropout(self.attention_output_dense(context), training=training)
-    rows = self.attention_layer_norm(rows + attention)
-    ffn = self.output_dense(self.intermediate_dense(rows))
-    ffn = self.hidden_dropout(ffn, training=training)
-    rows = self.output_layer_norm(rows + ffn)
-    return ops.reshape(rows, (batch, seq, hidden))
+    """x: (batch, seq, hidden); attention_mask: (batch, seq_q, seq_k) with 1 = may attend.
 
-  def _call_row_groups(self, x, attention_mask):
-    """Inference with the positions split into `row_groups` groups (see the class docstring).
-
-    x: (batch, seq, hidden); attention_mask: (batch, seq, seq). Group g holds positions
-    [start_g, start_g + size_g) of every sequence, sizes differing by at most one (a group may be
-    empty when seq < row_groups). Returns (batch, seq, hidden).
+    One body for training and inference. Inference runs `row_groups` groups of positions (see
+    the class docstring): group g holds positions [start_g, start_g + size_g) of every sequence,
+    sizes differing by at most one (a group may be empty when seq < row_groups); training always
+    runs one group. Returns (batch, seq, hidden).
     """
-    groups = self.row_groups
+    groups = 1 if training else self.row_groups
     batch, seq = tf.shape(x)[0], tf.shape(x)[1]
     heads, head_dim = self.num_heads, self.head_dim
     hidden = heads * head_dim
-    # floor((seq + groups - 1 - g) / groups) over g sums to seq (Hermite's identity).
-    sizes = tf.stack([(seq + groups - 1 - g) // groups for g in range(groups)])
-    xs = tf.split(x, sizes, num=groups, axis=1)  # each (batch, size_g, hidden)
-    masks = tf.split(attention_mask, sizes, num=groups, axis=1)  # each (batch, size_g, seq)
-    queries, keys, values, residuals = [], [], [], []
-    for x_g in xs:
-      rows = tf.reshape(x_g, (-1, hidden))  # (batch * size_g, hidden)
+    xs, masks = [x], [attention_mask]
+    if groups > 1:
+      # floor((seq + groups - 1 - g) / groups) over g sums to seq (Hermite's identity).
+      sizes = tf.stack([(seq + groups - 1 - g) // groups for g in range(groups)])
+      xs = tf.split(x, sizes, num=groups, axis=1)  # each (batch, size_g, hidden)
+      masks = tf.split(attention_mask, sizes, num=groups, axis=1)  # each (batch, size_g, seq)
+    # Every projection runs on flattened (batch * size_g, hidden) rows: one 2-D GEMM whose
+    # kernel gradient is one 2-D GEMM too (no batched matmul + reduction, no Tensordot reshapes).
+    residuals = [tf.reshape(x_g, (-1, hidden)) for x_g in xs]
+    queries, keys, values = [], [], []
+    for rows in residuals:
       qkv = tf.reshape(self.qkv_dense(rows), (batch, -1, 3, heads, head_dim))
-      q, k, v = tf.unstack(tf.transpose(qkv, (2, 0, 3, 1, 4)), 3)  # (batch, heads, size_g, dim)
+      # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
+      # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
+      qkv = _permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, size_g, head_dim)
+      q, k, v = tf.unstack(qkv, 3)  # each (batch, heads, size_g, head_dim)
+      # Scaling q (batch*seq*hidden values) is cheaper than scaling the (batch, heads, seq, seq)
+      # scores, and exact whenever 1/sqrt(head_dim) is a power of two (head_dim 64: every preset).
       queries.append(q * tf.cast(1.0 / math.sqrt(head_dim), q.dtype))
       keys.append(k)
       values.append(v)
-      residuals.append(rows)
-    k, v = tf.concat(keys, axis=2), tf.concat(values, axis=2)  # (batch, heads, seq, dim)
+    # The only point where the groups meet: every query sees the keys and values of ALL positions.
+    k, v = (keys[0], values[0]) if groups == 1 else (tf.concat(keys, 2), tf.concat(values, 2))
     outputs = []
     for q, mask, rows in zip(queries, masks, residuals):
       scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, size_g, seq)
       bias = (1.0 - tf.cast(mask[:, None, :, :], scores.dtype)) * _MASK_BIAS
       probs = tf.nn.softmax(scores + tf.cast(bias, scores.dtype), axis=-1)
-      context = tf.matmul(probs, v)  # (batch, heads, size_g, dim)
-      context = tf.reshape(tf.transpose(context, (0, 2, 1, 3)), (-1, hidden))
-      rows = self.attention_layer_norm(rows + self.attention_output_dense(context))
-      rows = self.output_layer_norm(rows + self.output_dense(self.intermediate_dense(rows)))
+      probs = self.attention_dropout(probs, training=training)
+      context = tf.matmul(probs, v)  # (batch, heads, size_g, head_dim)
+      context = _permute(context, (0, 2, 1, 3), training)  # (batch, size_g, heads, head_dim)
+      context = tf.reshape(context, (-1, hidden))  # (batch * size_g, hidden)
+      rows = self._add_and_norm(self.attention_layer_norm, rows,
+                                self.attention_output_dense(context), training)
+      ffn = self.output_dense(self.intermediate_dense(rows))
+      rows = self._add_and_norm(self.output_layer_norm, rows, ffn, training)
       outputs.append(tf.reshape(rows, (batch, -1, hidden)))
-    return tf.concat(outputs, axis=1)
+    return outputs[0] if groups == 1 else tf.concat(outputs, axis=1)
+
+  def _add_and_norm(self, layer_norm, rows, update, training):
+    """LayerNorm(rows + dropout(update)), the post-LN residual step; rows, update (n, hidden).
+
+    Inference takes the LayerNorm in fewer ops (`_inference_layer_norm`, same function); training
+    keeps the Keras layer, whose gradient the Trainer's graph is tuned for.
+    """
+    if training:
+      return layer_norm(rows + self.hidden_dropout(update, training=training))
+    return _inference_layer_norm(layer_norm, rows + update)
 
   def get_config(self):
     config = super().get_config()

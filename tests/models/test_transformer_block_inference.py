@@ -1,0 +1,122 @@
+"""TransformerBlock's inference path computes the block's math, in ops TF's grappler fuses."""
+
+import collections
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from scipy.special import erf
+
+from bert_keras.models.transformer_block import TransformerBlock, _inference_layer_norm
+
+HIDDEN, HEADS, FFN = 32, 4, 64
+_CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def _block(**kwargs):
+  keras.utils.set_random_seed(0)
+  block = TransformerBlock(num_heads=HEADS, intermediate_size=FFN, **kwargs)
+  block.build((None, None, HIDDEN))
+  rng = np.random.default_rng(7)  # non-trivial gamma and beta, so their roles cannot swap
+  for norm in (block.attention_layer_norm, block.output_layer_norm):
+    norm.gamma.assign(rng.normal(1.0, 0.3, HIDDEN).astype("float32"))
+    norm.beta.assign(rng.normal(0.0, 0.3, HIDDEN).astype("float32"))
+  return block
+
+
+def _reference(block, x, mask):
+  """The post-LN block (Vaswani et al. 2017, section 3; BERT's GELU) in float64 numpy."""
+  weights = lambda layer: [np.float64(w.numpy()) for w in layer.weights]
+
+  def dense(layer, h):
+    kernel, bias = weights(layer)
+    return h @ kernel + bias
+
+  def layer_norm(layer, h):
+    gamma, beta = weights(layer)
+    centered = h - h.mean(-1, keepdims=True)
+    variance = (centered ** 2).mean(-1, keepdims=True)
+    return centered / np.sqrt(variance + layer.epsilon) * gamma + beta
+
+  x = np.float64(x)
+  batch, seq, hidden = x.shape
+  head_dim = hidden // HEADS
+  qkv = dense(block.qkv_dense, x).reshape(batch, seq, 3, HEADS, head_dim)
+  q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))  # (batch, heads, seq, dim)
+  scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head_dim) + (1.0 - mask[:, None]) * -10000.0
+  probs = np.exp(scores - scores.max(-1, keepdims=True))
+  probs /= probs.sum(-1, keepdims=True)
+  context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, hidden)
+  h = layer_norm(block.attention_layer_norm, x + dense(block.attention_output_dense, context))
+  inner = dense(block.intermediate_dense, h)
+  gelu = 0.5 * inner * (1.0 + erf(inner / np.sqrt(2.0)))
+  return layer_norm(block.output_layer_norm, h + dense(block.output_dense, gelu))
+
+
+def _inputs(batch, seq, causal, seed):
+  rng = np.random.default_rng(seed)
+  x = rng.normal(size=(batch, seq, HIDDEN)).astype("float32")
+  lengths = rng.integers(1, seq + 1, size=batch)
+  mask = (np.arange(seq)[None, None, :] < lengths[:, None, None]).astype("float32")
+  mask = np.broadcast_to(mask, (batch, seq, seq)).copy()
+  if causal:
+    mask *= np.tril(np.ones((seq, seq), "float32"))[None]
+  return x, mask
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("batch,seq,causal", [(1, 1, False), (1, 16, False), (3, 7, True)])
+def test_inference_equals_the_reference_math(groups, batch, seq, causal):
+  block = _block(row_groups=groups)
+  x, mask = _inputs(batch, seq, causal, seed=seq)
+  expected = _reference(block, x, mask)
+  eager = block(tf.constant(x), tf.constant(mask), training=False).numpy()
+  # Traced: grappler and oneDNN rewrite the graph (fused matmuls), as in an exported model.
+  traced = tf.function(lambda x, m: block(x, m, training=False), autograph=False)
+  for got in (eager, traced(tf.constant(x), tf.constant(mask)).numpy()):
+    np.testing.assert_allclose(got, expected, atol=2e-5, rtol=1e-4)
+
+
+def test_inference_layer_norm_equals_the_keras_layer():
+  norm = keras.layers.LayerNormalization(epsilon=1e-12)
+  norm.build((None, HIDDEN))
+  rng = np.random.default_rng(3)
+  norm.gamma.assign(rng.normal(1.0, 0.3, HIDDEN).astype("float32"))
+  norm.beta.assign(rng.normal(0.0, 0.3, HIDDEN).astype("float32"))
+  # A large shared offset: a one-pass E[x^2] - E[x]^2 variance would lose digits here.
+  rows = tf.constant(rng.normal(size=(40, HIDDEN)) * 0.5 + 30.0, tf.float32)
+  np.testing.assert_allclose(_inference_layer_norm(norm, rows), norm(rows), atol=2e-5)
+  assert _inference_layer_norm(norm, tf.zeros((0, HIDDEN))).shape == (0, HIDDEN)
+
+
+def _optimized_op_counts(fn, *specs):
+  """Op types (with their fused_ops) of fn's graph after grappler, placed on the CPU."""
+  from tensorflow.core.protobuf import config_pb2
+  from tensorflow.python.framework import meta_graph
+  from tensorflow.python.grappler import tf_optimizer
+  concrete = fn.get_concrete_function(*specs)
+  graph = meta_graph.create_meta_graph_def(graph=concrete.graph)
+  for node in graph.graph_def.node:
+    node.device = _CPU  # the remapper only fuses ops placed on a CPU
+  graph.collection_def["train_op"].node_list.value.extend(t.op.name for t in concrete.outputs)
+  optimized = tf_optimizer.OptimizeGraph(config_pb2.ConfigProto(), graph)
+  return collections.Counter(
+      node.op + "".join(f"+{op.decode()}" for op in node.attr["fused_ops"].list.s)
+      for node in optimized.node)
+
+
+def test_grappler_fuses_the_inference_graph():
+  from tensorflow.python.util import _pywrap_util_port
+  if not _pywrap_util_port.IsMklEnabled():
+    pytest.skip("the GELU fusion is oneDNN's (TF_ENABLE_ONEDNN_OPTS=0 or a non-x86 build)")
+  block = _block(row_groups=2)
+  spec = [tf.TensorSpec([None, None, HIDDEN]), tf.TensorSpec([None, None, None])]
+  fn = tf.function(lambda x, m: block(x, m, training=False), autograph=False)
+  ops = _optimized_op_counts(fn, *spec)
+  # Per group: qkv, attention_output and output as MatMul+BiasAdd, intermediate +GELU too.
+  assert ops["_FusedMatMul+BiasAdd+GeluExact"] == 2, ops
+  assert ops["_FusedMatMul+BiasAdd"] == 6, ops
+  assert not {"MatMul", "BiasAdd", "Erf", "Erfc"} & set(ops), ops
+  # LayerNorm: 2 reductions each, no leftovers of Keras' form (Neg, AddN, gamma reshapes).
+  assert ops["Mean"] == 2 * 2 * 2 and not {"Neg", "AddN", "SquaredDifference"} & set(ops), ops
