@@ -16,7 +16,8 @@ gradient state is carried across steps (nothing extra to checkpoint).
 
 Clipping happens on the all-reduced gradient (Keras' own `global_clipnorm` would clip each replica's
 share before the sum), so the Trainer reduces gradients itself and switches the optimizer's
-reduction off.
+reduction off. With FusedAdamW the clip factor is not multiplied into the gradients here: the
+optimizer applies it inside its fused weight-decay pass (`FusedAdamW.gradient_scale`).
 """
 
 from __future__ import annotations
@@ -174,6 +175,17 @@ class Trainer:
       # scale is a power of two), before the optimizer unscales it.
       scale = getattr(self.optimizer, "dynamic_scale", None)
       limit = self.clip_global_norm * (tf.cast(scale, tf.float32) if scale is not None else 1.0)
+      inner = getattr(self.optimizer, "inner_optimizer", self.optimizer)
+      if hasattr(inner, "gradient_scale"):
+        # FusedAdamW multiplies the gradient by the clip factor inside its weight-decay pass,
+        # saving a pass over every gradient. The factor is tf.clip_by_global_norm's (NaN when
+        # the norm is not finite).
+        norm = tf.linalg.global_norm(grads)
+        factor = limit * tf.minimum(1.0 / norm, 1.0 / limit) + (norm - norm)
+        used = [(g, v) for g, v in zip(grads, variables) if v.path not in self._unused_paths]
+        with inner.gradient_scale(factor):
+          self.optimizer.apply_gradients(used)
+        return sums
       grads, _ = tf.clip_by_global_norm(grads, limit)
     used = [(g, v) for g, v in zip(grads, variables) if v.path not in self._unused_paths]
     self.optimizer.apply_gradients(used)
