@@ -99,7 +99,11 @@ class PipelineConfig:
     return json.dumps(self.to_dict(), indent=2, sort_keys=True, default=list)
 
 
-def demo_config(pretrain_steps: int = 1500, finetune_epochs: float = 3.0,
+# The demo's pretraining steps: demo_config's default and pipeline/demo.py's --pretrain_steps.
+DEMO_PRETRAIN_STEPS = 1500
+
+
+def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: float = 3.0,
                 max_documents: int = 0) -> PipelineConfig:
   """The main job (`make demo`), sized to finish in under 20 minutes on 2 CPU cores.
 

@@ -22,6 +22,7 @@ import time
 from absl import app, flags
 
 from bert_keras.errors import UserError, run_main
+from configs.pipeline import DEMO_PRETRAIN_STEPS, demo_config
 
 flags.DEFINE_string("output_dir", None, "Where artifacts, run reports and the serving dir go.")
 flags.DEFINE_bool("force", False, "Rerun every component, ignoring the cache.")
@@ -29,7 +30,8 @@ flags.DEFINE_list("force_components", [], "Rerun these components (and what depe
 flags.DEFINE_string("beam_pipeline_args", "", "Options for the Beam components, one string.")
 flags.DEFINE_string("distribution_strategy", "default",
                     "tf.distribute strategy of the trainers (default, mirrored, ...).")
-flags.DEFINE_integer("pretrain_steps", 1500, "Pretraining steps of the tiny BERT (about 5 min on 2 cores).")
+flags.DEFINE_integer("pretrain_steps", DEMO_PRETRAIN_STEPS,
+                     "Pretraining steps of the tiny BERT (about 8 min on 2 cores).")
 flags.DEFINE_float("finetune_epochs", 3.0, "Fine-tuning epochs (similarity uses at most 1).")
 flags.DEFINE_integer("max_documents", 0, "Keep this many Wikipedia articles (0 = all 106).")
 flags.DEFINE_bool("query", True, "Load the pushed models in a fresh process and ask questions.")
@@ -48,7 +50,6 @@ def query_in_fresh_process(serving_dir: str, answers_file: str) -> None:
 def main(argv):
   del argv
   # pylint: disable=import-outside-toplevel
-  from configs.pipeline import demo_config
   from pipeline.definitions import build_pipeline
   from pipeline.local_runner import LocalRunner
   from pipeline.query_served_models import find_models
