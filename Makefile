@@ -7,10 +7,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast setup clean bench
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -r requirements-data.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
