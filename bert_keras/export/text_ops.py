@@ -17,12 +17,11 @@ def pack_optional_pair(packer, segment_a: tf.RaggedTensor, segment_b: tf.RaggedT
   segment_a, segment_b: int32 ragged (batch, (pieces)). Returns the packer's dict of
   int32 (batch, seq_length).
   """
-  single = packer([segment_a])
   if segment_b is None:
-    return single
-  pair = packer([segment_a, segment_b])
-  has_b = (segment_b.row_lengths() > 0)[:, None]  # (batch, 1)
-  return {name: tf.where(has_b, pair[name], single[name]) for name in single}
+    return packer([segment_a])
+  # One dense packing for both kinds of row (BertPacker.pack_pair), not a single and a pair
+  # packing of every row and a select: fewer ops on every serving call.
+  return packer.pack_pair(segment_a, segment_b, has_b=segment_b.row_lengths() > 0)
 
 
 def byte_to_char_offsets(text: tf.Tensor, byte_offsets: tf.Tensor) -> tf.Tensor:

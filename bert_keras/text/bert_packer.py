@@ -52,11 +52,13 @@ class BertPacker(keras.layers.Layer):
     if len(batched) == 1:
       outputs = self._pack_single(batched[0])
     else:
-      outputs = self._pack_ragged(batched)
+      outputs = self.pack_pair(*batched)
     return {k: v[0] for k, v in outputs.items()} if unbatched else outputs
 
   def _pack_ragged(self, segments: list) -> dict:
     """The general packing: tf_text's trimmer, combine_segments and padding (1 or 2 segments).
+
+    `call` runs the dense equivalents (`_pack_single`, `pack_pair`); tests hold them to this.
 
     segments: int32 ragged (batch, (tokens)) each. Returns dict of int32 (batch, seq_length).
     """
@@ -92,6 +94,49 @@ class BertPacker(keras.layers.Layer):
     mask = tf.cast(position < length + 2, tf.int32)
     return {"input_word_ids": word_ids, "input_mask": mask,
             "input_type_ids": tf.zeros_like(word_ids)}
+
+  def pack_pair(self, segment_a: tf.RaggedTensor, segment_b: tf.RaggedTensor,
+                has_b: tf.Tensor | None = None) -> dict:
+    """`[CLS] A [SEP] B [SEP]` then padding, truncated as the original, with dense ops.
+
+    The same three tensors as `_pack_ragged([segment_a, segment_b])`: the original
+    `_truncate_seq_pair` (pop from the longer, B on ties) keeps ka = min(la, max(m - lb,
+    ceil(m / 2))) pieces of A and kb = min(lb, m - ka) of B, m = seq_length - 3, so each row's
+    layout follows from its two lengths (a gather and a few elementwise ops instead of the
+    trimmer's, combine_segments' and padding's ragged ops). has_b: optional bool (batch,); rows
+    where it is False are packed `[CLS] A [SEP]` alone, exactly as `_pack_single` (one packing
+    serves an optional text_b). segments: int ragged (batch, (tokens)). Returns dict of int32
+    (batch, seq_length).
+    """
+    seq_length = self.seq_length
+    segment_a, segment_b = tf.cast(segment_a, tf.int32), tf.cast(segment_b, tf.int32)
+    length_a = tf.cast(segment_a.row_lengths(), tf.int32)[:, None]  # (batch, 1)
+    length_b = tf.cast(segment_b.row_lengths(), tf.int32)[:, None]
+    if has_b is None:
+      num_b = tf.ones_like(length_b)
+    else:
+      num_b = tf.cast(tf.reshape(has_b, [-1, 1]), tf.int32)  # 1: pair, 0: A alone
+    budget = seq_length - 2 - num_b  # (batch, 1)
+    length_b = length_b * num_b
+    keep_a = tf.minimum(length_a, tf.maximum(budget - length_b, (budget + 1) // 2))
+    keep_b = tf.minimum(length_b, budget - keep_a)
+    length = keep_a + keep_b + 2 + num_b  # real tokens, (batch, 1)
+    pad = tf.constant(self.pad_id, tf.int32)
+    a = segment_a.to_tensor(default_value=pad, shape=[None, seq_length - 2])
+    batch = tf.shape(a)[0]
+    a = tf.concat([tf.fill([batch, 1], tf.constant(self.cls_id, tf.int32)), a,
+                   tf.fill([batch, 1], pad)], axis=1)  # (batch, seq_length): A[p - 1] at p
+    width = max(seq_length - 3, 1)
+    b = segment_b.to_tensor(default_value=pad, shape=[None, width])
+    position = tf.range(seq_length, dtype=tf.int32)[None, :]  # (1, seq_length)
+    b = tf.gather(b, tf.clip_by_value(position - keep_a - 2, 0, width - 1), batch_dims=1)
+    in_b = (position >= keep_a + 2) & (position < keep_a + keep_b + 2)
+    word_ids = tf.where(position <= keep_a, a,
+                        tf.where(in_b, b, tf.constant(self.sep_id, tf.int32)))
+    real = position < length
+    return {"input_word_ids": tf.where(real, word_ids, pad),
+            "input_mask": tf.cast(real, tf.int32),
+            "input_type_ids": tf.cast(real & (position >= keep_a + 2), tf.int32)}
 
   def get_config(self):
     config = super().get_config()

@@ -126,10 +126,36 @@ def test_single_segment_in_a_graph_with_unknown_batch():
       [2, 11, 12, 13, 14, 15, 16, 3], [2, 3, 0, 0, 0, 0, 0, 0], [2, 21, 3, 0, 0, 0, 0, 0]])
   np.testing.assert_array_equal(out["input_mask"].numpy().sum(1), [8, 2, 3])
   assert not out["input_type_ids"].numpy().any()
-  # The single-segment graph has none of the trimmer's ops; a pair's has them.
+  # Single and pair graphs (dense packing) have none of the trimmer's ops; the ragged path has.
   names = lambda f, *specs: [op.name for op in f.get_concrete_function(*specs).graph
                              .get_operations()]
   assert not [name for name in names(fn) if "RoundRobinTrimmer" in name]
   spec = tf.RaggedTensorSpec([None, None], tf.int32)
   pair = tf.function(lambda a: packer([a, a]), autograph=False)
-  assert [name for name in names(pair, spec) if "RoundRobinTrimmer" in name]
+  assert not [name for name in names(pair, spec) if "RoundRobinTrimmer" in name]
+  ragged = tf.function(lambda a: packer._pack_ragged([a, a]), autograph=False)
+  assert [name for name in names(ragged, spec) if "RoundRobinTrimmer" in name]
+
+
+@pytest.mark.parametrize("seq_length", [3, 4, 5, 16])
+def test_dense_pair_packing_matches_original_and_ragged_packing(seq_length):
+  # pack_pair (dense, what packer([a, b]) runs) against the original layout and the tf-text
+  # trimmer path, with has_b choosing per row between the pair and A alone (an optional text_b).
+  rng = random.Random(seq_length)
+  lengths = [(rng.randint(0, 20), rng.randint(0, 20)) for _ in range(200)]
+  lengths += [(0, 0), (seq_length, 0), (0, seq_length), (1, 40), (40, 1), (40, 40)]
+  a = [[rng.randint(1000, 2000) for _ in range(n)] for n, _ in lengths]
+  b = [[rng.randint(3000, 4000) for _ in range(m)] for _, m in lengths]
+  has_b = [rng.random() < 0.7 for _ in lengths]
+  ragged = lambda x: tf.ragged.constant(x, dtype=tf.int32, ragged_rank=1, inner_shape=())
+  packer = BertPacker(seq_length, CLS, SEP, PAD)
+  pair = packer.pack_pair(ragged(a), ragged(b))
+  reference = packer._pack_ragged([ragged(a), ragged(b)])
+  optional = tf.function(packer.pack_pair)(ragged(a), ragged(b), tf.constant(has_b))
+  for name in pair:
+    np.testing.assert_array_equal(pair[name], reference[name])
+  for i in range(len(lengths)):
+    ids, mask, types = original_pack(a[i], b[i] if has_b[i] else None, seq_length)
+    assert optional["input_word_ids"][i].numpy().tolist() == ids, (lengths[i], has_b[i])
+    assert optional["input_mask"][i].numpy().tolist() == mask
+    assert optional["input_type_ids"][i].numpy().tolist() == types

@@ -6,6 +6,7 @@ of the Wikipedia dump, property tests on arbitrary text and bytes, byte offsets,
 """
 
 import os
+import re
 
 import hypothesis
 import hypothesis.strategies as st
@@ -17,7 +18,7 @@ import tensorflow as tf
 from bert_keras import resources
 from bert_keras.errors import UserError
 from bert_keras.text.bert_packer import BertPacker
-from bert_keras.text.bert_tokenizer import BertTokenizer
+from bert_keras.text.bert_tokenizer import _ASCII_OK, BertTokenizer
 from bert_keras.text.reference_tokenizer import ReferenceTokenizer
 from bert_keras.text.vocab import load_vocab
 from tests.text import corpora
@@ -151,6 +152,42 @@ def test_fast_path_agrees_with_code_point_path(tokenizer):
   assert tokenizer.tokenize_with_offsets(lines)[0].to_list() == fast
 
 
+# The batch path's boundaries: printable ASCII with \t \n \r goes through tf-text whole; ASCII
+# controls (deleted, joining words), \x0b \x0c (spaces for the original, not for tf-text), DEL,
+# sigma, other non-ASCII and undecodable bytes do not.
+PATH_TEXTS = [
+    "Hello world, this is BERT.", "", " ", "\t\n\r ", "tabs\tnew\nlines\r\nend\r",
+    "a" * 200, "a" * 201 + " b", "ab" * 125 + "!", "x" + "unaffable" * 60,
+    "".join(map(chr, range(32, 127))), "don't [CLS] $5+3^2=`x`~{y}|<z>@#%&*_\\ (a.b) ---",
+    "  leading and trailing  ", "UPPER lower MiXeD 123 4.5e6",
+    "caf\u00e9 latin", "ctrl\x07bell", "del\x7fdel", "vt\x0bff\x0cfs\x1cus\x1f", "\x00", "\x85",
+    "\u03a3\u0391\u03a3 x", "\u4e2d\u6587", "\u00e9" * 201, "nbsp\u00a0x", "\udcff".encode("utf-8", "surrogatepass"),
+    b"bad \xff\xfe bytes", b"\x80",
+]
+
+
+@pytest.mark.parametrize("lower_case", [True, False])
+def test_batch_ascii_path_agrees_with_other_paths(vocab, lower_case):
+  tokenizer = BertTokenizer(vocabulary=vocab, lower_case=lower_case)
+  reference = ReferenceTokenizer(vocab, lower_case=lower_case)
+  texts = [t if isinstance(t, bytes) else t.encode() for t in PATH_TEXTS]
+  printable = [re.fullmatch(rb"[\t\n\r -~]*", t) is not None for t in texts]
+  assert tf.strings.regex_full_match(tf.constant(texts), _ASCII_OK).numpy().tolist() == printable
+  ascii_texts = [t for t, ok in zip(texts, printable) if ok]
+  assert len(ascii_texts) == 13
+  expected = [reference.encode(t) for t in ascii_texts]
+  batch = tf.constant(ascii_texts)
+  assert tokenizer._tokenize_ascii(batch).to_list() == expected
+  assert tokenizer._tokenize_chunks(batch).to_list() == expected
+  assert tokenizer._tokenize_code_points(batch).to_list() == expected
+  tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+  # All printable ASCII takes the batch path; one other string sends the batch to the chunk path.
+  for batch in (ascii_texts, texts, texts[::-1], [b""], [b"\x07"], [b"a", b"\xc3\xa9"], []):
+    got = tokenize(tf.constant(batch, tf.string, shape=[len(batch)])).to_list()
+    assert got == [reference.encode(t) for t in batch], batch
+  assert tokenizer.tokenize(texts[0]).numpy().tolist() == reference.encode(texts[0])
+
+
 PROPERTY_SETTINGS = hypothesis.settings(max_examples=150, deadline=None)
 
 
@@ -160,6 +197,15 @@ def test_property_arbitrary_unicode_matches_reference(tokenizer, reference, toke
   got = tokenize_fn(tf.constant(texts)).to_list()
   assert got == [reference.encode(t) for t in texts]
   assert all(0 <= i < tokenizer.vocab_size for ids in got for i in ids)
+
+
+@PROPERTY_SETTINGS
+@hypothesis.given(st.lists(st.text(st.characters(max_codepoint=0x7f), max_size=80), min_size=1,
+                           max_size=4))
+def test_property_ascii_text_matches_reference(tokenizer, reference, tokenize_fn, texts):
+  # Mostly printable batches, which take the batch path, with controls now and then.
+  got = tokenize_fn(tf.constant(texts)).to_list()
+  assert got == [reference.encode(t) for t in texts]
 
 
 @PROPERTY_SETTINGS
