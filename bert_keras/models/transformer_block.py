@@ -6,6 +6,8 @@ import keras
 import tensorflow as tf
 
 from bert_keras.models.activations import get_activation
+from bert_keras.models.bit_dropout import bit_dropout
+from bert_keras.models.layer_norm_grad import layer_norm as layer_norm_with_grad
 
 # Additive bias for masked attention logits. The original uses -10000; it also fits in float16.
 _MASK_BIAS = -10000.0
@@ -51,15 +53,16 @@ class TransformerBlock(keras.layers.Layer):
   measurably faster on CPU and GPU. Checkpoint converters split it back into Q, K and V.
 
   `row_groups` (inference only, default 1) splits the positions into that many groups of query
-  rows that go through the block side by side: each group projects its own q, k and v, attends
-  against the keys and values of ALL positions (the only point where the groups meet), then runs
-  its attention output, LayerNorms and feed-forward on its own rows. The result is the unsplit
-  block's (every op is row-wise but the attention, which sees every key), while the graph gets
-  independent branches that TensorFlow's inter-op thread pool runs on different cores. That
-  matters on CPU for small matrices: TF's oneDNN MatMul runs single-threaded when its operands fit
-  the L2 cache (mkl_matmul_ops_common.h, ExecuteSingleThreadedGemm), so BERT-mini at batch 1 used
-  one core per matmul. Training ignores it (dropout masks and gradients stay as without groups);
-  the serving export sets it (bert_keras/export/serving_module.py), a checkpoint never stores it.
+  rows that go through the block side by side: each group projects its own q, k and v; the
+  groups meet for one attention over all positions (batched matmuls and softmax that use every
+  core by themselves); then each group runs its attention output, LayerNorms and feed-forward on
+  its own rows. The result is the unsplit block's (every op but the attention is row-wise), while
+  the graph gets independent branches that TensorFlow's inter-op thread pool runs on different
+  cores. That matters on CPU for small matrices: TF's oneDNN MatMul runs single-threaded when its
+  operands fit the L2 cache (mkl_matmul_ops_common.h, ExecuteSingleThreadedGemm), so BERT-mini at
+  batch 1 used one core per matmul. Training ignores it (dropout masks and gradients stay as
+  without groups); the serving export sets it (bert_keras/export/serving_module.py), a checkpoint
+  never stores it.
   """
 
   def __init__(self, num_heads: int, intermediate_size: int, hidden_act: str = "gelu",
@@ -127,37 +130,38 @@ class TransformerBlock(keras.layers.Layer):
     batch, seq = tf.shape(x)[0], tf.shape(x)[1]
     heads, head_dim = self.num_heads, self.head_dim
     hidden = heads * head_dim
-    xs, masks = [x], [attention_mask]
+    xs = [x]
     if groups > 1:
       # floor((seq + groups - 1 - g) / groups) over g sums to seq (Hermite's identity).
       sizes = tf.stack([(seq + groups - 1 - g) // groups for g in range(groups)])
       xs = tf.split(x, sizes, num=groups, axis=1)  # each (batch, size_g, hidden)
-      masks = tf.split(attention_mask, sizes, num=groups, axis=1)  # each (batch, size_g, seq)
     # Every projection runs on flattened (batch * size_g, hidden) rows: one 2-D GEMM whose
     # kernel gradient is one 2-D GEMM too (no batched matmul + reduction, no Tensordot reshapes).
     residuals = [tf.reshape(x_g, (-1, hidden)) for x_g in xs]
-    queries, keys, values = [], [], []
+    parts = []
     for rows in residuals:
       qkv = tf.reshape(self.qkv_dense(rows), (batch, -1, 3, heads, head_dim))
       # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
       # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
       qkv = _permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, size_g, head_dim)
-      q, k, v = tf.unstack(qkv, 3)  # each (batch, heads, size_g, head_dim)
-      # Scaling q (batch*seq*hidden values) is cheaper than scaling the (batch, heads, seq, seq)
-      # scores, and exact whenever 1/sqrt(head_dim) is a power of two (head_dim 64: every preset).
-      queries.append(q * tf.cast(1.0 / math.sqrt(head_dim), q.dtype))
-      keys.append(k)
-      values.append(v)
-    # The only point where the groups meet: every query sees the keys and values of ALL positions.
-    k, v = (keys[0], values[0]) if groups == 1 else (tf.concat(keys, 2), tf.concat(values, 2))
+      parts.append(tf.unstack(qkv, 3))  # q, k, v, each (batch, heads, size_g, head_dim)
+    # The groups meet for the attention, which runs once over all positions: every query sees
+    # every key, and the batched matmuls and softmax, which split their work over the intra-op
+    # pool, no longer queue behind the other group's single-threaded projections (per-group
+    # attention took 2-3x its own time in such waits at batch 1, and twice the ops).
+    q, k, v = parts[0] if groups == 1 else (tf.concat(p, 2) for p in zip(*parts))
+    # Scaling q (batch*seq*hidden values) is cheaper than scaling the (batch, heads, seq, seq)
+    # scores, and exact whenever 1/sqrt(head_dim) is a power of two (head_dim 64: every preset).
+    q = q * tf.cast(1.0 / math.sqrt(head_dim), q.dtype)
+    scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, seq, seq)
+    bias = (1.0 - tf.cast(attention_mask[:, None, :, :], scores.dtype)) * _MASK_BIAS
+    probs = tf.nn.softmax(scores + tf.cast(bias, scores.dtype), axis=-1)
+    probs = bit_dropout(self.attention_dropout, probs, training)
+    context = tf.matmul(probs, v)  # (batch, heads, seq, head_dim)
+    context = _permute(context, (0, 2, 1, 3), training)  # (batch, seq, heads, head_dim)
+    contexts = [context] if groups == 1 else tf.split(context, sizes, num=groups, axis=1)
     outputs = []
-    for q, mask, rows in zip(queries, masks, residuals):
-      scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, size_g, seq)
-      bias = (1.0 - tf.cast(mask[:, None, :, :], scores.dtype)) * _MASK_BIAS
-      probs = tf.nn.softmax(scores + tf.cast(bias, scores.dtype), axis=-1)
-      probs = self.attention_dropout(probs, training=training)
-      context = tf.matmul(probs, v)  # (batch, heads, size_g, head_dim)
-      context = _permute(context, (0, 2, 1, 3), training)  # (batch, size_g, heads, head_dim)
+    for context, rows in zip(contexts, residuals):
       context = tf.reshape(context, (-1, hidden))  # (batch * size_g, hidden)
       rows = self._add_and_norm(self.attention_layer_norm, rows,
                                 self.attention_output_dense(context), training)
@@ -170,10 +174,12 @@ class TransformerBlock(keras.layers.Layer):
     """LayerNorm(rows + dropout(update)), the post-LN residual step; rows, update (n, hidden).
 
     Inference takes the LayerNorm in fewer ops (`_inference_layer_norm`, same function); training
-    keeps the Keras layer, whose gradient the Trainer's graph is tuned for.
+    takes it with a hand-written gradient (`layer_norm_grad`) and 16-bit dropout masks
+    (`bit_dropout`), each about half the passes of Keras' versions.
     """
     if training:
-      return layer_norm(rows + self.hidden_dropout(update, training=training))
+      return layer_norm_with_grad(layer_norm,
+                                  rows + bit_dropout(self.hidden_dropout, update, training))
     return _inference_layer_norm(layer_norm, rows + update)
 
   def get_config(self):

@@ -17,6 +17,21 @@ def _weighted_xent(labels, logits, weights):
   return tf.reduce_sum(xent * weights), tf.reduce_sum(weights)
 
 
+def _argmax_equals(logits, labels):
+  """1.0 where argmax(logits, -1) == labels, else 0.0; logits (..., vocab), labels (...) int32.
+
+  argmax's tie rule included (the first maximal index wins): the label is the arg-max iff no
+  logit is above the label's and none equal to it sits at a smaller index. One compare-and-reduce
+  pass instead of an arg-max, whose (value, index) reduction is the costliest part of the jitted
+  loss: under the Trainer's `jit_loss` at BERT-mini (320 x 30522 logits) the loss forward and
+  backward took 78 -> 64 CPU-ms.
+  """
+  label_logit = tf.gather(logits, labels, axis=-1, batch_dims=labels.shape.rank)[..., None]
+  index = tf.range(tf.shape(logits)[-1], dtype=tf.int32)
+  ahead = (logits > label_logit) | ((logits == label_logit) & (index < labels[..., None]))
+  return 1.0 - tf.cast(tf.reduce_any(ahead, axis=-1), tf.float32)
+
+
 def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp",
                           unigram_id: int | None = None):
   """Returns per-batch SUMS (not means), so callers can aggregate exactly across replicas and
@@ -38,7 +53,7 @@ def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp",
     labels = tf.cast(features["masked_lm_ids"], tf.int32)
     weights = tf.cast(features["masked_lm_weights"], tf.float32)
   mlm_sum, mlm_weight = _weighted_xent(labels, logits, weights)
-  correct = tf.cast(tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32)
+  correct = _argmax_equals(logits, labels)
   sums = {"mlm_loss_sum": mlm_sum, "mlm_weight": mlm_weight,
           "mlm_correct": tf.reduce_sum(correct * weights)}
   if unigram_id is not None:

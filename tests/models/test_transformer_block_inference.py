@@ -120,3 +120,20 @@ def test_grappler_fuses_the_inference_graph():
   assert not {"MatMul", "BiasAdd", "Erf", "Erfc"} & set(ops), ops
   # LayerNorm: 2 reductions each, no leftovers of Keras' form (Neg, AddN, gamma reshapes).
   assert ops["Mean"] == 2 * 2 * 2 and not {"Neg", "AddN", "SquaredDifference"} & set(ops), ops
+
+
+@pytest.mark.parametrize("groups", [1, 2, 3])
+def test_row_groups_share_one_attention(groups):
+  """The groups meet for one attention over all positions: one softmax and one context matmul
+  per block whatever `row_groups` is, while every projection stays split per group (per-group
+  attention queued its pool-parallel kernels behind the other group's projections)."""
+  block = _block(row_groups=groups)
+  spec = [tf.TensorSpec([None, None, HIDDEN]), tf.TensorSpec([None, None, None])]
+  fn = tf.function(lambda x, m: block(x, m, training=False), autograph=False)
+  ops = _optimized_op_counts(fn, *spec)
+  assert ops["Softmax"] == 1, ops
+  assert sum(n for op, n in ops.items() if "BatchMatMul" in op) == 2, ops
+  assert ops["_FusedMatMul+BiasAdd"] == 3 * groups, ops
+  x, mask = _inputs(2, 9, causal=False, seed=groups)
+  np.testing.assert_allclose(fn(tf.constant(x), tf.constant(mask)).numpy(),
+                             _reference(block, x, mask), atol=2e-5, rtol=1e-4)

@@ -55,7 +55,7 @@ def test_dynamic_shapes_in_one_traced_graph():
   spec = [tf.TensorSpec([None, None, HIDDEN]), tf.TensorSpec([None, None, None])]
   fn = tf.function(lambda x, m: block(x, m, training=False), input_signature=spec,
                    autograph=False)
-  assert _split_ops(fn, *spec) == ["SplitV", "SplitV"]  # x and mask, once per block
+  assert _split_ops(fn, *spec) == ["SplitV", "SplitV"]  # x and the attention context
   unsplit = _block()
   for batch, seq in ((1, 1), (2, 7), (3, 16), (1, 128)):
     x, mask = _inputs(batch, seq, seed=seq)
