@@ -2,7 +2,7 @@
 
   python -m pipeline.demo --output_dir demo_out [--force] [--force_components=pretrainer]
       [--beam_pipeline_args="--direct_num_workers=2"] [--distribution_strategy=default]
-      [--pretrain_steps=1500] [--finetune_epochs=3] [--max_documents=0]
+      [--pretrain_steps=2000] [--finetune_epochs=3] [--max_documents=0]
 
 The real Wikipedia dump -> learned WordPiece vocabulary -> pretraining examples (Beam) -> a tiny BERT
 pretrained with MLM + NSP -> fine-tuned on polarity and Lee similarity, from that model and from
@@ -31,7 +31,7 @@ flags.DEFINE_string("beam_pipeline_args", "", "Options for the Beam components, 
 flags.DEFINE_string("distribution_strategy", "default",
                     "tf.distribute strategy of the trainers (default, mirrored, ...).")
 flags.DEFINE_integer("pretrain_steps", DEMO_PRETRAIN_STEPS,
-                     "Pretraining steps of the tiny BERT (about 8 min on 2 cores).")
+                     "Pretraining steps of the tiny BERT (about 10 min on 2 cores).")
 flags.DEFINE_float("finetune_epochs", 3.0, "Fine-tuning epochs (similarity uses at most 1).")
 flags.DEFINE_integer("max_documents", 0, "Keep this many Wikipedia articles (0 = all 106).")
 flags.DEFINE_bool("query", True, "Load the pushed models in a fresh process and ask questions.")
