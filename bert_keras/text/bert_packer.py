@@ -3,15 +3,15 @@
 "The first token of every sequence is always a special classification token ([CLS]) ... Sentence pairs
 are packed together into a single sequence ... separate them with a special token ([SEP])" and a
 learned segment embedding tells A from B. Over-long pairs lose tokens from the longer segment first,
-one at a time, as the original `_truncate_seq_pair` does; `tf_text.RoundRobinTrimmer` keeps the same
-tokens (it gives each segment one token in turn, so when both are long A keeps ceil(n/2), B floor(n/2)).
+one at a time, as the original `_truncate_seq_pair` does (when both are long A keeps ceil(n/2), B
+floor(n/2)). The packing is dense ops from the segments' lengths; tests hold it to tensorflow-text's
+ragged RoundRobinTrimmer + combine_segments + pad_model_inputs and to the original's layout.
 """
 
 from __future__ import annotations
 
 import keras
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from bert_keras.errors import UserError
 
@@ -55,28 +55,11 @@ class BertPacker(keras.layers.Layer):
       outputs = self.pack_pair(*batched)
     return {k: v[0] for k, v in outputs.items()} if unbatched else outputs
 
-  def _pack_ragged(self, segments: list) -> dict:
-    """The general packing: tf_text's trimmer, combine_segments and padding (1 or 2 segments).
-
-    `call` runs the dense equivalents (`_pack_single`, `pack_pair`); tests hold them to this.
-
-    segments: int32 ragged (batch, (tokens)) each. Returns dict of int32 (batch, seq_length).
-    """
-    # [CLS] + one [SEP] per segment leave seq_length - 1 - len(segments) tokens to share.
-    budget = self.seq_length - 1 - len(segments)
-    trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
-    word_ids, type_ids = tf_text.combine_segments(
-        trimmed, start_of_sequence_id=self.cls_id, end_of_segment_id=self.sep_id)
-    word_ids, mask = tf_text.pad_model_inputs(word_ids, self.seq_length, pad_value=self.pad_id)
-    type_ids, _ = tf_text.pad_model_inputs(type_ids, self.seq_length, pad_value=0)
-    outputs = {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
-    return {k: tf.cast(v, tf.int32) for k, v in outputs.items()}
-
   def _pack_single(self, segment: tf.RaggedTensor) -> dict:
     """`[CLS] A [SEP]` then padding, A cut to its first seq_length - 2 tokens, with dense ops.
 
-    The same three tensors as `_pack_ragged([segment])` (RoundRobinTrimmer with one segment keeps
-    its first seq_length - 2 tokens), from one padded slice and a few elementwise ops instead of
+    The same three tensors as tensorflow-text's ragged packing of [segment] (RoundRobinTrimmer
+    with one segment keeps its first seq_length - 2 tokens), from one padded slice and a few elementwise ops instead of
     the trimmer's, combine_segments' and pad_model_inputs' ragged ops, whose fixed cost was about a
     fifth of the in-graph tokenization of a serving call at batch 1. segment: int32 ragged
     (batch, (tokens)). Returns dict of int32 (batch, seq_length).
@@ -99,7 +82,7 @@ class BertPacker(keras.layers.Layer):
                 has_b: tf.Tensor | None = None) -> dict:
     """`[CLS] A [SEP] B [SEP]` then padding, truncated as the original, with dense ops.
 
-    The same three tensors as `_pack_ragged([segment_a, segment_b])`: the original
+    The same three tensors as tensorflow-text's ragged packing of [segment_a, segment_b]: the original
     `_truncate_seq_pair` (pop from the longer, B on ties) keeps ka = min(la, max(m - lb,
     ceil(m / 2))) pieces of A and kb = min(lb, m - ka) of B, m = seq_length - 3, so each row's
     layout follows from its two lengths (a gather and a few elementwise ops instead of the

@@ -5,11 +5,28 @@ import random
 import numpy as np
 import pytest
 import tensorflow as tf
+import tensorflow_text as tf_text
 
 from bert_keras.errors import UserError
 from bert_keras.text.bert_packer import BertPacker
 
 CLS, SEP, PAD = 101, 102, 0
+
+
+def tf_text_pack(packer, segments):
+  """The reference packing: tf_text's trimmer, combine_segments and padding (1 or 2 segments).
+
+  segments: int32 ragged (batch, (tokens)) each. Returns dict of int32 (batch, seq_length).
+  """
+  # [CLS] + one [SEP] per segment leave seq_length - 1 - len(segments) tokens to share.
+  budget = packer.seq_length - 1 - len(segments)
+  trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
+  word_ids, type_ids = tf_text.combine_segments(
+      trimmed, start_of_sequence_id=packer.cls_id, end_of_segment_id=packer.sep_id)
+  word_ids, mask = tf_text.pad_model_inputs(word_ids, packer.seq_length, pad_value=packer.pad_id)
+  type_ids, _ = tf_text.pad_model_inputs(type_ids, packer.seq_length, pad_value=0)
+  outputs = {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
+  return {k: tf.cast(v, tf.int32) for k, v in outputs.items()}
 
 
 def original_pack(a, b, seq_length):
@@ -95,7 +112,7 @@ def _ragged(lengths, rng):
 @pytest.mark.parametrize("seq_length", [3, 4, 16])
 def test_single_segment_fast_path_matches_the_ragged_packing(seq_length):
   # One segment takes the dense path (`_pack_single`); it must equal tf_text's trimmer +
-  # combine_segments + padding (`_pack_ragged`) and the original layout.
+  # combine_segments + padding (`tf_text_pack`) and the original layout.
   rng = np.random.default_rng(seq_length)
   packer = BertPacker(seq_length, cls_id=CLS, sep_id=SEP, pad_id=7)
   budget = seq_length - 2
@@ -105,7 +122,7 @@ def test_single_segment_fast_path_matches_the_ragged_packing(seq_length):
   for segment in (_ragged(lengths, rng), _ragged([], rng), _ragged([0, 0], rng),
                   tf.cast(_ragged(lengths[:5], rng), tf.int64)):
     got = packer([segment])
-    expected = packer._pack_ragged([tf.cast(segment, tf.int32)])
+    expected = tf_text_pack(packer, [tf.cast(segment, tf.int32)])
     assert sorted(got) == sorted(expected)
     for name in expected:
       assert got[name].dtype == tf.int32, name
@@ -133,7 +150,7 @@ def test_single_segment_in_a_graph_with_unknown_batch():
   spec = tf.RaggedTensorSpec([None, None], tf.int32)
   pair = tf.function(lambda a: packer([a, a]), autograph=False)
   assert not [name for name in names(pair, spec) if "RoundRobinTrimmer" in name]
-  ragged = tf.function(lambda a: packer._pack_ragged([a, a]), autograph=False)
+  ragged = tf.function(lambda a: tf_text_pack(packer, [a, a]), autograph=False)
   assert [name for name in names(ragged, spec) if "RoundRobinTrimmer" in name]
 
 
@@ -150,7 +167,7 @@ def test_dense_pair_packing_matches_original_and_ragged_packing(seq_length):
   ragged = lambda x: tf.ragged.constant(x, dtype=tf.int32, ragged_rank=1, inner_shape=())
   packer = BertPacker(seq_length, CLS, SEP, PAD)
   pair = packer.pack_pair(ragged(a), ragged(b))
-  reference = packer._pack_ragged([ragged(a), ragged(b)])
+  reference = tf_text_pack(packer, [ragged(a), ragged(b)])
   optional = tf.function(packer.pack_pair)(ragged(a), ragged(b), tf.constant(has_b))
   for name in pair:
     np.testing.assert_array_equal(pair[name], reference[name])
