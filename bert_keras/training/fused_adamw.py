@@ -17,32 +17,62 @@ The update is Keras AdamW's, in its order (per variable):
   m <- m + (g - m)(1 - beta1);  v <- v + (g^2 - v)(1 - beta2)
   var <- var - lr_t m / (sqrt(v) + epsilon),   lr_t = lr sqrt(1 - beta2^t) / (1 - beta1^t)
 (Kingma & Ba 2015, algorithm 1 with the "epsilon hat" form, section 2). The one numerical
-difference: the Adam kernel forms (1 - beta) in float32 from float32(beta), while Keras rounds the float64 (1 - beta) to float32: for beta2 = 0.999 the two
-coefficients differ by 1.3e-5 relative (float32 spacing near 0.999), so `v` differs at that level
-and the weights far below it; for betas with an exact float32 complement (e.g. 0.875, 0.998046875)
-the results agree to float32 rounding. The decay is applied per variable right before that
-variable's Adam update (Keras applies it to all variables, then updates them all; each variable's
-result is the same).
+difference: the Adam kernel forms (1 - beta) in float32 from float32(beta), while Keras rounds the
+float64 (1 - beta) to float32: for beta2 = 0.999 the two coefficients differ by 1.3e-5 relative
+(float32 spacing near 0.999), so `v` differs at that level and the weights far below it; for betas
+with an exact float32 complement (e.g. 0.875, 0.998046875) the results agree to float32 rounding.
+The fused path decays each variable right before its Adam update (Keras decays all variables,
+then updates them all; each variable's result is the same).
 
 Everything else is inherited from `keras.optimizers.AdamW`, unchanged: slot variables (`momentum`,
 `velocity`) with the same names, so checkpoints of either class restore into the other;
 `LossScaleOptimizer` wrapping; every `tf.distribute` strategy (the update runs inside
-`strategy.extended.update`, where a mirrored variable's `.handle` is the local replica's; the scale
-travels through the merge call with the learning rate, so each replica uses its own). The parent's
-`update_step` (after Keras' decay formula) is used for IndexedSlices (sparse) gradients, `amsgrad`,
-TPU strategies and variables that are not resource variables; other backends run the parent as is.
+`strategy.extended.update`, where a mirrored variable's `.handle` is the local replica's). The
+parent's `update_step`, after Keras' own `_apply_weight_decay`, updates IndexedSlices (sparse)
+gradients, `amsgrad`, TPU strategies and other dtypes; other backends run the parent as is.
+
+How the gradient scale reaches the update, and the Keras contract it depends on. The scale is a
+per-replica tensor (under MirroredStrategy each replica computes its own) that must reach
+`update_step`, which runs inside the merge call, in another thread, once per device. Keras hands
+`update_step` exactly two per-replica values across the merge call: the gradient and the learning
+rate. Keras 3's TensorFlow optimizer (keras/src/backend/tensorflow/optimizer.py) calls
+`_backend_update_step(grads, trainable_variables, learning_rate)` once per `apply`, in replica
+context, after `_apply_weight_decay`; it passes `learning_rate` unchanged through
+`maybe_merge_call` and `extended.update(var, fn, args=(grad, learning_rate))` to
+`update_step(grad, var, learning_rate)`. FusedAdamW's `_backend_update_step` replaces the learning
+rate by `_ScaledLearningRate(learning_rate, scale)`, a namedtuple: the merge call regroups it member
+by member into per-replica values and `extended.update` hands each device its own replica's
+members, so each replica's update uses its own scale. Alternatives weighed and rejected: scaling
+the gradients before `apply_gradients` is the extra pass this avoids; a per-replica (sync-on-read)
+optimizer variable holding the scale adds state that checkpoints must skip, an assignment per step
+and a dependence on how tf.distribute reads such variables inside `extended.update`; carrying it
+on the gradient breaks Keras' and LossScaleOptimizer's gradient handling; overriding only public
+methods (`apply`, `update_step`) cannot cross the merge call. If a Keras release stops routing the
+learning rate this way, `gradient_scale` raises (a scale set but never applied) instead of
+silently not clipping; tests/training/test_fused_adamw.py simulates that change.
 """
 
 from __future__ import annotations
 
 import contextlib
-import threading
+import types
+from typing import Any, NamedTuple
 
 import keras
 import tensorflow as tf
 
 # Dtypes the fused kernel is used for.
 _FUSED_DTYPES = (tf.float16, tf.bfloat16, tf.float32, tf.float64)
+
+
+class _ScaledLearningRate(NamedTuple):
+  """What `update_step` receives as its learning rate while a `gradient_scale` is set.
+
+  A namedtuple because tf.distribute's merge call regroups it member by member and
+  `extended.update` passes each device its own replica's members (module docstring).
+  """
+  learning_rate: Any  # what Keras passed: float32 scalar tensor or variable
+  scale: Any  # scalar tensor: the gradient is applied multiplied by it
 
 
 @tf.function(jit_compile=True, autograph=False)
@@ -71,48 +101,84 @@ class FusedAdamW(keras.optimizers.AdamW):
   def __init__(self, *args, name=None, **kwargs):
     # Keras' default name, so variable paths ("adam_w/..._momentum") match AdamW's.
     super().__init__(*args, name=name or "adam_w", **kwargs)
-    # Per thread: MirroredStrategy runs each replica's step (and so its apply_gradients call, up
-    # to the merge call) in its own thread.
-    self._local = threading.local()
+    # A namespace, not attributes: the optimizer's attribute tracking would turn a dict into a
+    # checkpoint dependency that keras AdamW's checkpoints lack.
+    self._scale_state = types.SimpleNamespace(
+        # {replica index: scale} set by `gradient_scale`. Keyed by replica, not by thread: a
+        # LossScaleOptimizer under MirroredStrategy re-enters each replica's `apply` in a new
+        # thread (call_for_each_replica inside its merge call).
+        scales={},
+        # Trace-time counts for `gradient_scale`'s check that a set scale reached the update.
+        applies=0,  # `apply` calls with gradients
+        scaled_updates=0)  # `update_step` calls that received a _ScaledLearningRate
 
   @contextlib.contextmanager
   def gradient_scale(self, scale):
-    """Within this context, apply_gradients applies `scale` (a scalar tensor) * the gradients."""
-    previous = getattr(self._local, "scale", None)
-    self._local.scale = scale
+    """Within this context, apply_gradients applies `scale` (a scalar tensor) * the gradients.
+
+    Per replica: set it inside the replica function. Raises RuntimeError when gradients were
+    applied but no update received the scale (Keras no longer routes the learning rate as the
+    module docstring describes): better than training silently unclipped.
+    """
+    key = _replica_key()
+    previous = self._scale_state.scales.get(key)
+    self._scale_state.scales[key] = scale
+    applies, scaled_updates = self._scale_state.applies, self._scale_state.scaled_updates
     try:
       yield
     finally:
-      self._local.scale = previous
+      if previous is None:
+        self._scale_state.scales.pop(key, None)
+      else:
+        self._scale_state.scales[key] = previous
+    # Keras' own gradient accumulation skips the update on most eager calls: not checked.
+    if (self._scale_state.applies != applies and self._scale_state.scaled_updates == scaled_updates
+        and not self.gradient_accumulation_steps):
+      raise RuntimeError(
+          "FusedAdamW.gradient_scale: gradients were applied but no update_step received the "
+          f"scale; keras {keras.__version__} no longer passes _backend_update_step's "
+          "learning_rate to update_step (see bert_keras/training/fused_adamw.py)")
 
-  def _backend_update_step(self, grads, trainable_variables, learning_rate):
-    scale = getattr(self._local, "scale", None)
-    if scale is not None:
-      # Through the merge call and `extended.update` alongside the learning rate, so each
-      # replica's update gets its own replica's scale (update_step unpacks it).
-      learning_rate = (learning_rate, scale)
-    return super()._backend_update_step(grads, trainable_variables, learning_rate)
+  def apply(self, grads, trainable_variables=None):
+    if len(grads):
+      self._scale_state.applies += 1
+    return super().apply(grads, trainable_variables)
 
   def _apply_weight_decay(self, variables):
     if keras.backend.backend() == "tensorflow":
-      return  # applied per variable inside update_step, right before its Adam update
+      return  # in _backend_update_step or update_step, which know each variable's gradient
     super()._apply_weight_decay(variables)
+
+  def _backend_update_step(self, grads, trainable_variables, learning_rate):
+    """Keras' collective update (the contract is in the module docstring), preceded by two steps
+    that need the gradients, which Keras' `_apply_weight_decay` is not given:
+
+    1. Keras' own `_apply_weight_decay` for the variables whose update takes the parent's path
+       (sparse gradient, amsgrad, TPU, other dtypes), before every update as in Keras; the fused
+       path decays each variable inside its update instead (`_decay_and_scale`).
+    2. This replica's `gradient_scale`, if any, rides with the learning rate to `update_step`.
+    """
+    if keras.backend.backend() == "tensorflow":
+      parent_path = [v for g, v in zip(grads, trainable_variables)
+                     if not self._uses_fused_update(g, v)]
+      if parent_path:  # (Keras' decay costs a merge call even for no variables)
+        super()._apply_weight_decay(parent_path)
+    scale = self._scale_state.scales.get(_replica_key())
+    if scale is not None:
+      learning_rate = _ScaledLearningRate(learning_rate, scale)
+    return super()._backend_update_step(grads, trainable_variables, learning_rate)
 
   def update_step(self, gradient, variable, learning_rate):
     scale = None
-    if isinstance(learning_rate, tuple):
+    if isinstance(learning_rate, _ScaledLearningRate):
       learning_rate, scale = learning_rate
-    handles = self._fused_handles(gradient, variable)
-    if handles is None:
-      if keras.backend.backend() == "tensorflow":
-        self._keras_weight_decay(variable, learning_rate)
+      self._scale_state.scaled_updates += 1
+    if not self._uses_fused_update(gradient, variable):
+      # Already decayed by Keras (_backend_update_step above, or _apply_weight_decay elsewhere).
       if scale is not None:
-        gradient = (tf.IndexedSlices(gradient.values * tf.cast(scale, gradient.dtype),
-                                     gradient.indices, gradient.dense_shape)
-                    if isinstance(gradient, tf.IndexedSlices)
-                    else gradient * tf.cast(scale, gradient.dtype))
+        gradient = _scaled(gradient, scale)
       return super().update_step(gradient, variable, learning_rate)
-    var_handle, m_handle, v_handle = handles
+    var_handle, m_handle, v_handle = self._resource_handles(variable)
     dtype = variable.dtype
     cast = lambda x: tf.cast(x, dtype)
     lr = cast(learning_rate)
@@ -131,35 +197,48 @@ class FusedAdamW(keras.optimizers.AdamW):
         beta2_power=tf.pow(beta_2, local_step), lr=lr, beta1=beta_1, beta2=beta_2,
         epsilon=cast(self.epsilon), grad=gradient, use_locking=False)
 
-  def _keras_weight_decay(self, variable, learning_rate):
-    """Keras AdamW's decay of one variable (its `_apply_weight_decay` formula)."""
-    if self.weight_decay is not None and self._use_weight_decay(variable):
-      lr = tf.cast(learning_rate, variable.dtype)
-      wd = tf.cast(self.weight_decay, variable.dtype)
-      variable.assign_sub(variable * wd * lr)
+  def _uses_fused_update(self, gradient, variable) -> bool:
+    """Whether this variable's update is the fused one (else the parent's, after Keras' decay).
 
-  def _fused_handles(self, gradient, variable):
-    """(var, m, v) resource handles when the fused kernel applies, else None."""
-    if keras.backend.backend() != "tensorflow" or self.amsgrad:
-      return None
-    if isinstance(gradient, tf.IndexedSlices) or tf.as_dtype(variable.dtype) not in _FUSED_DTYPES:
-      return None
-    if _is_tpu_strategy(self._distribution_strategy) or _is_tpu_strategy(
-        tf.distribute.get_strategy()):
-      return None
+    Decided from the gradient's kind and the variable alone, so `_backend_update_step` (keras
+    variables, replica context) and `update_step` (a replica's component variable) agree.
+    """
+    return (keras.backend.backend() == "tensorflow" and not self.amsgrad
+            and not isinstance(gradient, tf.IndexedSlices)
+            and tf.as_dtype(variable.dtype) in _FUSED_DTYPES
+            and not _is_tpu_strategy(self._distribution_strategy)
+            and not _is_tpu_strategy(tf.distribute.get_strategy()))
+
+  def _resource_handles(self, variable):
+    """(var, m, v) resource handles for the kernel; inside `extended.update` a distributed
+    variable's handle is the updated replica's."""
     index = self._get_variable_index(variable)
-    tensors = (variable, self._momentums[index], self._velocities[index])
     handles = []
-    for t in tensors:
+    for t in (variable, self._momentums[index], self._velocities[index]):
       t = t.value if isinstance(t, keras.Variable) else t
-      try:  # a distributed variable has a handle only inside `strategy.extended.update`
-        handle = t.handle if isinstance(t, tf.Variable) else None
-      except (AttributeError, ValueError):
-        handle = None
-      if handle is None or handle.dtype != tf.resource:
-        return None
+      handle = t.handle
+      if handle.dtype != tf.resource:
+        raise TypeError(f"FusedAdamW needs resource variables, got {t!r}")
       handles.append(handle)
     return handles
+
+
+def _replica_key():
+  """The current replica's index in its sync group (None in cross-replica context or when not
+  static); the same in every thread Keras or tf.distribute runs that replica's work in."""
+  context = tf.distribute.get_replica_context()
+  if context is None:
+    return None
+  replica = tf.get_static_value(context.replica_id_in_sync_group)
+  return None if replica is None else int(replica)
+
+
+def _scaled(gradient, scale):
+  """gradient * scale for a dense or IndexedSlices gradient (only the values are scaled)."""
+  if isinstance(gradient, tf.IndexedSlices):
+    return tf.IndexedSlices(gradient.values * tf.cast(scale, gradient.dtype), gradient.indices,
+                            gradient.dense_shape)
+  return gradient * tf.cast(scale, gradient.dtype)
 
 
 def _is_tpu_strategy(strategy) -> bool:

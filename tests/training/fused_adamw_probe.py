@@ -3,7 +3,8 @@
 `train(...)` is imported by test_fused_adamw.py (default strategy). Run as
 `python -m tests.training.fused_adamw_probe` it configures two logical CPUs (which must happen before
 TensorFlow initialises, hence a separate process) and prints one JSON line comparing the two
-optimizers under a two-replica MirroredStrategy.
+optimizers under a two-replica MirroredStrategy, without and with a per-replica
+`gradient_scale`.
 """
 
 from __future__ import annotations
@@ -51,19 +52,41 @@ def data():
   return x, y
 
 
-def make_step(strategy, model, optimizer):
-  """A tf.function running one replica step per call on this strategy's share of the batch."""
+def scaled(gradient, scale):
+  """gradient * scale, dense or IndexedSlices: the pass FusedAdamW.gradient_scale saves."""
+  if isinstance(gradient, tf.IndexedSlices):
+    return tf.IndexedSlices(gradient.values * scale, gradient.indices, gradient.dense_shape)
+  return gradient * scale
+
+
+def make_step(strategy, model, optimizer, scales=None):
+  """A tf.function running one replica step per call on this strategy's share of the batch.
+
+  scales: optional gradient scale per replica (python floats). FusedAdamW (also when wrapped)
+  gets it through `gradient_scale`, applied after Keras' all-reduce; keras AdamW gets gradients
+  multiplied by it before the all-reduce: the same values for one power of two on every replica.
+  """
   x, y = data()
   dataset = tf.data.Dataset.from_tensors((x, y)).repeat().unbatch().batch(BATCH)
   iterator = iter(strategy.experimental_distribute_dataset(dataset))
+  inner = getattr(optimizer, "inner_optimizer", optimizer)
 
   def replica_step(batch):
     features, labels = batch
     with tf.GradientTape() as tape:
       loss = tf.reduce_sum((model(features, training=True) - labels) ** 2) / BATCH
-      scaled = optimizer.scale_loss(loss)
-    grads = tape.gradient(scaled, model.trainable_variables)
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+      scaled_loss = optimizer.scale_loss(loss)
+    grads = tape.gradient(scaled_loss, model.trainable_variables)
+    if scales is None:
+      optimizer.apply_gradients(zip(grads, model.trainable_variables))
+      return loss
+    replica = tf.distribute.get_replica_context().replica_id_in_sync_group
+    scale = tf.gather(tf.constant(scales, tf.float32), replica)
+    if hasattr(inner, "gradient_scale"):
+      with inner.gradient_scale(scale):
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    else:
+      optimizer.apply_gradients(zip([scaled(g, scale) for g in grads], model.trainable_variables))
     return loss
 
   @tf.function
@@ -83,21 +106,32 @@ def uses_fused_kernel(step) -> bool:
           and any("_decay_and_scale" in f.signature.name for f in functions))
 
 
-def state(model, optimizer) -> dict:
-  """Every weight and optimizer variable (momentum/velocity slots, iterations) by path."""
-  out = {v.path: np.asarray(v.numpy()) for v in model.weights}
+def state(model, optimizer, replica: int = 0) -> dict:
+  """Every weight and optimizer variable (momentum/velocity slots, iterations) by path, as held
+  by `replica` (replicas given different gradient scales hold different values)."""
+  local = lambda v: np.asarray(tf.distribute.get_strategy().experimental_local_results(
+      v.value)[replica].numpy())
+  out = {v.path: local(v) for v in model.weights}
   # Keyed without the optimizer's name scope, which Keras numbers per process (adam_w_1/...).
-  out.update({"optimizer/" + v.path.split("/", 1)[-1]: np.asarray(v.numpy())
-              for v in optimizer.variables})
+  out.update({"optimizer/" + v.path.split("/", 1)[-1]: local(v) for v in optimizer.variables})
   return out
 
 
+def weights_and_slots(state: dict) -> dict:
+  """The model weights and Adam slots of a state (not a LossScaleOptimizer's own variables)."""
+  return {k: v for k, v in state.items() if k.endswith(("momentum", "velocity")) or
+          not k.startswith("optimizer/")}
+
+
 def train(strategy, fused: bool, steps: int, betas, loss_scale: bool = False,
-          save_at: int | None = None, save_prefix: str | None = None, restore: str | None = None):
+          save_at: int | None = None, save_prefix: str | None = None, restore: str | None = None,
+          scales=None, replica: int | None = 0):
   """(state after `steps` steps, initial state, whether the fused kernel ran).
 
   With `save_at`, a Trainer-style checkpoint (model variables by path + optimizer) is written to
   `save_prefix` (+ "-1") after that many steps; `restore` starts from such a checkpoint instead.
+  `scales`: per-replica gradient scales (make_step). The final state is `replica`'s; with
+  replica=None, a list of every replica's.
   """
   from bert_keras.training.trainer import model_variables  # pylint: disable=g-import-not-at-top
   with strategy.scope():
@@ -107,12 +141,15 @@ def train(strategy, fused: bool, steps: int, betas, loss_scale: bool = False,
   if restore:
     checkpoint.restore(restore).assert_existing_objects_matched()
   initial = state(model, optimizer)
-  step = make_step(strategy, model, optimizer)
+  step = make_step(strategy, model, optimizer, scales)
   for i in range(steps):
     if i == save_at:
       checkpoint.save(save_prefix)
     step()
-  return state(model, optimizer), initial, uses_fused_kernel(step)
+  with strategy.scope():
+    final = ([state(model, optimizer, r) for r in range(strategy.num_replicas_in_sync)]
+             if replica is None else state(model, optimizer, replica))
+  return final, initial, uses_fused_kernel(step)
 
 
 def relative_differences(a: dict, b: dict) -> dict:
@@ -151,9 +188,23 @@ def main():
   strategy = tf.distribute.MirroredStrategy(cpus[:2])
   fused, initial, ran = train(strategy, True, 4, EXACT_BETAS)
   plain, _, _ = train(strategy, False, 4, EXACT_BETAS)
-  print(json.dumps({"replicas": strategy.num_replicas_in_sync, "fused_kernel_ran": ran,
-                    "max_scaled": max_scaled_difference(fused, plain),
-                    "moved": max_change(fused, initial)}))
+  # Each replica applies its own scale (what the Trainer's clip factor relies on), also when a
+  # LossScaleOptimizer re-enters the replicas from its merge call: replica r of the fused run
+  # equals keras AdamW given gradients * scales[r] on both replicas. One step: after it the
+  # replicas' weights differ, so a next step's all-reduced gradient would mix the two models.
+  # The Adam slots after it differ by the scale (m by 2x, v by 4x).
+  scales = (0.25, 0.5)
+  per_replica, _, scaled_ran = train(strategy, True, 1, EXACT_BETAS, loss_scale=True,
+                                     scales=scales, replica=None)
+  references = [train(strategy, False, 1, EXACT_BETAS, scales=(s, s))[0] for s in scales]
+  print(json.dumps({
+      "replicas": strategy.num_replicas_in_sync, "fused_kernel_ran": ran and scaled_ran,
+      "max_scaled": max_scaled_difference(fused, plain),
+      "moved": max_change(fused, initial),
+      "per_replica_scale_max_scaled": max(
+          max_scaled_difference(weights_and_slots(got), weights_and_slots(want))
+          for got, want in zip(per_replica, references)),
+      "scales_apart": max_scaled_difference(references[0], references[1])}))
 
 
 if __name__ == "__main__":

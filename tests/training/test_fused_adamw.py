@@ -97,6 +97,31 @@ def test_gradient_scale_applies_the_scaled_gradients():
   assert probe.max_scaled_difference(unscaled, reference) > 1e-3
 
 
+def test_gradient_scale_fails_loudly_if_keras_stops_passing_the_learning_rate(monkeypatch):
+  # The Keras contract the scale rides on (fused_adamw.py): _backend_update_step's learning_rate
+  # reaches update_step unchanged. A Keras whose update reads the learning rate afresh instead
+  # must make gradient_scale raise, not train silently unclipped.
+  from keras.src.backend.tensorflow.optimizer import TFOptimizer  # the Keras code in question
+
+  def update_reading_the_rate_afresh(self, grads, trainable_variables, learning_rate):
+    del learning_rate
+    for grad, variable in zip(grads, trainable_variables):
+      self.update_step(grad, variable, self.learning_rate)
+
+  monkeypatch.setattr(TFOptimizer, "_backend_update_step", update_reading_the_rate_afresh)
+  variable = tf.Variable(tf.ones((2, 3)))
+  optimizer = FusedAdamW(learning_rate=0.01, weight_decay=0.1)
+  optimizer.apply_gradients([(tf.ones((2, 3)), variable)])  # no scale: nothing to deliver
+  before = variable.numpy()
+  with pytest.raises(RuntimeError, match="no update_step received the scale"):
+    with optimizer.gradient_scale(tf.constant(0.5)):
+      optimizer.apply_gradients([(tf.ones((2, 3)), variable)])
+  assert not np.array_equal(variable.numpy(), before)  # the update ran, without the scale
+  monkeypatch.undo()
+  with optimizer.gradient_scale(tf.constant(0.5)):  # Keras as it is: delivered, no error
+    optimizer.apply_gradients([(tf.ones((2, 3)), variable)])
+
+
 def test_weight_decay_skips_layer_norm_and_biases():
   model, optimizer = probe.build(True, probe.PAPER_BETAS, weight_decay=0.1, warmup=0)
   before = {v.path: v.numpy() for v in model.trainable_variables}
@@ -110,17 +135,12 @@ def test_weight_decay_skips_layer_norm_and_biases():
   assert not np.allclose(model.get_layer("dense").kernel.numpy(), before["dense/kernel"])
 
 
-def _weights_and_slots(state):
-  return {k: v for k, v in state.items() if k.endswith(("momentum", "velocity")) or
-          not k.startswith("optimizer/")}
-
-
 def test_loss_scale_optimizer_wrapping_matches_keras(runs):
   # float32 under a power-of-two loss scale: scaling and unscaling the gradient are exact.
   scaled, initial, ran = probe.train(STRATEGY, True, STEPS, probe.EXACT_BETAS, loss_scale=True)
   assert ran and "optimizer/dynamic_scale" in initial
-  plain = _weights_and_slots(runs[False][0])
-  assert probe.max_scaled_difference(_weights_and_slots(scaled), plain) <= 1e-6
+  plain = probe.weights_and_slots(runs[False][0])
+  assert probe.max_scaled_difference(probe.weights_and_slots(scaled), plain) <= 1e-6
 
 
 def test_checkpoints_restore_across_fused_and_keras(runs):
@@ -144,3 +164,7 @@ def test_mirrored_strategy_matches_keras_adamw():
   assert result["replicas"] == 2 and result["fused_kernel_ran"], result
   assert result["moved"] > 1e-3, result
   assert result["max_scaled"] <= 1e-6, result
+  # Per-replica gradient scales (0.25, 0.5) under a LossScaleOptimizer: each replica's weights
+  # and slots follow its own scale, and the two scales lead to clearly different slots.
+  assert result["per_replica_scale_max_scaled"] <= 1e-6, result
+  assert result["scales_apart"] > 1e-3, result
