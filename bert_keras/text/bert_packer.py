@@ -56,27 +56,16 @@ class BertPacker(keras.layers.Layer):
     return {k: v[0] for k, v in outputs.items()} if unbatched else outputs
 
   def _pack_single(self, segment: tf.RaggedTensor) -> dict:
-    """`[CLS] A [SEP]` then padding, A cut to its first seq_length - 2 tokens, with dense ops.
+    """`[CLS] A [SEP]` then padding, A cut to its first seq_length - 2 tokens: `_layout` alone.
 
     The same three tensors as tensorflow-text's ragged packing of [segment] (RoundRobinTrimmer
-    with one segment keeps its first seq_length - 2 tokens), from one padded slice and a few elementwise ops instead of
-    the trimmer's, combine_segments' and pad_model_inputs' ragged ops, whose fixed cost was about a
+    with one segment keeps its first seq_length - 2 tokens), from dense ops instead of the
+    trimmer's, combine_segments' and pad_model_inputs' ragged ops, whose fixed cost was about a
     fifth of the in-graph tokenization of a serving call at batch 1. segment: int32 ragged
     (batch, (tokens)). Returns dict of int32 (batch, seq_length).
     """
-    seq_length = self.seq_length
-    budget = seq_length - 2
-    pieces = segment.to_tensor(default_value=self.pad_id, shape=[None, budget])  # (batch, budget)
-    length = tf.minimum(tf.cast(segment.row_lengths(), tf.int32), budget)[:, None]  # (batch, 1)
-    batch = tf.shape(pieces)[0]
-    cls = tf.fill([batch, 1], tf.constant(self.cls_id, tf.int32))
-    pad = tf.fill([batch, 1], tf.constant(self.pad_id, tf.int32))
-    position = tf.range(seq_length, dtype=tf.int32)[None, :]  # (1, seq_length)
-    word_ids = tf.where(tf.equal(position, length + 1), tf.constant(self.sep_id, tf.int32),
-                        tf.concat([cls, pieces, pad], axis=1))
-    mask = tf.cast(position < length + 2, tf.int32)
-    return {"input_word_ids": word_ids, "input_mask": mask,
-            "input_type_ids": tf.zeros_like(word_ids)}
+    length = tf.cast(segment.row_lengths(), tf.int32)[:, None]  # (batch, 1)
+    return self._layout(segment, keep_a=tf.minimum(length, self.seq_length - 2))
 
   def pack_pair(self, segment_a: tf.RaggedTensor, segment_b: tf.RaggedTensor,
                 has_b: tf.Tensor | None = None) -> dict:
@@ -85,13 +74,12 @@ class BertPacker(keras.layers.Layer):
     The same three tensors as tensorflow-text's ragged packing of [segment_a, segment_b]: the original
     `_truncate_seq_pair` (pop from the longer, B on ties) keeps ka = min(la, max(m - lb,
     ceil(m / 2))) pieces of A and kb = min(lb, m - ka) of B, m = seq_length - 3, so each row's
-    layout follows from its two lengths (a gather and a few elementwise ops instead of the
-    trimmer's, combine_segments' and padding's ragged ops). has_b: optional bool (batch,); rows
-    where it is False are packed `[CLS] A [SEP]` alone, exactly as `_pack_single` (one packing
-    serves an optional text_b). segments: int ragged (batch, (tokens)). Returns dict of int32
-    (batch, seq_length).
+    layout follows from its two lengths (`_layout`: a gather and a few elementwise ops instead of
+    the trimmer's, combine_segments' and padding's ragged ops). has_b: optional bool (batch,);
+    rows where it is False are packed `[CLS] A [SEP]` alone: m = seq_length - 2 and no B, the
+    single-segment layout of `_pack_single` (one packing serves an optional text_b).
+    segments: int ragged (batch, (tokens)). Returns dict of int32 (batch, seq_length).
     """
-    seq_length = self.seq_length
     segment_a, segment_b = tf.cast(segment_a, tf.int32), tf.cast(segment_b, tf.int32)
     length_a = tf.cast(segment_a.row_lengths(), tf.int32)[:, None]  # (batch, 1)
     length_b = tf.cast(segment_b.row_lengths(), tf.int32)[:, None]
@@ -99,27 +87,47 @@ class BertPacker(keras.layers.Layer):
       num_b = tf.ones_like(length_b)
     else:
       num_b = tf.cast(tf.reshape(has_b, [-1, 1]), tf.int32)  # 1: pair, 0: A alone
-    budget = seq_length - 2 - num_b  # (batch, 1)
+    budget = self.seq_length - 2 - num_b  # (batch, 1)
     length_b = length_b * num_b
     keep_a = tf.minimum(length_a, tf.maximum(budget - length_b, (budget + 1) // 2))
     keep_b = tf.minimum(length_b, budget - keep_a)
-    length = keep_a + keep_b + 2 + num_b  # real tokens, (batch, 1)
+    return self._layout(segment_a, keep_a, (segment_b, keep_b, num_b))
+
+  def _layout(self, segment_a: tf.RaggedTensor, keep_a: tf.Tensor, b=None) -> dict:
+    """The packing both entry points share, given how many tokens of each segment to keep.
+
+    Position 0 [CLS], 1..keep_a A's first tokens, keep_a + 1 [SEP]; with b = (segment_b, keep_b,
+    num_b), B's first keep_b tokens follow and then num_b (0 or 1) [SEP]s; padding after. The
+    single-segment packing is this without b (no B gather at all), so the two cannot drift apart.
+    segment_a, segment_b: int32 ragged (batch, (tokens)); keep_a, keep_b, num_b: int32
+    (batch, 1), keep_a + keep_b + 2 + num_b <= seq_length. Returns dict of int32
+    (batch, seq_length).
+    """
+    seq_length = self.seq_length
     pad = tf.constant(self.pad_id, tf.int32)
+    sep = tf.constant(self.sep_id, tf.int32)
     a = segment_a.to_tensor(default_value=pad, shape=[None, seq_length - 2])
     batch = tf.shape(a)[0]
     a = tf.concat([tf.fill([batch, 1], tf.constant(self.cls_id, tf.int32)), a,
                    tf.fill([batch, 1], pad)], axis=1)  # (batch, seq_length): A[p - 1] at p
-    width = max(seq_length - 3, 1)
-    b = segment_b.to_tensor(default_value=pad, shape=[None, width])
     position = tf.range(seq_length, dtype=tf.int32)[None, :]  # (1, seq_length)
-    b = tf.gather(b, tf.clip_by_value(position - keep_a - 2, 0, width - 1), batch_dims=1)
-    in_b = (position >= keep_a + 2) & (position < keep_a + keep_b + 2)
-    word_ids = tf.where(position <= keep_a, a,
-                        tf.where(in_b, b, tf.constant(self.sep_id, tf.int32)))
+    after_a = sep  # what follows [CLS] A at positions > keep_a, before padding
+    length = keep_a + 2  # real tokens, (batch, 1)
+    if b is not None:
+      segment_b, keep_b, num_b = b
+      width = max(seq_length - 3, 1)
+      b_ids = segment_b.to_tensor(default_value=pad, shape=[None, width])
+      b_ids = tf.gather(b_ids, tf.clip_by_value(position - keep_a - 2, 0, width - 1),
+                        batch_dims=1)  # B[p - keep_a - 2] at p
+      in_b = (position >= keep_a + 2) & (position < keep_a + keep_b + 2)
+      after_a = tf.where(in_b, b_ids, sep)
+      length = length + keep_b + num_b
     real = position < length
-    return {"input_word_ids": tf.where(real, word_ids, pad),
-            "input_mask": tf.cast(real, tf.int32),
-            "input_type_ids": tf.cast(real & (position >= keep_a + 2), tf.int32)}
+    word_ids = tf.where(real, tf.where(position <= keep_a, a, after_a), pad)
+    type_ids = (tf.cast(real & (position >= keep_a + 2), tf.int32) if b is not None
+                else tf.zeros_like(word_ids))
+    return {"input_word_ids": word_ids, "input_mask": tf.cast(real, tf.int32),
+            "input_type_ids": type_ids}
 
   def get_config(self):
     config = super().get_config()
