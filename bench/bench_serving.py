@@ -18,10 +18,14 @@ earlier runs pinned), each in its own process, since TF fixes its thread pools a
   torch BertModel         Hugging Face transformers on torch CPU, model only (packed ids), run in
                           its own virtualenv bench/.venvs/torch (created here when missing:
                           pip install torch==2.13.0 transformers; 2.13.0 is the CPU build)
+The model paths do the same work per call: each returns the pooled output, the sequence output and
+every layer's output (torch: output_hidden_states=True) and hands them over as numpy arrays that
+view the result buffers (np.asarray for TF, Tensor.numpy() for torch; neither copies).
 Latency: batch 1, p50 and p99 over --latency_runs calls. Throughput: batch 32, sequences/s from the
-median of --throughput_runs calls. The TF paths are timed in interleaved rounds (each round runs
-every path in turn), so load from other processes hits them alike. Each row also gives the process
-CPU time per call (user + system, all threads), which load changes much less than wall time.
+median of --throughput_runs calls. All paths, torch included (a child process of the torch venv
+that times the calls it is asked for), are timed in interleaved rounds (each round runs every path
+in turn), so load from other processes hits them alike. Each row also gives the process CPU time
+per call (user + system, all threads), which load changes much less than wall time.
 "tokenization cost" = text-in minus ids-in of the same SavedModel, at batch 1 and 32.
 Inputs: real news documents (Lee corpus) long enough to fill 128 pieces. Weights are random
 (speed does not depend on them); the encoder export is the feature-extraction one (pooled,
@@ -87,24 +91,31 @@ def inputs(batch):
   return dict(input_ids=ids, attention_mask=torch.ones_like(ids),
               token_type_ids=torch.zeros_like(ids))
 
-def timed(batch, runs, warmup):
-  x = inputs(batch)
-  times, cpu = [], []
-  with torch.inference_mode():
-    for i in range(warmup + runs):
-      start, start_cpu = time.perf_counter(), time.process_time()
-      model(**x)
-      if i >= warmup:
-        times.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-  return times, cpu
+def call(x):
+  # The outputs the encoder export returns (pooled, sequence, every layer's), as numpy arrays:
+  # the same work asked of the SavedModel rows.
+  out = model(**x, output_hidden_states=True)
+  return [t.numpy() for t in (out.pooler_output, out.last_hidden_state, *out.hidden_states[1:])]
 
-latency, latency_cpu = timed(1, spec["latency_runs"], 3)
-throughput, throughput_cpu = timed(spec["batch_size"], spec["throughput_runs"], 1)
-print(json.dumps({"torch": torch.__version__, "threads": [torch.get_num_threads(),
-                                                         torch.get_num_interop_threads()],
-                  "latency": latency, "latency_cpu": latency_cpu,
-                  "throughput": throughput, "throughput_cpu": throughput_cpu}))
+# A small server: the parent sends "latency N" / "throughput N" between its own TF rounds, so
+# load from other processes hits torch and TF alike; each answer is one JSON line.
+x = {"latency": inputs(1), "throughput": inputs(spec["batch_size"])}
+with torch.inference_mode():
+  for key, warmup in (("latency", 3), ("throughput", 1)):
+    for _ in range(warmup):
+      call(x[key])
+  print(json.dumps({"torch": torch.__version__, "threads": [torch.get_num_threads(),
+                                                           torch.get_num_interop_threads()]}),
+        flush=True)
+  for line in sys.stdin:
+    key, runs = line.split()
+    times, cpu = [], []
+    for _ in range(int(runs)):
+      start, start_cpu = time.perf_counter(), time.process_time()
+      call(x[key])
+      times.append(time.perf_counter() - start)
+      cpu.append(time.process_time() - start_cpu)
+    print(json.dumps({"times": times, "cpu": cpu}), flush=True)
 """
 
 
@@ -128,29 +139,78 @@ def lee_texts(count: int) -> list[str]:
   return docs[:count]
 
 
-def interleaved(paths: dict, latency_runs: int, throughput_runs: int, rounds: int) -> dict:
-  """name -> (single, batched) callables -> name -> wall and CPU seconds of every timed call.
+def timed_locally(fn):
+  """A callable -> timer(runs): wall and CPU seconds of each of `runs` calls in this process."""
+  def timer(runs: int):
+    times, cpu = [], []
+    for _ in range(runs):
+      start, start_cpu = time.perf_counter(), time.process_time()
+      fn()
+      times.append(time.perf_counter() - start)
+      cpu.append(time.process_time() - start_cpu)
+    return times, cpu
+  return timer
 
-  Each round times a share of every path's batch-1 calls, then of its batch calls, path after
-  path, so a burst of load from another process lands on all of them.
+
+def interleaved(paths: dict, latency_runs: int, throughput_runs: int, rounds: int) -> dict:
+  """name -> (batch-1 timer, batch timer) -> name -> wall and CPU seconds of every timed call.
+
+  A timer takes a number of calls and returns their wall and CPU seconds (`timed_locally`, or
+  TorchServer's, which runs them in the torch process). Each round times a share of every
+  path's batch-1 calls, then of its batch calls, path after path, so a burst of load from
+  another process lands on all of them, torch included.
   """
   for single, batched in paths.values():  # warm-up: tracing, XLA compilation, caches
-    for _ in range(3):
-      single()
-    batched()
+    single(3)
+    batched(1)
   times = {name: {"latency": [], "latency_cpu": [], "throughput": [], "throughput_cpu": []}
            for name in paths}
   share = lambda total, r: total // rounds + (1 if r < total % rounds else 0)
   for r in range(rounds):
     for name, (single, batched) in paths.items():
-      for fn, runs, key in ((single, share(latency_runs, r), "latency"),
-                            (batched, share(throughput_runs, r), "throughput")):
-        for _ in range(runs):
-          start, start_cpu = time.perf_counter(), time.process_time()
-          fn()
-          times[name][key].append(time.perf_counter() - start)
-          times[name][key + "_cpu"].append(time.process_time() - start_cpu)
+      for timer, runs, key in ((single, share(latency_runs, r), "latency"),
+                               (batched, share(throughput_runs, r), "throughput")):
+        wall, cpu = timer(runs)
+        times[name][key] += wall
+        times[name][key + "_cpu"] += cpu
   return times
+
+
+class TorchServer:
+  """Hugging Face BertModel of one shape in a child process of the torch virtualenv.
+
+  `timers()` gives the (batch-1, batch) timers for `interleaved`; `close()` ends the child.
+  """
+
+  def __init__(self, python: str, spec: dict):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    self._process = subprocess.Popen([python, "-c", _TORCH_SCRIPT, json.dumps(spec)], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    self.info = self._read()  # torch version and threads, once the model is warm
+
+  def _read(self) -> dict:
+    line = self._process.stdout.readline()
+    if not line:
+      raise RuntimeError(f"the torch process ended (exit code {self._process.wait()})")
+    return json.loads(line)
+
+  def _timer(self, key: str):
+    def timer(runs: int):
+      if not runs:
+        return [], []
+      self._process.stdin.write(f"{key} {runs}\n")
+      self._process.stdin.flush()
+      result = self._read()
+      return result["times"], result["cpu"]
+    return timer
+
+  def timers(self):
+    return self._timer("latency"), self._timer("throughput")
+
+  def close(self):
+    self._process.stdin.close()
+    self._process.wait()
 
 
 def summarize(times: dict, batch: int) -> dict:
@@ -182,8 +242,10 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str,
   packed_one, packed_batch = tokenize(one), tokenize(batch)
   assert int(tf.reduce_min(tf.reduce_sum(packed_batch["input_mask"], 1))) == FLAGS.seq_length
 
-  # Every output is fetched to host memory (numpy), as a server answering a request would.
-  fetch = lambda outputs: [value.numpy() for value in outputs.values()]
+  # Every output is fetched to host memory as numpy, as a server answering a request would.
+  # np.asarray views the tensor's buffer, as torch's Tensor.numpy() does; EagerTensor.numpy()
+  # would add a copy (4.5 CPU ms per batch-32 call of the encoder export) that torch never makes.
+  fetch = lambda outputs: [np.asarray(value) for value in outputs.values()]
   paths, export_seconds = {}, {}
   for variant in variants:
     kind, _, groups = variant.partition(":g")
@@ -197,15 +259,27 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str,
     export_seconds[variant] = time.time() - start
     loaded = tf.saved_model.load(path)
     ids_in = loaded.signatures["serving_tokenized"]
-    paths[f"text-in SavedModel ({variant})"] = (lambda m=loaded: fetch(m.serve(one)),
-                                                lambda m=loaded: fetch(m.serve(batch)))
-    paths[f"ids-in SavedModel ({variant})"] = (lambda f=ids_in: fetch(f(**packed_one)),
-                                               lambda f=ids_in: fetch(f(**packed_batch)))
+    paths[f"text-in SavedModel ({variant})"] = (
+        timed_locally(lambda m=loaded: fetch(m.serve(one))),
+        timed_locally(lambda m=loaded: fetch(m.serve(batch))))
+    paths[f"ids-in SavedModel ({variant})"] = (
+        timed_locally(lambda f=ids_in: fetch(f(**packed_one))),
+        timed_locally(lambda f=ids_in: fetch(f(**packed_batch))))
     # Same outputs from text and from ids: the tokenization inside is the one timed outside.
     np.testing.assert_allclose(loaded.serve(batch)["pooled_output"].numpy(),
                                ids_in(**packed_batch)["pooled_output"].numpy(), atol=1e-4)
-  paths["tokenize outside"] = (lambda: fetch(tokenize(one)), lambda: fetch(tokenize(batch)))
-  times = interleaved(paths, latency_runs, throughput_runs, FLAGS.rounds)
+  paths["tokenize outside"] = (timed_locally(lambda: fetch(tokenize(one))),
+                               timed_locally(lambda: fetch(tokenize(batch))))
+  server = start_torch(shape, tokenizer.vocab_size) if FLAGS.torch else None
+  try:
+    if server:
+      intra, inter = server.info["threads"]
+      paths[f"torch {server.info['torch']} BertModel (model only) [torch {intra}/{inter}]"] = (
+          server.timers())
+    times = interleaved(paths, latency_runs, throughput_runs, FLAGS.rounds)
+  finally:
+    if server:
+      server.close()
   rows = {name: summarize(t, FLAGS.batch_size) for name, t in times.items()}
   return {"rows": rows, "export_seconds": export_seconds, "latency_runs": latency_runs,
           "throughput_runs": throughput_runs}
@@ -217,25 +291,15 @@ def runs_for(shape: str) -> tuple[int, int]:
           FLAGS.throughput_runs or (10 if small else 5))
 
 
-def bench_torch(shape: str, vocab_size: int) -> tuple[str, dict]:
-  """Hugging Face BertModel of the same shape in the torch venv: (row name, summary row)."""
+def start_torch(shape: str, vocab_size: int) -> TorchServer:
+  """Hugging Face BertModel of the same shape, served from the torch venv for `interleaved`."""
   from configs.model import get_model_config
   config = get_model_config(shape, vocab_size=vocab_size)
-  latency_runs, throughput_runs = runs_for(shape)
-  python = ensure_torch_venv(FLAGS.torch_venv)
   spec = dict(vocab_size=config.vocab_size, hidden_size=config.hidden_size,
               num_layers=config.num_layers, num_heads=config.num_heads,
               intermediate_size=config.intermediate_size, seq_length=FLAGS.seq_length,
-              batch_size=FLAGS.batch_size, latency_runs=latency_runs,
-              throughput_runs=throughput_runs)
-  env = {k: v for k, v in os.environ.items()
-         if k not in ("PYTHONPATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-  run = subprocess.run([python, "-c", _TORCH_SCRIPT, json.dumps(spec)], capture_output=True,
-                       text=True, env=env, check=True)
-  result = json.loads(run.stdout.strip().splitlines()[-1])
-  intra, inter = result["threads"]
-  name = f"torch {result['torch']} BertModel (model only) [torch {intra}/{inter}]"
-  return name, summarize(result, FLAGS.batch_size)
+              batch_size=FLAGS.batch_size)
+  return TorchServer(ensure_torch_venv(FLAGS.torch_venv), spec)
 
 
 def threads_label(setting: str) -> str:
@@ -268,13 +332,14 @@ def child(setting: str, variants: list[str]) -> None:
   os.replace(tmp, FLAGS.child_output)
 
 
-def run_child(setting: str, variants: list[str], work_dir: str) -> dict:
+def run_child(setting: str, variants: list[str], work_dir: str, with_torch: bool) -> dict:
   output = os.path.join(work_dir, f"threads_{setting.replace('/', '_')}.json")
   argv = [sys.executable, os.path.abspath(__file__), f"--tf_threads={setting}",
           f"--child_output={output}", f"--variants={','.join(variants)}",
           f"--shapes={','.join(FLAGS.shapes)}", f"--seq_length={FLAGS.seq_length}",
           f"--batch_size={FLAGS.batch_size}", f"--latency_runs={FLAGS.latency_runs}",
-          f"--throughput_runs={FLAGS.throughput_runs}", f"--rounds={FLAGS.rounds}"]
+          f"--throughput_runs={FLAGS.throughput_runs}", f"--rounds={FLAGS.rounds}",
+          f"--torch={FLAGS.torch and with_torch}", f"--torch_venv={FLAGS.torch_venv}"]
   subprocess.run(argv, check=True)
   with open(output) as f:
     return json.load(f)
@@ -289,7 +354,7 @@ def main(argv):
   with tempfile.TemporaryDirectory() as work_dir:
     for i, setting in enumerate(FLAGS.tf_threads):
       variants = FLAGS.variants if i == 0 else FLAGS.variants[:1]
-      child_results = run_child(setting, variants, work_dir)
+      child_results = run_child(setting, variants, work_dir, with_torch=i == 0)
       threads = child_results["threads"]
       used[setting] = threads
       for shape, result in child_results["shapes"].items():
@@ -300,10 +365,6 @@ def main(argv):
         merged["rows"].update({name + suffix: row for name, row in result["rows"].items()})
         merged["export_seconds"].update(
             {v + suffix: t for v, t in result["export_seconds"].items()})
-    if FLAGS.torch:
-      for shape in FLAGS.shapes:
-        name, row = bench_torch(shape, child_results["vocab_size"])
-        results[shape]["rows"][name] = row
   described = "; ".join(
       f"{threads_label(s)}: intra/inter-op {t['intra'] or 'auto'}/{t['inter'] or 'auto'}"
       + (f" (0 = TF picks, here {t['cpus']} CPUs)" if not (t["intra"] or t["inter"]) else "")
