@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from bert_keras.models.activations import get_activation
 from bert_keras.models.bit_dropout import bit_dropout
+from bert_keras.models.fused_layer_norm import FUSED_MIN_HIDDEN, fused_layer_norm
 from bert_keras.models.layer_norm_grad import layer_norm as layer_norm_with_grad
 
 # Additive bias for masked attention logits. The original uses -10000; it also fits in float16.
@@ -21,11 +22,15 @@ def _inference_layer_norm(layer, rows):
   batch 1 a LayerNorm's time is mostly the fixed cost per op, not arithmetic. Deliberately NOT
   the FusedBatchNorm form that grappler fuses into one oneDNN _MklLayerNorm (remapper.cc
   FindMklLayerNorm): that kernel builds its oneDNN primitives on every call, which measured
-  ~2.5x slower than this at 64-256 rows (5x faster at 2048 rows, i.e. batch 32).
+  ~2.5x slower than this at 64-256 rows (5x faster at 2048 rows, i.e. batch 32). From hidden
+  size FUSED_MIN_HIDDEN (768, BERT-Base) on, the fused kernel breaks even at batch 1 and wins
+  at batch 32, so wide layers take it (`fused_layer_norm`, which says what was measured).
   Other dtypes (mixed precision) take the Keras layer, which normalises in float32.
   """
   if rows.dtype != tf.float32 or not (layer.center and layer.scale) or layer.rms_scaling:
     return layer(rows)
+  if rows.shape[-1] is not None and rows.shape[-1] >= FUSED_MIN_HIDDEN:
+    return fused_layer_norm(layer, rows)
   centered = rows - tf.reduce_mean(rows, axis=-1, keepdims=True)  # (n, hidden)
   variance = tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True)  # (n, 1)
   return centered * (tf.math.rsqrt(variance + layer.epsilon) * layer.gamma) + layer.beta

@@ -1,0 +1,139 @@
+"""Inference LayerNorm of wide layers (hidden >= FUSED_MIN_HIDDEN) in the form grappler fuses."""
+
+import collections
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_keras.models import transformer_block
+from bert_keras.models.fused_layer_norm import FUSED_MIN_HIDDEN, fused_layer_norm
+from bert_keras.models.transformer_block import TransformerBlock, _inference_layer_norm
+
+WIDE = FUSED_MIN_HIDDEN
+
+
+def _mkl_enabled():
+  from tensorflow.python.util import _pywrap_util_port
+  return _pywrap_util_port.IsMklEnabled()
+
+
+def _norm(hidden, dtype=None):
+  norm = keras.layers.LayerNormalization(epsilon=1e-12, dtype=dtype)
+  norm.build((None, hidden))
+  rng = np.random.default_rng(3)  # non-trivial gamma and beta, so their roles cannot swap
+  norm.gamma.assign(rng.normal(1.0, 0.3, hidden))
+  norm.beta.assign(rng.normal(0.0, 0.3, hidden))
+  return norm
+
+
+def test_fused_layer_norm_equals_the_keras_layer():
+  hidden = 48
+  norm = _norm(hidden)
+  rng = np.random.default_rng(5)
+  rows = np.concatenate([
+      rng.normal(size=(20, hidden)) * 0.5 + 30.0,  # large shared offset
+      rng.normal(size=(3, hidden)) * 1e-3,  # variance 1e-6: an epsilon of 1e-5 would show
+  ]).astype("float32")
+  expected = norm(rows).numpy()
+  # Traced with a dynamic row count, as in a serving graph: grappler rewrites it on oneDNN.
+  traced = tf.function(lambda r: fused_layer_norm(norm, r), autograph=False,
+                       input_signature=[tf.TensorSpec([None, hidden])])
+  for got in (fused_layer_norm(norm, tf.constant(rows)), traced(tf.constant(rows))):
+    np.testing.assert_allclose(got.numpy(), expected, atol=2e-5, rtol=1e-4)
+  assert traced(tf.zeros((0, hidden))).shape == (0, hidden)  # an empty row group
+
+
+def test_inference_layer_norm_takes_the_fused_form_only_when_wide():
+  def op_types(hidden, dtype=None):
+    norm = _norm(hidden, dtype)
+    spec = tf.TensorSpec([None, hidden], norm.compute_dtype)
+    fn = tf.function(lambda r: _inference_layer_norm(norm, r), autograph=False)
+    return {op.type for op in fn.get_concrete_function(spec).graph.get_operations()}
+
+  assert "FusedBatchNormV3" in op_types(WIDE)
+  assert "FusedBatchNormV3" not in op_types(WIDE // 2)
+  # Mixed precision falls back to the Keras layer (which normalises in float32).
+  assert "FusedBatchNormV3" not in op_types(WIDE, "mixed_float16")
+  norm16 = _norm(WIDE, "mixed_float16")
+  rows = tf.constant(np.random.default_rng(0).normal(size=(6, WIDE)), tf.float16)
+  np.testing.assert_array_equal(_inference_layer_norm(norm16, rows).numpy(), norm16(rows).numpy())
+
+
+def _wide_block(row_groups):
+  keras.utils.set_random_seed(0)
+  block = TransformerBlock(num_heads=4, intermediate_size=64, dropout_rate=0.0,
+                           attention_dropout_rate=0.0, row_groups=row_groups)
+  block.build((None, None, WIDE))
+  for norm in (block.attention_layer_norm, block.output_layer_norm):
+    fresh = _norm(WIDE)
+    norm.gamma.assign(fresh.gamma * tf.cast(np.float32(1.1), tf.float32))
+    norm.beta.assign(fresh.beta)
+  return block
+
+
+def _inputs(batch, seq, seed):
+  rng = np.random.default_rng(seed)
+  x = rng.normal(size=(batch, seq, WIDE)).astype("float32")
+  lengths = rng.integers(1, seq + 1, size=batch)
+  mask = (np.arange(seq)[None, None, :] < lengths[:, None, None]).astype("float32")
+  return tf.constant(x), tf.constant(np.broadcast_to(mask, (batch, seq, seq)).copy())
+
+
+_SPEC = [tf.TensorSpec([None, None, WIDE]), tf.TensorSpec([None, None, None])]
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_wide_block_inference_equals_the_unfused_paths(groups, monkeypatch):
+  block = _wide_block(groups)
+  infer = lambda: tf.function(lambda x, m: block(x, m, training=False), input_signature=_SPEC,
+                              autograph=False)
+  op_types = lambda fn: {op.type for op in fn.get_concrete_function().graph.get_operations()}
+  fused = infer()
+  assert "FusedBatchNormV3" in op_types(fused)  # traced now, before the patch below
+  # The training body (dropout 0) with its own LayerNorm, and the 9-op inference LayerNorm.
+  train = tf.function(lambda x, m: block(x, m, training=True), autograph=False)
+  monkeypatch.setattr(transformer_block, "FUSED_MIN_HIDDEN", 10 * WIDE)
+  nine_ops = infer()
+  assert "FusedBatchNormV3" not in op_types(nine_ops)
+  for batch, seq in ((2, 5), (1, 1)):  # seq 1 with 2 groups: one group has no rows
+    x, mask = _inputs(batch, seq, seed=seq)
+    got = fused(x, mask).numpy()
+    np.testing.assert_allclose(got, nine_ops(x, mask).numpy(), atol=1e-5)
+    np.testing.assert_allclose(got, train(x, mask).numpy(), atol=1e-5)
+
+
+def test_saved_model_keeps_the_fusions(tmp_path):
+  """The loaded SavedModel's runtime graph (after grappler) has every dense layer as one fused
+  matmul (+BiasAdd, +GELU for the intermediate) and every LayerNorm as one _MklLayerNorm."""
+  if not _mkl_enabled():
+    pytest.skip("the GELU and LayerNorm fusions are oneDNN's (TF_ENABLE_ONEDNN_OPTS=0 or non-x86)")
+  from tensorflow.python.eager import context
+  block = _wide_block(row_groups=2)
+  module = tf.Module()
+  module.block = block
+  module.infer = tf.function(lambda x, m: block(x, m, training=False), input_signature=_SPEC,
+                             autograph=False)
+  tf.saved_model.save(module, str(tmp_path))
+  loaded = tf.saved_model.load(str(tmp_path))
+  x, mask = _inputs(2, 6, seed=1)
+  ctx = context.context()
+  ctx.enable_run_metadata()  # before the first call: the graphs are recorded at instantiation
+  try:
+    got = loaded.infer(x, mask).numpy()
+    metadata = ctx.export_run_metadata()
+  finally:
+    ctx.disable_run_metadata()
+  ops = collections.Counter(
+      node.op + "".join(f"+{op.decode()}" for op in node.attr["fused_ops"].list.s)
+      for function in metadata.function_graphs for graph in function.partition_graphs
+      for node in graph.node)
+  matmuls = {op: n for op, n in ops.items() if "FusedMatMul" in op}
+  # 2 groups x (qkv, attention_output, intermediate + GELU, output).
+  assert sum(matmuls.values()) == 8 and sum(
+      n for op, n in matmuls.items() if op.endswith("+BiasAdd+GeluExact")) == 2, ops
+  assert ops["_MklLayerNorm"] == 2 * 2, ops
+  assert not {"MatMul", "_MklMatMul", "BiasAdd", "Erf", "Erfc", "FusedBatchNormV3",
+              "_MklNativeFusedBatchNormV3", "Rsqrt"} & set(ops), ops
+  np.testing.assert_allclose(got, module.infer(x, mask).numpy(), atol=1e-5)
