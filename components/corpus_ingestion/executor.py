@@ -60,10 +60,42 @@ def build_pipeline(p, parameters, output_prefix: str):
                  | "KeepSlice" >> beam.combiners.Top.Smallest(
                      parameters["max_documents"], key=lambda doc: stable_hash("slice", doc[0]))
                  | "Unlist" >> beam.FlatMap(lambda docs: docs))
-  return (documents
-          | "Format" >> beam.Map(format_document)
-          | "Write" >> beam.io.WriteToText(output_prefix, file_name_suffix=SHARD_SUFFIX,
-                                           num_shards=parameters["num_shards"]))
+  num_shards = parameters["num_shards"]
+  # Not WriteToText: with a fixed shard count it deals records to shards at random, and readers
+  # name a document after its file and line, so every run made different pretraining examples.
+  # Here a document's shard is a hash of its id and a shard lists its documents sorted by id.
+  keyed = documents | "KeyByShard" >> beam.Map(
+      lambda doc: (stable_hash("shard", doc[0]) % num_shards, doc))
+  every_shard = p | "ShardIndices" >> beam.Create([(i, None) for i in range(num_shards)])
+  return ({"docs": keyed, "shard": every_shard}
+          | "GroupByShard" >> beam.CoGroupByKey()
+          | "Write" >> beam.MapTuple(
+              lambda index, grouped: write_shard(output_prefix, index, num_shards,
+                                                 grouped["docs"])))
+
+
+def shard_path(output_prefix: str, index: int, num_shards: int) -> str:
+  """WriteToText's default shard name: <prefix>-00000-of-00002.txt."""
+  return f"{output_prefix}-{index:05d}-of-{num_shards:05d}{SHARD_SUFFIX}"
+
+
+def write_shard(output_prefix: str, index: int, num_shards: int, documents) -> str:
+  """Writes one shard, documents sorted by id, to a temporary name, then renames it; its path.
+
+  Beam's FileSystems, so the same code writes to local disk and to gs:// on Dataflow. A shard's
+  documents pass through one worker (as they do inside WriteToText with a fixed shard count).
+  """
+  from apache_beam.io.filesystems import FileSystems  # pylint: disable=import-outside-toplevel
+
+  path = shard_path(output_prefix, index, num_shards)
+  temporary = f"{path}.tmp-{os.getpid()}"
+  with FileSystems.create(temporary) as f:
+    for document in sorted(documents, key=lambda doc: doc[0]):
+      f.write((format_document(document) + "\n").encode("utf-8"))
+  if FileSystems.exists(path):
+    FileSystems.delete([path])
+  FileSystems.rename([temporary], [path])
+  return path
 
 
 class CorpusIngestionExecutor(BaseExecutor):
