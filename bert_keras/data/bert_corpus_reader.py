@@ -6,11 +6,10 @@ import os
 from typing import BinaryIO, Callable, Iterator, List, Tuple
 
 import apache_beam as beam
-from apache_beam.io import fileio
 
 from bert_keras.data import beam_metrics
 from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, decode_utf8, iter_bounded_lines
-from bert_keras.errors import UserError
+from bert_keras.data.matched_files import ReadMatchingFiles
 
 
 def iter_bert_corpus_documents(f: BinaryIO, source: str, drop: Callable[[str], None],
@@ -55,18 +54,6 @@ class _ReadBertCorpusFile(beam.DoFn):
       yield from iter_bert_corpus_documents(f, source, beam_metrics.count_dropped, self._max_line_bytes)
 
 
-def match_or_raise(file_pattern: str) -> None:
-  """Raises UserError naming `file_pattern` when no file matches it (checked when the graph is built)."""
-  from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
-
-  try:
-    metadata = FileSystems.match([file_pattern])[0].metadata_list
-  except Exception as e:  # pylint: disable=broad-except
-    raise UserError(f"{file_pattern}: cannot list input files ({e})") from e
-  if not metadata:
-    raise UserError(f"{file_pattern}: no input file matches this pattern")
-
-
 class ReadBertCorpus(beam.PTransform):
   """PCollection of (doc_id, sentences) from files matching `file_pattern` (glob; .gz/.bz2 ok)."""
 
@@ -76,9 +63,6 @@ class ReadBertCorpus(beam.PTransform):
     self._max_line_bytes = max_line_bytes
 
   def expand(self, pbegin):
-    match_or_raise(self._file_pattern)
     return (pbegin
-            | "MatchFiles" >> fileio.MatchFiles(self._file_pattern)
-            | "SpreadFiles" >> beam.Reshuffle()
-            | "ReadMatches" >> fileio.ReadMatches()
+            | "MatchedFiles" >> ReadMatchingFiles(self._file_pattern)
             | "ReadDocuments" >> beam.ParDo(_ReadBertCorpusFile(self._max_line_bytes)))

@@ -11,11 +11,10 @@ import os
 from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
 import apache_beam as beam
-from apache_beam.io import fileio
 
 from bert_keras.data import beam_metrics
-from bert_keras.data.bert_corpus_reader import match_or_raise
 from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, decode_utf8, iter_bounded_lines, split_sentences
+from bert_keras.data.matched_files import ReadMatchingFiles
 
 
 def iter_line_documents(f: BinaryIO, source: str, drop: Callable[[str], None], json_text_key: Optional[str] = None,
@@ -79,9 +78,6 @@ class ReadLineDocuments(beam.PTransform):
     self._max_line_bytes = max_line_bytes
 
   def expand(self, pbegin):
-    match_or_raise(self._file_pattern)
     return (pbegin
-            | "MatchFiles" >> fileio.MatchFiles(self._file_pattern)
-            | "SpreadFiles" >> beam.Reshuffle()
-            | "ReadMatches" >> fileio.ReadMatches()
+            | "MatchedFiles" >> ReadMatchingFiles(self._file_pattern)
             | "ReadDocuments" >> beam.ParDo(_ReadLineDocumentsFile(self._json_text_key, self._max_line_bytes)))

@@ -15,11 +15,10 @@ import xml.etree.ElementTree as ET
 from typing import BinaryIO, Callable, Iterator, List, Tuple
 
 import apache_beam as beam
-from apache_beam.io import fileio
 
 from bert_keras.data import beam_metrics
-from bert_keras.data.bert_corpus_reader import match_or_raise
 from bert_keras.data.corpus_text import split_sentences
+from bert_keras.data.matched_files import ReadMatchingFiles, match_or_raise
 from bert_keras.errors import UserError
 
 # Sections after which an article holds no running text.
@@ -239,13 +238,10 @@ class ReadWikipediaDump(beam.PTransform):
   def expand(self, pbegin):
     from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
 
-    match_or_raise(self._file_pattern)
-    for metadata in FileSystems.match([self._file_pattern])[0].metadata_list:
+    for metadata in match_or_raise(self._file_pattern):
       check_dump_head(metadata.path, FileSystems.open)
     return (pbegin
-            | "MatchFiles" >> fileio.MatchFiles(self._file_pattern)
-            | "SpreadFiles" >> beam.Reshuffle()
-            | "ReadMatches" >> fileio.ReadMatches()
+            | "MatchedFiles" >> ReadMatchingFiles(self._file_pattern)
             | "StreamPages" >> beam.ParDo(_ReadWikiPages())
             | "SpreadPages" >> beam.Reshuffle()
             | "PagesToDocuments" >> beam.FlatMap(
