@@ -198,11 +198,7 @@ class Trainer:
       # All-reduced: every replica holds the same global sums.
       return {k: self.strategy.experimental_local_results(v)[0] for k, v in per_replica.items()}
 
-    sums = step()
-    for _ in tf.range(num_steps - 1):
-      s = step()
-      sums = {k: sums[k] + s[k] for k in sums}
-    return sums
+    return _sum_over_steps(step, num_steps)
 
   def _eval_loop(self, iterator, num_steps):
     def replica_eval(batch):
@@ -215,11 +211,7 @@ class Trainer:
       per_replica = self.strategy.run(replica_eval, args=(next(iterator),))
       return {k: self.strategy.experimental_local_results(v)[0] for k, v in per_replica.items()}
 
-    sums = step()
-    for _ in tf.range(num_steps - 1):
-      s = step()
-      sums = {k: sums[k] + s[k] for k in sums}
-    return sums
+    return _sum_over_steps(step, num_steps)
 
   # === Loops ===
 
@@ -339,3 +331,12 @@ def model_variables(model: keras.Model) -> dict:
     raise ValueError(f"model {model.name!r} has duplicate variable paths")
   return variables
 
+
+
+def _sum_over_steps(step, num_steps):
+  """Runs `step` (a dict of scalar sums) `num_steps` times in the traced loop and adds the dicts."""
+  sums = step()
+  for _ in tf.range(num_steps - 1):
+    s = step()
+    sums = {k: sums[k] + s[k] for k in sums}
+  return sums
