@@ -1,6 +1,6 @@
 """Pretraining throughput (sequences/s) and model-FLOPs utilisation, ours vs keras-hub vs Model Garden.
 
-  .venv/bin/python bench/bench_pretraining.py [--shapes=mini,base] [--steps=10]
+  .venv/bin/python bench/bench_pretraining.py [--shapes=mini,base] [--steps=10] [--rounds=5]
 
 Every system trains the same shapes (seq 128, 20 masked positions, vocab 30522, MLM + NSP, AdamW,
 float32) on the same synthetic batch, one process each, one after the other:
@@ -14,7 +14,19 @@ Activation: like for like. Both peers default to the tanh GELU (Model Garden Ber
 runs ours with the same, `--hidden_act=gelu` runs all three with the exact erf GELU (our model's
 default, the paper's), patching the peers.
 FLOPs per sequence: T * (6N + 12*L*H*T) for the encoder (N = non-embedding encoder parameters),
-plus 6 * P * (H*H + H*V) for the MLM head. MFU is against the fp32 matmul peak measured here.
+plus 6 * P * (H*H + H*V) for the MLM head.
+MFU: this host's speed drifts by tens of percent over minutes, so each system's process measures
+its own fp32 matmul peak beside its training steps: after warm-up it alternates a peak probe with
+`--steps / --rounds` timed steps (probe, steps, probe, ..., steps, probe). The probe is the best
+rate of square float32 tf.matmul at 1024^2 and 2048^2 (3 windows each, best of), in the same
+process, so with the same TF build (Model Garden: its own TF 2.20) and thread pools as the steps.
+A round's peak is the better of the two probes around it, its MFU is the round's step FLOP rate
+over that peak, and the MFU reported is the median over rounds. The old figure, MFU against one
+peak probed up front in a separate process (best of 3x10 reps of the same matmuls), is printed
+beside it for comparison. seq/s is the mean over all timed steps (probes excluded), as before.
+JSON (bench/out/bench_pretraining.json, or --out): peak_flops = the up-front peak; per row:
+seq_per_s, mfu (in-process, median over rounds), mfu_upfront, probe_flops (every probe, FLOP/s),
+round_seq_per_s, round_peak_flops, round_mfu, peak_flops_median.
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -60,7 +73,7 @@ COMMON = textwrap.dedent("""
     import json, os, sys, time
     import numpy as np
     import tensorflow as tf
-    L, H, A, B, STEPS = [int(x) for x in sys.argv[1:6]]
+    L, H, A, B, STEPS, ROUNDS = [int(x) for x in sys.argv[1:7]]
     EXACT_GELU = os.environ.get("BENCH_ACT", "gelu_tanh") == "gelu"
     SEQ, PRED, VOCAB = %d, %d, %d
     rng = np.random.default_rng(0)
@@ -68,14 +81,42 @@ COMMON = textwrap.dedent("""
     positions = np.sort(rng.choice(SEQ, (B, PRED)), axis=1).astype("int32")
     labels = rng.integers(1000, VOCAB, (B, PRED)).astype("int32")
     nsp = rng.integers(0, 2, (B, 1)).astype("int32")
-    def timed(step, steps=STEPS):
+    PROBE_REPS = {1024: 10, 2048: 5}  # ~0.15 s and ~0.6 s per window at ~150 GFLOP/s
+    def make_probe():
+      # Best fp32 square-matmul rate (FLOP/s) over 3 windows per size, in this process.
+      mats = {}
+      for n in PROBE_REPS:
+        a, b = tf.random.normal((n, n)), tf.random.normal((n, n))
+        f = tf.function(lambda a, b: tf.matmul(a, b))
+        f(a, b).numpy()  # trace + warm up
+        mats[n] = (f, a, b)
+      def probe():
+        best = 0.0
+        for n, (f, a, b) in mats.items():
+          for _ in range(3):
+            t = time.perf_counter()
+            for _ in range(PROBE_REPS[n]):
+              c = f(a, b)
+            c.numpy()
+            best = max(best, 2 * n ** 3 * PROBE_REPS[n] / (time.perf_counter() - t))
+        return best
+      return probe
+    def timed(step, steps=STEPS, rounds=ROUNDS):
+      # Rounds of (matmul peak probe, steps // rounds timed steps), closed by a last probe.
       for _ in range(2):
-        step()  # trace + warm up
-      t = time.perf_counter()
-      for _ in range(steps):
-        out = step()
-      float(out)  # wait for the last step
-      return B * steps / (time.perf_counter() - t)
+        float(step())  # trace + warm up
+      probe = make_probe()
+      per = max(1, steps // rounds)
+      probes, seconds = [probe()], []
+      for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(per):
+          out = step()
+        float(out)  # wait for the last step
+        seconds.append(time.perf_counter() - t)
+        probes.append(probe())
+      return {"seq_per_s": B * per * rounds / sum(seconds),
+              "round_seq_per_s": [B * per / s for s in seconds], "probe_flops": probes}
 """ % (SEQ, PRED, VOCAB))
 
 OURS = COMMON + textwrap.dedent("""
@@ -100,7 +141,7 @@ OURS = COMMON + textwrap.dedent("""
     ds = tf.data.Dataset.from_tensors(batch).repeat()
     it = iter(strategy.experimental_distribute_dataset(ds))
     one = tf.constant(1)
-    print(json.dumps({"seq_per_s": timed(lambda: trainer._train_fn(it, one)["mlm_loss_sum"])}))
+    print(json.dumps(timed(lambda: trainer._train_fn(it, one)["mlm_loss_sum"])))
 """)
 
 KHUB = COMMON + textwrap.dedent("""
@@ -119,7 +160,7 @@ KHUB = COMMON + textwrap.dedent("""
     w = np.ones((B, PRED), "float32")
     def step():
       return model.train_on_batch(x, labels, sample_weight=w)
-    print(json.dumps({"seq_per_s": timed(step)}))
+    print(json.dumps(timed(step)))
 """)
 
 TFM = COMMON + textwrap.dedent("""
@@ -144,7 +185,7 @@ TFM = COMMON + textwrap.dedent("""
       grads = tape.gradient(loss, model.trainable_variables)
       opt.apply_gradients(zip(grads, model.trainable_variables))
       return loss
-    print(json.dumps({"seq_per_s": timed(step)}))
+    print(json.dumps(timed(step)))
 """)
 
 PEAK = textwrap.dedent("""
@@ -167,41 +208,68 @@ PEAK = textwrap.dedent("""
 _HIDDEN_ACT = ["gelu_tanh"]  # set from --hidden_act in main()
 
 
-def run_peer(python, code, shape, steps, extra_env=None):
+def run_peer(python, code, shape, steps, extra_env=None, rounds=1):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONPATH=ROOT,
              BENCH_ACT=_HIDDEN_ACT[0])
   env.update(extra_env or {})
   s = SHAPES[shape]
   done = subprocess.run([python, "-c", code, str(s["L"]), str(s["H"]), str(s["A"]),
-                         str(s["batch"]), str(steps)], env=env, capture_output=True, text=True,
-                        timeout=3600)
+                         str(s["batch"]), str(steps), str(rounds)], env=env, capture_output=True,
+                        text=True, timeout=3600)
   if done.returncode != 0:
     return {"error": done.stderr.strip().splitlines()[-1][:200] if done.stderr else "failed"}
   return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def with_mfu(r, flops_per_seq, upfront_peak):
+  """Adds the in-process MFU fields to one system's result (see the module docstring).
+
+  Round i's peak is the better of the probes just before and just after it; its MFU is the round's
+  step FLOP rate over that peak; the reported MFU is the median over rounds.
+  """
+  probes = r["probe_flops"]
+  round_peak = [max(a, b) for a, b in zip(probes[:-1], probes[1:])]
+  round_mfu = [v * flops_per_seq / p for v, p in zip(r["round_seq_per_s"], round_peak)]
+  return dict(r, mfu=statistics.median(round_mfu), round_peak_flops=round_peak,
+              round_mfu=round_mfu, peak_flops_median=statistics.median(probes),
+              mfu_upfront=r["seq_per_s"] * flops_per_seq / upfront_peak)
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--shapes", default="mini,base")
-  parser.add_argument("--steps", type=int, default=10)
+  parser.add_argument("--steps", type=int, default=10, help="timed steps per system and shape")
+  parser.add_argument("--rounds", type=int, default=5,
+                      help="the timed steps are split into this many rounds, each beside a peak "
+                      "probe")
   parser.add_argument("--systems", default="ours,keras_hub,model_garden")
   parser.add_argument("--hidden_act", default="gelu_tanh", choices=("gelu_tanh", "gelu"),
                       help="the GELU every system uses (the peers default to gelu_tanh)")
+  parser.add_argument("--out", default=os.path.join(HERE, "out", "bench_pretraining.json"))
   args = parser.parse_args(argv)
+  if not 1 <= args.rounds <= args.steps:
+    parser.error(f"--rounds must be in [1, --steps={args.steps}], got {args.rounds}")
   _HIDDEN_ACT[0] = args.hidden_act
   ensure_peers()
   peak = run_peer(sys.executable, PEAK, "mini", 0)["flops"]
+  run = lambda python, code, env=None: (
+      lambda shape: run_peer(python, code, shape, args.steps, env, rounds=args.rounds))
   systems = {
-      "ours": lambda shape: run_peer(sys.executable, OURS, shape, args.steps),
-      "ours_xla": lambda shape: run_peer(sys.executable, OURS, shape, args.steps, {"BENCH_JIT": "1"}),
-      "keras_hub": lambda shape: run_peer(sys.executable, KHUB, shape, args.steps,
-                                          {"PYTHONPATH": KHUB_LIB, "KERAS_BACKEND": "tensorflow"}),
-      "model_garden": lambda shape: run_peer(TFM_PY, TFM, shape, args.steps, {"PYTHONPATH": ""}),
+      "ours": run(sys.executable, OURS),
+      "ours_xla": run(sys.executable, OURS, {"BENCH_JIT": "1"}),
+      "keras_hub": run(sys.executable, KHUB, {"PYTHONPATH": KHUB_LIB,
+                                              "KERAS_BACKEND": "tensorflow"}),
+      "model_garden": run(TFM_PY, TFM, {"PYTHONPATH": ""}),
   }
-  print(f"fp32 matmul peak measured: {peak / 1e9:.1f} GFLOP/s; hidden_act={args.hidden_act} "
-        "for every system")
-  print(f"{'shape':6} {'batch':>5} {'system':13} {'seq/s':>8} {'MFU':>6} {'vs best peer':>12}")
-  rows = []
+  per = args.steps // args.rounds
+  print(f"hidden_act={args.hidden_act} for every system; {args.rounds} rounds of {per} timed steps")
+  print(f"MFU = median over rounds of (round's step FLOP/s) / (fp32 matmul peak probed in the same "
+        f"process just before/after the round, best of)")
+  print(f"old method, for comparison: one peak probed up front in a separate process: "
+        f"{peak / 1e9:.1f} GFLOP/s -> column 'MFU@up-front'")
+  print(f"{'shape':6} {'batch':>5} {'system':13} {'seq/s':>8} {'MFU':>6} "
+        f"{'peak GFLOP/s med [min-max]':>27} {'MFU@up-front':>12} {'vs best peer':>12}")
+  rows, details = [], []
   for shape in args.shapes.split(","):
     results = {name: systems[name](shape) for name in args.systems.split(",")}
     peers = [r["seq_per_s"] for n, r in results.items() if n not in ("ours", "ours_xla")
@@ -210,14 +278,26 @@ def main(argv=None):
       if "seq_per_s" not in r:
         print(f"{shape:6} {SHAPES[shape]['batch']:5d} {name:13} error: {r['error']}")
         continue
-      mfu = r["seq_per_s"] * flops_per_sequence(**SHAPES[shape]) / peak
+      r = with_mfu(r, flops_per_sequence(**SHAPES[shape]), peak)
+      g = [p / 1e9 for p in r["probe_flops"]]
       ratio = f"{r['seq_per_s'] / max(peers):.2f}x" if peers and name.startswith("ours") else ""
+      span = f"{r['peak_flops_median'] / 1e9:.1f} [{min(g):.1f}-{max(g):.1f}]"
       print(f"{shape:6} {SHAPES[shape]['batch']:5d} {name:13} {r['seq_per_s']:8.2f} "
-            f"{100 * mfu:5.1f}% {ratio:>12}")
-      rows.append(dict(shape=shape, system=name, mfu=mfu, **r))
-  os.makedirs(os.path.join(HERE, "out"), exist_ok=True)
-  with open(os.path.join(HERE, "out", "bench_pretraining.json"), "w", encoding="utf-8") as f:
-    json.dump({"peak_flops": peak, "hidden_act": args.hidden_act, "rows": rows}, f, indent=2)
+            f"{100 * r['mfu']:5.1f}% {span:>27} {100 * r['mfu_upfront']:11.1f}% {ratio:>12}")
+      details.append(f"  {shape} {name}: probes GFLOP/s " + " ".join(f"{x:.1f}" for x in g)
+                     + "; round seq/s " + " ".join(f"{x:.2f}" for x in r["round_seq_per_s"])
+                     + "; round MFU " + " ".join(f"{100 * x:.1f}%" for x in r["round_mfu"]))
+      rows.append(dict(shape=shape, system=name, **r))
+  print("per round (probe, steps, probe, ...):")
+  print("\n".join(details))
+  os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+  tmp = args.out + ".tmp"
+  with open(tmp, "w", encoding="utf-8") as f:
+    json.dump({"peak_flops": peak, "peak_method": "peak_flops: up-front, separate process; row "
+               "mfu: in-process probes beside the steps, median of per-round ratios",
+               "hidden_act": args.hidden_act, "steps": args.steps, "rounds": args.rounds,
+               "rows": rows}, f, indent=2)
+  os.replace(tmp, args.out)
 
 
 if __name__ == "__main__":
