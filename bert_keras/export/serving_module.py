@@ -18,6 +18,7 @@ import contextlib
 
 import tensorflow as tf
 
+from bert_keras.lazy_cond import lazy_cond
 from bert_keras.models.transformer_block import TransformerBlock
 from bert_keras.text.bert_packer import BertPacker
 
@@ -160,11 +161,12 @@ class ServingModule(tf.Module):
     (about 12% less for BERT-mini at length 128; the graph pays a fixed cost per op) but more on
     batches (about 17% more at 32 rows, where the graph's oneDNN matmuls win), so the serving
     graph picks per call (bench/bench_serving.py measures both). One XLA compilation per input
-    shape, so the bound keeps their number small.
+    shape, so the bound keeps their number small. A `lazy_cond`, so a one-row call never visits
+    the plain graph's nodes.
     """
     rows = tf.shape(inputs["input_word_ids"])[0]
-    return tf.cond(rows <= AUTO_XLA_MAX_ROWS, lambda: self._xla_model(inputs),
-                   lambda: self._graph_model(inputs))
+    return lazy_cond(rows <= AUTO_XLA_MAX_ROWS, lambda: self._xla_model(inputs),
+                     lambda: self._graph_model(inputs))
 
   def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """string (batch,) -> int32 ragged (batch, (pieces))."""

@@ -19,9 +19,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
-from tensorflow.core.framework import attr_value_pb2
 
 from bert_keras.errors import UserError
+from bert_keras.lazy_cond import lazy_cond
 from bert_keras.text import unicode_tables as ut
 from bert_keras.text.reference_tokenizer import MAX_CHARS_PER_WORD
 from bert_keras.text.vocab import check_vocabulary, load_vocab
@@ -54,28 +54,6 @@ def _interleave(n, first_at, first, second_at, second) -> tf.RaggedTensor:
   index = tf.ragged.range(begin, begin + length)
   return tf.RaggedTensor.from_row_splits(tf.gather(values, index.flat_values), index.row_splits,
                                          validate=False)
-
-
-def _cond(pred: tf.Tensor, true_fn, false_fn):
-  """tf.cond whose branch not taken costs nothing when the graph runs.
-
-  Inside a tf.function, TensorFlow lowers a cond to Switch/Merge nodes, and every node of the
-  branch not taken is still visited by the executor, as a dead node. The chunk branch with the
-  code-point pipeline inside is some 1,300 nodes; visiting them was half of the tokenization in
-  the exported BERT-mini text-in signature on an ASCII document at batch 1 (text-in minus ids-in
-  0.87 -> 0.44 ms, same-process A/B). Marked not to be lowered, the cond stays one `If` node
-  that runs only the taken branch's function (cond_v2 marks conds the same way inside XLA
-  contexts); the mark is a node attribute, so SavedModels keep it. Eagerly this is tf.cond.
-  """
-  graph = tf.compat.v1.get_default_graph()
-  first = None if tf.executing_eagerly() else len(graph.get_operations())
-  outputs = tf.cond(pred, true_fn, false_fn)
-  if first is not None:
-    keep = attr_value_pb2.AttrValue(b=False)
-    for op in graph.get_operations()[first:]:
-      if op.type in ("If", "StatelessIf"):
-        op._set_attr("_lower_using_switch_merge", keep)  # pylint: disable=protected-access
-  return outputs
 
 
 def _utf8_length(cp: tf.Tensor) -> tf.Tensor:
@@ -226,11 +204,11 @@ class BertTokenizer(keras.layers.Layer):
     without the chunk path's splitting, routing of chunks and putting them back together, whose
     fixed and per-chunk costs were more than half of tokenizing and packing a sentence at batch 1
     (188 ops run per call -> 57, with packing) and of a batch of long documents. Any other batch
-    takes `_tokenize_chunks`. The choice is a `_cond`, so an ASCII batch never visits the chunk
+    takes `_tokenize_chunks`. The choice is a `lazy_cond`, so an ASCII batch never visits the chunk
     path's nodes.
     """
     all_ascii = tf.reduce_all(tf.strings.regex_full_match(strings, _ASCII_OK))
-    return _cond(all_ascii, lambda: self._tokenize_ascii(strings),
+    return lazy_cond(all_ascii, lambda: self._tokenize_ascii(strings),
                  lambda: self._tokenize_chunks(strings))
 
   def _tokenize_ascii(self, strings):
@@ -279,13 +257,13 @@ class BertTokenizer(keras.layers.Layer):
     """`_tokenize_code_points`, skipped when `strings` (n,) is empty, as it is for ASCII text.
 
     The pipeline is some 500 small ops whose fixed cost (about 1.5 ms a call on one core) dominated
-    tokenizing a short ASCII batch; under a `_cond` its ops are not even visited when there is no
+    tokenizing a short ASCII batch; under a `lazy_cond` its ops are not even visited when there is no
     input.
     """
     def empty():
       return tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.int32), tf.zeros([1], tf.int64),
                                              validate=False)
-    return _cond(tf.size(strings) > 0, lambda: self._tokenize_code_points(strings), empty)
+    return lazy_cond(tf.size(strings) > 0, lambda: self._tokenize_code_points(strings), empty)
 
   def _tokenize_code_points(self, strings):
     """(n,) strings -> ragged int32 (n, (pieces)) through the code-point pipeline."""

@@ -29,6 +29,27 @@ def _xla_function_count(path):
   return sum(1 for fn in library.function if fn.attr["_XlaMustCompile"].b)
 
 
+def _xla_switches(path):
+  """(lowering attribute set, value) of every If node whose then-branch reaches an XLA function."""
+  from tensorflow.core.protobuf import saved_model_pb2
+  proto = saved_model_pb2.SavedModel()
+  with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+    proto.ParseFromString(f.read())
+  library = {fn.signature.name: fn for fn in proto.meta_graphs[0].graph_def.library.function}
+
+  def reaches_xla(name, seen):
+    if library[name].attr["_XlaMustCompile"].b:
+      return True
+    seen.add(name)
+    called = {node.attr["f"].func.name for node in library[name].node_def if "f" in node.attr}
+    return any(reaches_xla(c, seen) for c in called - seen if c in library)
+
+  return [("_lower_using_switch_merge" in node.attr, node.attr["_lower_using_switch_merge"].b)
+          for fn in library.values() for node in fn.node_def
+          if node.op in ("If", "StatelessIf")
+          and reaches_xla(node.attr["then_branch"].func.name, set())]
+
+
 @pytest.fixture(scope="module")
 def export(tmp_path_factory):
   keras.utils.set_random_seed(0)
@@ -79,3 +100,9 @@ def test_jit_compile_must_be_true_false_or_auto(export):
   encoder, tokenizer, _, _ = export
   with pytest.raises(ValueError, match="jit_compile"):
     exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, jit_compile="xla")
+
+
+def test_the_switch_runs_only_the_branch_taken(export):
+  # Lowered to Switch/Merge, a one-row call would still visit every node of the plain graph.
+  switches = _xla_switches(export[2])
+  assert switches and all(attr == (True, False) for attr in switches), switches
