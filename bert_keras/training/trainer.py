@@ -332,7 +332,6 @@ def model_variables(model: keras.Model) -> dict:
   return variables
 
 
-
 def _sum_over_steps(step, num_steps):
   """Runs `step` (a dict of scalar sums) `num_steps` times in the traced loop and adds the dicts."""
   sums = step()
