@@ -1,4 +1,5 @@
-"""Writes keyed records into a fixed number of TFRecord shards, sorted by key, under a staging dir;
+"""Writes keyed records into a fixed number of TFRecord shards, sorted by key, under a staging dir
+(through sorted run files and a streaming merge per shard: sorted_shards.py, uint64 keys);
 `publish_shards` moves them into place at the end of a successful run.
 
 A killed run leaves only the staging directory (and no summary JSON, which is written last), so
@@ -11,22 +12,17 @@ them; gzip shards and other filesystems (gs://...) go through tf.io.
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
-import struct
-from typing import Any, Dict, Iterable, Iterator, List, Tuple
+from typing import Dict, Iterable, Iterator, List, Tuple
 
-import apache_beam as beam
-
-from bert_keras.data import example_encoding
+from bert_keras.data import example_encoding, sorted_shards
 
 STAGING_DIR_NAME = ".staging"
 SUMMARY_NAME = "summary.json"
 
 
-def _is_local(path: str) -> bool:
-  return "://" not in path
+_is_local = sorted_shards.is_local
 
 
 def write_tfrecord_file(path: str, records: Iterable[bytes], compression: str) -> None:
@@ -44,111 +40,36 @@ def write_tfrecord_file(path: str, records: Iterable[bytes], compression: str) -
       writer.write(record)
 
 
-# === Sorted runs: the shard's rows never pass through the runner's shuffle, so no process holds them ===
-_ROW_HEADER = struct.Struct("<QI")  # sort key, record length
+# === Sorted runs (sorted_shards.py), uint64 instance keys: the shard's rows never pass through the
+# runner's shuffle, so no process holds them ===
 RUNS_DIR_NAME = "runs"
-MAX_RUNS_PER_MERGE = 256  # open files per merge; more runs are merged in rounds
-
-
-def _open(path: str, mode: str):
-  if _is_local(path):
-    return open(path, mode)  # pylint: disable=unspecified-encoding
-  from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
-  return FileSystems.create(path) if mode == "wb" else FileSystems.open(path)
-
-
-def _remove(paths: List[str]) -> None:
-  if paths and _is_local(paths[0]):
-    for path in paths:
-      os.remove(path)
-  elif paths:
-    from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
-    FileSystems.delete(paths)
-
-
-def write_run(path: str, rows: Iterable[Tuple[int, bytes]]) -> None:
-  """Writes (key, record) rows, already sorted, as a run file (atomically when local)."""
-  tmp = path + ".tmp" if _is_local(path) else path
-  with _open(tmp, "wb") as f:
-    for key, record in rows:
-      f.write(_ROW_HEADER.pack(key, len(record)))
-      f.write(record)
-  if tmp != path:
-    os.replace(tmp, path)
-
-
-def read_run(path: str) -> Iterator[Tuple[int, bytes]]:
-  """The rows of a run file, streamed."""
-  with _open(path, "rb") as f:
-    while True:
-      header = f.read(_ROW_HEADER.size)
-      if not header:
-        return
-      key, length = _ROW_HEADER.unpack(header)
-      yield key, f.read(length)
+MAX_RUNS_PER_MERGE = sorted_shards.MAX_RUNS_PER_MERGE
+write_run = sorted_shards.write_run  # (path, rows) with uint64 keys
+read_run = sorted_shards.read_run
 
 
 def merge_runs(paths: List[str], work_dir: str, name: str) -> Iterator[Tuple[int, bytes]]:
-  """All rows of the runs at `paths` in (key, record) order, streamed; at most MAX_RUNS_PER_MERGE
-  files are open at once (larger sets are first merged, in rounds, into runs under `work_dir`).
-  The runs are deleted once all rows have been read."""
-  paths = sorted(paths)
-  every = list(paths)
-  level = 0
-  while len(paths) > MAX_RUNS_PER_MERGE:
-    merged = []
-    for i in range(0, len(paths), MAX_RUNS_PER_MERGE):
-      group = paths[i:i + MAX_RUNS_PER_MERGE]
-      out = os.path.join(work_dir, f"{name}-merge{level}-{i // MAX_RUNS_PER_MERGE:06d}.run")
-      write_run(out, heapq.merge(*[read_run(p) for p in group]))
-      merged.append(out)
-      every.append(out)
-    paths = merged
-    level += 1
-  yield from heapq.merge(*[read_run(p) for p in paths])
-  _remove(every)  # only now: a retried merge finds all its inputs
+  """sorted_shards.merge_runs of uint64-keyed runs, at most MAX_RUNS_PER_MERGE open at once."""
+  return sorted_shards.merge_runs(paths, work_dir, name, sorted_shards.UINT64_KEYS, MAX_RUNS_PER_MERGE)
 
 
-class _WriteRun(beam.DoFn):
-  """(shard, [(key, record), ...]) -> (shard, path of a run file holding the rows sorted).
-
-  Runs after the producer in the same fused stage, so the records go from the bucket that made
-  them to a file; only paths go through the shuffle. The name comes from the rows (their smallest
-  key, unique per producer), so a retried bundle rewrites the same file with the same bytes.
-  """
-
-  def __init__(self, runs_dir: str):
-    self._runs_dir = runs_dir
-
-  def process(self, element):
-    shard, rows = element
-    if not rows:
-      return
-    rows = sorted(rows)
-    path = os.path.join(self._runs_dir, f"shard-{shard:05d}-{rows[0][0]:020d}-{len(rows)}.run")
-    write_run(path, rows)
-    yield shard, path
-
-
-class _MergeShard(beam.DoFn):
-  """(shard, [run paths]) -> path of the staged shard: the runs merged in (key, record) order."""
+class _TFRecordShardWriter:
+  """The shard format of WriteTFRecordShards: config.shard_name(shard) in the staging dir, TFRecord."""
 
   def __init__(self, staging_dir: str, config):
     self._staging_dir = staging_dir
     self._config = config
 
-  def process(self, element):
-    shard, runs = element
-    runs = sorted(set(runs))
-    name = self._config.shard_name(shard)
-    path = os.path.join(self._staging_dir, name)
-    runs_dir = os.path.join(self._staging_dir, RUNS_DIR_NAME)
-    rows = merge_runs(runs, runs_dir, name)
-    write_tfrecord_file(path, (record for _, record in rows), self._config.compression)
-    yield path
+  def shard_name(self, shard: int) -> str:
+    return self._config.shard_name(shard)
+
+  def write(self, shard: int, records: Iterable[bytes]) -> str:
+    path = os.path.join(self._staging_dir, self.shard_name(shard))
+    write_tfrecord_file(path, records, self._config.compression)
+    return path
 
 
-class WriteTFRecordShards(beam.PTransform):
+class WriteTFRecordShards(sorted_shards.WriteSortedShards):
   """(shard, [(key, record), ...]) -> config.num_shards files in `staging_dir` (see publish_shards).
 
   Records come in lists (one per producing bucket). Each list becomes a sorted run file under
@@ -158,18 +79,7 @@ class WriteTFRecordShards(beam.PTransform):
   """
 
   def __init__(self, staging_dir: str, config):
-    super().__init__()
-    self._staging_dir = staging_dir
-    self._config = config
-
-  def expand(self, keyed_records):
-    runs_dir = os.path.join(self._staging_dir, RUNS_DIR_NAME)
-    # Output types are declared (the types Beam would infer) so that building the pipeline skips
-    # Beam's bytecode type inference of these DoFns (~0.1 CPU-s a run, mostly _MergeShard).
-    return (keyed_records
-            | "WriteRuns" >> beam.ParDo(_WriteRun(runs_dir)).with_output_types(Tuple[Any, Any])
-            | "GroupShards" >> beam.GroupByKey()
-            | "MergeShards" >> beam.ParDo(_MergeShard(self._staging_dir, self._config)).with_output_types(Any))
+    super().__init__(os.path.join(staging_dir, RUNS_DIR_NAME), _TFRecordShardWriter(staging_dir, config))
 
 
 def staging_dir_for(output_dir: str) -> str:

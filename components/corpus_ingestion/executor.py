@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 
 from components.base.base_executor import BaseExecutor
 from components.base.beam_options import local_beam_args
+from components.corpus_ingestion import text_shard_writer
 
 SHARD_PREFIX = "corpus"
-SHARD_SUFFIX = ".txt"
-
-
-def format_document(document) -> str:
-  """(doc_id, sentences) -> the document's lines plus the blank separator line."""
-  _, sentences = document
-  return "\n".join(s.replace("\n", " ") for s in sentences) + "\n"
+SHARD_SUFFIX = text_shard_writer.SHARD_SUFFIX
+RUNS_DIR_NAME = ".runs"
+# Document bytes a worker gathers before sorting them into a run file: the most it holds of the
+# corpus at once, whatever a shard's size (a shard is a streaming merge of its runs).
+RUN_BYTES = 64 << 20
 
 
 def count_corpus(paths) -> dict:
@@ -38,12 +38,22 @@ def count_corpus(paths) -> dict:
   return {"documents": documents, "sentences": sentences, "characters": chars}
 
 
-def build_pipeline(p, parameters, output_prefix: str):
-  """The Beam graph: read all sources, optionally keep a stable slice, write text shards."""
+def runs_dir_for(output_prefix: str) -> str:
+  return os.path.join(os.path.dirname(output_prefix), RUNS_DIR_NAME)
+
+
+def build_pipeline(p, parameters, output_prefix: str, run_bytes: int = RUN_BYTES):
+  """The Beam graph: read all sources, optionally keep a stable slice, write text shards.
+
+  Creates the (emptied) run-file directory next to the shards now; the graph's last step removes
+  it. Returns the PCollection of the written shard paths.
+  """
   import apache_beam as beam  # pylint: disable=import-outside-toplevel
+  from apache_beam.io.filesystems import FileSystems
   from bert_keras.data.bert_corpus_reader import ReadBertCorpus
   from bert_keras.data.line_document_reader import ReadLineDocuments
   from bert_keras.data.pretraining_instances import stable_hash
+  from bert_keras.data.sorted_shards import BYTES_KEYS, WriteSortedShards
   from bert_keras.data.wikipedia_reader import ReadWikipediaDump
 
   sources = []
@@ -61,41 +71,37 @@ def build_pipeline(p, parameters, output_prefix: str):
                      parameters["max_documents"], key=lambda doc: stable_hash("slice", doc[0]))
                  | "Unlist" >> beam.FlatMap(lambda docs: docs))
   num_shards = parameters["num_shards"]
+  runs_dir = runs_dir_for(output_prefix)
+  _remove_dir(runs_dir)  # a killed run's
+  FileSystems.mkdirs(runs_dir)
   # Not WriteToText: with a fixed shard count it deals records to shards at random, and readers
   # name a document after its file and line, so every run made different pretraining examples.
-  # Here a document's shard is a hash of its id and a shard lists its documents sorted by id.
-  keyed = documents | "KeyByShard" >> beam.Map(
-      lambda doc: (stable_hash("shard", doc[0]) % num_shards, doc))
-  every_shard = p | "ShardIndices" >> beam.Create([(i, None) for i in range(num_shards)])
-  return ({"docs": keyed, "shard": every_shard}
-          | "GroupByShard" >> beam.CoGroupByKey()
-          | "Write" >> beam.MapTuple(
-              lambda index, grouped: write_shard(output_prefix, index, num_shards,
-                                                 grouped["docs"])))
+  # Here a document's shard is a hash of its id and a shard lists its documents sorted by id:
+  # each worker sorts what it read into run files of at most run_bytes, a shard is a streaming
+  # merge of its runs, so no worker holds a shard.
+  return (documents
+          | "KeyByShard" >> beam.Map(
+              lambda doc: (stable_hash("shard", doc[0]) % num_shards,
+                           text_shard_writer.document_row(doc)))
+          | "Write" >> WriteSortedShards(
+              runs_dir, text_shard_writer.TextShardWriter(output_prefix, num_shards), BYTES_KEYS,
+              run_bytes=run_bytes, num_shards=num_shards)
+          | "AllWritten" >> beam.combiners.ToList()
+          | "RemoveRuns" >> beam.Map(lambda paths: _remove_dir(runs_dir) or sorted(paths)))
 
 
-def shard_path(output_prefix: str, index: int, num_shards: int) -> str:
-  """WriteToText's default shard name: <prefix>-00000-of-00002.txt."""
-  return f"{output_prefix}-{index:05d}-of-{num_shards:05d}{SHARD_SUFFIX}"
+def _remove_dir(path: str) -> None:
+  """Removes directory `path` and what it holds (run files of failed attempts), if it exists.
 
-
-def write_shard(output_prefix: str, index: int, num_shards: int, documents) -> str:
-  """Writes one shard, documents sorted by id, to a temporary name, then renames it; its path.
-
-  Beam's FileSystems, so the same code writes to local disk and to gs:// on Dataflow. A shard's
-  documents pass through one worker (as they do inside WriteToText with a fixed shard count).
+  On GCS a directory is only a prefix: Beam deletes a path ending in "/" recursively (nothing under
+  it is fine there, while Beam's local filesystem fails on an empty directory).
   """
+  if "://" not in path:
+    if os.path.isdir(path):
+      shutil.rmtree(path)
+    return
   from apache_beam.io.filesystems import FileSystems  # pylint: disable=import-outside-toplevel
-
-  path = shard_path(output_prefix, index, num_shards)
-  temporary = f"{path}.tmp-{os.getpid()}"
-  with FileSystems.create(temporary) as f:
-    for document in sorted(documents, key=lambda doc: doc[0]):
-      f.write((format_document(document) + "\n").encode("utf-8"))
-  if FileSystems.exists(path):
-    FileSystems.delete([path])
-  FileSystems.rename([temporary], [path])
-  return path
+  FileSystems.delete([path.rstrip("/") + "/"])
 
 
 class CorpusIngestionExecutor(BaseExecutor):
