@@ -16,7 +16,7 @@ from configs.model import (ConfigError, ModelConfig, config_from_json_file, get_
 
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
 OPTIMIZERS = ("adamw", "lamb", "adam")
-DECAYS = ("linear", "cosine", "constant")
+DECAYS = ("linear", "polynomial", "cosine", "constant")
 DISTRIBUTIONS = ("default", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 # Declared field type (a string: `from __future__ import annotations`) -> (check, what is expected).
@@ -67,6 +67,9 @@ class TrainingConfig:
   learning_rate: float = 1e-4
   end_learning_rate: float = 0.0
   decay: str = "linear"
+  # Exponent of decay="polynomial": end + (peak - end) * (1 - progress) ** decay_power after the
+  # warmup (Keras PolynomialDecay's `power`); 1.0 is the linear decay. Must stay 1.0 for the others.
+  decay_power: float = 1.0
   optimizer: str = "adamw"
   weight_decay_rate: float = 0.01
   beta_1: float = 0.9
@@ -136,6 +139,13 @@ class TrainingConfig:
     if not self.nsp_loss_weight >= 0.0:
       raise ConfigError(f"nsp_loss_weight={self.nsp_loss_weight!r} must be >= 0",
                         key="nsp_loss_weight")
+    if not 0.0 < self.decay_power < float("inf"):
+      raise ConfigError(f"decay_power={self.decay_power!r} must be a finite number > 0",
+                        key="decay_power")
+    if self.decay != "polynomial" and self.decay_power != 1.0:
+      raise ConfigError(f"decay_power={self.decay_power!r} applies only to decay='polynomial' "
+                        f"(decay={self.decay!r}); expected 1.0 or --decay=polynomial",
+                        key="decay_power")
     if self.num_warmup_steps < 0 or self.eval_every < 0 or self.eval_batch_size < 0:
       raise ConfigError("num_warmup_steps, eval_every and eval_batch_size must be >= 0")
     if self.train_batch_size % self.gradient_accumulation_steps:

@@ -4,6 +4,9 @@ BERT (appendix A.2): Adam, lr 1e-4, beta1 0.9, beta2 0.999, L2 weight decay 0.01
 first 10,000 steps then linear decay; weight decay is not applied to LayerNorm weights or biases, and
 gradients are clipped to global norm 1.0 as in the released code. LAMB is offered for large batches,
 and cosine decay for GPT-1 (section 4.1: 2,000 warmup steps, max lr 2.5e-4, cosine to 0).
+Polynomial decay (`decay="polynomial"`, `decay_power`) is the one of Keras' `PolynomialDecay` and
+Model Garden's "polynomial" schedule: power 1 is the linear decay; a power above 1 spends fewer
+steps near the peak (power 3 is at 0.30 of the peak one third of the way through the decay).
 """
 
 from __future__ import annotations
@@ -22,12 +25,26 @@ NO_DECAY_NAMES = ("layer_norm", "LayerNorm", "bias", "beta", "gamma")
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
-  """Linear warmup from 0 to `learning_rate`, then linear (or cosine) decay to `end_learning_rate`."""
+  """Linear warmup from 0 to `learning_rate`, then a decay to `end_learning_rate` at `num_train_steps`.
+
+  With r = (num_train_steps - step) / (num_train_steps - num_warmup_steps), the fraction of the
+  decay still to go (clipped to [0, 1]), the decayed lr is
+    linear:     end + (peak - end) * r
+    polynomial: end + (peak - end) * r ** decay_power   (power 1: exactly the linear one)
+    cosine:     end + (peak - end) * (1 + cos(pi * (1 - r))) / 2
+    constant:   peak.
+  """
 
   def __init__(self, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
-               decay: str = "linear", end_learning_rate: float = 0.0):
-    if decay not in ("linear", "cosine", "constant"):
-      raise UserError(f"decay={decay!r}; expected 'linear', 'cosine' or 'constant'")
+               decay: str = "linear", end_learning_rate: float = 0.0, decay_power: float = 1.0):
+    if decay not in ("linear", "polynomial", "cosine", "constant"):
+      raise UserError(f"decay={decay!r}; expected 'linear', 'polynomial', 'cosine' or 'constant'")
+    if (isinstance(decay_power, bool) or not isinstance(decay_power, (int, float))
+        or not 0.0 < decay_power < math.inf):
+      raise UserError(f"decay_power={decay_power!r}; expected a finite number > 0")
+    if decay != "polynomial" and decay_power != 1.0:
+      raise UserError(f"decay_power={decay_power!r} applies only to decay='polynomial' "
+                      f"(decay={decay!r}); expected 1.0 or decay='polynomial'")
     if num_train_steps <= 0 or num_warmup_steps < 0:
       raise UserError(f"num_train_steps={num_train_steps} must be > 0 and "
                       f"num_warmup_steps={num_warmup_steps} >= 0")
@@ -36,6 +53,7 @@ class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
     self.num_warmup_steps = int(num_warmup_steps)
     self.decay = decay
     self.end_learning_rate = float(end_learning_rate)
+    self.decay_power = float(decay_power)
 
   def __call__(self, step):
     step = ops.cast(step, "float32")
@@ -46,7 +64,10 @@ class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
     # The fraction still to go, computed directly: 1 - progress loses float32 digits near the end.
     remaining = ops.clip((self.num_train_steps - step) / decay_steps, 0.0, 1.0)
     progress = 1.0 - remaining
-    if self.decay == "linear":
+    if self.decay == "polynomial" and self.decay_power != 1.0:
+      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * ops.power(
+          remaining, self.decay_power)
+    elif self.decay in ("linear", "polynomial"):
       decayed = self.end_learning_rate + (peak - self.end_learning_rate) * remaining
     elif self.decay == "cosine":
       decayed = self.end_learning_rate + (peak - self.end_learning_rate) * 0.5 * (
@@ -60,24 +81,24 @@ class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
   def get_config(self):
     return dict(learning_rate=self.learning_rate, num_train_steps=self.num_train_steps,
                 num_warmup_steps=self.num_warmup_steps, decay=self.decay,
-                end_learning_rate=self.end_learning_rate)
+                end_learning_rate=self.end_learning_rate, decay_power=self.decay_power)
 
 
 def create_optimizer(learning_rate: float, num_train_steps: int, num_warmup_steps: int,
                      optimizer_type: str = "adamw", weight_decay_rate: float = 0.01,
                      beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
                      clip_global_norm: float | None = 1.0, decay: str = "linear",
-                     end_learning_rate: float = 0.0,
+                     end_learning_rate: float = 0.0, decay_power: float = 1.0,
                      fused: bool = True) -> keras.optimizers.Optimizer:
   """Builds AdamW (default, the paper's) or LAMB with the warmup/decay schedule.
 
   Global-norm clipping is done by Keras (`global_clipnorm`), before the update. For "adamw",
   `fused=True` returns `FusedAdamW` (the same update in TensorFlow's one-pass Adam kernel, ~2x
   faster on CPU; see fused_adamw.py), `fused=False` the plain `keras.optimizers.AdamW`; their
-  checkpoints are interchangeable.
+  checkpoints are interchangeable. `decay` and `decay_power`: see `WarmupDecaySchedule`.
   """
   schedule = WarmupDecaySchedule(learning_rate, num_train_steps, num_warmup_steps, decay,
-                                 end_learning_rate)
+                                 end_learning_rate, decay_power)
   common = dict(learning_rate=schedule, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
                 weight_decay=weight_decay_rate, global_clipnorm=clip_global_norm)
   if optimizer_type == "adamw":
