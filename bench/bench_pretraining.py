@@ -251,6 +251,7 @@ def main(argv=None):
     parser.error(f"--rounds must be in [1, --steps={args.steps}], got {args.rounds}")
   _HIDDEN_ACT[0] = args.hidden_act
   ensure_peers()
+  load_before = os.getloadavg()  # the host is shared: every table carries the load it ran under
   peak = run_peer(sys.executable, PEAK, "mini", 0)["flops"]
   run = lambda python, code, env=None: (
       lambda shape: run_peer(python, code, shape, args.steps, env, rounds=args.rounds))
@@ -288,6 +289,9 @@ def main(argv=None):
                      + "; round seq/s " + " ".join(f"{x:.2f}" for x in r["round_seq_per_s"])
                      + "; round MFU " + " ".join(f"{100 * x:.1f}%" for x in r["round_mfu"]))
       rows.append(dict(shape=shape, system=name, **r))
+  load_after = os.getloadavg()
+  print("load average (1/5/15 min) before: " + "/".join(f"{x:.2f}" for x in load_before)
+        + ", after: " + "/".join(f"{x:.2f}" for x in load_after))
   print("per round (probe, steps, probe, ...):")
   print("\n".join(details))
   os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
@@ -295,7 +299,8 @@ def main(argv=None):
   with open(tmp, "w", encoding="utf-8") as f:
     json.dump({"peak_flops": peak, "peak_method": "peak_flops: up-front, separate process; row "
                "mfu: in-process probes beside the steps, median of per-round ratios",
-               "hidden_act": args.hidden_act, "steps": args.steps, "rounds": args.rounds,
+               "hidden_act": args.hidden_act, "load_before": load_before,
+               "load_after": load_after, "steps": args.steps, "rounds": args.rounds,
                "rows": rows}, f, indent=2)
   os.replace(tmp, args.out)
 

@@ -23,7 +23,6 @@ import tensorflow as tf
 from bert_keras.errors import UserError
 from bert_keras.export.classifier_serving import ClassifierServing
 from bert_keras.export.encoder_serving import EncoderServing
-from bert_keras.export.serving_module import DEFAULT_ROW_GROUPS
 
 EXPORT_INFO = "export_info.json"  # under assets.extra/, the JSON twin of the saved attributes
 KINDS = ("encoder", "classification", "regression", "squad", "multiple_choice", "tagging")
@@ -32,7 +31,7 @@ _SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_quer
 
 
 def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: str,
-                extra: Mapping, jit_compile: bool | str, row_groups: int):
+                extra: Mapping, jit_compile: bool | str, row_groups: int | None):
   common = dict(task=task, jit_compile=jit_compile, row_groups=row_groups)
   extra = dict(extra or {})
   if kind == "encoder":
@@ -56,7 +55,7 @@ def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: 
 def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                          labels: Sequence[str] | None = None, task: str = "",
                          extra: Mapping | None = None, jit_compile: bool | str = False,
-                         row_groups: int = DEFAULT_ROW_GROUPS):
+                         row_groups: int | None = None):
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
   if kind not in KINDS:
     raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
@@ -108,7 +107,7 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
                       labels: Sequence[str] | None = None, task: str = "",
                       extra: Mapping | None = None, jit_compile: bool | str = False,
                       extra_files: Mapping[str, str] | None = None,
-                      row_groups: int = DEFAULT_ROW_GROUPS) -> str:
+                      row_groups: int | None = None) -> str:
   """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`.
 
   kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
@@ -119,7 +118,8 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   window only). jit_compile: False runs the model as a plain TF graph, True XLA-compiles it, "auto"
   uses XLA on single sequences and the plain graph on batches (ServingModule._run_model_auto).
   row_groups: independent groups of positions in every Transformer block of the plain graph
-  (TransformerBlock.row_groups; same outputs, both cores busy at small batches); 1 = unsplit.
+  (TransformerBlock.row_groups; same outputs, both cores busy at small batches); 1 = unsplit;
+  None = by the model's width (serving_module.default_row_groups: 2, or 1 from hidden 768 on).
   Returns output_dir.
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
@@ -150,7 +150,7 @@ def kind_for(task_model, task_info: Mapping) -> str:
 def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
                      jit_compile: bool | str = False,
                      extra_files: Mapping[str, str] | None = None,
-                     doc_stride: int = 0, row_groups: int = DEFAULT_ROW_GROUPS) -> str:
+                     doc_stride: int = 0, row_groups: int | None = None) -> str:
   """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info).
 
   doc_stride: pieces between window starts for texts longer than one window (squad, tagging);

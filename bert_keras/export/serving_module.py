@@ -30,6 +30,31 @@ AUTO_XLA_MAX_ROWS = 1
 # threading) the split cut batch-1 p50 from 19.4 to 14.5 ms at BERT-mini and from 197.9 to
 # 174.7 ms at BERT-Base, with batch-32 throughput equal or better; outputs are unchanged.
 DEFAULT_ROW_GROUPS = 2
+# From this hidden size on, row_groups=None exports the unsplit graph instead: a BERT-Base matmul
+# is large enough for oneDNN to spread it over both cores by itself, and the split only adds ops
+# (concats, twice the projections' calls). In later interleaved runs of the same benchmark Base's
+# batch-1 p50 was lower unsplit (180.1 vs 191.7 ms; and again in the next run), and it takes 5-10%
+# fewer CPU-ms per batch-1 call (292 vs 309 in a same-process A/B, 378 vs 405-420 in the
+# benchmark); batch-32 throughput within 3%. On a busy machine the split can still win on wall
+# time (it uses whatever core frees up first), so confirm on a quiet one.
+# BERT-mini keeps the split (batch-1 p50 12.75 vs 18.06 ms unsplit).
+UNSPLIT_MIN_HIDDEN = 768
+
+
+def default_row_groups(model) -> int:
+  """Row groups for `row_groups=None`: DEFAULT_ROW_GROUPS below UNSPLIT_MIN_HIDDEN, else 1.
+
+  The width is the Transformer blocks' hidden size (their attention output's units); a model
+  without blocks takes DEFAULT_ROW_GROUPS (it has nothing to split).
+  """
+  widths = [block.attention_output_dense.units for block in _blocks(model) if block.built]
+  return 1 if widths and max(widths) >= UNSPLIT_MIN_HIDDEN else DEFAULT_ROW_GROUPS
+
+
+def _blocks(model) -> list:
+  """Every TransformerBlock inside `model`."""
+  return [layer for layer in model._flatten_layers(include_self=True, recursive=True)
+          if isinstance(layer, TransformerBlock)]
 
 
 @contextlib.contextmanager
@@ -39,8 +64,7 @@ def row_groups(model, groups: int):
   The exported graph is traced inside, so it keeps the split; the Keras model gets its own
   settings back afterwards (training and checkpoints never see the change).
   """
-  blocks = [layer for layer in model._flatten_layers(include_self=True, recursive=True)
-            if isinstance(layer, TransformerBlock)]
+  blocks = _blocks(model)
   saved = [block.row_groups for block in blocks]
   try:
     for block in blocks:
@@ -96,7 +120,7 @@ class ServingModule(tf.Module):
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int,
                labels: Sequence[str] | None = None, task: str = "",
-               jit_compile: bool | str = False, row_groups: int = DEFAULT_ROW_GROUPS,
+               jit_compile: bool | str = False, row_groups: int | None = None,
                name: str | None = None):
     super().__init__(name=name)
     if max_seq_length < 3:
@@ -123,6 +147,8 @@ class ServingModule(tf.Module):
     if jit_compile not in (True, False, "auto"):
       raise ValueError(f"jit_compile={jit_compile!r}; expected True, False or 'auto'")
     self.jit_compile = jit_compile
+    if row_groups is None:  # by the model's width (UNSPLIT_MIN_HIDDEN)
+      row_groups = default_row_groups(model)
     if int(row_groups) != row_groups or row_groups < 1:
       raise ValueError(f"row_groups={row_groups!r}; expected an integer >= 1")
     self.row_groups = int(row_groups)

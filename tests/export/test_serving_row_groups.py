@@ -11,7 +11,8 @@ import tensorflow as tf
 from bert_keras.errors import UserError
 from bert_keras.export import export_task_model as exporter
 from bert_keras.export.export_config import ExportConfig
-from bert_keras.export.serving_module import DEFAULT_ROW_GROUPS, tokenized_specs
+from bert_keras.export.serving_module import (DEFAULT_ROW_GROUPS, UNSPLIT_MIN_HIDDEN,
+                                               tokenized_specs)
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from configs.model import get_model_config
@@ -97,6 +98,24 @@ def test_other_row_groups(export, groups):
   _assert_keras_outputs(encoder, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
                         f"{groups} groups", (1, len(TEXTS)))
   assert all(block.row_groups == 1 for block in encoder.blocks)
+
+
+def test_default_row_groups_follow_the_width(export):
+  # Narrow models (BERT-mini) split by default; from BERT-Base's width on the default graph is
+  # unsplit (serving_module.UNSPLIT_MIN_HIDDEN), while an explicit row_groups still splits.
+  encoder, tokenizer, _ = export
+  keras.utils.set_random_seed(1)
+  wide = BertEncoder.from_model_config(get_model_config(
+      "bert_tiny", vocab_size=len(VOCAB), hidden_size=UNSPLIT_MIN_HIDDEN, num_layers=1,
+      num_heads=12, intermediate_size=32, max_position_embeddings=SEQ))
+  for model, groups in ((encoder, DEFAULT_ROW_GROUPS), (wide, 1)):
+    module = exporter.build_serving_module(model, "encoder", tokenizer, SEQ)
+    assert module.row_groups == groups and module.metadata()["row_groups"] == groups
+    assert (_model_split_ops(module) > 0) == (groups > 1)
+  module = exporter.build_serving_module(wide, "encoder", tokenizer, SEQ, row_groups=2)
+  assert module.row_groups == 2 and _model_split_ops(module) > 0
+  _assert_keras_outputs(wide, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
+                        "wide, 2 groups", (1, len(TEXTS)))
 
 
 def test_xla_model_stays_unsplit(export):
