@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import re
+import shlex
 import sys
 
 _HELP_FLAGS = ("help", "helpshort", "helpfull", "helpxml", "?")
@@ -20,6 +22,13 @@ _HELP_FLAGS = ("help", "helpshort", "helpfull", "helpxml", "?")
 
 class UserError(Exception):
   """Bad input from the user (missing file, malformed row, mismatched config). Never a bug."""
+
+
+# The last line of a worker's traceback that a Beam runner copies into the exception it raises in
+# the main process: `bert_keras.errors.UserError: <message>[ [while running '<step>']]`.
+_WORKER_USER_ERROR = re.compile(
+    r"^(?:bert_keras\.errors\.UserError|configs\.model\.ConfigError): (.+?)"
+    r"(?: \[while running '[^\n]*'\])?$", re.MULTILINE)
 
 
 def _one_line(text: str) -> str:
@@ -92,3 +101,37 @@ def run_main(main):
       _fail(str(e))
 
   return wrapped
+
+
+def worker_user_error(exception: BaseException):
+  """The message of the UserError a Beam worker raised, if `exception` carries one, else None.
+
+  Beam's multi-process runners raise a RuntimeError in the main process whose text holds the
+  worker's traceback; its last `bert_keras.errors.UserError: ...` line is the user's message.
+  """
+  matches = _WORKER_USER_ERROR.findall(str(exception))
+  return matches[-1].strip() if matches else None
+
+
+@contextlib.contextmanager
+def worker_user_errors():
+  """Around a Beam pipeline's run: a UserError raised in a worker is raised again here as a
+  UserError (so `run_main` prints one line); every other exception is left as it is."""
+  try:
+    yield
+  except UserError:
+    raise
+  except Exception as e:  # pylint: disable=broad-except
+    message = worker_user_error(e)
+    if message is None:
+      raise
+    raise UserError(message) from e
+
+
+def split_args(text: str, flag: str):
+  """A flag's value split like a shell command line (`--beam_pipeline_args`); an unbalanced
+  quote is a UserError naming the flag and value."""
+  try:
+    return shlex.split(text)
+  except ValueError as e:
+    raise UserError(f"--{flag}={text!r}: {e} (expected shell-style arguments)") from None

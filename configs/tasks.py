@@ -18,6 +18,13 @@ APPROACHES = ("fine_tuning", "feature_based")
 TAGGING_SCHEMES = ("iob1", "iob2")
 
 
+def _layer_index(value) -> int:
+  """An int, or a string of one (flags give strings); floats and bools are not layer indices."""
+  if isinstance(value, bool) or not isinstance(value, (int, str)):
+    raise TypeError(value)
+  return int(value)
+
+
 @dataclasses.dataclass(frozen=True)
 class TaskConfig:
   """Everything a fine-tuning run needs besides the encoder and the data location."""
@@ -48,7 +55,15 @@ class TaskConfig:
   dev_every: int = 5
 
   def __post_init__(self):
-    object.__setattr__(self, "feature_layers", tuple(int(i) for i in self.feature_layers))
+    layers = self.feature_layers
+    if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
+      raise ConfigError(f"feature_layers={layers!r} must be a list of encoder layer indices")
+    try:
+      layers = tuple(_layer_index(i) for i in layers)
+    except (TypeError, ValueError):
+      raise ConfigError(f"feature_layers={list(layers)!r} must be integer encoder layer indices, "
+                        "e.g. -4,-3,-2,-1") from None
+    object.__setattr__(self, "feature_layers", layers)
     self.validate()
 
   def validate(self) -> None:

@@ -21,15 +21,17 @@ import time
 
 from absl import app, flags
 
-from bert_keras.errors import UserError, run_main
+from bert_keras.atomic_io import write_text
+from bert_keras.errors import UserError, parse_flags, run_main, split_args
 from configs.pipeline import DEMO_PRETRAIN_STEPS, demo_config
+from configs.training import DISTRIBUTIONS
 
 flags.DEFINE_string("output_dir", None, "Where artifacts, run reports and the serving dir go.")
 flags.DEFINE_bool("force", False, "Rerun every component, ignoring the cache.")
 flags.DEFINE_list("force_components", [], "Rerun these components (and what depends on them).")
 flags.DEFINE_string("beam_pipeline_args", "", "Options for the Beam components, one string.")
-flags.DEFINE_string("distribution_strategy", "default",
-                    "tf.distribute strategy of the trainers (default, mirrored, ...).")
+flags.DEFINE_enum("distribution_strategy", "default", list(DISTRIBUTIONS),
+                  "tf.distribute strategy of the trainers.")
 flags.DEFINE_integer("pretrain_steps", DEMO_PRETRAIN_STEPS,
                      "Pretraining steps of the tiny BERT (about 10 min on 2 cores).")
 flags.DEFINE_float("finetune_epochs", 3.0, "Fine-tuning epochs (similarity uses at most 1).")
@@ -56,6 +58,7 @@ def main(argv):
 
   if not FLAGS.output_dir:
     raise UserError("--output_dir is required")
+  beam_args = split_args(FLAGS.beam_pipeline_args, "beam_pipeline_args")
   start = time.time()
   output_dir = os.path.abspath(FLAGS.output_dir)
   config = demo_config(pretrain_steps=FLAGS.pretrain_steps, finetune_epochs=FLAGS.finetune_epochs,
@@ -63,12 +66,9 @@ def main(argv):
   serving_dir = os.path.join(output_dir, "serving")
   pipeline = build_pipeline(config, os.path.join(output_dir, "pipeline"), serving_dir)
   os.makedirs(output_dir, exist_ok=True)
-  tmp = os.path.join(output_dir, f".pipeline_config.json.tmp-{os.getpid()}")
-  with open(tmp, "w", encoding="utf-8") as f:
-    f.write(config.to_json() + "\n")
-  os.replace(tmp, os.path.join(output_dir, "pipeline_config.json"))
+  write_text(os.path.join(output_dir, "pipeline_config.json"), config.to_json() + "\n")
 
-  runner = LocalRunner(beam_pipeline_args=shlex.split(FLAGS.beam_pipeline_args),
+  runner = LocalRunner(beam_pipeline_args=beam_args,
                        distribution_strategy=FLAGS.distribution_strategy,
                        force=True if FLAGS.force else FLAGS.force_components)
   print(f"pipeline {pipeline.name}: {len(pipeline.components)} components, artifacts under "
@@ -91,4 +91,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

@@ -14,7 +14,8 @@ import re
 
 from absl import app, flags
 
-from bert_keras.errors import UserError, run_main
+from bert_keras.atomic_io import write_text
+from bert_keras.errors import UserError, parse_flags, run_main
 from bert_keras.json_io import read_json_file
 
 flags.DEFINE_string("serving_dir", None, "Directory of <base>/<model>/<version>/ SavedModels.")
@@ -86,11 +87,8 @@ def main(argv):
     print("\n".join(block), flush=True)
     text += block
   if FLAGS.answers_file:
-    tmp = f"{FLAGS.answers_file}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-      f.write("\n".join(text) + "\n")
-    os.replace(tmp, FLAGS.answers_file)
+    write_text(FLAGS.answers_file, "\n".join(text) + "\n")
 
 
 if __name__ == "__main__":
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from typing import Optional
 
+from bert_keras.atomic_io import write_text
 from bert_keras.json_io import read_json_file
 
 
@@ -51,10 +51,7 @@ class RunRecord:
     return d
 
   def write_json(self, path: str) -> None:
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-      json.dump(self.to_dict(), f, indent=2, sort_keys=True, default=str)
-    os.replace(tmp, path)
+    write_text(path, json.dumps(self.to_dict(), indent=2, sort_keys=True, default=str))
 
   @classmethod
   def read_json(cls, path: str) -> "RunRecord":

@@ -6,6 +6,7 @@ import html
 import os
 import re
 
+from bert_keras.atomic_io import write_text
 from pipeline.run_record import RunRecord
 
 
@@ -93,8 +94,5 @@ tr.failed{{background:#fdd}} tr.cached{{color:#666}} figure{{display:inline-bloc
 </body></html>
 """
   path = os.path.join(out_dir, "report.html")
-  tmp = f"{path}.tmp-{os.getpid()}"
-  with open(tmp, "w", encoding="utf-8") as f:
-    f.write(page)
-  os.replace(tmp, path)
+  write_text(path, page)
   return path

@@ -23,15 +23,16 @@ flags.DEFINE_string("output_dir", None, "SavedModel directory to write (replaced
 flags.DEFINE_string("vocab_file", "", "vocab.txt (default: the source's).")
 flags.DEFINE_enum("lower_case", "auto", ["auto", "true", "false"],
                   "Tokenizer casing; auto = the source's.")
-flags.DEFINE_integer("max_seq_length", 128, "Encoder exports: packed length (tasks keep theirs).")
+flags.DEFINE_integer("max_seq_length", None, "Encoder exports: packed length (default 128; "
+                     "tasks keep theirs).")
 flags.DEFINE_integer("doc_stride", 0, "SQuAD and NER: pieces between window starts for texts "
                      "longer than one window; 0 = the task's own (NER: half a window).")
 flags.DEFINE_enum("jit_compile", "false", ["false", "true", "auto"],
                   "XLA-compile the Transformer part of the graph: true, false (plain TF graph), or auto "
                   "(XLA for single-row calls, where it is faster on CPU; the plain graph for batches).")
-flags.DEFINE_integer("row_groups", 2, "Plain graph: independent groups of positions in every "
+flags.DEFINE_integer("row_groups", None, "Plain graph: independent groups of positions in every "
                      "Transformer block (same outputs; lets TF's inter-op pool use several cores "
-                     "on small batches); 1 = unsplit.")
+                     "on small batches); 1 = unsplit; default by width: 2 below hidden 768, else 1.")
 flags.mark_flags_as_required(["output_dir"])
 
 

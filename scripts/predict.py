@@ -10,9 +10,11 @@ context/endings, text). Needs only tensorflow and tensorflow_text besides absl.
 """
 
 import json
+import os
 
 from absl import app, flags
 
+from bert_keras.atomic_io import write_text  # an earlier output stays whole if this run dies
 from bert_keras.errors import UserError, parse_flags, run_main
 
 FLAGS = flags.FLAGS
@@ -22,16 +24,30 @@ flags.DEFINE_string("output_file", "", "Write JSON lines here instead of stdout.
 for _name in ("text_a", "text_b", "question", "context", "text"):
   flags.DEFINE_string(_name, None, f"One example's {_name}.")
 flags.DEFINE_multi_string("endings", None, "Multiple choice: one ending per flag.")
-flags.DEFINE_integer("batch_size", 32, "Examples per call.")
+flags.DEFINE_integer("batch_size", 32, "Examples per call.", lower_bound=1)
 flags.mark_flags_as_required(["saved_model"])
+
+
+def check_output_file(path: str) -> None:
+  """Before any prediction: the output file's directory must exist (and the path not be one)."""
+  directory = os.path.dirname(path) or "."
+  if not os.path.isdir(directory):
+    raise UserError(f"--output_file={path}: no such directory {directory}")
+  if os.path.isdir(path):
+    raise UserError(f"--output_file={path}: is a directory; expected a file path")
 
 
 def main(argv):
   del argv
   from bert_keras.export import saved_model_predictor as predictor
 
+  if FLAGS.output_file:
+    check_output_file(FLAGS.output_file)
+  where = None
   if FLAGS.input_file:
-    records = predictor.read_jsonl(FLAGS.input_file)
+    numbered = predictor.read_jsonl(FLAGS.input_file)
+    records = [record for _, record in numbered]
+    where = [f"{FLAGS.input_file}:{line}" for line, _ in numbered]
   else:
     record = {name: FLAGS[name].value for name in
               ("text_a", "text_b", "question", "context", "text", "endings")
@@ -40,11 +56,11 @@ def main(argv):
       raise UserError("give --input_file or the example's inputs (--text_a, --question/--context,"
                       " --context/--endings, --text)")
     records = [record]
-  results = predictor.predict(predictor.load(FLAGS.saved_model), records, FLAGS.batch_size)
+  predictor.check_input_types(records, where)
+  results = predictor.predict(predictor.load(FLAGS.saved_model), records, FLAGS.batch_size, where)
   lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results)
   if FLAGS.output_file:
-    with open(FLAGS.output_file, "w", encoding="utf-8") as f:
-      f.write(lines)
+    write_text(FLAGS.output_file, lines)
   else:
     print(lines, end="")
 

@@ -12,7 +12,7 @@ fix) replaces the old rows when its directory is listed first; every other row i
 
 from absl import app, flags
 
-from bert_keras.errors import parse_flags, run_main
+from bert_keras.errors import UserError, parse_flags, run_main
 from bert_keras.gpt.ablation_study import merge_runs, run_study
 from configs.ablations import DEFAULT_TASK_VARIANTS, PROBE_TASK_VARIANTS, get_study_config
 
@@ -35,7 +35,10 @@ def main(argv):
   F = flags.FLAGS
   overrides = {}
   if F.seeds:
-    overrides["seeds"] = tuple(int(s) for s in F.seeds)
+    try:
+      overrides["seeds"] = tuple(int(s) for s in F.seeds)
+    except ValueError:
+      raise UserError(f"--seeds={','.join(F.seeds)}: expected comma-separated integers") from None
   if F.pretrain_steps:
     overrides["pretrain_steps"] = F.pretrain_steps
   if F.corpora:

@@ -41,7 +41,8 @@ flags.DEFINE_enum("approach", None, ["fine_tuning", "feature_based"],
 flags.DEFINE_list("feature_layers", None, "Feature-based: encoder layer indices to concatenate.")
 flags.DEFINE_integer("lstm_units", None, "Feature-based: BiLSTM units per direction.")
 flags.DEFINE_integer("seed", None, "Random seed.")
-flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training examples (0 = all).")
+flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training examples (0 = all).",
+                     lower_bound=0)
 flags.DEFINE_enum("distribution_strategy", "default", ["default", "one_device", "mirrored"],
                   "tf.distribute strategy.")
 flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_float16", "mixed_bfloat16"],

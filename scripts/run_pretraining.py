@@ -2,7 +2,8 @@
 
   python scripts/run_pretraining.py --preset=tiny_debug --input_files='data/train-*.tfrecord' \
       --model_dir=out/pretrain [--distribution=mirrored] [--precision=mixed_bfloat16] \
-      [--gradient_accumulation_steps=4] [--objective=mlm|ltr] [--dynamic_masking]
+      [--gradient_accumulation_steps=4] [--objective=mlm|ltr] [--dynamic_masking] \
+      [--decay=polynomial --decay_power=3]  # lr = end + (peak - end) * (1 - progress) ** 3
   Phase 2 (paper: last 10% of the steps at length 512):
       ... --phase=2 --max_seq_length=512 --max_predictions_per_seq=80 \
           --init_checkpoint=out/phase1 --model_dir=out/phase2
@@ -58,7 +59,11 @@ def config_from_flags() -> TrainingConfig:
     if value is None:
       continue
     if name == "special_token_ids":
-      value = [int(v) for v in value]
+      try:
+        value = [int(v) for v in value]
+      except ValueError:
+        raise UserError(f"--special_token_ids={','.join(value)}: expected comma-separated integer "
+                        "token ids") from None
     elif name == "model_overrides":
       value = parse_json(value, "--model_overrides", expected=dict)
     changes[name] = value

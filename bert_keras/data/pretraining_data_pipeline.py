@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
-from typing import List, Optional, Sequence, Tuple
+import shutil
+from typing import List, Sequence, Tuple
 
 import apache_beam as beam
 
 from bert_keras.data import beam_metrics
+from bert_keras.data.beam_runner import with_local_runner_defaults
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
 from bert_keras.data.pretraining_data_config import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
 from bert_keras.data.tokenize_documents import TokenizeDocuments
+from bert_keras.errors import UserError, worker_user_errors
 
 
 def _bool(value: str) -> bool:
@@ -69,19 +71,6 @@ def _parser() -> argparse.ArgumentParser:
   return parser
 
 
-def _has_option(beam_args: Sequence[str], name: str) -> bool:
-  return any(a == f"--{name}" or a.startswith(f"--{name}=") for a in beam_args)
-
-
-def _option_value(beam_args: Sequence[str], name: str) -> Optional[str]:
-  for i, a in enumerate(beam_args):
-    if a.startswith(f"--{name}="):
-      return a.split("=", 1)[1]
-    if a == f"--{name}" and i + 1 < len(beam_args):
-      return beam_args[i + 1]
-  return None
-
-
 def parse_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
   """Our flags -> known_args; everything else is passed to Beam unchanged.
 
@@ -92,22 +81,6 @@ def parse_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
   return known, with_local_runner_defaults(beam_args)
 
 
-def with_local_runner_defaults(beam_args: List[str]) -> List[str]:
-  """`beam_args` (changed in place) with our local defaults: the FnApiRunner when no --runner is
-  given, multi-process on all cores for it and the DirectRunner unless the args say otherwise."""
-  runner = _option_value(beam_args, "runner")
-  if runner is None:
-    # Beam 2.77's DirectRunner would first try Prism, whose binary it downloads at run time; its
-    # own local engine (FnApiRunner) needs nothing from the network.
-    beam_args.insert(0, "--runner=FnApiRunner")
-  if runner in (None, "DirectRunner", "direct", "FnApiRunner"):
-    if not _has_option(beam_args, "direct_running_mode"):
-      beam_args.append("--direct_running_mode=multi_processing")
-    if not _has_option(beam_args, "direct_num_workers"):
-      beam_args.append(f"--direct_num_workers={os.cpu_count() or 1}")
-  return beam_args
-
-
 def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:
   """Fills the defaults that live in installed packages (embedded dump, real uncased vocab)."""
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
@@ -115,7 +88,6 @@ def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:
   input_pattern = args.input_file
   if input_pattern is None:
     if args.input_format != "wikipedia":
-      from bert_keras.errors import UserError  # pylint: disable=g-import-not-at-top
       raise UserError(f"--input_file is required with --input_format={args.input_format}")
     input_pattern = resources.wikipedia_dump_path()
   return PretrainingDataConfig(
@@ -193,11 +165,46 @@ def run(argv: Sequence[str]) -> dict:
 
   known, beam_args = parse_args(argv)
   config = config_from_args(known)
+  check_vocabulary(config)
   prepare_staging_dir(config.output_dir)
-  pipeline = beam.Pipeline(options=PipelineOptions(beam_args))
-  build_pipeline(pipeline, config)
-  result = pipeline.run()
-  result.wait_until_finish()
+  with worker_user_errors():
+    pipeline = beam.Pipeline(options=PipelineOptions(beam_args))
+    build_pipeline(pipeline, config)
+    result = pipeline.run()
+    result.wait_until_finish()
   summary = summarize(config, beam_metrics.query_counters(result))
+  check_has_instances(config, summary)
   publish_shards(config.output_dir, config, summary)
   return summary
+
+
+def check_vocabulary(config: PretrainingDataConfig) -> None:
+  """Loads the vocabulary once in the main process, so a bad vocab file is one error naming it
+  before any worker starts (each worker loads it again in its tokenizer's setup)."""
+  from bert_keras.data.cached_wordpiece_tokenizer import CachedWordpieceTokenizer  # pylint: disable=g-import-not-at-top
+
+  try:
+    CachedWordpieceTokenizer.from_vocab_file(config.vocab_file, config.lower_case)
+  except UserError as e:
+    if config.vocab_file in str(e):
+      raise
+    raise UserError(f"{config.vocab_file}: {e}") from None
+
+
+# Documents the tokenizer step dropped for having too few sentences (see tokenize_documents.py).
+_SHORT_DOCUMENT_REASONS = ("empty_document", "one_sentence_document", "short_document")
+
+
+def check_has_instances(config: PretrainingDataConfig, summary: dict) -> None:
+  """A run without a single instance is a UserError, raised before publishing, so the shards of an
+  earlier run in output_dir are not replaced by empty ones (only the staging dir is removed)."""
+  if summary["instances"]:
+    return
+  short = sum(summary["dropped"].get(reason, 0) for reason in _SHORT_DOCUMENT_REASONS)
+  documents = summary["documents"] + short
+  if "://" not in config.output_dir:  # elsewhere the next run's prepare_staging_dir removes it
+    shutil.rmtree(staging_dir_for(config.output_dir), ignore_errors=True)
+  raise UserError(
+      f"no pretraining instances from {config.input_pattern}: {documents} documents read, "
+      f"{summary['documents']} with at least min_sentences_per_document="
+      f"{config.min_sentences_per_document} sentences (--input_format={config.input_format})")

@@ -20,8 +20,9 @@ from typing import Iterable, List, Sequence, Tuple
 import apache_beam as beam
 
 from bert_keras.data.pretraining_data_config import INPUT_FORMATS, PretrainingDataConfig
-from bert_keras.data.pretraining_data_pipeline import _bool, read_documents, with_local_runner_defaults
-from bert_keras.errors import UserError
+from bert_keras.data.beam_runner import with_local_runner_defaults
+from bert_keras.data.pretraining_data_pipeline import _bool, read_documents
+from bert_keras.errors import UserError, worker_user_errors
 
 VOCAB_NAME = "vocab.txt"
 
@@ -48,22 +49,32 @@ class _CountWords(beam.DoFn):
       yield from self._tokenizer.basic_tokenize(sentence)
 
 
+def check_vocab_size(vocab_size: int, num_unused: int) -> None:
+  """UserError unless `vocab_size` leaves room for pieces after the reserved tokens."""
+  if num_unused < 0:
+    raise UserError(f"num_unused={num_unused}: expected a number >= 0")
+  reserved = len(reserved_tokens(num_unused))
+  if vocab_size <= reserved:
+    raise UserError(f"vocab_size={vocab_size} leaves no room after {reserved} reserved tokens "
+                    f"(num_unused={num_unused}): expected vocab_size > {reserved}")
+
+
 def learn_vocabulary(word_counts: Iterable[Tuple[str, int]], vocab_size: int, num_unused: int,
                      min_count: int = 1, max_token_length: int = 50, max_unique_chars: int = 1000,
-                     num_iterations: int = 4) -> List[str]:
+                     num_iterations: int = 4, input_pattern: str = "") -> List[str]:
   """Word counts -> the vocabulary token list (reserved tokens first), deterministic.
 
   Words are sorted by (-count, word) first so the learner sees the same order on every run.
+  `input_pattern` only names the corpus in the error an empty corpus gets.
   """
   from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner  # pylint: disable=g-import-not-at-top
 
   ordered = sorted(word_counts, key=lambda kv: (-kv[1], kv[0]))
   if not ordered:
-    raise UserError("no words in the corpus: cannot learn a vocabulary")
-  reserved = reserved_tokens(num_unused)
-  if vocab_size <= len(reserved):
-    raise UserError(f"vocab_size={vocab_size} leaves no room after {len(reserved)} reserved tokens")
-  vocab = learner.learn(ordered, vocab_size, reserved, upper_thresh=max(ordered[0][1], min_count + 1),
+    corpus = f" {input_pattern}" if input_pattern else ""
+    raise UserError(f"no words in the corpus{corpus}: cannot learn a vocabulary")
+  check_vocab_size(vocab_size, num_unused)
+  vocab = learner.learn(ordered, vocab_size, reserved_tokens(num_unused), upper_thresh=max(ordered[0][1], min_count + 1),
                         lower_thresh=min_count, num_iterations=num_iterations,
                         max_input_tokens=len(ordered), max_token_length=max_token_length,
                         max_unique_chars=max_unique_chars, include_joiner_token=True, joiner="##")
@@ -90,8 +101,9 @@ class LearnWordPieceVocab(beam.PTransform):
   """(doc_id, sentences) -> a one-element PCollection: the vocabulary token list."""
 
   def __init__(self, vocab_size: int, lower_case: bool = True, num_unused: int = 99, min_count: int = 1,
-               max_input_words: int = 5_000_000, num_iterations: int = 4):
+               max_input_words: int = 5_000_000, num_iterations: int = 4, input_pattern: str = ""):
     super().__init__()
+    self._input_pattern = input_pattern
     self._num_iterations = num_iterations
     self._vocab_size = vocab_size
     self._lower_case = lower_case
@@ -105,7 +117,8 @@ class LearnWordPieceVocab(beam.PTransform):
             | "CountWords" >> beam.combiners.Count.PerElement()
             | "MostFrequent" >> beam.combiners.Top.Of(self._max_input_words, key=lambda kv: (kv[1], kv[0]))
             | "Learn" >> beam.Map(learn_vocabulary, self._vocab_size, self._num_unused, self._min_count,
-                                  num_iterations=self._num_iterations))
+                                  num_iterations=self._num_iterations,
+                                  input_pattern=self._input_pattern))
 
 
 def parse_args(argv: Sequence[str]):
@@ -137,7 +150,8 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
   _ = (p
        | "ReadDocuments" >> read_documents(source)
        | "Learn" >> LearnWordPieceVocab(args.vocab_size, args.do_lower_case, args.num_unused, args.min_count,
-                                         args.max_input_words, args.num_iterations)
+                                         args.max_input_words, args.num_iterations,
+                                         input_pattern=source.input_pattern)
        | "Write" >> beam.Map(write_vocabulary, output_dir, config))
 
 
@@ -146,6 +160,9 @@ def run(argv: Sequence[str]) -> str:
   from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top
 
   known, beam_args = parse_args(argv)
-  with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
-    build_pipeline(p, known)
+  # Checked here, not only in the worker that learns, so a bad value fails before any reading.
+  check_vocab_size(known.vocab_size, known.num_unused)
+  with worker_user_errors():
+    with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
+      build_pipeline(p, known)
   return os.path.join(known.output_dir, VOCAB_NAME)

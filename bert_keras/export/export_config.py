@@ -11,23 +11,26 @@ from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 
 FINETUNE_FILES = ("model.keras", "task_info.json")
+DEFAULT_MAX_SEQ_LENGTH = 128  # encoder exports
 
 
 @dataclasses.dataclass(frozen=True)
 class ExportConfig:
   """Exactly one source: a fine-tuning output directory (model.keras, task_info.json, vocab.txt,
   as run_finetuning writes them) or an encoder checkpoint in any format bert_keras.interop reads
-  (exported for feature extraction). lower_case None = the source's own casing."""
+  (exported for feature extraction). lower_case None = the source's own casing. None for
+  max_seq_length / row_groups means "not given": the defaults apply to BERT exports, and a GPT
+  fine-tuning directory refuses every BERT-only setting rather than ignoring it."""
 
   output_dir: str
   finetune_dir: str = ""
   encoder_checkpoint: str = ""
   vocab_file: str = ""
   lower_case: Optional[bool] = None
-  max_seq_length: int = 128  # encoder exports only; a task keeps its fine-tuning length
+  max_seq_length: Optional[int] = None  # encoder exports only (default 128); a task keeps its own
   doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
   jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
-  row_groups: int = 2  # TransformerBlock.row_groups of the plain graph; 1 = unsplit
+  row_groups: Optional[int] = None  # TransformerBlock.row_groups of the plain graph (None: by width)
 
   def __post_init__(self):
     if not self.output_dir:
@@ -35,14 +38,23 @@ class ExportConfig:
     if bool(self.finetune_dir) == bool(self.encoder_checkpoint):
       raise UserError("give exactly one of finetune_dir (a run_finetuning output directory) or "
                       "encoder_checkpoint")
-    if self.max_seq_length < 3:
+    if self.max_seq_length is not None and self.max_seq_length < 3:
       raise UserError(f"max_seq_length={self.max_seq_length} must be >= 3")
     if self.doc_stride < 0:
       raise UserError(f"doc_stride={self.doc_stride} must be >= 0 (0 = the task's own)")
     if self.jit_compile not in (True, False, "auto"):
       raise UserError(f"jit_compile={self.jit_compile!r}; expected true, false or auto")
-    if not isinstance(self.row_groups, int) or self.row_groups < 1:
+    if self.row_groups is not None and (not isinstance(self.row_groups, int)
+                                        or self.row_groups < 1):
       raise UserError(f"row_groups={self.row_groups!r}; expected an integer >= 1")
+
+  def bert_only_settings(self) -> list[str]:
+    """The settings given that only BERT exports use (GPT-1 exports take none of them)."""
+    given = {"max_seq_length": self.max_seq_length is not None,
+             "row_groups": self.row_groups is not None, "jit_compile": self.jit_compile is not False,
+             "doc_stride": self.doc_stride != 0, "vocab_file": bool(self.vocab_file),
+             "lower_case": self.lower_case is not None}
+    return [name for name, is_given in given.items() if is_given]
 
   def to_json(self) -> str:
     return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n"
@@ -62,20 +74,35 @@ def run_export(config: ExportConfig) -> dict:
   from bert_keras.export import export_task_model as exporter
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
-  extra_files = {"export_config.json": config.to_json()}
   info_path = os.path.join(config.finetune_dir, "task_info.json") if config.finetune_dir else ""
   if info_path and os.path.isfile(info_path):
     task = _read_task_info(info_path).get("task", "")
     if isinstance(task, str) and task.startswith("gpt/"):
       # A run_gpt_finetuning directory (model.keras, bpe.model): the GPT-1 export path, resolved
-      # through the same task registry.
+      # through the same task registry. Its BPE tokenizer, length and plain-graph serving are
+      # fixed by the run, so a BERT-only setting is refused instead of silently ignored.
+      bert_only = config.bert_only_settings()
+      if bert_only:
+        raise UserError(f"{config.finetune_dir}: a GPT-1 fine-tuning directory (task {task!r}); "
+                        f"{', '.join(bert_only)} apply to BERT exports only: leave them unset")
       from bert_keras.gpt.gpt_runs import export_gpt_finetuned
-      export_gpt_finetuned(config.finetune_dir, config.output_dir)
+      export_gpt_finetuned(config.finetune_dir, config.output_dir,
+                           extra_files={"export_config.json": config.to_json()})
       return {"output_dir": config.output_dir, "kind": "gpt", "task": task, "vocab_file": "",
               "lower_case": False}
+  # row_groups None stays None: the export picks it by the model's width
+  # (serving_module.default_row_groups) and records the choice in export_info.json.
+  config = dataclasses.replace(
+      config, max_seq_length=(DEFAULT_MAX_SEQ_LENGTH if config.max_seq_length is None
+                              else config.max_seq_length))
+  extra_files = {"export_config.json": config.to_json()}
   if config.finetune_dir:
     for name in FINETUNE_FILES:
       if not os.path.isfile(os.path.join(config.finetune_dir, name)):
+        if name == "model.keras" and os.path.isfile(info_path):
+          raise UserError(f"{config.finetune_dir}: no model.keras beside its task_info.json (a "
+                          "run_finetuning run with --save_model=false); rerun with "
+                          "--save_model=true to export it")
         raise UserError(f"{config.finetune_dir}: no {name}; expected a run_finetuning output "
                         f"directory ({', '.join(FINETUNE_FILES)}, vocab.txt)")
     info = _read_task_info(os.path.join(config.finetune_dir, "task_info.json"))

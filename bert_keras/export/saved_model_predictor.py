@@ -7,7 +7,7 @@ wherever the SavedModel is deployed.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -19,8 +19,12 @@ from bert_keras.json_io import parse_json
 # The inputs of `serve` per exported kind, in call order; the last of a pair may be optional.
 INPUTS = {"classification": ("text_a", "text_b"), "regression": ("text_a", "text_b"),
           "encoder": ("text_a", "text_b"), "squad": ("question", "context"),
-          "multiple_choice": ("context", "endings"), "tagging": ("text",)}
-OPTIONAL = {"text_b"}
+          "multiple_choice": ("context", "endings"), "tagging": ("text",),
+          # GPT-1 exports (kind "gpt_<layout>", bert_keras/gpt/gpt_runs.SIGNATURE_FIELDS) need
+          # every input: their signatures have no optional second text.
+          "gpt_classification": ("text",), "gpt_entailment": ("text_a", "text_b"),
+          "gpt_similarity": ("text_a", "text_b"), "gpt_multiple_choice": ("context", "endings")}
+OPTIONAL = {"text_b"}  # of the BERT kinds only
 
 
 def load(path: str):
@@ -58,22 +62,50 @@ def _to_json(value):
   return _finite_or_none(value)
 
 
-def predict(loaded, records: Iterable[Mapping], batch_size: int = 32) -> list[dict]:
+_ALL_INPUTS = sorted({name for names in INPUTS.values() for name in names})
+
+
+def check_input_types(records: Sequence[Mapping], where: Sequence[str] | None = None) -> None:
+  """UserError naming `where[i]` (file:line; default "record i+1") for an input value that is not
+  text: every input a string, `endings` a non-empty list of strings. Needs no model, so a
+  script can check its whole input file before loading one."""
+  for i, record in enumerate(records):
+    for name in _ALL_INPUTS:
+      if name not in record:
+        continue
+      value = record[name]
+      label = where[i] if where else f"record {i + 1}"
+      if name == "endings":
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+          raise UserError(f"{label}: endings={value!r} must be a non-empty list of strings")
+      elif not isinstance(value, str):
+        raise UserError(f"{label}: {name}={value!r} must be a string")
+
+
+def predict(loaded, records: Iterable[Mapping], batch_size: int = 32,
+            where: Sequence[str] | None = None) -> list[dict]:
   """records: dicts keyed by the kind's input names -> one output dict per record.
 
-  Padded outputs (tagging entities) are cut to each record's own `num_entities`.
+  `where[i]` names record i in errors (e.g. "in.jsonl:7", as from read_jsonl's line numbers);
+  default "record i" (1-based). Padded outputs (tagging entities) are cut to each record's own
+  `num_entities`.
   """
+  if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+    raise UserError(f"batch_size={batch_size!r} must be an integer >= 1")
   kind = loaded.kind.numpy().decode()
   names = INPUTS[kind]
+  optional = set() if kind.startswith("gpt_") else OPTIONAL
   records = list(records)
-  for line, record in enumerate(records, 1):
-    missing = [n for n in names if n not in OPTIONAL and n not in record]
+  for i, record in enumerate(records):
+    missing = [n for n in names if n not in optional and n not in record]
     if missing:
-      raise UserError(f"record {line}: missing {missing}; a {kind} model takes {list(names)}")
+      label = where[i] if where else f"record {i + 1}"
+      raise UserError(f"{label}: missing {missing}; a {kind} model takes {list(names)}")
+  check_input_types(records, where)
   results = []
   for begin in range(0, len(records), batch_size):
     chunk = records[begin:begin + batch_size]
-    used = [n for n in names if n not in OPTIONAL or any(n in r for r in chunk)]
+    used = [n for n in names if n not in optional or any(n in r for r in chunk)]
     args = [tf.constant([r.get(n, "") for r in chunk], tf.string) for n in used]
     outputs = {k: v.numpy() for k, v in loaded.serve(*args).items()}
     for i in range(len(chunk)):
@@ -85,9 +117,10 @@ def predict(loaded, records: Iterable[Mapping], batch_size: int = 32) -> list[di
   return results
 
 
-def read_jsonl(path: str) -> list[dict]:
-  """One JSON object per non-empty line; UserError naming the file and line for a missing file,
-  invalid UTF-8, invalid JSON, nesting too deep or a line that is not an object."""
+def read_jsonl(path: str) -> list[tuple[int, dict]]:
+  """(line number, object) per non-empty line (1-based, for errors about a record's values);
+  UserError naming the file and line for a missing file, invalid UTF-8, invalid JSON, nesting too
+  deep or a line that is not an object."""
   if not tf.io.gfile.exists(path):
     raise UserError(f"{path}: no such JSON-lines input file")
   if tf.io.gfile.isdir(path):
@@ -98,5 +131,5 @@ def read_jsonl(path: str) -> list[dict]:
   for line_number, line in enumerate(data.split(b"\n"), 1):
     if not line.strip():
       continue
-    records.append(parse_json(line, path, line=line_number, expected=dict))
+    records.append((line_number, parse_json(line, path, line=line_number, expected=dict)))
   return records

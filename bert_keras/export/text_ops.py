@@ -101,10 +101,3 @@ def max_context(within: tf.Tensor, length: tf.Tensor, piece: tf.Tensor, total) -
       tf.reshape(tf.where(reaches_best, window_id, num_windows), [-1]),
       tf.reshape(segment, [-1]), total + 1)
   return reaches_best & tf.equal(window_id, tf.gather(owner, segment))
-
-
-def first_true_index(mask: tf.Tensor) -> tf.Tensor:
-  """Index of the first True along the last axis of a bool (..., n) tensor (n when none is)."""
-  n = tf.shape(mask)[-1]
-  index = tf.where(mask, tf.range(n), n)
-  return tf.reduce_min(index, axis=-1)

@@ -20,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.gpt import gpt_training, study_data, zero_shot
 from bert_keras.gpt.gpt_finetuning_task import GPTFinetuningTask
@@ -391,7 +392,7 @@ def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: 
 def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = print) -> List[dict]:
   """Runs the whole study; returns the result rows (also written to output_dir)."""
   os.makedirs(output_dir, exist_ok=True)
-  _write_atomic(os.path.join(output_dir, "study_config.json"), study.to_json())
+  write_text(os.path.join(output_dir, "study_config.json"), study.to_json())
   started = time.time()
   documents = study_data.read_documents(study.corpora)
   vocab = study_data.build_vocabulary(documents, study.vocab_size)
@@ -508,9 +509,9 @@ class _LazyPretrained(dict):
 def write_report(rows: List[dict], study: StudyConfig, output_dir: str) -> None:
   """results.jsonl, table.md and ablation.png for `rows` (of one run or merged runs)."""
   os.makedirs(output_dir, exist_ok=True)
-  _write_atomic(os.path.join(output_dir, "results.jsonl"),
+  write_text(os.path.join(output_dir, "results.jsonl"),
                 "".join(json.dumps(r) + "\n" for r in rows))
-  _write_atomic(os.path.join(output_dir, "table.md"), markdown_table(rows, study))
+  write_text(os.path.join(output_dir, "table.md"), markdown_table(rows, study))
   plot(rows, study, os.path.join(output_dir, "ablation.png"))
 
 
@@ -543,19 +544,12 @@ def merge_runs(run_dirs: List[str], study: StudyConfig, output_dir: str) -> List
         variants.append(row["variant"])
   study = study.replace(seeds=seeds, tasks=tasks)
   os.makedirs(output_dir, exist_ok=True)
-  _write_atomic(os.path.join(output_dir, "study_config.json"), study.to_json())
+  write_text(os.path.join(output_dir, "study_config.json"), study.to_json())
   write_report(rows, study, output_dir)
   return rows
 
 
 # === Reporting ===
-
-def _write_atomic(path: str, text: str) -> None:
-  tmp = f"{path}.tmp-{os.getpid()}"
-  with open(tmp, "w", encoding="utf-8") as f:
-    f.write(text)
-  os.replace(tmp, path)
-
 
 def summarize(values: List[float]) -> str:
   """"mean ± sample std"; one value is shown with (n=1), as it has no spread."""

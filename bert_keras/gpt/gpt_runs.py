@@ -12,6 +12,7 @@ from typing import Sequence
 import keras
 import tensorflow as tf
 
+from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.gpt import gpt_training, lm_data
@@ -31,10 +32,7 @@ TASK_MODEL_FILE = "model.keras"
 
 
 def write_json(path: str, values) -> None:
-  tmp = f"{path}.tmp-{os.getpid()}"
-  with open(tmp, "w", encoding="utf-8") as f:
-    json.dump(values, f, indent=2, sort_keys=True)
-  os.replace(tmp, path)
+  write_text(path, json.dumps(values, indent=2, sort_keys=True))
 
 
 def _read_texts(corpora: Sequence[str], input_files: Sequence[str]) -> list[list[str]]:
@@ -162,7 +160,8 @@ def run_gpt_finetuning(task_name: str, pretrained_dir: str | None, config: GPTFi
   return scores
 
 
-def export_gpt_finetuned(finetune_dir: str, export_dir: str) -> dict:
+def export_gpt_finetuned(finetune_dir: str, export_dir: str,
+                         extra_files: dict[str, str] | None = None) -> dict:
   """Exports a run_gpt_finetuning output directory (model.keras, bpe.model, task_info.json): the
   task named in task_info.json is resolved through the task registry, like BERT's export, and its
   layout fixes the serving signature. Returns the task info."""
@@ -180,7 +179,8 @@ def export_gpt_finetuned(finetune_dir: str, export_dir: str) -> dict:
   model = keras.saving.load_model(os.path.join(finetune_dir, info.get("model_file",
                                                                       TASK_MODEL_FILE)),
                                   compile=False)
-  export_text_model(model, tokenizer, task, export_dir, num_choices=info.get("num_choices"))
+  export_text_model(model, tokenizer, task, export_dir, num_choices=info.get("num_choices"),
+                    extra_files=extra_files)
   return info
 
 
@@ -189,41 +189,47 @@ SIGNATURE_FIELDS = {"classification": ("text",), "entailment": ("text_a", "text_
 
 
 def export_text_model(model: GPTTaskModel, tokenizer: GPTTokenizer, task: GPTTask,
-                      export_dir: str, num_choices: int | None = None) -> None:
+                      export_dir: str, num_choices: int | None = None,
+                      extra_files: dict[str, str] | None = None) -> None:
   """A SavedModel whose `serving_default` takes raw strings and returns logits: BPE tokenization
-  and the task's traversal-style layout run in-graph (`GPTTask.pack`). Inputs by layout:
-  classification `text`; entailment / similarity `text_a`, `text_b`; multiple choice `context`
-  (batch,) and `endings` (batch, num_choices)."""
+  and the task's traversal-style layout run in-graph (`GPTTask.pack`). Inputs by layout
+  (SIGNATURE_FIELDS): classification `text`; entailment / similarity `text_a`, `text_b`; multiple
+  choice `context` (batch,) and `endings` (batch, num_choices). Like the BERT exports it carries
+  `kind` ("gpt_<layout>") and `task` string variables, which scripts/predict.py reads, and writes
+  `extra_files` (name -> text) under assets.extra/."""
   serving = GPTTaskModel(model.decoder, model.task_type, model.num_outputs, 0.0,
                          with_lm_logits=False)
   serving.get_layer("classifier").set_weights(model.get_layer("classifier").get_weights())
   transform = task.input_transform(tokenizer)
   module = tf.Module()
   module.model, module.tokenizer, module.transform = serving, tokenizer, transform
+  module.kind = tf.Variable(f"gpt_{task.layout}", trainable=False, name="kind")
+  module.task = tf.Variable(task.name, trainable=False, name="task")
 
   def run(columns):
     packed = task.pack(transform, [tokenizer.tokenize(c) for c in columns])
     return {"logits": serving(packed, training=False)["logits"]}
 
-  string = lambda shape, name: tf.TensorSpec(shape, tf.string, name=name)
-  if task.layout == "classification":
-    @tf.function(input_signature=[string([None], "text")])
-    def serve(text):
-      return run([text])
-  elif task.layout == "multiple_choice":
-    if not num_choices:
-      raise UserError(f"{task.name}: multiple-choice export needs num_choices")
+  choice = task.layout == "multiple_choice"
+  if choice and not num_choices:
+    raise UserError(f"{task.name}: multiple-choice export needs num_choices")
+  shapes = {"endings": [None, num_choices]}  # every other field: (batch,)
 
-    @tf.function(input_signature=[string([None], "context"), string([None, num_choices], "endings")])
-    def serve(context, endings):
-      return run([context] + [endings[:, k] for k in range(num_choices)])
-  else:
-    @tf.function(input_signature=[string([None], "text_a"), string([None], "text_b")])
-    def serve(text_a, text_b):
-      return run([text_a, text_b])
+  @tf.function(input_signature=[tf.TensorSpec(shapes.get(name, [None]), tf.string, name=name)
+                                for name in SIGNATURE_FIELDS[task.layout]])
+  def serve(*columns):
+    if choice:
+      context, endings = columns
+      columns = [context] + [endings[:, k] for k in range(num_choices)]
+    return run(list(columns))
+
   module.serve = serve
   tmp = f"{export_dir}.tmp-{os.getpid()}"
   tf.saved_model.save(module, tmp, signatures={"serving_default": serve})
+  if extra_files:
+    os.makedirs(os.path.join(tmp, "assets.extra"), exist_ok=True)
+    for name, text in extra_files.items():
+      write_text(os.path.join(tmp, "assets.extra", name), text)
   if os.path.exists(export_dir):
     import shutil  # pylint: disable=g-import-not-at-top
     shutil.rmtree(export_dir)

@@ -11,6 +11,7 @@ import sentencepiece as spm
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.gpt.bpe_training import (DELIMITER_PIECE, EXTRACT_PIECE, PAD_PIECE, START_PIECE,
                                          UNK_PIECE)
@@ -96,10 +97,7 @@ class GPTTokenizer(keras.layers.Layer):
 
   def save_model(self, path: str) -> None:
     """Writes the model proto atomically (the `.model` file SentencePiece tools read)."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-      f.write(self.model_proto)
-    os.replace(tmp, path)
+    write_text(path, self.model_proto)
 
   def compute_output_spec(self, strings):
     return keras.KerasTensor((None, None), dtype="int32", ragged=True)

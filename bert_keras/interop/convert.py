@@ -15,6 +15,7 @@ import warnings
 
 from absl import logging
 
+from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.interop import google_checkpoint, loader
 from bert_keras.interop.casing import casing_from_vocab, check_tokenizer_casing
@@ -34,11 +35,10 @@ def _objective(opened) -> str | None:
 
 
 def _write_json(values: dict, path: str) -> None:
-  tmp = path + ".tmp"
-  with open(tmp, "w", encoding="utf-8") as f:
-    json.dump(values, f, indent=2, sort_keys=True)
-    f.write("\n")
-  os.replace(tmp, path)
+  write_text(path, json.dumps(values, indent=2, sort_keys=True) + "\n")
+
+
+_KERAS_NAMES = ("encoder.keras", "pretrainer.keras")  # what _save_keras writes
 
 
 def _save_keras(model, config, output_dir: str, name: str, vocab_path) -> str:
@@ -52,6 +52,11 @@ def _save_keras(model, config, output_dir: str, name: str, vocab_path) -> str:
   finally:
     if os.path.exists(tmp):
       os.remove(tmp)
+  # An earlier conversion into this directory may have left the other kind of model: the loader
+  # prefers encoder.keras, so a stale one would shadow the pretrainer just written.
+  for other in _KERAS_NAMES:
+    if other != name and os.path.exists(os.path.join(output_dir, other)):
+      os.remove(os.path.join(output_dir, other))
   _write_json(config.to_dict(), os.path.join(output_dir, "model_config.json"))
   if vocab_path:
     shutil.copyfile(vocab_path, os.path.join(output_dir, "vocab.txt"))

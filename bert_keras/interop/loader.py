@@ -23,7 +23,6 @@ from bert_keras.interop.casing import casing_from_vocab
 from bert_keras.interop.checkpoint_info import CheckpointInfo
 from configs.model import ConfigError, ModelConfig
 
-FORMATS = ("google", "hf", "keras", "keras_weights")
 # Fields that fix tensor shapes or how they are read; a checkpoint decides them, overrides may not.
 ARCHITECTURE_FIELDS = ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
                        "max_position_embeddings", "type_vocab_size", "attention")

@@ -25,12 +25,13 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
-from configs.model import ModelConfig, get_model_config, MODEL_PRESETS
+from configs.model import ConfigError, ModelConfig, get_model_config, MODEL_PRESETS
 from configs.tasks import TaskConfig
 from bert_keras.tasks.registry import get_task
-from bert_keras.tasks.task import Features, write_text
+from bert_keras.tasks.task import Features
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +48,11 @@ class RunConfig:
   mixed_precision: str = "float32"
   max_train_examples: int = 0  # 0 = all; for quick runs
   save_model: bool = True
+
+  def __post_init__(self):
+    n = self.max_train_examples
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+      raise ConfigError(f"max_train_examples={n!r} must be an integer >= 0 (0 = all)")
 
   def to_dict(self) -> dict:
     return dataclasses.asdict(self)
@@ -192,6 +198,15 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
         weight_decay_rate=task_config.weight_decay_rate)
     model.compile(optimizer=wrap_optimizer(optimizer, run.mixed_precision), **task.compile_kwargs())
 
+  # A rerun into the same directory replaces the previous run's artifacts: left in place, its
+  # model.keras would sit beside this run's task_info.json and metrics.json (another length,
+  # labels or model) and export would combine them; without --save_model the directory then has
+  # no model.keras at all, which export_model refuses. (After the model is built: the previous
+  # model.keras may be this run's --init_checkpoint.)
+  for name in ("model.keras", "task_info.json", "metrics.json"):
+    stale = os.path.join(run.output_dir, name)
+    if os.path.exists(stale):
+      os.remove(stale)
   resolved = {"task": task_config.to_dict(), "run": run.to_dict(),
               "model": encoder.model_config.to_dict(), "encoder": encoder_desc,
               "vocab_file": vocab, "lower_case": lower_case, "total_steps": total_steps}

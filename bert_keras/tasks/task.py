@@ -10,24 +10,13 @@ from __future__ import annotations
 import abc
 import dataclasses
 import json
-import os
-import tempfile
 from typing import Any, Mapping, Sequence
 
 import keras
 import numpy as np
 
+from bert_keras.atomic_io import write_text
 from configs.tasks import TaskConfig
-
-
-def write_text(path: str, text: str) -> None:
-  """Atomic write: a temp file in the same directory, then rename over `path`."""
-  directory = os.path.dirname(path) or "."
-  fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_")
-  with os.fdopen(fd, "w", encoding="utf-8") as f:
-    f.write(text)
-  os.chmod(tmp, 0o644)
-  os.replace(tmp, path)
 
 
 @dataclasses.dataclass

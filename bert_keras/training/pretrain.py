@@ -18,6 +18,7 @@ import tensorflow as tf
 from tensorflow.python.framework import config as tf_config  # is_op_determinism_enabled: not public
 from absl import logging
 
+from bert_keras.atomic_io import gfile_write_text
 from bert_keras.errors import UserError
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
@@ -41,7 +42,8 @@ def build_optimizer(config: TrainingConfig) -> keras.optimizers.Optimizer:
       optimizer_type=config.optimizer, weight_decay_rate=config.weight_decay_rate,
       beta_1=config.beta_1, beta_2=config.beta_2, epsilon=config.epsilon,
       clip_global_norm=None,  # the Trainer clips the all-reduced gradient
-      decay=config.decay, end_learning_rate=config.end_learning_rate)
+      decay=config.decay, end_learning_rate=config.end_learning_rate,
+      decay_power=config.decay_power)
   return precision.wrap_optimizer(optimizer, config.precision)
 
 
@@ -57,13 +59,6 @@ def _dataset_fn(config: TrainingConfig, files: str, training: bool, batch_size: 
         masked_lm_prob=config.masked_lm_prob, mask_token_id=config.mask_token_id,
         vocab_size=config.vocab_size, special_token_ids=config.special_token_ids)
   return fn
-
-
-def _atomic_write_text(path: str, text: str) -> None:
-  tmp = path + ".tmp"
-  with tf.io.gfile.GFile(tmp, "w") as f:
-    f.write(text)
-  tf.io.gfile.rename(tmp, path, overwrite=True)
 
 
 def _is_our_checkpoint(path: str) -> str | None:
@@ -117,8 +112,8 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
     else:
       encoder.save(tmp)
     tf.io.gfile.rename(tmp, os.path.join(export_dir, name), overwrite=True)
-  _atomic_write_text(os.path.join(export_dir, "model_config.json"),
-                     config.model_config().to_json() + "\n")
+  gfile_write_text(os.path.join(export_dir, "model_config.json"),
+                   config.model_config().to_json() + "\n")
 
 
 def unigram_baseline(config: TrainingConfig) -> dict:
@@ -144,9 +139,9 @@ def write_eval_metrics(path: str, baseline: dict, history: list, earlier: list =
   curve = [row for row in history if row["split"] == "eval"]
   first = curve[0]["step"] if curve else float("inf")
   curve = [row for row in earlier if row["step"] < first] + curve
-  _atomic_write_text(path, json.dumps({"unigram_baseline": baseline, "eval": curve,
-                                       "final": curve[-1] if curve else {}},
-                                      indent=2, sort_keys=True) + "\n")
+  gfile_write_text(path, json.dumps({"unigram_baseline": baseline, "eval": curve,
+                                     "final": curve[-1] if curve else {}},
+                                    indent=2, sort_keys=True) + "\n")
 
 
 def run_pretraining(config: TrainingConfig) -> dict:
@@ -174,8 +169,8 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   tf.io.gfile.makedirs(config.model_dir)
   is_chief = distribute.is_chief(strategy)
   if is_chief:
-    _atomic_write_text(os.path.join(config.model_dir, "training_config.json"),
-                       config.to_json() + "\n")
+    gfile_write_text(os.path.join(config.model_dir, "training_config.json"),
+                     config.to_json() + "\n")
   logging.info("strategy %s with %d replica(s), precision %s", type(strategy).__name__,
                strategy.num_replicas_in_sync, config.precision)
 

@@ -33,6 +33,7 @@ import tensorflow as tf
 from absl import logging
 from tensorflow.core.framework import summary_pb2
 
+from bert_keras.atomic_io import gfile_write_text
 from bert_keras.models import activations
 from bert_keras.training import distribute
 
@@ -303,11 +304,7 @@ class Trainer:
     """The logged metrics as JSON lines (atomic write; chief only)."""
     if not self.is_chief:
       return
-    tmp = path + ".tmp"
-    with tf.io.gfile.GFile(tmp, "w") as f:
-      for row in self.history:
-        f.write(json.dumps(row) + "\n")
-    tf.io.gfile.rename(tmp, path, overwrite=True)
+    gfile_write_text(path, "".join(json.dumps(row) + "\n" for row in self.history))
 
 
 def model_variables(model: keras.Model) -> dict:

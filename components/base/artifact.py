@@ -14,6 +14,7 @@ import os
 import time
 from typing import Any, Optional
 
+from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 
@@ -74,10 +75,8 @@ class Artifact:
     """Writes `artifact.json` atomically (temp file + rename) so a reader never sees half of it."""
     if not self.created:
       self.created = time.time()
-    tmp = self.metadata_path + f".tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-      json.dump(self.to_metadata(), f, indent=2, sort_keys=True, default=str)
-    os.replace(tmp, self.metadata_path)
+    write_text(self.metadata_path,
+               json.dumps(self.to_metadata(), indent=2, sort_keys=True, default=str))
 
   @classmethod
   def load(cls, uri: str) -> "Artifact":

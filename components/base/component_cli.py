@@ -11,13 +11,12 @@ the same cache as the pipeline runner: an unchanged execution is skipped unless 
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 
 from absl import flags
 
-from bert_keras.errors import UserError
+from bert_keras.errors import UserError, split_args
 from bert_keras.json_io import read_json_file
+from configs.training import DISTRIBUTIONS
 from components.base.base_executor import ExecutionContext
 from components.base.component_launcher import FAILED, ComponentLauncher
 
@@ -31,7 +30,8 @@ def define_flags() -> None:
   flags.DEFINE_string("params_json", None, "A JSON file of parameters (--param overrides it).")
   flags.DEFINE_bool("force", False, "Rerun even when the cache holds this execution.")
   flags.DEFINE_string("beam_pipeline_args", "", "Options for Beam components, one string.")
-  flags.DEFINE_string("distribution_strategy", "default", "tf.distribute strategy for trainers.")
+  flags.DEFINE_enum("distribution_strategy", "default", list(DISTRIBUTIONS),
+                    "tf.distribute strategy for trainers.")
 
 
 def _pairs(values, flag):
@@ -69,14 +69,15 @@ def run_from_flags(spec_class) -> int:
   missing = sorted(set(spec_class.OUTPUTS) - set(outputs))
   if missing:
     raise UserError(f"missing --output for {missing}")
-  context = ExecutionContext(beam_pipeline_args=shlex.split(FLAGS.beam_pipeline_args),
+  context = ExecutionContext(beam_pipeline_args=split_args(FLAGS.beam_pipeline_args,
+                                                          "beam_pipeline_args"),
                              distribution_strategy=FLAGS.distribution_strategy)
   launcher = ComponentLauncher(spec_class, spec_class.__name__.removesuffix("Spec").lower(),
                                inputs, outputs, parameters, context=context)
   result = launcher.launch(force=FLAGS.force)
   if result.status == FAILED:
     if not isinstance(result.exception, UserError):
-      print(result.traceback, file=sys.stderr)
+      raise result.exception  # a bug, not bad input: its traceback and exit status 1
     raise UserError(result.error)
   for name, artifact in result.outputs.items():
     print(f"{result.status}: {name} -> {artifact.uri} {json.dumps(artifact.metrics)}")

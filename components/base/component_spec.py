@@ -16,7 +16,6 @@ from bert_keras.errors import UserError
 from components.base.artifact import Artifact
 
 _REQUIRED = object()
-_JSON_TYPES = (int, float, str, bool, list, dict, type(None))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,7 +6,7 @@
 
 from absl import app
 
-from bert_keras.errors import run_main
+from bert_keras.errors import parse_flags, run_main
 from components.base import component_cli
 from components.evaluator.spec import EvaluatorSpec
 
@@ -18,4 +18,4 @@ def main(argv):
 
 if __name__ == "__main__":
   component_cli.define_flags()
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

@@ -3,7 +3,7 @@
 
 from absl import app
 
-from bert_keras.errors import run_main
+from bert_keras.errors import parse_flags, run_main
 from components.base import component_cli
 from components.pusher.spec import PusherSpec
 
@@ -15,4 +15,4 @@ def main(argv):
 
 if __name__ == "__main__":
   component_cli.define_flags()
-  app.run(run_main(main))
+  app.run(run_main(main), flags_parser=parse_flags)

@@ -7,7 +7,7 @@ import re
 import shutil
 
 from bert_keras.errors import UserError
-from bert_keras.safety import safe_join
+from bert_keras.safety import safe_join, safe_name
 from components.base.base_executor import BaseExecutor
 
 _VERSION = re.compile(r"^\d+$")
@@ -46,7 +46,7 @@ class PusherExecutor(BaseExecutor):
                   or blessing.properties.get("task", ""))
     if not model_name:
       raise UserError(f"{saved_model.uri}: no task recorded; set the pusher's model_name")
-    model_name = model_name.replace("/", "_")
+    model_name = safe_name(model_name.replace("/", "_"), "model_name")
     if not blessing.properties.get("blessed", False):
       reasons = blessing.properties.get("failed_checks", [])
       self.log(f"not pushing {model_name}: model is not blessed ({'; '.join(reasons)})")

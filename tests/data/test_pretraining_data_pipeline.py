@@ -149,3 +149,31 @@ def test_a_failed_run_leaves_nothing_that_looks_finished(tmp_path):
     run(_lee_args(str(out), f"--vocab_file={vocab}", *IN_MEMORY))
   assert not (out / "summary.json").exists()
   assert not glob.glob(str(out / "*.tfrecord*"))
+
+
+def test_a_corpus_without_instances_is_an_error_and_keeps_the_earlier_output(lee_run, tmp_path):
+  """An empty corpus must not publish empty shards over the good ones already in output_dir."""
+  import shutil  # pylint: disable=g-import-not-at-top
+
+  out = str(tmp_path / "out")
+  shutil.copytree(lee_run[0], out)
+  before = {name: open(os.path.join(out, name), "rb").read() for name in os.listdir(out)}
+  empty = tmp_path / "empty.txt"
+  empty.write_text("")
+  with pytest.raises(UserError) as info:
+    run([f"--input_file={empty}", "--input_format=lines", f"--output_dir={out}", "--num_shards=3",
+         "--min_sentences_per_document=2"] + IN_MEMORY)
+  message = str(info.value)
+  assert str(empty) in message and "0 documents" in message, message
+  assert "min_sentences_per_document=2" in message, message
+  assert {name: open(os.path.join(out, name), "rb").read() for name in os.listdir(out)} == before
+
+
+def test_a_vocab_file_without_unk_fails_before_the_pipeline_naming_it(tmp_path):
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("[CLS]\n[SEP]\n[MASK]\n")
+  out = tmp_path / "out"
+  with pytest.raises(UserError) as info:
+    run(_lee_args(str(out), f"--vocab_file={vocab}", *IN_MEMORY))
+  assert str(vocab) in str(info.value) and "[UNK]" in str(info.value)
+  assert not out.exists()  # failed before anything was created

@@ -137,7 +137,9 @@ def test_same_rng_gives_same_instances_and_other_seed_differs():
 
 
 def test_stable_hash_and_default_max_predictions():
-  assert pi.stable_hash(12345, "a", 0) == pi.stable_hash(12345, "a", 0)
+  # Pinned: shard assignment and masking seeds derive from this hash, so changing the hash
+  # function silently changes every generated corpus.
+  assert pi.stable_hash(12345, "a", 0) == 13202784711951852455
   assert pi.stable_hash(12345, "a", 0) != pi.stable_hash(12345, "a", 1)
   assert 0 <= pi.stable_hash("x") < 2 ** 64
   assert pi.default_max_predictions(128) == 20 and pi.default_max_predictions(512) == 80

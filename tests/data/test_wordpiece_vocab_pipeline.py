@@ -57,9 +57,20 @@ def test_learning_is_order_independent_and_cased_keeps_case():
 
 
 def test_learn_vocabulary_errors_and_args():
-  with pytest.raises(UserError, match="no words"):
-    learn_vocabulary([], 100, 5)
+  with pytest.raises(UserError, match="no words in the corpus c/.*txt: "):
+    learn_vocabulary([], 100, 5, input_pattern="c/*.txt")
   with pytest.raises(UserError, match="vocab_size=8"):
     learn_vocabulary([("a", 3)], 8, 5)
   known, beam_args = parse_args(["--output_dir=o", "--runner=DataflowRunner", "--project=p"])
   assert known.vocab_size == 30522 and beam_args == ["--runner=DataflowRunner", "--project=p"]
+
+
+def test_a_vocab_size_without_room_fails_before_reading(tmp_path):
+  """Checked in the main process: a worker's error would reach the user as a RuntimeError."""
+  out = tmp_path / "out"
+  missing = tmp_path / "none.txt"  # never read: the check comes first
+  for size in ("-5", "15"):
+    with pytest.raises(UserError, match=f"vocab_size={size} leaves no room after 15 reserved tokens"):
+      run([f"--input_file={missing}", "--input_format=lines", f"--output_dir={out}",
+           f"--vocab_size={size}", "--num_unused=10"] + IN_MEMORY)
+  assert not out.exists()

@@ -116,6 +116,52 @@ def test_multiple_choice_model_metrics_and_export(tokenizer, tmp_path):
   np.testing.assert_allclose(out["logits"].numpy(), logits, rtol=1e-4, atol=1e-5)
   out2 = served2(context=tf.constant([e.context for e in examples]), endings=tf.constant(endings))
   np.testing.assert_allclose(out2["logits"].numpy(), logits, rtol=1e-4, atol=1e-5)
+  # scripts/predict.py's reader knows the GPT kind and its inputs.
+  from bert_keras.export import saved_model_predictor as predictor  # pylint: disable=import-outside-toplevel
+  records = [{"context": e.context, "endings": ending} for e, ending in zip(examples, endings)]
+  rows = predictor.predict(predictor.load(str(tmp_path / "export2")), records)
+  np.testing.assert_allclose([r["logits"] for r in rows], logits, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name,fields", [("gpt/polarity", ("text",)),
+                                         ("gpt/lee_similarity", ("text_a", "text_b"))])
+def test_export_model_path_refuses_bert_settings_and_serves_predict(tokenizer, tmp_path, name,
+                                                                     fields):
+  """export_model --finetune_dir on a GPT run: BERT-only flags are refused (not ignored), the
+  resolved config is written to assets.extra/, and predict reads the export's kind and inputs."""
+  from bert_keras.export import saved_model_predictor as predictor  # pylint: disable=import-outside-toplevel
+  from bert_keras.export.export_config import ExportConfig, run_export  # pylint: disable=import-outside-toplevel
+  task = _task(name, dropout_rate=0.0)
+  examples = task.read_examples("", "dev")[:3]
+  features = task.make_features(examples, tokenizer, training=False)
+  model = task.build_model(_decoder(tokenizer))
+  logits = np.asarray(model(features.inputs)["logits"])
+  run_dir = tmp_path / "run"
+  run_dir.mkdir()
+  model.save(str(run_dir / "model.keras"))
+  tokenizer.save_model(str(run_dir / "bpe.model"))
+  (run_dir / "task_info.json").write_text(json.dumps(task.task_info()))
+  out = tmp_path / "export"
+  for setting in ({"max_seq_length": 999}, {"row_groups": 5}, {"jit_compile": True},
+                  {"doc_stride": 8}, {"vocab_file": "v.txt"}, {"lower_case": True}):
+    with pytest.raises(UserError, match=f"{next(iter(setting))} apply to BERT exports only"):
+      run_export(ExportConfig(output_dir=str(out), finetune_dir=str(run_dir), **setting))
+    assert not out.exists()
+  result = run_export(ExportConfig(output_dir=str(out), finetune_dir=str(run_dir)))
+  assert (result["kind"], result["task"]) == ("gpt", name)
+  written = json.loads((out / "assets.extra" / "export_config.json").read_text())
+  assert written["finetune_dir"] == str(run_dir) and written["max_seq_length"] is None
+  loaded = predictor.load(str(out))
+  assert loaded.kind.numpy().decode() == "gpt_" + task.layout and predictor.INPUTS[
+      "gpt_" + task.layout] == fields
+  columns = task.texts(examples)
+  records = [dict(zip(fields, values)) for values in zip(*columns)]
+  rows = predictor.predict(loaded, records, batch_size=2)
+  np.testing.assert_allclose(np.reshape([r["logits"] for r in rows], logits.shape), logits,
+                             rtol=1e-4, atol=1e-5)
+  if len(fields) == 2:  # GPT pair signatures have no optional second text
+    with pytest.raises(UserError, match="missing \\['text_b'\\]"):
+      predictor.predict(loaded, [{"text_a": "only one"}])
 
 
 def test_entailment_packs_premise_delimiter_hypothesis(tokenizer, tmp_path):

@@ -41,6 +41,23 @@ def test_google_to_keras_to_google_through_files(release, tmp_path):
   assert not [f for f in os.listdir(tmp_path / "back") if f.startswith(".tmp")]
 
 
+def test_converting_again_into_a_directory_replaces_the_other_model(release, tmp_path):
+  """encoder.keras and pretrainer.keras never sit side by side: the loader prefers encoder.keras,
+  so a stale one would shadow a pretrainer converted later into the same directory."""
+  directory, _ = release
+  encoder_only = str(tmp_path / "encoder_release")
+  fx.write_tf1_checkpoint(fx.random_google_weights(CONFIG, heads=False, seed=3), encoder_only,
+                          CONFIG)
+  out = tmp_path / "keras"
+  convert_checkpoint("google", "keras", encoder_only, str(out))
+  assert sorted(f for f in os.listdir(out) if f.endswith(".keras")) == ["encoder.keras"]
+  convert_checkpoint("google", "keras", directory, str(out))
+  assert sorted(f for f in os.listdir(out) if f.endswith(".keras")) == ["pretrainer.keras"]
+  assert interop.detect_format(str(out)) == ("keras", str(out / "pretrainer.keras"))
+  convert_checkpoint("google", "keras", encoder_only, str(out))
+  assert sorted(f for f in os.listdir(out) if f.endswith(".keras")) == ["encoder.keras"]
+
+
 def test_wrong_source_format_vocab_and_casing(release, tmp_path):
   directory, _ = release
   with pytest.raises(UserError, match=r"looks like a 'google' checkpoint, not --from=hf"):

@@ -140,7 +140,9 @@ def _push(tmp_path, model_name):
 
 
 def test_pusher_model_name_stays_inside_the_serving_dir(tmp_path):
-  B.raises(lambda: _push(tmp_path, ".."), "model_name='..'", "escapes")
+  B.raises(lambda: _push(tmp_path, ".."), "model_name='..'", "not a usable file name")
+  # "." would otherwise push the versions straight into the serving directory itself.
+  B.raises(lambda: _push(tmp_path, "."), "model_name='.'", "not a usable file name")
   assert sorted(os.listdir(tmp_path)) == ["root", "saved"]
   assert os.listdir(tmp_path / "root") == ["serving"] and not os.listdir(tmp_path / "root" / "serving")
   # Separators become "_": "../../x" is the single name ".._.._x" inside the serving directory.

@@ -119,3 +119,20 @@ def test_finetuning_model_config_file(tmp_path, content, needle):
   from bert_keras.tasks.finetuning import resolve_model_config
   path = B.write(str(tmp_path / "x.json"), content)
   B.raises(lambda: resolve_model_config(path), path, needle)
+
+
+def test_task_config_feature_layers_must_be_integers():
+  from configs.tasks import TaskConfig  # pylint: disable=g-import-not-at-top
+  for bad, needle in ((["a", "b"], "feature_layers=['a', 'b'] must be integer"),
+                      ([1.5], "feature_layers=[1.5] must be integer"),
+                      ("-1", "feature_layers='-1' must be a list"),
+                      (7, "feature_layers=7 must be a list")):
+    B.raises(lambda: TaskConfig.from_dict({"feature_layers": bad}), needle)
+  assert TaskConfig.from_dict({"feature_layers": ["-2", -1]}).feature_layers == (-2, -1)
+
+
+def test_run_config_max_train_examples_not_negative():
+  from bert_keras.tasks.finetuning import RunConfig  # pylint: disable=g-import-not-at-top
+  for bad in (-5, 2.5, True):
+    B.raises(lambda: RunConfig(max_train_examples=bad), f"max_train_examples={bad!r}", ">= 0")
+  assert RunConfig(max_train_examples=0).max_train_examples == 0

@@ -84,3 +84,98 @@ def test_run_main_turns_argparse_errors_into_one_line(capsys):
     assert info.value.code == 2 and len(err.splitlines()) == 1, err
     assert err.startswith("error: beam_script: ") and needle in err, err
   assert argparse.ArgumentParser.error is original  # restored after main
+
+
+# --- the component CLIs and the pipeline's entry points --------------------------------------------
+
+_ENTRY_POINTS = sorted(
+    [os.path.join("components", d, "cli.py") for d in os.listdir(os.path.join(B.ROOT, "components"))
+     if os.path.exists(os.path.join(B.ROOT, "components", d, "cli.py"))]
+    + [os.path.join("pipeline", "demo.py"), os.path.join("pipeline", "query_served_models.py")])
+
+
+def _run_module(module, *args, timeout=240):
+  import subprocess, sys  # pylint: disable=g-import-not-at-top,multiple-imports
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", PYTHONPATH=B.ROOT)
+  return subprocess.run([sys.executable, "-m", module, *args], cwd=B.ROOT, env=env,
+                        capture_output=True, text=True, timeout=timeout)
+
+
+def test_every_component_and_pipeline_entry_point_parses_flags_through_the_contract():
+  assert len(_ENTRY_POINTS) >= 11, _ENTRY_POINTS
+  for path in _ENTRY_POINTS:
+    with open(os.path.join(B.ROOT, path), encoding="utf-8") as f:
+      assert "app.run(run_main(main), flags_parser=parse_flags)" in f.read(), path
+
+
+def test_component_cli_unknown_flag_and_help():
+  _one_error_line(_run_module("components.pusher.cli", "--bogus=1"), "bogus", "(see --help)")
+  result = _run_module("components.vocabulary.cli", "--help")
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert "Runs the Vocabulary component alone" in result.stdout and "error:" not in result.stderr
+
+
+def test_distribution_strategy_is_checked_before_anything_runs(tmp_path):
+  """A typo must not cost the ingestion, vocabulary and examples steps before the trainer sees it."""
+  out = tmp_path / "demo"
+  _one_error_line(_run_module("pipeline.demo", f"--output_dir={out}", "--distribution_strategy=bogus"),
+                  "distribution_strategy", "mirrored")
+  _one_error_line(_run_module("components.pretrainer.cli", "--distribution_strategy=bogus"),
+                  "distribution_strategy", "mirrored")
+  assert not out.exists()
+
+
+def test_unbalanced_quote_in_beam_pipeline_args(tmp_path):
+  out = tmp_path / "demo"
+  B.user_error_line(_run_module("pipeline.demo", f"--output_dir={out}", "--beam_pipeline_args=\"x"),
+                    "--beam_pipeline_args='\"x'", "No closing quotation")
+  assert not out.exists()
+  B.user_error_line(_run_module("components.vocabulary.cli", f"--output=vocabulary={tmp_path / 'v'}",
+                                "--beam_pipeline_args=\"x"), "No closing quotation")
+
+
+def test_component_cli_bug_keeps_its_traceback(tmp_path):
+  """An executor's bug (not a UserError) must exit 1 with its traceback, unlike bad input (2)."""
+  import subprocess, sys  # pylint: disable=g-import-not-at-top,multiple-imports
+  driver = B.write(str(tmp_path / "driver.py"), """
+from absl import app
+from bert_keras.errors import parse_flags, run_main
+from components.base import component_cli
+from components.base.component_launcher import FAILED, ExecutionResult
+from components.pusher.spec import PusherSpec
+
+class BuggyLauncher:
+  def __init__(self, *args, **kwargs):
+    pass
+
+  def launch(self, force=False):
+    try:
+      {}["missing_key_in_an_executor"]
+    except KeyError as e:
+      return ExecutionResult(FAILED, "", {}, 0.0, error=f"KeyError: {e}", exception=e, traceback="")
+
+component_cli.ComponentLauncher = BuggyLauncher
+component_cli.define_flags()
+app.run(run_main(lambda argv: component_cli.run_from_flags(PusherSpec)), flags_parser=parse_flags)
+""")
+  result = subprocess.run([sys.executable, driver, "--output=pushed_model=" + str(tmp_path / "p")],
+                          cwd=B.ROOT, capture_output=True, text=True, timeout=240,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=B.ROOT))
+  assert result.returncode == 1, (result.returncode, result.stderr[-2000:])
+  assert "Traceback" in result.stderr and "missing_key_in_an_executor" in result.stderr
+  assert "error:" not in result.stderr
+
+
+def test_a_user_error_from_a_beam_worker_is_a_user_error_again():
+  """Beam's multi-process runner raises a RuntimeError holding the worker's traceback text."""
+  from bert_keras.errors import UserError, worker_user_errors  # pylint: disable=g-import-not-at-top
+  worker_text = ("Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n"
+                 "bert_keras.errors.UserError: vocab_size=-5 leaves no room\n\nDuring handling ...\n"
+                 "bert_keras.errors.UserError: vocab_size=-5 leaves no room [while running 'Learn/Learn']\n")
+  with pytest.raises(UserError) as info:
+    with worker_user_errors():
+      raise RuntimeError(worker_text)
+  assert str(info.value) == "vocab_size=-5 leaves no room"
+  with pytest.raises(RuntimeError, match="a bug"):  # anything else keeps its type and traceback
+    with worker_user_errors():
+      raise RuntimeError("a bug\nValueError: bert_keras.errors.UserError: is not at a line start")

@@ -112,7 +112,8 @@ jsonl_files = st.lists(st.one_of(json_values.map(_dumps), noise, st.just(DEEP)),
 def test_read_jsonl(data):
   from bert_keras.export.saved_model_predictor import read_jsonl
   records = B.with_file("in.jsonl", data, lambda _, p: B.reads_or_user_error(lambda: read_jsonl(p)))
-  assert records is None or all(isinstance(r, dict) for r in records)
+  assert records is None or all(isinstance(n, int) and n >= 1 and isinstance(r, dict)
+                                for n, r in records)
 
 
 # --- configs --------------------------------------------------------------------------------------

@@ -124,7 +124,20 @@ def test_predict_jsonl_missing_utf8_deep(tmp_path):
   deep = B.write(str(tmp_path / "deep.jsonl"), '{"text_a": "ok"}\n\n' + DEEP + "\n")
   B.raises(lambda: read_jsonl(deep), f"{deep}:3: JSON nested too deeply")
   ok = B.write(str(tmp_path / "ok.jsonl"), '{"text_a": "a"}\r\n\n{"text_a": "b"}')
-  assert read_jsonl(ok) == [{"text_a": "a"}, {"text_a": "b"}]
+  assert read_jsonl(ok) == [(1, {"text_a": "a"}), (3, {"text_a": "b"})]  # 1-based line numbers
+
+
+def test_predict_inputs_that_are_not_text_and_bad_batch_sizes():
+  from bert_keras.export.saved_model_predictor import check_input_types, predict
+  good = {"question": "q", "context": "c"}
+  B.raises(lambda: predict(_FakeSquadModel(), [good, {"question": 5, "context": "c"}],
+                           where=["in.jsonl:1", "in.jsonl:4"]), "in.jsonl:4: question=5 must be a string")
+  B.raises(lambda: predict(_FakeSquadModel(), [good, {"question": "q"}]), "record 2: missing ['context']")
+  for size in (0, -3):
+    B.raises(lambda: predict(_FakeSquadModel(), [good], batch_size=size), f"batch_size={size}")
+  B.raises(lambda: check_input_types([{"context": "c", "endings": ["a", 3]}], ["x.jsonl:2"]),
+           "x.jsonl:2: endings=['a', 3] must be a non-empty list of strings")
+  B.raises(lambda: check_input_types([{"text": None}]), "record 1: text=None must be a string")
 
 
 class _FakeSquadModel:

@@ -79,3 +79,59 @@ def test_predict_malformed_jsonl(files):
   path = files["p"]("bad.jsonl")
   B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('no_model')}",
                                  f"--input_file={path}"), f"{path}:2: not valid JSON")
+
+
+def test_predict_batch_size_below_one(files):
+  for size in ("0", "-3"):
+    B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('no_model')}",
+                                   "--text_a=good", f"--batch_size={size}"),
+                      "batch_size", "(see --help)")
+
+
+def test_predict_input_that_is_not_text_names_file_and_line(files):
+  path = B.write(files["p"]("not_text.jsonl"), '{"text_a": "fine"}\n\n{"text_a": 5}\n')
+  B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('no_model')}",
+                                 f"--input_file={path}"), f"{path}:3: text_a=5 must be a string")
+
+
+def test_predict_output_dir_missing_is_checked_before_predicting(files):
+  out = files["p"]("no_such_dir", "out.jsonl")
+  B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('no_model')}",
+                                 "--text_a=good", f"--output_file={out}"),
+                    out, "no such directory")
+
+
+def test_predict_failed_write_keeps_the_earlier_output(files, tmp_path):
+  """The output is written to a temporary name and renamed: a write that fails midway (here a
+  string UTF-8 cannot encode, as a full disk would) leaves the earlier output file whole."""
+  out = B.write(str(tmp_path / "out.jsonl"), '{"label": 1}\n')
+  driver = B.write(str(tmp_path / "driver.py"), f"""
+import runpy, sys
+from bert_keras.export import saved_model_predictor as predictor
+predictor.load = lambda path: None
+predictor.predict = lambda *args, **kwargs: [{{"answer": "ok"}}, {{"answer": "\\ud800"}}]
+sys.argv = ["predict.py", "--saved_model=unused", "--text_a=good", "--output_file={out}"]
+runpy.run_path({os.path.join(B.SCRIPTS, "predict.py")!r}, run_name="__main__")
+""")
+  import subprocess, sys  # pylint: disable=g-import-not-at-top,multiple-imports
+  result = subprocess.run([sys.executable, driver], cwd=B.ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
+                                   PYTHONPATH=B.ROOT), timeout=240)
+  assert result.returncode != 0 and "UnicodeEncodeError" in result.stderr, result.stderr[-2000:]
+  assert open(out, encoding="utf-8").read() == '{"label": 1}\n'
+  assert sorted(os.listdir(tmp_path)) == ["driver.py", "out.jsonl"]  # no temporary file left
+
+
+def test_run_finetuning_feature_layers_not_integers(files):
+  B.user_error_line(_finetune(files, "glue/mrpc", "mrpc_ok", "--approach=feature_based",
+                              "--feature_layers=a,b"), "feature_layers=['a', 'b']", "integer")
+
+
+def test_run_finetuning_negative_max_train_examples(files):
+  B.user_error_line(_finetune(files, "glue/mrpc", "mrpc_ok", "--max_train_examples=-5"),
+                    "max_train_examples", "(see --help)")
+
+
+def test_run_pretraining_special_token_ids_not_integers(files):
+  B.user_error_line(B.run_script("run_pretraining", "--special_token_ids=a,b", f"--model_dir={files['p']('pt_ids')}"),
+                    "--special_token_ids=a,b", "integer")

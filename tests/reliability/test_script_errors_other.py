@@ -63,3 +63,37 @@ def test_every_script_has_a_bad_input_case():
                 and (f'"{s[:-3]}"' in text or f"_{s[:-3]}" in text)}
   scripts = {s for s in os.listdir(B.SCRIPTS) if s.endswith(".py")}
   assert scripts - covered == set(), f"scripts without a bad-input test: {sorted(scripts - covered)}"
+
+
+def test_learn_vocab_vocab_size_without_room(root):
+  corpus = B.write(os.path.join(root, "vocab_corpus.txt"), "the film was good.\nit was bad.\n")
+  B.user_error_line(B.run_script("learn_vocab", "--vocab_size=-5", f"--input_file={corpus}",
+                                 "--input_format=lines", f"--output_dir={root}/vocab_neg"),
+                    "vocab_size=-5", "reserved tokens")
+
+
+@pytest.mark.slow
+def test_learn_vocab_empty_corpus_in_worker_processes(root):
+  """The error is raised in a Beam worker process: it must still end the run as one `error:` line
+  with status 2. (Beam itself logs the worker's traceback on stderr before that; the main process
+  must not add its own RuntimeError traceback.)"""
+  empty = B.write(os.path.join(root, "empty_corpus.txt"), "")
+  result = B.run_script("learn_vocab", f"--input_file={empty}", "--input_format=lines",
+                        "--vocab_size=200", f"--output_dir={root}/vocab_empty",
+                        "--direct_running_mode=multi_processing", "--direct_num_workers=1")
+  stderr = result.stderr.strip()
+  assert result.returncode == 2 and "RuntimeError" not in stderr, stderr[-3000:]
+  last = stderr.splitlines()[-1]
+  assert last.startswith("error: no words in the corpus ") and empty in last, last
+  assert not os.path.exists(os.path.join(root, "vocab_empty", "vocab.txt"))
+
+
+def test_create_pretraining_data_vocab_without_unk(root):
+  vocab = B.write(os.path.join(root, "no_unk", "vocab.txt"), "[CLS]\n[SEP]\n[MASK]\n")
+  B.user_error_line(B.run_script("create_pretraining_data", f"--vocab_file={vocab}",
+                                 f"--output_dir={root}/examples_no_unk"), vocab, "[UNK]")
+
+
+def test_run_ablation_seeds_not_integers(root):
+  B.user_error_line(B.run_script("run_ablation", "--seeds=a,b", f"--output_dir={root}/ab_seeds"),
+                    "--seeds=a,b", "integers")

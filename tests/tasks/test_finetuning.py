@@ -17,11 +17,11 @@ TINY = dict(max_seq_length=32, batch_size=8, num_epochs=1.0, eval_batch_size=16,
             learning_rate=1e-3)
 
 
-def _run(task, tmp_path, data_dir="", max_train_examples=0, **overrides):
+def _run(task, tmp_path, data_dir="", max_train_examples=0, save_model=True, **overrides):
   config = get_task_config(task, **{**TINY, **overrides})
   run = RunConfig(data_dir=data_dir, output_dir=os.path.join(str(tmp_path), "out"),
                   model_config="bert_tiny", vocab_file=resources.uncased_vocab_path(),
-                  max_train_examples=max_train_examples)
+                  max_train_examples=max_train_examples, save_model=save_model)
   return run_finetuning(config, run), run.output_dir
 
 
@@ -46,6 +46,20 @@ def test_polarity_end_to_end_writes_export_artifacts(tmp_path):
        "input_mask": np.array([[1, 1, 1, 0]], np.int32),
        "input_type_ids": np.zeros((1, 4), np.int32)}
   assert model(x)["logits"].shape == (1, 2)
+
+
+def test_rerun_into_the_same_directory_leaves_no_stale_model(tmp_path):
+  """A --save_model=false rerun at another length must not leave the first run's model.keras
+  beside its own task_info.json: export would serve a length-32 model as a length-48 one."""
+  from bert_keras.export.export_config import ExportConfig, run_export
+  _, out = _run("polarity", tmp_path, max_train_examples=16)
+  assert os.path.isfile(os.path.join(out, "model.keras"))
+  _, again = _run("polarity", tmp_path, max_train_examples=16, save_model=False, max_seq_length=48)
+  assert again == out and not os.path.exists(os.path.join(out, "model.keras"))
+  assert json.load(open(os.path.join(out, "task_info.json")))["max_seq_length"] == 48
+  with pytest.raises(UserError, match="no model.keras beside its task_info.json.*save_model"):
+    run_export(ExportConfig(output_dir=str(tmp_path / "export"), finetune_dir=out))
+  assert not os.path.exists(tmp_path / "export")
 
 
 def test_missing_init_is_a_user_error(tmp_path):

@@ -1,0 +1,45 @@
+"""Local defaults for Beam's runner options, shared by the data scripts and the Beam components.
+
+Without a --runner, Beam 2.77's DirectRunner first tries the Prism runner, whose binary it downloads
+from GitHub at run time. Nothing here may download at run time, so the default is the DirectRunner's
+own local engine (FnApiRunner), multi-process on all cores. A local runner named explicitly
+(DirectRunner, FnApiRunner) gets the same multi-process defaults; any other runner (Dataflow,
+Flink, ...) is passed through untouched. Beam-free, so callers can build options before importing it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Sequence
+
+_LOCAL_RUNNERS = (None, "DirectRunner", "direct", "FnApiRunner")
+
+
+def has_option(beam_args: Sequence[str], name: str) -> bool:
+  """Whether `--name` or `--name=value` is among `beam_args`."""
+  return any(a == f"--{name}" or a.startswith(f"--{name}=") for a in beam_args)
+
+
+def option_value(beam_args: Sequence[str], name: str) -> Optional[str]:
+  """The value of `--name=value` or `--name value` in `beam_args`, None when absent."""
+  for i, a in enumerate(beam_args):
+    if a.startswith(f"--{name}="):
+      return a.split("=", 1)[1]
+    if a == f"--{name}" and i + 1 < len(beam_args):
+      return beam_args[i + 1]
+  return None
+
+
+def with_local_runner_defaults(beam_args: List[str]) -> List[str]:
+  """`beam_args` (changed in place, and returned) with the local defaults: --runner=FnApiRunner
+  first when no runner is given; for a local runner, multi-process on all cores unless
+  --direct_running_mode / --direct_num_workers say otherwise."""
+  runner = option_value(beam_args, "runner")
+  if runner is None:
+    beam_args.insert(0, "--runner=FnApiRunner")
+  if runner in _LOCAL_RUNNERS:
+    if not has_option(beam_args, "direct_running_mode"):
+      beam_args.append("--direct_running_mode=multi_processing")
+    if not has_option(beam_args, "direct_num_workers"):
+      beam_args.append(f"--direct_num_workers={os.cpu_count() or 1}")
+  return beam_args

@@ -1,0 +1,24 @@
+"""Local Beam runner defaults, shared by the data scripts and the Beam components."""
+
+import os
+
+from bert_keras.data.beam_runner import option_value, with_local_runner_defaults
+from components.base.beam_options import local_beam_args
+
+ALL_CORES = f"--direct_num_workers={os.cpu_count() or 1}"
+
+
+def test_an_explicit_local_runner_gets_the_same_defaults_in_scripts_and_components():
+  for runner in ("--runner=DirectRunner", "--runner=FnApiRunner"):
+    expected = [runner, "--direct_running_mode=multi_processing", ALL_CORES]
+    assert with_local_runner_defaults([runner]) == expected
+    assert local_beam_args([runner]) == expected
+
+
+def test_components_copy_the_args_and_other_runners_pass_through():
+  args = ["--runner", "DataflowRunner", "--project=p"]
+  assert local_beam_args(args) == args and option_value(args, "runner") == "DataflowRunner"
+  given = ["--direct_num_workers=1"]
+  assert local_beam_args(given) == ["--runner=FnApiRunner", "--direct_num_workers=1",
+                                    "--direct_running_mode=multi_processing"]
+  assert given == ["--direct_num_workers=1"]
