@@ -90,6 +90,10 @@ def run_export(config: ExportConfig) -> dict:
                            extra_files={"export_config.json": config.to_json()})
       return {"output_dir": config.output_dir, "kind": "gpt", "task": task, "vocab_file": "",
               "lower_case": False}
+  if config.finetune_dir and config.max_seq_length is not None:
+    raise UserError(f"--max_seq_length={config.max_seq_length}: applies to encoder exports only; "
+                    f"a fine-tuned task ({config.finetune_dir}) keeps the length it was trained with "
+                    "(its task_info.json): leave it unset")
   # row_groups None stays None: the export picks it by the model's width
   # (serving_module.default_row_groups) and records the choice in export_info.json.
   config = dataclasses.replace(

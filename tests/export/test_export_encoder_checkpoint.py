@@ -103,3 +103,15 @@ def test_max_seq_length_beyond_the_positions_is_a_user_error(checkpoint, tmp_pat
     run_export(ExportConfig(output_dir=str(tmp_path / "x"), encoder_checkpoint=str(directory),
                             max_seq_length=positions + 1))
   assert not (tmp_path / "x").exists()
+
+
+def test_max_seq_length_for_a_fine_tuned_task_is_refused_not_ignored(tmp_path):
+  """A fine-tuned task serves the length it was trained with; a --max_seq_length given with
+  --finetune_dir used to be dropped without a word."""
+  run_dir = tmp_path / "run"
+  run_dir.mkdir()
+  (run_dir / "task_info.json").write_text(json.dumps({"task": "polarity", "max_seq_length": 24}))
+  with pytest.raises(UserError, match="--max_seq_length=48: applies to encoder exports only"):
+    run_export(ExportConfig(output_dir=str(tmp_path / "x"), finetune_dir=str(run_dir),
+                            max_seq_length=48))
+  assert not (tmp_path / "x").exists()
