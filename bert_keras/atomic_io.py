@@ -6,21 +6,26 @@ one: within one directory a rename replaces the target atomically. A write that 
 its temporary file and leaves the previous file untouched.
 
 `write_text` is for local paths; `gfile_write_text` for model_dir-style paths that may be remote
-(gs://...), through tf.io.gfile (on object stores a rename is a copy, so there it only
-guarantees that the target is never partly written by this process).
+(gs://...), through tf.io.gfile; `beam_create` streams a file through Beam's FileSystems (local or
+gs://, as Beam workers write). On object stores a rename is a copy, so there they only guarantee
+that the target is never partly written by this process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
 import uuid
 
 
 def write_text(path, data: str | bytes) -> None:
-  """Writes `data` (str: UTF-8 text; bytes: as is) to the local `path` atomically, mode 0644."""
+  """Writes `data` (str: UTF-8 text; bytes: as is) to the local `path` atomically, with the mode a
+  plain open() gives (0666 less the process umask)."""
   path = os.fspath(path)
-  fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".tmp_")
+  tmp = os.path.join(os.path.dirname(path) or ".", f".tmp_{uuid.uuid4().hex}")
+  # O_EXCL: never an existing file or symlink; mode 0666 is reduced by the umask in the kernel,
+  # so the umask is honoured without reading it (os.umask can only read it by changing it).
+  fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
   try:
     if isinstance(data, bytes):
       with os.fdopen(fd, "wb") as f:
@@ -28,7 +33,6 @@ def write_text(path, data: str | bytes) -> None:
     else:
       with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(data)
-    os.chmod(tmp, 0o644)  # mkstemp creates 0600; a normal write would give 0644
     os.replace(tmp, path)
   except BaseException:
     if os.path.exists(tmp):
@@ -49,4 +53,33 @@ def gfile_write_text(path: str, data: str | bytes) -> None:
   except BaseException:
     if tf.io.gfile.exists(tmp):
       tf.io.gfile.remove(tmp)
+    raise
+
+
+@contextlib.contextmanager
+def beam_create(path: str):
+  """Yields a binary file, from apache_beam's FileSystems.create, that becomes `path` (local or
+  gs://...) when the block ends without error; on error its temporary file is deleted.
+
+  The file is a sibling with a unique temporary name and stores the caller's bytes as they are
+  (no compression, whatever `path` ends with). Locally the rename replaces `path` atomically; elsewhere an
+  existing `path` is deleted first (a rename there is a copy).
+  """
+  # pylint: disable=g-import-not-at-top  (most users of this module never need Beam)
+  from apache_beam.io.filesystem import CompressionTypes
+  from apache_beam.io.filesystems import FileSystems
+
+  tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
+  try:
+    with FileSystems.create(tmp, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+      yield f
+    if "://" not in path:
+      os.replace(tmp, path)
+    else:
+      if FileSystems.exists(path):
+        FileSystems.delete([path])
+      FileSystems.rename([tmp], [path])
+  except BaseException:
+    if FileSystems.exists(tmp):
+      FileSystems.delete([tmp])
     raise

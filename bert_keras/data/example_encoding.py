@@ -153,8 +153,7 @@ def frame_record(data: bytes) -> bytes:
                    struct.pack("<I", _masked_crc32c(data))])
 
 
-def write_uncompressed_tfrecords(path: str, records: Iterable[bytes]) -> None:
-  """Writes `records` as an uncompressed TFRecord file at a local `path` (needs have_fast_crc32c())."""
-  with open(path, "wb") as f:
-    for record in records:
-      f.write(frame_record(record))
+def write_uncompressed_tfrecords(f, records: Iterable[bytes]) -> None:
+  """Writes `records` as uncompressed TFRecords to the binary file `f` (needs have_fast_crc32c())."""
+  for record in records:
+    f.write(frame_record(record))

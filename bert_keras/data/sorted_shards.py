@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import shutil
 import struct
 import uuid
 from typing import Any, Iterable, Iterator, List, Optional, Tuple
@@ -28,6 +29,8 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
+from bert_keras import atomic_io
+
 MAX_RUNS_PER_MERGE = 256  # open files per merge; more runs are merged in rounds
 
 
@@ -35,11 +38,25 @@ def is_local(path: str) -> bool:
   return "://" not in path
 
 
-def _open(path: str, mode: str):
+def _open_read(path: str):
   if is_local(path):
-    return open(path, mode)  # pylint: disable=unspecified-encoding
+    return open(path, "rb")  # pylint: disable=unspecified-encoding
   from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
-  return FileSystems.create(path) if mode == "wb" else FileSystems.open(path)
+  return FileSystems.open(path)
+
+
+def remove_dir(path: str) -> None:
+  """Removes directory `path` and what it holds (e.g. run files of failed attempts), if it exists.
+
+  On GCS a directory is only a prefix: Beam deletes a path ending in "/" recursively (nothing under
+  it is fine there, while Beam's local filesystem fails on an empty directory).
+  """
+  if is_local(path):
+    if os.path.isdir(path):
+      shutil.rmtree(path)
+    return
+  from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
+  FileSystems.delete([path.rstrip("/") + "/"])
 
 
 def _remove(paths: List[str]) -> None:
@@ -98,18 +115,15 @@ BYTES_KEYS = _BytesKeys()
 
 
 def write_run(path: str, rows: Iterable[Tuple[Any, bytes]], keys=UINT64_KEYS) -> None:
-  """Writes (key, record) rows, already sorted, as a run file (atomically when local)."""
-  tmp = path + ".tmp" if is_local(path) else path
-  with _open(tmp, "wb") as f:
+  """Writes (key, record) rows, already sorted, as a run file (atomically)."""
+  with atomic_io.beam_create(path) as f:
     for key, record in rows:
       f.write(keys.pack(key, record))
-  if tmp != path:
-    os.replace(tmp, path)
 
 
 def read_run(path: str, keys=UINT64_KEYS) -> Iterator[Tuple[Any, bytes]]:
   """The rows of a run file, streamed."""
-  with _open(path, "rb") as f:
+  with _open_read(path) as f:
     while True:
       row = keys.read(f)
       if row is None:
@@ -212,7 +226,7 @@ class WriteSortedShards(beam.PTransform):
   gathered per bundle into lists of about `run_bytes` (see _GatherRuns). With `num_shards`, every
   shard in range(num_shards) is written, also one no row went to. Run files go under `runs_dir`
   (which must exist for local paths); merged runs are deleted, a failed attempt's runs stay for the
-  caller to remove with the directory.
+  caller to remove with the directory (remove_dir).
   """
 
   def __init__(self, runs_dir: str, writer, keys=UINT64_KEYS, run_bytes: Optional[int] = None,

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Dict, Iterable, Iterator, List, Tuple
+from typing import Dict, Iterable, List
 
+from bert_keras import atomic_io
 from bert_keras.data import example_encoding, sorted_shards
 
 STAGING_DIR_NAME = ".staging"
@@ -28,9 +29,8 @@ _is_local = sorted_shards.is_local
 def write_tfrecord_file(path: str, records: Iterable[bytes], compression: str) -> None:
   """Writes `records` in order (streamed) to `path` (local or any tf.io.gfile filesystem)."""
   if compression == "none" and _is_local(path) and example_encoding.have_fast_crc32c():
-    tmp = path + ".tmp"
-    example_encoding.write_uncompressed_tfrecords(tmp, records)
-    os.replace(tmp, path)
+    with atomic_io.beam_create(path) as f:
+      example_encoding.write_uncompressed_tfrecords(f, records)
     return
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
@@ -43,14 +43,6 @@ def write_tfrecord_file(path: str, records: Iterable[bytes], compression: str) -
 # === Sorted runs (sorted_shards.py), uint64 instance keys: the shard's rows never pass through the
 # runner's shuffle, so no process holds them ===
 RUNS_DIR_NAME = "runs"
-MAX_RUNS_PER_MERGE = sorted_shards.MAX_RUNS_PER_MERGE
-write_run = sorted_shards.write_run  # (path, rows) with uint64 keys
-read_run = sorted_shards.read_run
-
-
-def merge_runs(paths: List[str], work_dir: str, name: str) -> Iterator[Tuple[int, bytes]]:
-  """sorted_shards.merge_runs of uint64-keyed runs, at most MAX_RUNS_PER_MERGE open at once."""
-  return sorted_shards.merge_runs(paths, work_dir, name, sorted_shards.UINT64_KEYS, MAX_RUNS_PER_MERGE)
 
 
 class _TFRecordShardWriter:
@@ -98,13 +90,6 @@ class _Files:
   def exists(self, path):
     return os.path.exists(path) if self.local else self._gfile.exists(path)
 
-  def rmtree(self, path):
-    if self.local:
-      import shutil  # pylint: disable=g-import-not-at-top
-      shutil.rmtree(path)
-    else:
-      self._gfile.rmtree(path)
-
   def makedirs(self, path):
     os.makedirs(path, exist_ok=True) if self.local else self._gfile.makedirs(path)
 
@@ -136,8 +121,7 @@ def prepare_staging_dir(output_dir: str) -> str:
   """Creates an empty staging dir under `output_dir` (removing one a killed run left)."""
   files = _Files(output_dir)
   staging = staging_dir_for(output_dir)
-  if files.exists(staging):
-    files.rmtree(staging)
+  sorted_shards.remove_dir(staging)
   files.makedirs(staging)
   files.makedirs(os.path.join(staging, RUNS_DIR_NAME))
   return staging
@@ -170,5 +154,5 @@ def publish_shards(output_dir: str, config, summary: Dict) -> List[str]:
   tmp = summary_path + ".tmp"
   files.write_text(tmp, json.dumps(summary, indent=2, sort_keys=True) + "\n")
   files.rename(tmp, summary_path)
-  files.rmtree(staging)
+  sorted_shards.remove_dir(staging)
   return paths

@@ -13,6 +13,7 @@ The output directory receives:
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import math
 import os
@@ -201,10 +202,12 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
   # A rerun into the same directory replaces the previous run's artifacts: left in place, its
   # model.keras would sit beside this run's task_info.json and metrics.json (another length,
   # labels or model) and export would combine them; without --save_model the directory then has
-  # no model.keras at all, which export_model refuses. (After the model is built: the previous
-  # model.keras may be this run's --init_checkpoint.)
-  for name in ("model.keras", "task_info.json", "metrics.json"):
-    stale = os.path.join(run.output_dir, name)
+  # no model.keras at all, which export_model refuses. Its predictions_* go too: those of another
+  # task or split would pass for this run's. (After the model is built: the previous model.keras
+  # may be this run's --init_checkpoint.)
+  stale_files = [os.path.join(run.output_dir, name)
+                 for name in ("model.keras", "task_info.json", "metrics.json")]
+  for stale in stale_files + glob.glob(os.path.join(glob.escape(run.output_dir), "predictions_*")):
     if os.path.exists(stale):
       os.remove(stale)
   resolved = {"task": task_config.to_dict(), "run": run.to_dict(),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
 
 from components.base.base_executor import BaseExecutor
 from components.base.beam_options import local_beam_args
@@ -53,7 +52,7 @@ def build_pipeline(p, parameters, output_prefix: str, run_bytes: int = RUN_BYTES
   from bert_keras.data.bert_corpus_reader import ReadBertCorpus
   from bert_keras.data.line_document_reader import ReadLineDocuments
   from bert_keras.data.pretraining_instances import stable_hash
-  from bert_keras.data.sorted_shards import BYTES_KEYS, WriteSortedShards
+  from bert_keras.data.sorted_shards import BYTES_KEYS, WriteSortedShards, remove_dir
   from bert_keras.data.wikipedia_reader import ReadWikipediaDump
 
   sources = []
@@ -72,7 +71,7 @@ def build_pipeline(p, parameters, output_prefix: str, run_bytes: int = RUN_BYTES
                  | "Unlist" >> beam.FlatMap(lambda docs: docs))
   num_shards = parameters["num_shards"]
   runs_dir = runs_dir_for(output_prefix)
-  _remove_dir(runs_dir)  # a killed run's
+  remove_dir(runs_dir)  # a killed run's
   FileSystems.mkdirs(runs_dir)
   # Not WriteToText: with a fixed shard count it deals records to shards at random, and readers
   # name a document after its file and line, so every run made different pretraining examples.
@@ -87,21 +86,7 @@ def build_pipeline(p, parameters, output_prefix: str, run_bytes: int = RUN_BYTES
               runs_dir, text_shard_writer.TextShardWriter(output_prefix, num_shards), BYTES_KEYS,
               run_bytes=run_bytes, num_shards=num_shards)
           | "AllWritten" >> beam.combiners.ToList()
-          | "RemoveRuns" >> beam.Map(lambda paths: _remove_dir(runs_dir) or sorted(paths)))
-
-
-def _remove_dir(path: str) -> None:
-  """Removes directory `path` and what it holds (run files of failed attempts), if it exists.
-
-  On GCS a directory is only a prefix: Beam deletes a path ending in "/" recursively (nothing under
-  it is fine there, while Beam's local filesystem fails on an empty directory).
-  """
-  if "://" not in path:
-    if os.path.isdir(path):
-      shutil.rmtree(path)
-    return
-  from apache_beam.io.filesystems import FileSystems  # pylint: disable=import-outside-toplevel
-  FileSystems.delete([path.rstrip("/") + "/"])
+          | "RemoveRuns" >> beam.Map(lambda paths: remove_dir(runs_dir) or sorted(paths)))
 
 
 class CorpusIngestionExecutor(BaseExecutor):

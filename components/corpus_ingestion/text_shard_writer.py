@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import Iterable, Tuple
 
+from bert_keras import atomic_io
+
 SHARD_SUFFIX = ".txt"
 
 
@@ -31,7 +33,8 @@ class TextShardWriter:
   """Writes shard `index` of `num_shards` as <output_prefix>-<index>-of-<num_shards>.txt.
 
   The records (documents' bytes, in order) are streamed to a temporary name that is then renamed,
-  through Beam's FileSystems, so the same code writes to local disk and to gs:// on Dataflow.
+  through Beam's FileSystems (atomic_io.beam_create), so the same code writes to local disk and to
+  gs:// on Dataflow.
   """
 
   def __init__(self, output_prefix: str, num_shards: int):
@@ -42,14 +45,8 @@ class TextShardWriter:
     return os.path.basename(shard_path(self._output_prefix, index, self._num_shards))
 
   def write(self, index: int, records: Iterable[bytes]) -> str:
-    from apache_beam.io.filesystems import FileSystems  # pylint: disable=import-outside-toplevel
-
     path = shard_path(self._output_prefix, index, self._num_shards)
-    temporary = f"{path}.tmp-{os.getpid()}"
-    with FileSystems.create(temporary) as f:
+    with atomic_io.beam_create(path) as f:
       for record in records:
         f.write(record)
-    if FileSystems.exists(path):
-      FileSystems.delete([path])
-    FileSystems.rename([temporary], [path])
     return path

@@ -10,7 +10,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from bert_keras.data import sorted_shards
 from bert_keras.data.pretraining_instances import stable_hash
-from components.corpus_ingestion import executor
+from components.corpus_ingestion import executor, text_shard_writer
 
 
 def _corpus(path, documents):
@@ -130,3 +130,18 @@ def test_a_shard_without_documents_is_still_written(tmp_path):
   assert len(paths) == 4
   assert executor.count_corpus(paths)["documents"] == 1
   assert sum(os.path.getsize(p) == 0 for p in paths) == 3
+
+
+def test_a_failed_shard_write_keeps_the_earlier_shard_and_leaves_no_temporary(tmp_path):
+  writer = text_shard_writer.TextShardWriter(str(tmp_path / executor.SHARD_PREFIX), 2)
+  path = writer.write(1, [b"doc one.\n\n", b"doc two.\n\n"])
+  assert open(path, "rb").read() == b"doc one.\n\ndoc two.\n\n"
+
+  def records():
+    yield b"half a shard.\n\n"
+    raise RuntimeError("merge died")
+
+  with pytest.raises(RuntimeError, match="merge died"):
+    writer.write(1, records())
+  assert os.listdir(tmp_path) == ["corpus-00001-of-00002.txt"]
+  assert open(path, "rb").read() == b"doc one.\n\ndoc two.\n\n"

@@ -55,7 +55,8 @@ def test_tfrecord_bytes_equal_to_tf_writer(tmp_path):
   rng = random.Random(1)
   records = [b"", b"x"] + [bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 3000))) for _ in range(50)]
   ours, theirs = tmp_path / "ours.tfrecord", tmp_path / "theirs.tfrecord"
-  example_encoding.write_uncompressed_tfrecords(str(ours), records)
+  with open(ours, "wb") as f:
+    example_encoding.write_uncompressed_tfrecords(f, records)
   with tf.io.TFRecordWriter(str(theirs)) as writer:
     for record in records:
       writer.write(record)
@@ -79,18 +80,17 @@ def test_serialize_instance_equals_protobuf_of_padded_lists(seq, pred):
     serialize_instance(TrainingInstance([1] * (seq + 1), [0] * (seq + 1), [], [], False), seq, pred)
 
 
-def test_runs_merge_in_key_order_with_bounded_fan_in(tmp_path, monkeypatch):
-  from bert_keras.data import tfrecord_shards
-  monkeypatch.setattr(tfrecord_shards, "MAX_RUNS_PER_MERGE", 3)
+def test_runs_merge_in_key_order_with_bounded_fan_in(tmp_path):
+  from bert_keras.data import sorted_shards
   rng = random.Random(2)
   rows = [(rng.getrandbits(64), bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 40)))) for _ in range(400)]
   rows += [(rows[0][0], b"tie, other record"), (rows[0][0], b"")]  # equal keys: ordered by record
   paths = []
   for i in range(10):
     path = str(tmp_path / f"r{i}.run")
-    tfrecord_shards.write_run(path, sorted(rows[i::10]))
+    sorted_shards.write_run(path, sorted(rows[i::10]))
     paths.append(path)
-  assert list(tfrecord_shards.merge_runs(paths, str(tmp_path), "shard")) == sorted(rows)
+  assert list(sorted_shards.merge_runs(paths, str(tmp_path), "shard", max_runs_per_merge=3)) == sorted(rows)
   assert not list(tmp_path.iterdir())  # inputs and merge rounds are deleted
 
 

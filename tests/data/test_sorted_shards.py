@@ -2,6 +2,8 @@
 
 import random
 
+import pytest
+
 from bert_keras.data import sorted_shards
 from bert_keras.data.sorted_shards import BYTES_KEYS, _GatherRuns, _MergeShard  # pylint: disable=protected-access
 
@@ -94,3 +96,23 @@ def test_a_shard_is_merged_streaming_from_its_runs(tmp_path):
   writer = _CheckingWriter(keys, 0)
   assert list(_MergeShard(str(tmp_path), writer, keys).process((0, [None]))) == ["written-0"]
   assert writer.records == []
+
+
+def test_a_failed_run_write_leaves_no_file(tmp_path):
+  def rows():
+    yield b"a", b"first"
+    raise RuntimeError("producer died")
+
+  with pytest.raises(RuntimeError, match="producer died"):
+    sorted_shards.write_run(str(tmp_path / "r0.run"), rows(), BYTES_KEYS)
+  assert not list(tmp_path.iterdir())
+
+
+def test_remove_dir_removes_the_tree_and_accepts_an_absent_one(tmp_path):
+  runs = tmp_path / "runs"
+  (runs / "sub").mkdir(parents=True)
+  (runs / "shard-00000-x.run").write_bytes(b"run")
+  (runs / "sub" / "left.run.tmp-1").write_bytes(b"")
+  sorted_shards.remove_dir(str(runs))
+  assert not list(tmp_path.iterdir())
+  sorted_shards.remove_dir(str(runs))  # a first run has none

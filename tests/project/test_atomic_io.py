@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from bert_keras.atomic_io import gfile_write_text, write_text
+from bert_keras.atomic_io import beam_create, gfile_write_text, write_text
 
 
 class _Unwritable:
@@ -32,13 +32,40 @@ def test_a_failing_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path, wr
   assert os.listdir(tmp_path) == ["metrics.json"]
 
 
-def test_local_file_is_readable_by_others(tmp_path):
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)],
+                         ids=["022", "077", "002"])
+def test_local_file_mode_is_what_the_umask_gives(tmp_path, umask, mode):
   path = tmp_path / "config.json"
-  write_text(path, "{}")
-  assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+  old = os.umask(umask)
+  try:
+    write_text(path, "{}")
+  finally:
+    os.umask(old)
+  assert stat.S_IMODE(os.stat(path).st_mode) == mode
 
 
 def test_missing_directory_is_an_error_not_a_stray_file(tmp_path):
   with pytest.raises(FileNotFoundError):
     write_text(str(tmp_path / "absent" / "x.txt"), "x")
   assert os.listdir(tmp_path) == []
+
+
+def test_beam_create_replaces_the_file_with_the_bytes_as_written(tmp_path):
+  path = tmp_path / "shard.txt.gz"  # the name's suffix does not compress the bytes
+  path.write_bytes(b"old")
+  with beam_create(str(path)) as f:
+    f.write(b"new ")
+    f.write(b"bytes")
+  assert path.read_bytes() == b"new bytes"
+  assert os.listdir(tmp_path) == ["shard.txt.gz"]
+
+
+def test_beam_create_that_fails_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
+  path = tmp_path / "shard.txt"
+  path.write_bytes(b"old")
+  with pytest.raises(RuntimeError, match="reader died"):
+    with beam_create(str(path)) as f:
+      f.write(b"half")
+      raise RuntimeError("reader died")
+  assert path.read_bytes() == b"old"
+  assert os.listdir(tmp_path) == ["shard.txt"]

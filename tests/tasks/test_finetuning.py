@@ -48,14 +48,18 @@ def test_polarity_end_to_end_writes_export_artifacts(tmp_path):
   assert model(x)["logits"].shape == (1, 2)
 
 
-def test_rerun_into_the_same_directory_leaves_no_stale_model(tmp_path):
+def test_rerun_into_the_same_directory_leaves_no_stale_model_or_predictions(tmp_path):
   """A --save_model=false rerun at another length must not leave the first run's model.keras
   beside its own task_info.json: export would serve a length-32 model as a length-48 one."""
   from bert_keras.export.export_config import ExportConfig, run_export
   _, out = _run("polarity", tmp_path, max_train_examples=16)
   assert os.path.isfile(os.path.join(out, "model.keras"))
+  # What a run of another task (other splits, other formats) would have left beside it.
+  for name in ("predictions_dev_mismatched.json", "predictions_test.txt"):
+    open(os.path.join(out, name), "w").close()
   _, again = _run("polarity", tmp_path, max_train_examples=16, save_model=False, max_seq_length=48)
   assert again == out and not os.path.exists(os.path.join(out, "model.keras"))
+  assert sorted(n for n in os.listdir(out) if n.startswith("predictions_")) == ["predictions_dev.json"]
   assert json.load(open(os.path.join(out, "task_info.json")))["max_seq_length"] == 48
   with pytest.raises(UserError, match="no model.keras beside its task_info.json.*save_model"):
     run_export(ExportConfig(output_dir=str(tmp_path / "export"), finetune_dir=out))
