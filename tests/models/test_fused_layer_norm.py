@@ -40,8 +40,10 @@ def test_fused_layer_norm_equals_the_keras_layer():
   # Traced with a dynamic row count, as in a serving graph: grappler rewrites it on oneDNN.
   traced = tf.function(lambda r: fused_layer_norm(norm, r), autograph=False,
                        input_signature=[tf.TensorSpec([None, hidden])])
+  # atol: rows at offset 30 carry float32 rounding of ~1e-5 in either form, and how much depends
+  # on the CPU's kernels (3.3e-5 on an AMD EPYC); an epsilon of 1e-5 moves the small rows by 2.6.
   for got in (fused_layer_norm(norm, tf.constant(rows)), traced(tf.constant(rows))):
-    np.testing.assert_allclose(got.numpy(), expected, atol=2e-5, rtol=1e-4)
+    np.testing.assert_allclose(got.numpy(), expected, atol=1e-4, rtol=1e-4)
   assert traced(tf.zeros((0, hidden))).shape == (0, hidden)  # an empty row group
 
 
