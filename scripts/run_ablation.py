@@ -13,7 +13,6 @@ fix) replaces the old rows when its directory is listed first; every other row i
 from absl import app, flags
 
 from bert_keras.errors import UserError, parse_flags, run_main
-from bert_keras.gpt.ablation_study import merge_runs, run_study
 from configs.ablations import DEFAULT_TASK_VARIANTS, PROBE_TASK_VARIANTS, get_study_config
 
 flags.DEFINE_string("output_dir", None, "Where the table, plot and results go.")
@@ -51,6 +50,8 @@ def main(argv):
   study = get_study_config(F.preset, **overrides)
   if F.variants:
     study = study.only_variants(F.variants)
+  # Imported once the flags are checked: a bad flag is answered before TensorFlow loads.
+  from bert_keras.gpt.ablation_study import merge_runs, run_study  # pylint: disable=import-outside-toplevel
   if F.merge:
     merge_runs(F.merge, study, F.output_dir)
   else:

@@ -75,8 +75,9 @@ def config_from_flags() -> TrainingConfig:
 def main(argv):
   del argv
   logging.set_verbosity(logging.INFO)
+  config = config_from_flags()  # a bad flag or config file fails here, before TensorFlow loads
   from bert_keras.training.pretrain import run_pretraining  # pylint: disable=import-outside-toplevel
-  result = run_pretraining(config_from_flags())
+  result = run_pretraining(config)
   logging.info("final: %s", json.dumps(result, sort_keys=True))
 
 

@@ -330,7 +330,13 @@ def model_variables(model: keras.Model) -> dict:
 
 
 def _sum_over_steps(step, num_steps):
-  """Runs `step` (a dict of scalar sums) `num_steps` times in the traced loop and adds the dicts."""
+  """Runs `step` (a dict of scalar sums) `num_steps` times in the traced loop and adds the dicts.
+
+  The first step runs before the loop (its sums give the loop its initial values) and again as the
+  loop body: as a nested tf.function, `step` is traced once and called twice, instead of being
+  traced twice (a model's whole forward and backward pass each time).
+  """
+  step = tf.function(step)
   sums = step()
   for _ in tf.range(num_steps - 1):
     s = step()

@@ -1,10 +1,13 @@
 """A bad command line (a required flag missing, an unknown flag) gets the same contract as bad
 input: one `error:` line, exit status 2, no usage dump or traceback (absl alone prints its usage
 and exits 1); `--help` still prints the usage and exits 0. Three real subprocesses (absl and
-argparse scripts), the rest checked in-process and by reading the scripts."""
+argparse scripts), two with TensorFlow unimportable (a bad flag value is answered before it loads),
+the rest checked in-process and by reading the scripts."""
 
 import argparse
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -33,6 +36,21 @@ def test_absl_script_help_exits_zero():
 def test_argparse_script_without_a_required_flag():
   _one_error_line(B.run_script("create_pretraining_data", "--input_format=bert_text"),
                   "the following arguments are required: --output_dir")
+
+
+@pytest.mark.parametrize("script, flag", [("run_pretraining", "--special_token_ids=a,b"),
+                                          ("run_ablation", "--seeds=a,b")])
+def test_bad_flag_value_is_answered_before_tensorflow_loads(script, flag):
+  """These scripts check their flag values before importing TensorFlow (seconds to load), so a
+  typo is answered at once. Run here with TensorFlow made unimportable."""
+  out = "--model_dir" if script == "run_pretraining" else "--output_dir"
+  argv = [f"{script}.py", flag, f"{out}=/nonexistent/never_written"]
+  driver = ("import runpy, sys; sys.modules['tensorflow'] = None; "
+            f"sys.argv = {argv!r}; "
+            f"runpy.run_path({os.path.join(B.SCRIPTS, script + '.py')!r}, run_name='__main__')")
+  result = subprocess.run([sys.executable, "-c", driver], cwd=B.ROOT, capture_output=True,
+                          text=True, timeout=240, env=dict(os.environ, PYTHONPATH=B.ROOT))
+  _one_error_line(result, flag)
 
 
 def test_every_script_parses_its_flags_through_the_contract():
