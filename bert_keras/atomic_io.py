@@ -83,3 +83,42 @@ def beam_create(path: str):
     if FileSystems.exists(tmp):
       FileSystems.delete([tmp])
     raise
+
+
+def _first_existing(path: str) -> str:
+  """`path` itself if it exists, else its nearest existing ancestor ("." for a relative path)."""
+  path = os.path.abspath(path)
+  while not os.path.exists(path) and os.path.dirname(path) != path:
+    path = os.path.dirname(path)
+  return path
+
+
+def check_output_dir(path, flag: str = "output_dir") -> None:
+  """UserError unless the local `path` is a directory or can be created as one: checked before any
+  work, so a path that is a file fails at once instead of after a run. Remote paths (gs://...)
+  are left to the writer."""
+  from bert_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+
+  path = os.fspath(path)
+  if "://" in path:
+    return
+  existing = _first_existing(path)
+  if not os.path.isdir(existing):
+    what = "is a file" if existing == os.path.abspath(path) else f"is under the file {existing}"
+    raise UserError(f"--{flag}={path} {what}: expected a directory (existing or to be created)")
+
+
+def check_output_file(path, flag: str = "output") -> None:
+  """UserError unless the local `path` can be written as a file: not an existing directory, and
+  its directory exists or can be created. Remote paths (gs://...) are left to the writer."""
+  from bert_keras.errors import UserError  # pylint: disable=g-import-not-at-top
+
+  path = os.fspath(path)
+  if "://" in path:
+    return
+  if os.path.isdir(path):
+    raise UserError(f"--{flag}={path} is a directory: expected a file path")
+  existing = _first_existing(os.path.dirname(os.path.abspath(path)))
+  if not os.path.isdir(existing):
+    raise UserError(f"--{flag}={path} is under the file {existing}: expected a file path in a "
+                    "directory (existing or to be created)")

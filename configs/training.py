@@ -18,6 +18,9 @@ OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
 OPTIMIZERS = ("adamw", "lamb", "adam")
 DECAYS = ("linear", "polynomial", "cosine", "constant")
 DISTRIBUTIONS = ("default", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
+# Those fine-tuning supports (Keras `fit`; no cluster or TPU address): scripts/run_finetuning.py's,
+# and the pipeline's and component CLIs', whose runs include the fine-tuner.
+FINETUNE_DISTRIBUTIONS = ("default", "one_device", "mirrored")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 # Declared field type (a string: `from __future__ import annotations`) -> (check, what is expected).
 _FIELD_TYPES = {

@@ -24,14 +24,14 @@ from absl import app, flags
 from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError, parse_flags, run_main, split_args
 from configs.pipeline import DEMO_PRETRAIN_STEPS, demo_config
-from configs.training import DISTRIBUTIONS
+from configs.training import FINETUNE_DISTRIBUTIONS
 
 flags.DEFINE_string("output_dir", None, "Where artifacts, run reports and the serving dir go.")
 flags.DEFINE_bool("force", False, "Rerun every component, ignoring the cache.")
 flags.DEFINE_list("force_components", [], "Rerun these components (and what depends on them).")
 flags.DEFINE_string("beam_pipeline_args", "", "Options for the Beam components, one string.")
-flags.DEFINE_enum("distribution_strategy", "default", list(DISTRIBUTIONS),
-                  "tf.distribute strategy of the trainers.")
+flags.DEFINE_enum("distribution_strategy", "default", list(FINETUNE_DISTRIBUTIONS),
+                  "tf.distribute strategy of the trainers (those fine-tuning supports).")
 flags.DEFINE_integer("pretrain_steps", DEMO_PRETRAIN_STEPS,
                      "Pretraining steps of the tiny BERT (about 10 min on 2 cores).")
 flags.DEFINE_float("finetune_epochs", 3.0, "Fine-tuning epochs (similarity uses at most 1).")

@@ -12,6 +12,7 @@ Defaults are the task preset's (configs/tasks.py: the paper's batch 32, 3 epochs
 from absl import app, flags
 
 from bert_keras.errors import parse_flags, run_main
+from configs.training import FINETUNE_DISTRIBUTIONS
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("task", None, "Task preset / registered task name (e.g. glue/mrpc, squad_v1).")
@@ -43,7 +44,7 @@ flags.DEFINE_integer("lstm_units", None, "Feature-based: BiLSTM units per direct
 flags.DEFINE_integer("seed", None, "Random seed.")
 flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training examples (0 = all).",
                      lower_bound=0)
-flags.DEFINE_enum("distribution_strategy", "default", ["default", "one_device", "mirrored"],
+flags.DEFINE_enum("distribution_strategy", "default", list(FINETUNE_DISTRIBUTIONS),
                   "tf.distribute strategy.")
 flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_float16", "mixed_bfloat16"],
                   "Numeric precision policy.")

@@ -25,7 +25,9 @@ from typing import List, Sequence, Tuple
 
 import apache_beam as beam
 
+from bert_keras.atomic_io import check_output_dir
 from bert_keras.data import beam_metrics
+from bert_keras.data.beam_args import add_help_aliases, check_beam_args
 from bert_keras.data.beam_runner import with_local_runner_defaults
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
 from bert_keras.data.pretraining_data_config import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
@@ -51,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
   parser.add_argument("--input_format", default=d.input_format, choices=INPUT_FORMATS)
   parser.add_argument("--output_dir", required=True)
   parser.add_argument("--vocab_file", default=None, help="default: the real bert-base-uncased vocab.txt")
-  parser.add_argument("--do_lower_case", type=_bool, default=d.lower_case)
+  parser.add_argument("--do_lower_case", type=_bool, nargs="?", const=True, default=d.lower_case)
   parser.add_argument("--max_seq_length", type=int, default=d.max_seq_length)
   parser.add_argument("--max_predictions_per_seq", type=int, default=None,
                       help="default: 20 at max_seq_length 128, 80 at 512")
@@ -59,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
   parser.add_argument("--short_seq_prob", type=float, default=d.short_seq_prob)
   parser.add_argument("--dupe_factor", type=int, default=d.dupe_factor)
   parser.add_argument("--random_seed", type=int, default=d.random_seed)
-  parser.add_argument("--do_whole_word_mask", type=_bool, default=d.whole_word_mask)
+  parser.add_argument("--do_whole_word_mask", type=_bool, nargs="?", const=True,
+                      default=d.whole_word_mask)
   parser.add_argument("--num_shards", type=int, default=d.num_shards)
   parser.add_argument("--compression", default=d.compression, choices=COMPRESSIONS)
   parser.add_argument("--docs_per_bucket", type=int, default=d.docs_per_bucket)
@@ -68,16 +71,19 @@ def _parser() -> argparse.ArgumentParser:
   parser.add_argument("--json_text_key", default=d.json_text_key)
   parser.add_argument("--tfds_split", default=d.tfds_split)
   parser.add_argument("--tfds_data_dir", default=None)
+  add_help_aliases(parser)
   return parser
 
 
 def parse_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
-  """Our flags -> known_args; everything else is passed to Beam unchanged.
+  """Our flags -> known_args; everything else, which must be Beam options, is passed to Beam.
 
   Without a --runner (or with the DirectRunner) the DirectRunner runs multi-process on all cores
   unless --direct_running_mode / --direct_num_workers say otherwise.
   """
-  known, beam_args = _parser().parse_known_args(list(argv))
+  parser = _parser()
+  known, beam_args = parser.parse_known_args(list(argv))
+  check_beam_args(beam_args, parser)
   return known, with_local_runner_defaults(beam_args)
 
 
@@ -165,6 +171,7 @@ def run(argv: Sequence[str]) -> dict:
 
   known, beam_args = parse_args(argv)
   config = config_from_args(known)
+  check_output_dir(config.output_dir)
   check_vocabulary(config)
   prepare_staging_dir(config.output_dir)
   with worker_user_errors():

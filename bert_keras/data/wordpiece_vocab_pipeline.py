@@ -19,7 +19,9 @@ from typing import Iterable, List, Sequence, Tuple
 
 import apache_beam as beam
 
+from bert_keras.atomic_io import check_output_dir
 from bert_keras.data.pretraining_data_config import INPUT_FORMATS, PretrainingDataConfig
+from bert_keras.data.beam_args import add_help_aliases, check_beam_args
 from bert_keras.data.beam_runner import with_local_runner_defaults
 from bert_keras.data.pretraining_data_pipeline import _bool, read_documents
 from bert_keras.errors import UserError, worker_user_errors
@@ -122,19 +124,22 @@ class LearnWordPieceVocab(beam.PTransform):
 
 
 def parse_args(argv: Sequence[str]):
-  """Our flags -> known_args; the rest goes to Beam (DirectRunner multi-process by default)."""
+  """Our flags -> known_args; the rest, which must be Beam options, goes to Beam (DirectRunner
+  multi-process by default)."""
   parser = argparse.ArgumentParser(description="Learns a WordPiece vocab.txt", allow_abbrev=False)
   parser.add_argument("--input_file", default=None, help="default: the embedded Wikipedia dump")
   parser.add_argument("--input_format", default="wikipedia", choices=INPUT_FORMATS)
   parser.add_argument("--output_dir", required=True)
   parser.add_argument("--vocab_size", type=int, default=30522)
-  parser.add_argument("--do_lower_case", type=_bool, default=True)
+  parser.add_argument("--do_lower_case", type=_bool, nargs="?", const=True, default=True)
   parser.add_argument("--num_unused", type=int, default=99)
   parser.add_argument("--min_count", type=int, default=1)
   parser.add_argument("--max_input_words", type=int, default=5_000_000)
   parser.add_argument("--num_iterations", type=int, default=4, help="learner passes per threshold")
   parser.add_argument("--json_text_key", default="text")
+  add_help_aliases(parser)
   known, beam_args = parser.parse_known_args(list(argv))
+  check_beam_args(beam_args, parser)
   return known, with_local_runner_defaults(beam_args)
 
 
@@ -162,6 +167,7 @@ def run(argv: Sequence[str]) -> str:
   known, beam_args = parse_args(argv)
   # Checked here, not only in the worker that learns, so a bad value fails before any reading.
   check_vocab_size(known.vocab_size, known.num_unused)
+  check_output_dir(known.output_dir)
   with worker_user_errors():
     with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
       build_pipeline(p, known)

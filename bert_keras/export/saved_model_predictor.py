@@ -31,6 +31,9 @@ def load(path: str):
   """tf.saved_model.load with a one-line error for a missing or foreign directory."""
   if not tf.io.gfile.exists(path):
     raise UserError(f"{path}: no such SavedModel directory")
+  if not tf.saved_model.contains_saved_model(path):
+    raise UserError(f"{path}: not a SavedModel directory (no saved_model.pb); expected the "
+                    "directory export_model wrote")
   loaded = tf.saved_model.load(path)
   if not hasattr(loaded, "kind") or not hasattr(loaded, "serve"):
     raise UserError(f"{path}: not a text-in SavedModel written by export_model (no kind/serve)")

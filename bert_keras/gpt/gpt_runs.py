@@ -12,7 +12,7 @@ from typing import Sequence
 import keras
 import tensorflow as tf
 
-from bert_keras.atomic_io import write_text
+from bert_keras.atomic_io import check_output_file, write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.gpt import gpt_training, lm_data
@@ -50,6 +50,7 @@ def _read_texts(corpora: Sequence[str], input_files: Sequence[str]) -> list[list
 def run_train_bpe(corpora: Sequence[str], input_files: Sequence[str], vocab_size: int,
                   output_path: str, lower_case: bool = True) -> GPTTokenizer:
   """Trains the BPE model on real corpora and writes it (+ `<output>.json` with the settings)."""
+  check_output_file(output_path)
   documents = _read_texts(corpora, input_files)
   proto = train_bpe_model([" ".join(d) for d in documents], vocab_size, lower_case=lower_case)
   tokenizer = GPTTokenizer(model_proto=proto)

@@ -15,7 +15,7 @@ import warnings
 
 from absl import logging
 
-from bert_keras.atomic_io import write_text
+from bert_keras.atomic_io import check_output_dir, write_text
 from bert_keras.errors import UserError
 from bert_keras.interop import google_checkpoint, loader
 from bert_keras.interop.casing import casing_from_vocab, check_tokenizer_casing
@@ -76,6 +76,7 @@ def convert_checkpoint(source_format: str, target_format: str, input_path: str, 
     raise UserError(f"--from={source_format!r}; expected one of {SOURCES}")
   if target_format not in TARGETS:
     raise UserError(f"--to={target_format!r}; expected one of {TARGETS}")
+  check_output_dir(output_dir, "output")
   detected, _ = loader.detect_format(input_path)
   family = "keras" if detected in ("keras", "keras_weights") else detected
   if family != source_format:

@@ -26,11 +26,12 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_keras.atomic_io import write_text
+from bert_keras.atomic_io import check_output_dir, write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from configs.model import ConfigError, ModelConfig, get_model_config, MODEL_PRESETS
 from configs.tasks import TaskConfig
+from configs.training import FINETUNE_DISTRIBUTIONS
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features
 
@@ -162,6 +163,10 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
 
   if not run.output_dir:
     raise UserError("--output_dir is required")
+  check_output_dir(run.output_dir)
+  if run.distribution_strategy not in FINETUNE_DISTRIBUTIONS:
+    raise UserError(f"distribution_strategy={run.distribution_strategy!r}: fine-tuning supports "
+                    f"{FINETUNE_DISTRIBUTIONS}")
   check_model_fits_task(run, task_config)
   os.makedirs(run.output_dir, exist_ok=True)
   keras.utils.set_random_seed(task_config.seed)

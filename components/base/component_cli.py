@@ -16,7 +16,7 @@ from absl import flags
 
 from bert_keras.errors import UserError, split_args
 from bert_keras.json_io import read_json_file
-from configs.training import DISTRIBUTIONS
+from configs.training import FINETUNE_DISTRIBUTIONS
 from components.base.base_executor import ExecutionContext
 from components.base.component_launcher import FAILED, ComponentLauncher
 
@@ -30,8 +30,8 @@ def define_flags() -> None:
   flags.DEFINE_string("params_json", None, "A JSON file of parameters (--param overrides it).")
   flags.DEFINE_bool("force", False, "Rerun even when the cache holds this execution.")
   flags.DEFINE_string("beam_pipeline_args", "", "Options for Beam components, one string.")
-  flags.DEFINE_enum("distribution_strategy", "default", list(DISTRIBUTIONS),
-                    "tf.distribute strategy for trainers.")
+  flags.DEFINE_enum("distribution_strategy", "default", list(FINETUNE_DISTRIBUTIONS),
+                    "tf.distribute strategy for trainers (those fine-tuning supports).")
 
 
 def _pairs(values, flag):
