@@ -63,10 +63,11 @@ def ensure_peers():
     subprocess.check_call([sys.executable, "-m", "venv", os.path.join(VENVS, "tfm")])
     subprocess.check_call([TFM_PY, "-m", "pip", "install", "-q", "tf-models-official==2.20.0",
                            "tensorflow-cpu==2.20.0"])
-  if not os.path.exists(os.path.join(KHUB_LIB, "keras_hub")):
+  # regex: keras_hub's tokenizers import it at package import (our venv does not carry it).
+  if not all(os.path.exists(os.path.join(KHUB_LIB, name)) for name in ("keras_hub", "regex")):
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
                            KHUB_LIB, "keras-hub==0.32.0", "kagglehub==1.0.2",
-                           "kagglesdk==0.1.28"])
+                           "kagglesdk==0.1.28", "regex==2026.11.15"])
 
 
 COMMON = textwrap.dedent("""
