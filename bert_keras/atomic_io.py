@@ -62,8 +62,9 @@ def beam_create(path: str):
   gs://...) when the block ends without error; on error its temporary file is deleted.
 
   The file is a sibling with a unique temporary name and stores the caller's bytes as they are
-  (no compression, whatever `path` ends with). Locally the rename replaces `path` atomically; elsewhere an
-  existing `path` is deleted first (a rename there is a copy).
+  (no compression, whatever `path` ends with). Beam creates missing parent directories. Locally
+  the rename replaces `path` atomically; elsewhere an existing `path` is deleted first (a rename
+  there is a copy).
   """
   # pylint: disable=g-import-not-at-top  (most users of this module never need Beam)
   from apache_beam.io.filesystem import CompressionTypes
@@ -86,7 +87,7 @@ def beam_create(path: str):
 
 
 def _first_existing(path: str) -> str:
-  """`path` itself if it exists, else its nearest existing ancestor ("." for a relative path)."""
+  """The absolute `path` if it exists, else its nearest existing ancestor."""
   path = os.path.abspath(path)
   while not os.path.exists(path) and os.path.dirname(path) != path:
     path = os.path.dirname(path)

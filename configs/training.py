@@ -19,7 +19,8 @@ OPTIMIZERS = ("adamw", "lamb", "adam")
 DECAYS = ("linear", "polynomial", "cosine", "constant")
 DISTRIBUTIONS = ("default", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
 # Those fine-tuning supports (Keras `fit`; no cluster or TPU address): scripts/run_finetuning.py's,
-# and the pipeline's and component CLIs', whose runs include the fine-tuner.
+# the pipeline's (whose runs include the fine-tuner) and the component CLIs' (the pretrainer's CLI
+# adds multi_worker_mirrored).
 FINETUNE_DISTRIBUTIONS = ("default", "one_device", "mirrored")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 # Declared field type (a string: `from __future__ import annotations`) -> (check, what is expected).

@@ -1,9 +1,12 @@
 """The command line of the Beam scripts: our argparse flags, and everything else for Beam.
 
 A script's parser takes its own flags with parse_known_args and hands the rest to Beam's
-PipelineOptions, which silently drops what it does not know: a misspelt flag of ours
-(`--dupe_factr=2`) would run with the default. `check_beam_args` refuses any leftover argument
-that no Beam PipelineOptions class defines, naming the closest of our flags (or Beam's).
+PipelineOptions. A local runner ignores what no options class defines, so a misspelt flag of ours
+(`--dupe_factr=2`) would run with the default; remote runners forward unknown options (Dataflow
+passes them to the service, Flink to its job jar), so there they may be meant. `check_beam_args`
+refuses a leftover argument that no imported Beam PipelineOptions class defines when the runner
+is local, and with any runner when it is close to one of the script's own flags; the error names
+the closest of our flags (or Beam's).
 """
 
 from __future__ import annotations
@@ -35,20 +38,33 @@ def _beam_parser() -> argparse.ArgumentParser:
   return parser
 
 
-def _option_names(parser: argparse.ArgumentParser):
-  return [s for action in parser._actions for s in action.option_strings if s.startswith("--")]  # pylint: disable=protected-access
+# Runners that run the pipeline in this process or its workers: an option no class defines goes
+# nowhere there.
+LOCAL_RUNNERS = (None, "DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner",
+                 "FnApiRunner", "PrismRunner")
+
+
+def _option_names(parser: argparse.ArgumentParser) -> list:
+  """Every `--name` option string of `parser`."""
+  actions = parser._actions  # pylint: disable=protected-access
+  return [s for action in actions for s in action.option_strings if s.startswith("--")]
 
 
 def check_beam_args(beam_args: Sequence[str], ours: argparse.ArgumentParser) -> None:
   """UserError for the first argument in `beam_args` (what `ours` left over) that is not a Beam
-  pipeline option, naming it and the closest flag of `ours` or of Beam."""
+  pipeline option when the runner is local, or that is close to a flag of `ours` with any runner;
+  the message names it and the closest flag of `ours` or of Beam."""
   beam = _beam_parser()
-  _, unknown = beam.parse_known_args(list(beam_args))
-  if not unknown:
-    return
-  name = unknown[0].split("=", 1)[0]
-  close = (difflib.get_close_matches(name, _option_names(ours), n=1)
-           or difflib.get_close_matches(name, _option_names(beam), n=1))
-  hint = f"; did you mean {close[0]}?" if close else ""
-  raise UserError(f"{ours.prog}: unknown argument {unknown[0]!r}: neither a flag of this script "
-                  f"nor an Apache Beam pipeline option{hint} (see --help)")
+  known, unknown = beam.parse_known_args(list(beam_args))
+  local = getattr(known, "runner", None) in LOCAL_RUNNERS
+  for arg in unknown:
+    name = arg.split("=", 1)[0]
+    # Not `--name`: a stray word, or the value of an unknown option given as `--name value`.
+    ours_close = (difflib.get_close_matches(name, _option_names(ours), n=1)
+                  if name.startswith("--") else [])
+    if not (local or ours_close):
+      continue  # a remote runner forwards it
+    close = ours_close or difflib.get_close_matches(name, _option_names(beam), n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise UserError(f"{ours.prog}: unknown argument {arg!r}: neither a flag of this script "
+                    f"nor an Apache Beam pipeline option{hint} (see --help)")

@@ -39,6 +39,7 @@ def is_local(path: str) -> bool:
 
 
 def _open_read(path: str):
+  """A binary file object reading `path` (local, or any filesystem Beam knows)."""
   if is_local(path):
     return open(path, "rb")  # pylint: disable=unspecified-encoding
   from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
@@ -49,14 +50,17 @@ def remove_dir(path: str) -> None:
   """Removes directory `path` and what it holds (e.g. run files of failed attempts), if it exists.
 
   On GCS a directory is only a prefix: Beam deletes a path ending in "/" recursively (nothing under
-  it is fine there, while Beam's local filesystem fails on an empty directory).
+  it is fine there, while Beam's local filesystem fails on an empty directory). Other remote
+  filesystems (s3, hdfs) may fail on a missing path, so there it is checked first.
   """
   if is_local(path):
     if os.path.isdir(path):
       shutil.rmtree(path)
     return
   from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
-  FileSystems.delete([path.rstrip("/") + "/"])
+  prefix = path.rstrip("/") + "/"
+  if path.startswith("gs://") or FileSystems.exists(prefix):
+    FileSystems.delete([prefix])
 
 
 def _remove(paths: List[str]) -> None:
@@ -225,7 +229,7 @@ class WriteSortedShards(beam.PTransform):
   With `run_bytes`, the input is single (shard, (key, record)) rows instead (bytes keys and records),
   gathered per bundle into lists of about `run_bytes` (see _GatherRuns). With `num_shards`, every
   shard in range(num_shards) is written, also one no row went to. Run files go under `runs_dir`
-  (which must exist for local paths); merged runs are deleted, a failed attempt's runs stay for the
+  (created when missing); merged runs are deleted, a failed attempt's runs stay for the
   caller to remove with the directory (remove_dir).
   """
 

@@ -23,15 +23,17 @@ from components.base.component_launcher import FAILED, ComponentLauncher
 FLAGS = flags.FLAGS
 
 
-def define_flags() -> None:
+def define_flags(distributions=FINETUNE_DISTRIBUTIONS) -> None:
+  """The flags every component CLI takes; `distributions`: the --distribution_strategy choices (by
+  default those fine-tuning supports; the pretrainer's CLI also offers multi_worker_mirrored)."""
   flags.DEFINE_multi_string("input", [], "name=artifact_dir, one per input.")
   flags.DEFINE_multi_string("output", [], "name=artifact_dir, one per output.")
   flags.DEFINE_multi_string("param", [], "name=value; value is JSON (bare strings allowed).")
   flags.DEFINE_string("params_json", None, "A JSON file of parameters (--param overrides it).")
   flags.DEFINE_bool("force", False, "Rerun even when the cache holds this execution.")
   flags.DEFINE_string("beam_pipeline_args", "", "Options for Beam components, one string.")
-  flags.DEFINE_enum("distribution_strategy", "default", list(FINETUNE_DISTRIBUTIONS),
-                    "tf.distribute strategy for trainers (those fine-tuning supports).")
+  flags.DEFINE_enum("distribution_strategy", "default", list(distributions),
+                    "tf.distribute strategy for trainers.")
 
 
 def _pairs(values, flag):

@@ -8,6 +8,7 @@ from absl import app
 
 from bert_keras.errors import parse_flags, run_main
 from components.base import component_cli
+from configs.training import DISTRIBUTIONS
 from components.pretrainer.spec import PretrainerSpec
 
 
@@ -17,5 +18,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  component_cli.define_flags()
+  # Every strategy but tpu, which needs an address this CLI does not take (run_pretraining.py has
+  # --tpu); multi_worker_mirrored reads the cluster from TF_CONFIG.
+  component_cli.define_flags(tuple(d for d in DISTRIBUTIONS if d != "tpu"))
   app.run(run_main(main), flags_parser=parse_flags)

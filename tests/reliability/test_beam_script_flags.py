@@ -30,6 +30,12 @@ def test_unknown_and_beam_arguments_in_process(module):
   B.raises(lambda: parse_args(["--output_dir=out", "--do_lower_cas=false"]),
            "'--do_lower_cas=false'", "did you mean --do_lower_case?")
   B.raises(lambda: parse_args(["--output_dir=out", "stray"]), "'stray'")
+  # A remote runner forwards options no Python class defines (Dataflow's service, Flink's jar);
+  # a misspelling of our own flags is refused there too.
+  _, beam_args = parse_args(["--output_dir=out", "--runner=DataflowRunner", "--someServiceOption=1"])
+  assert "--someServiceOption=1" in beam_args
+  B.raises(lambda: parse_args(["--output_dir=out", "--runner=DataflowRunner", "--do_lower_cas=no"]),
+           "did you mean --do_lower_case?")
 
 
 def test_bool_switches_bare_or_with_a_value():
