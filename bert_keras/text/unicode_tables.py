@@ -101,7 +101,12 @@ def compute_tables(lower_case: bool) -> dict[str, np.ndarray]:
     char = chr(cp)
     cat = category(char)
     if cat in ("Cn", "Co", "Cs"):
-      continue  # unassigned or private use (no case, no decomposition: WORD), or never decoded
+      # Unassigned or private use (no case, no decomposition: WORD), or never decoded; but the
+      # original isolates its CJK ranges by code point alone, so ideographs this Python's Unicode
+      # does not know yet (e.g. U+2B739, assigned in Unicode 15) are words on their own too.
+      if ref.is_cjk(cp):
+        char_class[cp] = ISOLATE
+      continue
     if cat == "Lo" and ref.is_cjk(cp) and not unicodedata.decomposition(char):
       char_class[cp] = ISOLATE  # the bulk of the loop: ideographs have no case and no decomposition
       continue

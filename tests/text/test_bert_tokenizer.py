@@ -188,6 +188,13 @@ def test_batch_ascii_path_agrees_with_other_paths(vocab, lower_case):
   assert tokenizer.tokenize(texts[0]).numpy().tolist() == reference.encode(texts[0])
 
 
+def test_cjk_code_points_this_unicode_does_not_know_are_isolated(tokenizer, reference, tokenize_fn):
+  # The original isolates its CJK ranges by code point alone; U+2B739 (Extension C, assigned in
+  # Unicode 15) is unassigned in older unicodedata versions and was joined to its neighbours.
+  texts = ["0\U0002b739", "a\U0002b73fb", "\U0002b735x"]
+  assert tokenize_fn(tf.constant(texts)).to_list() == [reference.encode(t) for t in texts]
+
+
 PROPERTY_SETTINGS = hypothesis.settings(max_examples=150, deadline=None)
 
 
