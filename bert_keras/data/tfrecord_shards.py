@@ -108,14 +108,6 @@ class _Files:
   def size(self, path):
     return os.path.getsize(path) if self.local else self._gfile.stat(path).length
 
-  def write_text(self, path, text):
-    if self.local:
-      with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    else:
-      with self._gfile.GFile(path, "w") as f:
-        f.write(text)
-
 
 def prepare_staging_dir(output_dir: str) -> str:
   """Creates an empty staging dir under `output_dir` (removing one a killed run left)."""
@@ -151,8 +143,7 @@ def publish_shards(output_dir: str, config, summary: Dict) -> List[str]:
     files.rename(staged, final)
     paths.append(final)
   summary = dict(summary, files=[{"name": os.path.basename(p), "bytes": files.size(p)} for p in paths])
-  tmp = summary_path + ".tmp"
-  files.write_text(tmp, json.dumps(summary, indent=2, sort_keys=True) + "\n")
-  files.rename(tmp, summary_path)
+  text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
+  (atomic_io.write_text if files.local else atomic_io.gfile_write_text)(summary_path, text)
   sorted_shards.remove_dir(staging)
   return paths
