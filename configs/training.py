@@ -96,7 +96,8 @@ class TrainingConfig:
       "'{\"vocab_size\": 8000, \"num_layers\": 4}')")
   objective: str = _field("mlm_nsp", f"pretraining objective, one of {'|'.join(OBJECTIVES)}: masked "
                           "LM + next sentence (the paper), masked LM only, or left-to-right LM "
-                          "(the ablations of section 5.1)")
+                          "(the ablations of section 5.1; logged as lm_loss / lm_accuracy, the "
+                          "others as mlm_loss / mlm_accuracy)")
   # Weight of the NSP cross-entropy in the loss (the paper sums both terms: 1.0). A larger weight
   # moves more of a small encoder's shared capacity to NSP, at a cost in masked LM (measured in
   # docs/pretraining_evidence/README.md); it changes nothing for objectives without NSP.

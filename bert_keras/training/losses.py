@@ -83,8 +83,20 @@ def loss_from_sums(sums, nsp_weight: float = 1.0):
   return loss
 
 
-def metrics_from_sums(sums):
-  """masked-LM accuracy, NSP accuracy and the two losses, from aggregated sums."""
+# The reported names of an "ltr" run's language-model metrics: it predicts the next token, not
+# masked ones, so its curves must not read as masked-LM ones. Only the reported names change: the
+# sums keep their mlm_* keys (one loss code path for every objective).
+LTR_METRIC_NAMES = {"mlm_loss": "lm_loss", "mlm_accuracy": "lm_accuracy",
+                    "mlm_unigram_accuracy": "lm_unigram_accuracy"}
+
+
+def metrics_from_sums(sums, objective: str = "mlm_nsp"):
+  """LM accuracy, NSP accuracy and the two losses, from aggregated sums.
+
+  Masked-LM objectives report mlm_loss / mlm_accuracy / mlm_unigram_accuracy; "ltr" reports the
+  same quantities of its next-token predictions as lm_loss / lm_accuracy / lm_unigram_accuracy
+  (`LTR_METRIC_NAMES`): console log, TensorBoard, history.jsonl and eval_metrics.json take these.
+  """
   out = {"mlm_loss": sums["mlm_loss_sum"] / tf.maximum(sums["mlm_weight"], 1.0),
          "mlm_accuracy": sums["mlm_correct"] / tf.maximum(sums["mlm_weight"], 1.0)}
   if "mlm_unigram_correct" in sums:
@@ -96,6 +108,8 @@ def metrics_from_sums(sums):
     # Always answering the more frequent NSP label: the baseline NSP accuracy must clear.
     fraction = sums["nsp_random_next"] / tf.maximum(sums["nsp_count"], 1.0)
     out["nsp_majority_accuracy"] = tf.maximum(fraction, 1.0 - fraction)
+  if objective == "ltr":
+    out = {LTR_METRIC_NAMES.get(name, name): value for name, value in out.items()}
   return out
 
 

@@ -16,7 +16,8 @@ class PretrainingTask:
   - `metrics(sums)`: the logged metrics.
 
   `unigram_id`: the most frequent masked-LM label of the training data (see
-  `pretraining_input.label_frequencies`); when given, the metrics include `mlm_unigram_accuracy`,
+  `pretraining_input.label_frequencies`); when given, the metrics include `mlm_unigram_accuracy`
+  (`lm_unigram_accuracy` for "ltr", whose LM metrics are lm_*: see `losses.metrics_from_sums`),
   the accuracy of always predicting it, the bar a context-using model has to clear.
   """
 
@@ -45,4 +46,4 @@ class PretrainingTask:
     return losses.loss_from_sums(sums, self.nsp_weight)
 
   def metrics(self, sums):
-    return losses.metrics_from_sums(sums)
+    return losses.metrics_from_sums(sums, self.objective)

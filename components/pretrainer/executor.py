@@ -3,7 +3,8 @@
 Checkpoints stay in the execution's scratch directory; the Model artifact keeps what consumers
 need: `encoder/` (encoder.keras, model_config.json, vocab.txt; see checkpoint_importer/executor.py),
 `history.jsonl` (plotted as training curves), the resolved `training_config.json`, and
-`eval_metrics.json`: masked-LM / NSP accuracy on held-out examples beside the unigram baseline.
+`eval_metrics.json`: masked-LM / NSP accuracy on held-out examples beside the unigram baseline
+(for objective "ltr": next-token accuracy, named lm_* instead of mlm_*).
 
 Held-out split: every k-th record (k = round(1 / heldout_fraction)) of the Examples shards is set
 aside in the scratch directory and never trained on. The shards are a seeded global shuffle of all
@@ -24,7 +25,7 @@ from components.checkpoint_importer.executor import ENCODER_DIR, record_encoder
 # Columns of the trainer's history that are not learning curves.
 _NOT_CURVES = ("step", "split", "steps_per_sec", "sequences_per_sec", "learning_rate",
                "elapsed_sec")
-_EVAL_BASELINES = ("mlm_unigram_accuracy", "nsp_majority_accuracy")
+_EVAL_BASELINES = ("mlm_unigram_accuracy", "lm_unigram_accuracy", "nsp_majority_accuracy")
 
 
 def curves_from_history(rows) -> dict:
@@ -182,8 +183,11 @@ class PretrainerExecutor(BaseExecutor):
 
   @staticmethod
   def _evidence(metrics: dict) -> str:
-    text = (f"held-out masked-LM accuracy {metrics.get('eval_mlm_accuracy', float('nan')):.4f} "
-            f"vs unigram baseline {metrics.get('eval_mlm_unigram_accuracy', float('nan')):.4f}")
+    """One line: held-out LM accuracy vs the unigram baseline, and NSP vs its baselines. An "ltr"
+    run's metrics are lm_* (next-token prediction), a masked-LM run's mlm_*."""
+    lm, what = ("lm", "next-token") if "eval_lm_accuracy" in metrics else ("mlm", "masked-LM")
+    text = (f"held-out {what} accuracy {metrics.get(f'eval_{lm}_accuracy', float('nan')):.4f} "
+            f"vs unigram baseline {metrics.get(f'eval_{lm}_unigram_accuracy', float('nan')):.4f}")
     if "eval_nsp_accuracy" in metrics:
       text += f", NSP accuracy {metrics['eval_nsp_accuracy']:.4f}"
       if "eval_nsp_majority_accuracy" in metrics:

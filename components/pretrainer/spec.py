@@ -19,4 +19,4 @@ class PretrainerSpec(ComponentSpec):
                 "heldout_fraction": Parameter(float, 0.05)}
   EXECUTOR = "components.pretrainer.executor:PretrainerExecutor"
   USES_DISTRIBUTION = True
-  VERSION = "2"  # eval_metrics.json and the held-out curves
+  VERSION = "3"  # 2: eval_metrics.json and the held-out curves; 3: "ltr" metrics named lm_*

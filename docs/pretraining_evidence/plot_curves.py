@@ -4,7 +4,8 @@
       LABEL=MODEL_DIR [LABEL=MODEL_DIR ...]
 
 Writes the PNG (masked-LM accuracy with the unigram baseline, NSP accuracy, masked-LM loss, each
-against steps) and prints a markdown table of every evaluation (step, seconds, metrics).
+against steps) and prints a markdown table of every evaluation (step, seconds, metrics). An "ltr"
+run's next-token metrics (lm_* instead of mlm_*) take the masked-LM ones' place.
 """
 
 from __future__ import annotations
@@ -19,17 +20,26 @@ def load(model_dir: str) -> dict:
     return json.load(f)
 
 
+def lm_prefix(rows) -> str:
+  """"lm" for an "ltr" run's rows (next-token metrics), "mlm" for a masked-LM run's."""
+  return "lm" if rows and "lm_accuracy" in rows[0] else "mlm"
+
+
 def table(label: str, metrics: dict) -> str:
+  lm = lm_prefix(metrics["eval"])
+  name = "LM" if lm == "lm" else "MLM"
   lines = [f"**{label}** (unigram baseline token id {metrics['unigram_baseline']['token_id']})", "",
-           "| step | seconds | held-out MLM acc | unigram baseline | ratio | NSP acc "
-           "| NSP majority | MLM loss |",
+           f"| step | seconds | held-out {name} acc | unigram baseline | ratio | NSP acc "
+           f"| NSP majority | {name} loss |",
            "|---:|---:|---:|---:|---:|---:|---:|---:|"]
   for row in metrics["eval"]:
-    base = row.get("mlm_unigram_accuracy", float("nan"))
+    base = row.get(f"{lm}_unigram_accuracy", float("nan"))
+    accuracy = row[f"{lm}_accuracy"]
     lines.append(f"| {row['step']} | {row.get('elapsed_sec', float('nan')):.0f} | "
-                 f"{row['mlm_accuracy']:.4f} | {base:.4f} | {row['mlm_accuracy'] / base:.2f}x | "
+                 f"{accuracy:.4f} | {base:.4f} | {accuracy / base:.2f}x | "
                  f"{row.get('nsp_accuracy', float('nan')):.4f} | "
-                 f"{row.get('nsp_majority_accuracy', float('nan')):.4f} | {row['mlm_loss']:.3f} |")
+                 f"{row.get('nsp_majority_accuracy', float('nan')):.4f} | "
+                 f"{row[f'{lm}_loss']:.3f} |")
   return "\n".join(lines)
 
 
@@ -48,15 +58,18 @@ def main():
   for label, metrics in runs:
     rows = metrics["eval"]
     steps = [r["step"] for r in rows]
-    line, = axes[0].plot(steps, [r["mlm_accuracy"] for r in rows], marker=".", label=label)
-    axes[0].plot(steps, [r["mlm_unigram_accuracy"] for r in rows], ls="--", color=line.get_color(),
-                 label=f"{label}: unigram baseline")
+    lm = lm_prefix(rows)
+    line, = axes[0].plot(steps, [r[f"{lm}_accuracy"] for r in rows], marker=".", label=label)
+    axes[0].plot(steps, [r[f"{lm}_unigram_accuracy"] for r in rows], ls="--",
+                 color=line.get_color(), label=f"{label}: unigram baseline")
     if "nsp_accuracy" in rows[0]:
       axes[1].plot(steps, [r["nsp_accuracy"] for r in rows], marker=".", label=label)
-    axes[2].plot(steps, [r["mlm_loss"] for r in rows], marker=".", label=label)
+    axes[2].plot(steps, [r[f"{lm}_loss"] for r in rows], marker=".", label=label)
   axes[1].axhline(0.5, color="gray", ls="--", label="chance")
-  for ax, title in zip(axes, ("held-out masked-LM accuracy", "held-out NSP accuracy",
-                              "held-out masked-LM loss")):
+  kinds = sorted({lm_prefix(metrics["eval"]) for _, metrics in runs}, reverse=True)
+  what = " / ".join({"mlm": "masked-LM", "lm": "next-token LM"}[k] for k in kinds)
+  for ax, title in zip(axes, (f"held-out {what} accuracy", "held-out NSP accuracy",
+                              f"held-out {what} loss")):
     ax.set_title(title)
     ax.set_xlabel("step")
     ax.grid(alpha=0.3)
