@@ -26,8 +26,9 @@ from bert_keras.errors import UserError
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.training import distribute, precision
-from bert_keras.training.optimization import create_optimizer
-from bert_keras.training.pretraining_input import label_frequencies, list_files, make_dataset
+from bert_keras.training.optimization import WarmupDecaySchedule, create_optimizer
+from bert_keras.training.pretraining_input import (corrupt_records_are_user_errors,
+                                                   label_frequencies, list_files, make_dataset)
 from bert_keras.training.pretraining_task import PretrainingTask
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
 from configs.model import ConfigError, get_model_config
@@ -153,8 +154,30 @@ def write_eval_metrics(path: str, baseline: dict, history: list, earlier: list =
 # checkpoint with --init_checkpoint and a new model_dir.
 # Accumulation only splits the same global batch, and float32 <-> mixed_bfloat16 keep the same
 # variables: both may change. input_files is compared as the files it names, not as text.
+# `phase` gives the restored step its meaning: a phase-2 run starts its data stream at the phase-1
+# checkpoint's step (data_start_step, set from init_checkpoint), so a phase-2 command resuming a
+# phase-1 model_dir would skip a phase-1 number of batches of the phase-2 data and run phase 2's
+# step range on a checkpoint that never was a phase-2 start: neither run.
 RESUME_FIELDS = ("train_batch_size", "seed", "max_seq_length", "max_predictions_per_seq",
-                 "shuffle_buffer_size", "cycle_length", "optimizer", "objective")
+                 "shuffle_buffer_size", "cycle_length", "optimizer", "objective", "phase")
+
+# The learning-rate schedule is NOT compared; a change is logged with the rate the resumed step gets
+# under both schedules. Changing it on resume is a deliberate, common operation: a longer run
+# (a larger num_train_steps), a lower peak after a divergence, another warmup or decay. Neither
+# reference refuses it: google-research/bert rebuilds polynomial_decay(num_train_steps) from the
+# flags around the restored global_step, and Model Garden (orbit) rebuilds the schedule from the
+# experiment config and only restores the optimizer's iterations, with train_steps apart from the
+# decay. Such a resume equals neither run's schedule (the steps before it followed the old one),
+# which the warning says with numbers; it does not corrupt the checkpoint or the data position.
+# phase1_fraction is not compared either: it moves only phase 1's last step (the steps so far are
+# the same) or phase 2's planned first step, which initialize_from checks against init_checkpoint.
+SCHEDULE_FIELDS = ("num_train_steps", "num_warmup_steps", "learning_rate", "end_learning_rate",
+                   "decay", "decay_power")
+
+# The hint of a changed phase (README, "TPU": phase 2's command).
+_PHASE_HINT = ("each phase has its own model_dir: phase 2 takes a new --model_dir and "
+               "--init_checkpoint=<the phase-1 model_dir>, from whose step, optimizer state and "
+               "schedule it goes on")
 
 
 def _resume_values(values: dict) -> dict:
@@ -185,8 +208,9 @@ def check_resume_config(config: TrainingConfig) -> None:
   """UserError when model_dir holds a checkpoint of a run whose training_config.json differs from
   `config` in a field that a resume cannot change (RESUME_FIELDS, the model): restoring it would
   fail mid-way (another model or optimizer, or loss scaling on or off, changes the checkpoint's
-  variables) or go on
-  silently wrong (another batch, seed or input changes which records the resume skips)."""
+  variables) or go on silently wrong (another batch, seed or input changes which records the
+  resume skips; another phase, which step range and data stream the checkpoint continues).
+  A changed learning-rate schedule is allowed, with a warning (see SCHEDULE_FIELDS)."""
   path = os.path.join(config.model_dir, "training_config.json")
   if not (tf.train.latest_checkpoint(config.model_dir) and tf.io.gfile.exists(path)):
     return
@@ -201,6 +225,7 @@ def check_resume_config(config: TrainingConfig) -> None:
   new = json.loads(config.to_json())
   old_values, new_values = _resume_values(old), _resume_values(new)
   changes = [f"{name}: {old_values[name]!r} in {path}, {new_values[name]!r} now"
+             + (f" ({_PHASE_HINT})" if name == "phase" else "")
              for name in old_values if old_values[name] != new_values[name]]
   old_model, new_model = _model_fields(old), _model_fields(new)
   for name in sorted(set(old_model) | set(new_model)):
@@ -213,6 +238,34 @@ def check_resume_config(config: TrainingConfig) -> None:
         f"must keep: {'; '.join(changes)}. To go on with another config (a new phase), pass "
         f"--init_checkpoint={config.model_dir} and a new --model_dir (as phase 2 does), or give "
         "the old values again to resume")
+  _log_schedule_change(old, config, path)
+
+
+def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
+  """A warning when the resumed run's learning-rate schedule (SCHEDULE_FIELDS) differs from the
+  recorded one: each field with both values, and the rate of the next update under each."""
+  changed = [name for name in SCHEDULE_FIELDS if old.get(name) != getattr(config, name)]
+  if not changed:
+    return
+  step = _restored_step(config.model_dir)
+  rates = ""
+  try:
+    before = WarmupDecaySchedule(old["learning_rate"], old["num_train_steps"],
+                                 old["num_warmup_steps"], old["decay"], old["end_learning_rate"],
+                                 old["decay_power"])
+    after = WarmupDecaySchedule(config.learning_rate, config.num_train_steps,
+                                config.num_warmup_steps, config.decay, config.end_learning_rate,
+                                config.decay_power)
+    rates = (f"; the update after step {step} uses learning rate "
+             f"{float(after(step)):.4g}, the recorded schedule's {float(before(step)):.4g}")
+  except (KeyError, TypeError, ValueError, UserError):  # a recorded schedule that no longer builds
+    pass
+  logging.warning(
+      "resuming model_dir %s at step %d with another learning-rate schedule (%s)%s. The steps "
+      "before followed the recorded schedule: the result is neither run's schedule. Intended (a "
+      "longer run, a lower peak)? Go on; if not, give the recorded values again", config.model_dir,
+      step, "; ".join(f"{name}: {old.get(name)!r} in {path}, {getattr(config, name)!r} now"
+                      for name in changed), rates)
 
 
 def _check_inputs(config: TrainingConfig) -> None:
@@ -239,6 +292,17 @@ def _restored_step(model_dir: str) -> int:
   reader = tf.train.load_checkpoint(latest)
   name = "global_step/.ATTRIBUTES/VARIABLE_VALUE"
   return int(reader.get_tensor(name)) if reader.has_tensor(name) else -1
+
+
+def _after_corrupt_input(config: TrainingConfig) -> str:
+  """What to do after a corrupt input stopped the run: the last checkpoint (written before the
+  failure, so intact) and how to resume from it."""
+  latest = tf.train.latest_checkpoint(config.model_dir)
+  resume = (f"the last checkpoint, {latest} (step {_restored_step(config.model_dir)}), is intact"
+            if latest else "no checkpoint was written yet")
+  return (f"training stopped; {resume}; replace the file with an intact copy of the same name (or "
+          "write it again) and re-run the same command to resume (other files would be another "
+          "run, which a resume refuses)")
 
 
 def run_pretraining(config: TrainingConfig) -> dict:
@@ -310,14 +374,20 @@ def _run_pretraining(config: TrainingConfig) -> dict:
         earlier = json.load(f).get("eval", [])
 
     def eval_fn():
-      metrics = trainer.evaluate(eval_data, config.eval_steps)
+      with corrupt_records_are_user_errors(config.eval_input_files, "eval_input_files",
+                                           lambda: _after_corrupt_input(config)):
+        metrics = trainer.evaluate(eval_data, config.eval_steps)
       if is_chief:
         write_eval_metrics(metrics_path, baseline, trainer.history, earlier)
       return metrics
   _, end_step = config.phase_steps()
   train_data = _dataset_fn(config, config.input_files, True, config.train_batch_size,
                            config.gradient_accumulation_steps)
-  history = trainer.train(train_data, end_step, eval_fn=eval_fn, eval_every=config.eval_every)
+  # A file damaged past its first record (which the checks before training do not read) fails
+  # inside tf.data with an error naming no file: the files are read through only then, to name it.
+  with corrupt_records_are_user_errors(config.input_files, "input_files",
+                                       lambda: _after_corrupt_input(config)):
+    history = trainer.train(train_data, end_step, eval_fn=eval_fn, eval_every=config.eval_every)
 
   if is_chief:
     trainer.write_history()

@@ -17,9 +17,12 @@ Order of the pipeline (why each step is where it is):
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import re
 
 import numpy as np
 import tensorflow as tf
+from absl import logging
 from tensorflow.python.util import deprecation  # silence(): not public
 
 from bert_keras.data.pretraining_dataset import feature_spec
@@ -148,6 +151,71 @@ def _expected(path: str) -> str:
           f"narrow --input_files, e.g. to '{_join(directory, 'pretraining-*')}')")
 
 
+def find_corrupt_records(files: list[str]) -> list[tuple[str, str]]:
+  """(path, message) per file of `files` that cannot be read to its end, the message naming the
+  file, the record (1-based) and, when TensorFlow gives it, the byte offset where the reading failed
+  (the record's start, or its data 12 bytes later; in the uncompressed stream for `.gz`).
+
+  For after a DataLossError of tf.data, whose message names an offset but not the file: every file
+  is read through in C++ (records and checksums, not parsed; a few files at a time), then the
+  records of a bad file are counted up to the one that fails. A read of the whole input: done
+  only after a failure, never before training.
+  """
+  with deprecation.silence():  # tf_record_iterator (_bad_record) is deprecated for tf.data
+    return [(path, problem) for path, problem in zip(files, _each(_bad_record, files)) if problem]
+
+
+def _bad_record(path: str) -> str | None:
+  """The message naming the first unreadable record of `path`, None if it reads to its end."""
+  compression = "GZIP" if path.endswith(".gz") else ""
+  try:
+    tf.data.TFRecordDataset(path, compression_type=compression, buffer_size=1 << 22).reduce(
+        np.int64(0), lambda n, _: n + 1)
+    return None
+  except tf.errors.OpError:
+    pass
+  count, error = 0, None
+  try:
+    for _ in tf.compat.v1.io.tf_record_iterator(path, tf.io.TFRecordOptions(compression)):
+      count += 1
+  except tf.errors.OpError as e:
+    error = e
+  if error is None:  # read fine the second time: not a property of the file
+    return None
+  text = _first_line(error)
+  offset = re.search(r"record at (\d+)", text)
+  where = f"record {count + 1}"
+  if offset:
+    where += f" (at byte {offset.group(1)}{' of the uncompressed stream' if compression else ''})"
+  what = ("corrupt TFRecord file" if isinstance(error, tf.errors.DataLossError) else
+          "cannot read the file")  # e.g. deleted or its permissions changed since the start
+  return (f"{path}: {what}: {where} cannot be read ({type(error).__name__}: {text}); the "
+          f"{count} record(s) before it read fine")
+
+
+@contextlib.contextmanager
+def corrupt_records_are_user_errors(input_files: str, flag: str, hint=None):
+  """Within: a DataLossError of tf.data reading `input_files` (a file truncated or damaged past
+  its first record, which check_record_shapes cannot see) becomes a UserError naming the file and
+  record (find_corrupt_records) and the `--flag` that gave it, followed by `hint()` (what to do,
+  built when the error happens). Left as it is when no input file is at fault."""
+  try:
+    yield
+  except tf.errors.DataLossError as e:
+    files = list_files(input_files)
+    logging.warning("reading --%s failed (%s); reading its %d file(s) to find the corrupt one",
+                    flag, type(e).__name__, len(files))
+    problems = find_corrupt_records(files)
+    if not problems:
+      raise
+    others = [path for path, _ in problems[1:]]
+    more = f"; also corrupt: {', '.join(others)}" if others else ""
+    advice = hint() if hint else ("replace it with an intact copy of the same name (or write it "
+                                  "again) and re-run")
+    raise UserError(f"{problems[0][1]}{more}; matched by --{flag}={input_files}; {advice}"
+                    ) from None
+
+
 def _read_records(path):
   """One file's records; `.gz` shards (bert_keras.data's compression="gzip") are GZIP TFRecords."""
   gzip = tf.strings.regex_full_match(path, r".*\.gz")
@@ -221,11 +289,12 @@ def label_frequencies(input_files: str, *, seq_length: int, max_predictions: int
   ds = tf.data.Dataset.from_tensor_slices(files).flat_map(_read_records).take(max_records)
   ds = ds.map(targets, num_parallel_calls=AUTOTUNE).batch(1024)
   counts = np.zeros([0])
-  for labels, weights in ds.as_numpy_iterator():
-    batch = np.bincount(labels.ravel(), weights=weights.ravel().astype(np.float64))
-    if batch.size > counts.size:
-      counts = np.pad(counts, [0, batch.size - counts.size])
-    counts[:batch.size] += batch
+  with corrupt_records_are_user_errors(input_files, "input_files"):
+    for labels, weights in ds.as_numpy_iterator():
+      batch = np.bincount(labels.ravel(), weights=weights.ravel().astype(np.float64))
+      if batch.size > counts.size:
+        counts = np.pad(counts, [0, batch.size - counts.size])
+      counts[:batch.size] += batch
   if not counts.sum():
     raise UserError(f"{input_files}: no prediction targets in the first {max_records} records")
   return counts

@@ -99,6 +99,54 @@ def test_resume_refuses_a_changed_config_and_keeps_its_record(pattern, tmp_path)
   assert json.loads((model_dir / "training_config.json").read_text())["num_train_steps"] == 3
 
 
+def test_resume_refuses_another_phase_and_names_the_phase_2_command(pattern, tmp_path):
+  """A phase-2 command pointed at the phase-1 model_dir (same lengths and batch) used to resume the
+  phase-1 run with phase 2's step range, its data stream continuing at phase 1's position."""
+  phase1 = tmp_path / "phase1"
+  common = dict(num_train_steps=4, phase1_fraction=0.5)
+  run_pretraining(_config(pattern, phase1, phase=1, **common))
+  recorded = (phase1 / "training_config.json").read_text()
+  checkpoints = sorted(os.listdir(phase1))
+  with pytest.raises(UserError) as error:
+    run_pretraining(_config(pattern, phase1, phase=2, init_checkpoint=str(phase1), **common))
+  message = str(error.value)
+  assert f"phase: 1 in {phase1 / 'training_config.json'}, 2 now" in message, message
+  assert ("phase 2 takes a new --model_dir and --init_checkpoint=<the phase-1 model_dir>"
+          in message), message
+  assert (phase1 / "training_config.json").read_text() == recorded
+  assert sorted(os.listdir(phase1)) == checkpoints
+  # Phase 1 resumed as the whole schedule is another run too.
+  with pytest.raises(UserError, match="phase: 1 in .*, 0 now"):
+    run_pretraining(_config(pattern, phase1, phase=0, **common))
+  # The README's phase-2 command: a new model_dir, from the phase-1 one.
+  result = run_pretraining(_config(pattern, tmp_path / "phase2", phase=2,
+                                   init_checkpoint=str(phase1), **common))
+  assert result["train"]["step"] == 4
+
+
+def test_resume_with_another_lr_schedule_warns_with_both_rates(pattern, tmp_path, caplog):
+  """A changed schedule is allowed (a longer run, a lower peak), but not silently: the warning
+  names each changed field and the rate the next update gets under both schedules."""
+  model_dir = tmp_path / "run"
+  run_pretraining(_config(pattern, model_dir, num_train_steps=2))
+  caplog.clear()
+  with caplog.at_level("WARNING"):
+    run_pretraining(_config(pattern, model_dir, num_train_steps=4, learning_rate=5e-4,
+                            phase1_fraction=0.5))
+  warnings = [r.getMessage() for r in caplog.records if "learning-rate schedule" in r.getMessage()]
+  assert len(warnings) == 1, [r.getMessage() for r in caplog.records]
+  text = warnings[0]
+  assert "num_train_steps: 2 in" in text and "4 now" in text, text
+  assert "learning_rate: 0.001 in" in text and "0.0005 now" in text, text
+  assert "phase1_fraction" not in text, text  # not part of the schedule of a phase-0 run
+  # Warmup 1, linear decay: step 2 of 4 -> 5e-4 * (4 - 2) / 3; the recorded schedule ended at 0.
+  assert "after step 2 uses learning rate 0.0003333, the recorded schedule's 0" in text, text
+  caplog.clear()
+  with caplog.at_level("WARNING"):
+    run_pretraining(_config(pattern, model_dir, num_train_steps=4, learning_rate=5e-4))
+  assert not [r for r in caplog.records if "learning-rate schedule" in r.getMessage()]
+
+
 def test_failed_checks_create_no_model_dir(pattern, tmp_path):
   model_dir = tmp_path / "new"
   with pytest.raises(UserError, match="matches no file"):
