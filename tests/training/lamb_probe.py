@@ -1,9 +1,11 @@
 """Trains a tiny BertPretrainer with --optimizer=lamb through build_optimizer and the Trainer.
 
-`run(...)` is imported by test_lamb.py (default strategy). Run as
-`python -m tests.training.lamb_probe DATA_GLOB OUT_DIR` it configures two logical CPUs (which must
-happen before TensorFlow initialises, hence a separate process) and prints one JSON line comparing
-two LAMB steps under a two-replica MirroredStrategy with the same steps under the default strategy.
+`run(...)` is imported by test_lamb.py, test_lamb_accumulation.py and test_lamb_mixed_precision.py
+(default strategy). Run as `python -m tests.training.lamb_probe DATA_GLOB OUT_DIR [MODE]` it
+configures two logical CPUs (which must happen before TensorFlow initialises, hence a separate
+process) and prints one JSON line comparing two LAMB steps under a two-replica MirroredStrategy
+with the same steps under the default strategy. MODE "replicas" (the default): each replica takes
+its 4 examples at once; "accumulation": each accumulates 2 micro-batches of 2.
 """
 
 from __future__ import annotations
@@ -31,13 +33,18 @@ def config(pattern: str):
       num_warmup_steps=0, learning_rate=1e-2, weight_decay_rate=0.1, clip_global_norm=0.5)
 
 
-def run(strategy, cfg, model_dir: str, steps: int = STEPS, first_gradients: bool = False) -> dict:
+def run(strategy, cfg, model_dir: str, steps: int = STEPS, first_gradients: bool = False,
+        accum: int = 1, prepare=None) -> dict:
   """Builds model and optimizer (build_optimizer) under `strategy`, trains `steps` steps with the
   Trainer and returns {"optimizer": class name, "initial"/"final": weights by path, "slots":
   optimizer variables by path (name scope dropped), "checkpoint": the Trainer's last checkpoint}.
+  For a mixed `cfg.precision`, set that global policy (precision.set_precision) before the call.
 
   first_gradients: also "gradients" (by path) and "unused" (paths), the first step's gradients as
-  the Trainer's own code computes them before its all-reduce and clipping (default strategy only).
+  the Trainer's own code computes them before its all-reduce and clipping (default strategy only;
+  loss-scaled under mixed_float16). accum: the Trainer's gradient_accumulation_steps (each step
+  still takes BATCH examples). prepare(trainer): called once the Trainer (and so the optimizer) is
+  built, before the first gradients and the training.
   """
   # pylint: disable=g-import-not-at-top,protected-access
   import keras
@@ -52,10 +59,14 @@ def run(strategy, cfg, model_dir: str, steps: int = STEPS, first_gradients: bool
     optimizer = build_optimizer(cfg)
   task = PretrainingTask(cfg.objective)
   trainer = Trainer(strategy, model, optimizer, task, model_dir=model_dir, global_batch_size=BATCH,
-                    clip_global_norm=cfg.clip_global_norm, checkpoint_every=100, log_every=100)
+                    gradient_accumulation_steps=accum, clip_global_norm=cfg.clip_global_norm,
+                    checkpoint_every=100, log_every=100)
+  if prepare is not None:
+    prepare(trainer)
   data = lambda ctx, skip: make_dataset(
       cfg.input_files, seq_length=32, max_predictions=5, batch_size=BATCH,
-      objective=cfg.objective, input_context=ctx, seed=3, skip_batches=skip)
+      gradient_accumulation_steps=accum, objective=cfg.objective, input_context=ctx, seed=3,
+      skip_batches=skip)
   weights = lambda: {v.path: np.asarray(v.numpy()) for v in model.trainable_variables}
   out = {"optimizer": type(optimizer).__name__, "initial": weights()}
   if first_gradients:
@@ -72,12 +83,16 @@ def run(strategy, cfg, model_dir: str, steps: int = STEPS, first_gradients: bool
   return out
 
 
-def main(pattern: str, out_dir: str):
+def main(pattern: str, out_dir: str, mode: str = "replicas"):
+  if mode not in ("replicas", "accumulation"):
+    raise ValueError(f"mode={mode!r}; expected 'replicas' or 'accumulation'")
   cpus = [d.name for d in tf.config.list_logical_devices("CPU")]
   cfg = config(pattern)
   default = run(tf.distribute.get_strategy(), cfg, os.path.join(out_dir, "default"))
   mirrored_strategy = tf.distribute.MirroredStrategy(cpus[:2])
-  mirrored = run(mirrored_strategy, cfg, os.path.join(out_dir, "mirrored"))
+  accum = 2 if mode == "accumulation" else 1
+  mirrored = run(mirrored_strategy, cfg, os.path.join(out_dir, f"mirrored-accum{accum}"),
+                 accum=accum)
   diff = lambda a, b: max(float(np.max(np.abs(a[k] - b[k]))) for k in a)
   print(json.dumps({
       "replicas": mirrored_strategy.num_replicas_in_sync,
