@@ -33,7 +33,8 @@ flags.DEFINE_string("beam_pipeline_args", "", "Options for the Beam components, 
 flags.DEFINE_enum("distribution_strategy", "default", list(FINETUNE_DISTRIBUTIONS),
                   "tf.distribute strategy of the trainers (those fine-tuning supports).")
 flags.DEFINE_integer("pretrain_steps", DEMO_PRETRAIN_STEPS,
-                     "Pretraining steps of the tiny BERT (about 10 min on 2 cores).")
+                     "Pretraining steps of the tiny BERT (the default takes about 4 min on 2 "
+                     "CPU cores).")
 flags.DEFINE_float("finetune_epochs", 3.0, "Fine-tuning epochs (similarity uses at most 1).")
 flags.DEFINE_integer("max_documents", 0, "Keep this many Wikipedia articles (0 = all 106).")
 flags.DEFINE_bool("query", True, "Load the pushed models in a fresh process and ask questions.")

@@ -6,20 +6,25 @@
       --init_checkpoint=uncased_L-12_H-768_A-12 --output_dir=out/mrpc
 
 Defaults are the task preset's (configs/tasks.py: the paper's batch 32, 3 epochs, lr 2e-5..5e-5,
-10% warmup, dropout 0.1); any flag given overrides the preset. `--task` lists the registered tasks.
+10% warmup, dropout 0.1; the small embedded sets and SQuAD/SWAG use their own batch, epochs and lr);
+any flag given overrides the preset. `--help` lists the registered tasks under `--task`, and so does
+the error when `--task` is missing.
 """
 
 from absl import app, flags
 
 from bert_keras.errors import parse_flags, run_main
+from configs.tasks import TASK_PRESETS
 from configs.training import FINETUNE_DISTRIBUTIONS
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("task", None, "Task preset / registered task name (e.g. glue/mrpc, squad_v1).")
+_TASKS = ", ".join(sorted(TASK_PRESETS))
+flags.DEFINE_string("task", None, f"Registered task (its preset gives the defaults): {_TASKS}.")
 flags.DEFINE_string("data_dir", "", "Folder with the task's official files ('' = embedded data; "
                     "'tfds:' or 'tfds:<dir>' for GLUE from tensorflow-datasets).")
 flags.DEFINE_string("init_checkpoint", "", "Pretrained checkpoint (Google TF1 dir/prefix, Hugging "
-                    "Face dir, .keras or .weights.h5). Empty = random initialisation.")
+                    "Face dir, .keras or .weights.h5, a run_pretraining model_dir). Empty = "
+                    "random initialisation.")
 flags.DEFINE_string("model_config", "", "For random init: model preset, ModelConfig JSON or a "
                     "checkpoint whose config (not weights) to use.")
 flags.DEFINE_string("vocab_file", "", "WordPiece vocab.txt (default: the checkpoint's).")
@@ -49,7 +54,10 @@ flags.DEFINE_enum("distribution_strategy", "default", list(FINETUNE_DISTRIBUTION
 flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_float16", "mixed_bfloat16"],
                   "Numeric precision policy.")
 flags.DEFINE_bool("save_model", True, "Write model.keras.")
-flags.mark_flags_as_required(["task", "output_dir"])
+flags.mark_flags_as_required(["output_dir"])
+# A missing --task names the choices (absl's required-flag message would only say it needs a value).
+flags.register_validator("task", lambda value: value is not None,
+                         message=f"--task is required; registered tasks: {_TASKS}")
 
 _OVERRIDES = ("learning_rate", "batch_size", "num_epochs", "warmup_proportion", "dropout_rate",
               "max_seq_length", "doc_stride", "max_query_length", "n_best_size",

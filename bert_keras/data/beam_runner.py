@@ -33,7 +33,8 @@ def option_value(beam_args: Sequence[str], name: str) -> Optional[str]:
 def with_local_runner_defaults(beam_args: List[str]) -> List[str]:
   """`beam_args` (changed in place, and returned) with the local defaults: --runner=FnApiRunner
   first when no runner is given; for a local runner, multi-process on all cores unless
-  --direct_running_mode / --direct_num_workers say otherwise."""
+  --direct_running_mode / --direct_num_workers say otherwise. An in_memory mode runs one worker
+  (Beam warns when in_memory is given more, which it cannot use)."""
   runner = option_value(beam_args, "runner")
   if runner is None:
     beam_args.insert(0, "--runner=FnApiRunner")
@@ -41,5 +42,6 @@ def with_local_runner_defaults(beam_args: List[str]) -> List[str]:
     if not has_option(beam_args, "direct_running_mode"):
       beam_args.append("--direct_running_mode=multi_processing")
     if not has_option(beam_args, "direct_num_workers"):
-      beam_args.append(f"--direct_num_workers={os.cpu_count() or 1}")
+      in_memory = option_value(beam_args, "direct_running_mode") == "in_memory"
+      beam_args.append(f"--direct_num_workers={1 if in_memory else os.cpu_count() or 1}")
   return beam_args

@@ -116,6 +116,21 @@ def check_model_fits_task(run: RunConfig, task_config: TaskConfig) -> None:
     check_sequence_length(task_config.max_seq_length, config, spec)
 
 
+def check_vocab_source(run: RunConfig) -> None:
+  """Without --vocab_file the vocabulary is the vocab.txt beside a checkpoint; a random-init model
+  from a preset or ModelConfig JSON has none, so say so before any data is read."""
+  spec = run.model_config
+  if run.vocab_file or run.init_checkpoint or not spec:
+    return
+  config_only = spec in MODEL_PRESETS
+  if not config_only and os.path.isfile(spec) and spec.endswith(".json"):
+    values = read_json_file(spec, "model config JSON file", expected=dict)
+    config_only = "vocab_size" in values and "hidden_size" in values
+  if config_only:
+    raise UserError(f"--vocab_file is needed when no checkpoint is given: --model_config={spec} "
+                    "has no vocab.txt (or pass --init_checkpoint to use the checkpoint's)")
+
+
 def build_encoder(run: RunConfig, task_config: TaskConfig, dtype=None):
   """(encoder, description dict, vocab path or None, lower_case or None)."""
   from bert_keras import interop
@@ -168,6 +183,7 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
     raise UserError(f"distribution_strategy={run.distribution_strategy!r}: fine-tuning supports "
                     f"{FINETUNE_DISTRIBUTIONS}")
   check_model_fits_task(run, task_config)
+  check_vocab_source(run)
   os.makedirs(run.output_dir, exist_ok=True)
   keras.utils.set_random_seed(task_config.seed)
   task = get_task(task_config)
@@ -185,7 +201,8 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
     encoder, encoder_desc, vocab, ckpt_lower = build_encoder(run, task_config)
     vocab = run.vocab_file or vocab
     if not vocab:
-      raise UserError("no vocab.txt beside the checkpoint; pass --vocab_file")
+      raise UserError(f"{run.init_checkpoint or run.model_config}: no vocab.txt beside the "
+                      "checkpoint; pass --vocab_file")
     lower_case = run.lower_case if run.lower_case is not None else (
         ckpt_lower if ckpt_lower is not None else True)
     tokenizer = BertTokenizer(vocab_path=vocab, lower_case=lower_case)

@@ -22,3 +22,15 @@ def test_components_copy_the_args_and_other_runners_pass_through():
   assert local_beam_args(given) == ["--runner=FnApiRunner", "--direct_num_workers=1",
                                     "--direct_running_mode=multi_processing"]
   assert given == ["--direct_num_workers=1"]
+
+
+def test_in_memory_mode_defaults_to_one_worker():
+  """in_memory runs in this process: Beam warns when it is given more than one worker, so the
+  all-cores default applies to the multi-process modes only."""
+  for given in (["--direct_running_mode=in_memory"], ["--direct_running_mode", "in_memory"]):
+    assert with_local_runner_defaults(list(given)) == [
+        "--runner=FnApiRunner", *given, "--direct_num_workers=1"]
+  threads = with_local_runner_defaults(["--direct_running_mode=multi_threading"])
+  assert threads[-1] == ALL_CORES
+  assert with_local_runner_defaults(["--direct_running_mode=in_memory",
+                                     "--direct_num_workers=3"])[-1] == "--direct_num_workers=3"

@@ -1,5 +1,6 @@
-"""The absl script: a user error exits 2 with one line and no traceback (one real subprocess: the
-user's view); the unknown-preset message itself is checked in-process (same run_main wrapper)."""
+"""The absl script: a user error exits 2 with one line and no traceback (real subprocesses: the
+user's view); the unknown-preset and missing-vocabulary messages are checked in-process (same
+run_main wrapper)."""
 
 import os
 import subprocess
@@ -8,7 +9,9 @@ import sys
 import pytest
 
 from bert_keras.errors import UserError
-from configs.tasks import get_task_config
+from bert_keras.tasks.finetuning import RunConfig, run_finetuning
+from configs.model import get_model_config
+from configs.tasks import TASK_PRESETS, get_task_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "run_finetuning.py")
@@ -34,3 +37,31 @@ def test_unknown_task_preset_is_a_user_error():
   # What `--task=glue/nope` reaches first in the script's main (scripts/run_finetuning.py).
   with pytest.raises(UserError, match="unknown task preset 'glue/nope'"):
     get_task_config("glue/nope")
+
+
+def test_missing_task_names_the_registered_tasks(tmp_path):
+  """The docstring promises the task list; absl's required-flag message alone says only that
+  --task needs a value."""
+  result = _run(f"--output_dir={tmp_path}/out")
+  assert result.returncode == 2, result.stderr[-2000:]
+  errors = [line for line in result.stderr.splitlines() if "error:" in line]
+  assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+  assert "--task is required; registered tasks: " in errors[0]
+  assert all(name in errors[0] for name in TASK_PRESETS), errors[0]
+  assert not os.path.exists(tmp_path / "out")
+
+
+@pytest.mark.parametrize("source", ["preset", "json"])
+def test_random_init_without_vocab_file_asks_for_it(tmp_path, source):
+  """A preset or ModelConfig JSON has no vocab.txt beside it: the error names --vocab_file and
+  comes before any data is read or model built (nothing written)."""
+  spec = "bert_tiny"
+  if source == "json":
+    spec = str(tmp_path / "tiny.json")
+    with open(spec, "w") as f:
+      f.write(get_model_config("bert_tiny").to_json())
+  run = RunConfig(model_config=spec, output_dir=str(tmp_path / "out"))
+  with pytest.raises(UserError, match=r"^--vocab_file is needed when no checkpoint is given: "
+                                      f"--model_config={spec} has no vocab.txt"):
+    run_finetuning(get_task_config("polarity"), run)
+  assert not os.path.exists(tmp_path / "out")
