@@ -134,7 +134,7 @@ TASK_PRESETS: dict[str, TaskConfig] = {
                        num_epochs=3.0),
     "conll2003": TaskConfig(task="conll2003", max_seq_length=128, learning_rate=5e-5,
                             batch_size=32, num_epochs=3.0, tagging_scheme="iob1"),
-    # The embedded real sets (see /work/shared/DATA.md): small, so a higher lr and more epochs.
+    # The embedded real sets (README, "Data"): small, so a higher lr and more epochs.
     # 160 training sentences: batch 16 and 5 epochs give 50 updates instead of 15 (the paper
     # notes small sets need care, section 4.1); 64 pieces hold 99% of the sentences.
     "polarity": TaskConfig(task="polarity", max_seq_length=64, learning_rate=5e-5,
