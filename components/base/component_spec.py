@@ -62,13 +62,18 @@ class ComponentSpec:
     return f"{cls.__module__}.{cls.__qualname__}"
 
   @classmethod
+  def check_parameter_names(cls, values: Mapping[str, Any], where: str = "") -> None:
+    """Every name declared; else a UserError naming the unknown ones and the declared ones."""
+    unknown = sorted(set(values) - set(cls.PARAMETERS))
+    if unknown:
+      raise UserError(f"{where or cls.__name__}: unknown parameters {unknown}; expected a subset "
+                      f"of {sorted(cls.PARAMETERS)}")
+
+  @classmethod
   def resolve_parameters(cls, values: Mapping[str, Any], where: str = "") -> dict:
     """Fills defaults and checks names and types; UserError naming the component and parameter."""
     where = where or cls.__name__
-    unknown = sorted(set(values) - set(cls.PARAMETERS))
-    if unknown:
-      raise UserError(f"{where}: unknown parameters {unknown}; expected a subset of "
-                      f"{sorted(cls.PARAMETERS)}")
+    cls.check_parameter_names(values, where)
     resolved = {}
     for name, param in cls.PARAMETERS.items():
       if name in values:

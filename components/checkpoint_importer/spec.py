@@ -7,12 +7,15 @@ from components.base.standard_artifacts import Model
 
 
 class CheckpointImporterSpec(ComponentSpec):
-  """Hugging Face (config.json + model.safetensors) or Google (bert_config.json + TF1 checkpoint)."""
+  """Imports a pretrained checkpoint as a Model.
+
+  Hugging Face (config.json + model.safetensors) or Google (bert_config.json + TF1 checkpoint).
+  """
 
   OUTPUTS = {"model": Model}
   PARAMETERS = {
-      "checkpoint_dir": Parameter(str, is_path=True),
+      "checkpoint_dir": Parameter(str, is_path=True, doc="The checkpoint's directory."),
       "vocab_path": Parameter(str, "", is_path=True, doc="Defaults to vocab.txt beside the checkpoint."),
-      "lower_case": Parameter(bool, True),
+      "lower_case": Parameter(bool, True, doc="Whether the checkpoint's tokenizer lowercases."),
   }
   EXECUTOR = "components.checkpoint_importer.executor:CheckpointImporterExecutor"

@@ -7,13 +7,16 @@ from components.base.standard_artifacts import Model, ModelBlessing, ModelEvalua
 
 
 class EvaluatorSpec(ComponentSpec):
-  """thresholds: {"accuracy": {"lower_bound": 0.6}} (see components/evaluator/blessing.py)."""
+  """Scores the model on a split of its task; blesses it when the metrics meet `thresholds`.
+
+  thresholds: {"accuracy": {"lower_bound": 0.6}} (see components/evaluator/blessing.py).
+  """
 
   INPUTS = {"model": InputSpec(Model)}
   OUTPUTS = {"evaluation": ModelEvaluation, "blessing": ModelBlessing}
   PARAMETERS = {
-      "thresholds": Parameter(dict, {}),
+      "thresholds": Parameter(dict, {}, doc="Metric bounds for the blessing; {} blesses."),
       "data_dir": Parameter(str, "", is_path=True, doc="Empty: the task's embedded data."),
-      "split": Parameter(str, "dev"),
+      "split": Parameter(str, "dev", doc="The task's split to score."),
   }
   EXECUTOR = "components.evaluator.executor:EvaluatorExecutor"

@@ -7,7 +7,9 @@ from components.base.standard_artifacts import Model, SavedModel
 
 
 class ExporterSpec(ComponentSpec):
-  """The SavedModel takes raw strings (tokenizer and packer inside), so serving needs no Python."""
+  """Exports the model as a text-in SavedModel.
+
+  The SavedModel takes raw strings (tokenizer and packer inside), so serving needs no Python."""
 
   INPUTS = {"model": InputSpec(Model)}
   OUTPUTS = {"saved_model": SavedModel}

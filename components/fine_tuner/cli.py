@@ -1,6 +1,6 @@
 """Runs the FineTuner component alone (e.g. as one orchestrator step); see components/base/component_cli.py.
 
-  python -m components.fine_tuner.cli --input NAME=ARTIFACT_DIR ... --output NAME=ARTIFACT_DIR \
+  python -m components.fine_tuner.cli --input NAME=ARTIFACT_DIR ... --output NAME=ARTIFACT_DIR \\
       --param NAME=VALUE ... [--force]
 """
 
@@ -17,5 +17,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  component_cli.define_flags()
+  component_cli.define_flags(spec_class=FineTunerSpec)
   app.run(run_main(main), flags_parser=parse_flags)

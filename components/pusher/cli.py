@@ -14,5 +14,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  component_cli.define_flags()
+  component_cli.define_flags(spec_class=PusherSpec)
   app.run(run_main(main), flags_parser=parse_flags)

@@ -7,7 +7,10 @@ from components.base.standard_artifacts import ModelBlessing, PushedModel, Saved
 
 
 class PusherSpec(ComponentSpec):
-  """An unblessed model is not pushed: the output then records `pushed: false` and why."""
+  """Copies a blessed SavedModel to the next version under `serving_dir`.
+
+  An unblessed model is not pushed: the output then records `pushed: false` and why.
+  """
 
   INPUTS = {"saved_model": InputSpec(SavedModel), "blessing": InputSpec(ModelBlessing)}
   OUTPUTS = {"pushed_model": PushedModel}

@@ -1,0 +1,65 @@
+"""A component's spec as text: the `--help` of its CLI and its row in README's component table.
+
+Both are rendered from the ComponentSpec itself (its docstring, INPUTS, OUTPUTS and each
+Parameter's type, default and `doc`), so the help and the README cannot drift from what the CLI and
+the pipeline actually validate against.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+
+def _summary(obj) -> str:
+  """The first line of a docstring (its one-line summary), or ""."""
+  doc = inspect.getdoc(obj) or ""
+  return doc.splitlines()[0].strip() if doc else ""
+
+
+def _default(param) -> str:
+  return "required" if param.required else f"default {json.dumps(param.default)}"
+
+
+def help_text(spec_class) -> str:
+  """The spec in words: what the component does, and every input, output and parameter."""
+  lines = [f"{spec_class.__name__}: {inspect.getdoc(spec_class) or ''}".rstrip(), ""]
+  lines.append("inputs (--input NAME=ARTIFACT_DIR):")
+  for name, spec in spec_class.INPUTS.items():
+    optional = "optional" if spec.optional else "required"
+    lines.append(f"  {name} ({spec.type.TYPE_NAME}, {optional}): {_summary(spec.type)}")
+  if not spec_class.INPUTS:
+    lines.append("  none")
+  lines.append("outputs (--output NAME=ARTIFACT_DIR, every one required):")
+  for name, artifact_type in spec_class.OUTPUTS.items():
+    lines.append(f"  {name} ({artifact_type.TYPE_NAME}): {_summary(artifact_type)}")
+  lines.append("parameters (--param NAME=VALUE with VALUE as JSON, bare strings allowed; or "
+               "--params_json=FILE):")
+  for name, param in spec_class.PARAMETERS.items():
+    path = ", path" if param.is_path else ""
+    meaning = f": {param.doc}" if param.doc else ""
+    lines.append(f"  {name} ({param.type.__name__}, {_default(param)}{path}){meaning}")
+  if not spec_class.PARAMETERS:
+    lines.append("  none")
+  return "\n".join(lines) + "\n"
+
+
+def markdown_row(component: str, spec_class) -> str:
+  """`| component | what it does | inputs | outputs | parameters |` for README's table."""
+  inputs = ", ".join(f"`{name}` ({spec.type.TYPE_NAME}{', optional' if spec.optional else ''})"
+                     for name, spec in spec_class.INPUTS.items()) or "none"
+  outputs = ", ".join(f"`{name}` ({artifact_type.TYPE_NAME})"
+                      for name, artifact_type in spec_class.OUTPUTS.items())
+  params = ", ".join(f"`{name}`" if param.required else f"`{name}={json.dumps(param.default)}`"
+                     for name, param in spec_class.PARAMETERS.items()) or "none"
+  cells = [f"`{component}`", _summary(spec_class), inputs, outputs, params]
+  return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def markdown_table(named_specs) -> str:
+  """README's component table for `named_specs`, a sequence of (component name, spec class)."""
+  rows = ["| component | what it does | inputs | outputs | parameters (`name=default`; bare `name`: "
+          "required) |",
+          "|---|---|---|---|---|"]
+  rows += [markdown_row(component, spec_class) for component, spec_class in named_specs]
+  return "\n".join(rows) + "\n"
