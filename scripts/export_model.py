@@ -1,4 +1,4 @@
-"""Export a fine-tuned task (or a bare encoder) as a text-in SavedModel.
+r"""Export a fine-tuned task (or a bare encoder) as a text-in SavedModel.
 
   python scripts/export_model.py --finetune_dir=out/polarity --output_dir=out/polarity_export
   python scripts/export_model.py --encoder_checkpoint="$(python -c 'from bert_keras import \

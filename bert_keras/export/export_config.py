@@ -69,8 +69,7 @@ def _read_task_info(path: str) -> dict:
 
 def run_export(config: ExportConfig) -> dict:
   """Loads the source, builds the tokenizer, writes the SavedModel; returns a summary dict."""
-  import keras
-
+  from bert_keras import keras_classes
   from bert_keras.export import export_task_model as exporter
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
@@ -116,15 +115,8 @@ def run_export(config: ExportConfig) -> dict:
     tokenizer = BertTokenizer(vocab_path=vocab, lower_case=True if lower_case is None
                               else bool(lower_case))
     # Registers the task heads with Keras before loading (safe mode: no code in the file runs).
-    import bert_keras.tasks.heads.bert_classifier  # noqa: F401
-    import bert_keras.tasks.heads.bert_feature_classifier  # noqa: F401
-    import bert_keras.tasks.heads.bert_feature_tagger  # noqa: F401
-    import bert_keras.tasks.heads.bert_multiple_choice  # noqa: F401
-    import bert_keras.tasks.heads.bert_span_labeler  # noqa: F401
-    import bert_keras.tasks.heads.bert_token_classifier  # noqa: F401
-    import bert_keras.models.bert_encoder  # noqa: F401
-    model = keras.saving.load_model(os.path.join(config.finetune_dir, "model.keras"),
-                                    compile=False)
+    model = keras_classes.load_model(os.path.join(config.finetune_dir, "model.keras"),
+                                     compile=False)
     encoder = getattr(model, "encoder", None)
     if encoder is not None and encoder.model_config.vocab_size != tokenizer.vocab_size:
       raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the model's encoder has "

@@ -12,6 +12,7 @@ from typing import Sequence
 import keras
 import tensorflow as tf
 
+from bert_keras import keras_classes
 from bert_keras.atomic_io import check_output_file, write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
@@ -124,7 +125,7 @@ def run_gpt_finetuning(task_name: str, pretrained_dir: str | None, config: GPTFi
     decoder_path = os.path.join(pretrained_dir, DECODER_FILE)
     if not os.path.exists(decoder_path):
       raise UserError(f"{decoder_path}: no pretrained decoder (run scripts/run_gpt_pretraining.py)")
-    decoder = keras.saving.load_model(decoder_path)
+    decoder = keras_classes.load_model(decoder_path)
   else:
     if not bpe_model:
       raise UserError("without --pretrained_dir, --bpe_model is required")
@@ -177,9 +178,9 @@ def export_gpt_finetuned(finetune_dir: str, export_dir: str,
   task.label_names = info.get("label_names")
   tokenizer = GPTTokenizer(model_path=os.path.join(finetune_dir, info.get("tokenizer_file",
                                                                           TOKENIZER_FILE)))
-  model = keras.saving.load_model(os.path.join(finetune_dir, info.get("model_file",
-                                                                      TASK_MODEL_FILE)),
-                                  compile=False)
+  model = keras_classes.load_model(os.path.join(finetune_dir, info.get("model_file",
+                                                                       TASK_MODEL_FILE)),
+                                   compile=False)
   export_text_model(model, tokenizer, task, export_dir, num_choices=info.get("num_choices"),
                     extra_files=extra_files)
   return info

@@ -2,10 +2,11 @@
 
 Formats (see `detect_format`): a Google release (directory with bert_config.json + bert_model.ckpt.*,
 or a checkpoint prefix), a Hugging Face directory (config.json + model.safetensors), our own `.keras`
-file, or our own `.weights.h5` with a model config JSON beside it. Google and HF tensors are renamed
-to Google names and copied through `weight_map`; our Keras formats are loaded with Keras (safe_mode,
-no code executed) and then go through the same map, so every format gets the same shape checks and
-error messages.
+file, or our own `.weights.h5` with a model config JSON beside it. A run_pretraining model_dir
+stands for the export/ directory its run writes at the end (encoder.keras, model_config.json,
+vocab.txt). Google and HF tensors are renamed to Google names and copied through `weight_map`; our
+Keras formats are loaded with Keras (safe_mode, no code executed) and then go through the same map,
+so every format gets the same shape checks and error messages.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from configs.model import ConfigError, ModelConfig
 ARCHITECTURE_FIELDS = ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
                        "max_position_embeddings", "type_vocab_size", "attention")
 _MODEL_CONFIG_NAMES = ("model_config.json", "config.json")
+# What makes a directory a run_pretraining model_dir, and where its run exports the encoder.
+PRETRAINING_CONFIG_NAME = "training_config.json"
+PRETRAINING_EXPORT_DIR = "export"
 
 
 def detect_format(path: str) -> tuple[str, str]:
@@ -51,6 +55,8 @@ def detect_format(path: str) -> tuple[str, str]:
     raise UserError(f"{path}: unknown checkpoint file; expected a directory, a TF checkpoint "
                     "prefix, .keras, .weights.h5 or .safetensors")
   files = set(os.listdir(path))
+  if _is_pretraining_model_dir(files):
+    return detect_format(_pretraining_export(path))
   if hf_checkpoint.WEIGHTS_NAME in files or hf_checkpoint.SHARD_INDEX_NAME in files:
     return "hf", path
   if google_checkpoint.CONFIG_NAME in files or any(f.endswith(".index") for f in files):
@@ -68,6 +74,26 @@ def detect_format(path: str) -> tuple[str, str]:
     hf_checkpoint.weights_files(path)  # raises the pickle message.
   raise UserError(f"{path}: no checkpoint found (expected bert_config.json + bert_model.ckpt.*, "
                   "config.json + model.safetensors, a .keras or a .weights.h5 file)")
+
+
+def _is_pretraining_model_dir(files: set) -> bool:
+  """run_pretraining's model_dir: its training_config.json beside Trainer checkpoints or export/."""
+  return PRETRAINING_CONFIG_NAME in files and (
+      PRETRAINING_EXPORT_DIR in files or "checkpoint" in files
+      or any(f.startswith("ckpt-") for f in files))
+
+
+def _pretraining_export(model_dir: str) -> str:
+  """The export/ directory of a run_pretraining model_dir: the encoder its run wrote at the end
+  (the ckpt-* files beside it are the Trainer's, with optimizer state, for resuming)."""
+  export = os.path.join(model_dir, PRETRAINING_EXPORT_DIR)
+  if os.path.isdir(export) and os.listdir(export):
+    return export
+  raise UserError(f"{model_dir}: a run_pretraining model_dir with no {PRETRAINING_EXPORT_DIR}/ "
+                  "yet; its run writes the encoder there when it finishes (its ckpt-* files are "
+                  "training state). Finish the run (the same run_pretraining command resumes it), "
+                  f"then pass {model_dir} or {export}; to continue pretraining from the checkpoint "
+                  f"instead, pass run_pretraining --init_checkpoint={model_dir}")
 
 
 def _vocab_beside(directory: str):
@@ -116,10 +142,10 @@ def _named_weights_of(model, path: str) -> weight_map.NamedWeights:
 
 
 def _load_keras_file(path: str):
-  import keras
+  from bert_keras import keras_classes
 
   try:
-    model = keras.saving.load_model(path)  # safe_mode=True: no lambdas or code are deserialised.
+    model = keras_classes.load_model(path)  # safe_mode=True: no lambdas or code are deserialised.
   except (ValueError, OSError, KeyError, TypeError) as e:
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     raise UserError(f"{path}: cannot load the .keras file (truncated, corrupt or not a "

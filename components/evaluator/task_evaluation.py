@@ -16,8 +16,7 @@ def evaluate_task_model(model, split: str, data_dir: str, output_dir: str,
                         log: Callable[[str], None] = print) -> dict:
   """model: a fine-tuner Model artifact. Writes predictions_<split> into output_dir; returns metrics."""
   # pylint: disable=import-outside-toplevel
-  import keras
-
+  from bert_keras import keras_classes
   from bert_keras.errors import UserError
   from bert_keras.tasks.registry import get_task
   from bert_keras.text.bert_tokenizer import BertTokenizer
@@ -35,7 +34,7 @@ def evaluate_task_model(model, split: str, data_dir: str, output_dir: str,
   task.label_names = info.get("label_names")
   tokenizer = BertTokenizer(vocab_path=model.path("vocab.txt"),
                             lower_case=bool(info.get("lower_case", True)))
-  task_model = keras.models.load_model(model.path("model.keras"))
+  task_model = keras_classes.load_model(model.path("model.keras"))
   examples = task.read_examples(data_dir, split)
   features = task.make_features(examples, tokenizer, training=False)
   log(f"evaluating {task.name} on {len(examples)} {split} examples")

@@ -18,8 +18,7 @@ class ExporterExecutor(BaseExecutor):
 
   def run(self, inputs, outputs, parameters):
     # pylint: disable=import-outside-toplevel
-    import keras
-
+    from bert_keras import keras_classes
     from bert_keras.errors import UserError
     from bert_keras.export.export_task_model import export_task_model
     from bert_keras.text.bert_tokenizer import BertTokenizer
@@ -32,7 +31,7 @@ class ExporterExecutor(BaseExecutor):
     kind, extra = export_kind(info)
     tokenizer = BertTokenizer(vocab_path=model.path("vocab.txt"),
                               lower_case=bool(info.get("lower_case", True)))
-    task_model = keras.models.load_model(model.path("model.keras"))
+    task_model = keras_classes.load_model(model.path("model.keras"))
     # The SavedModel goes to a subdirectory: export_task_model renames its own temp dir into place.
     export_dir = saved_model.path("saved_model")
     self.log(f"exporting {info['task']} as a text-in {kind} SavedModel")

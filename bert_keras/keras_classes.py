@@ -1,0 +1,57 @@
+"""Loads the project's .keras files in any process: imports every class they can name first.
+
+A .keras file names each of our classes as "bert_keras>ClassName"; Keras resolves that name through
+the registry that `keras.saving.register_keras_serializable(package="bert_keras")` fills when the
+class's module is imported. A fresh process (a script, a pipeline component) that has not imported
+the module fails with "Could not locate class 'BertEncoder'". `load_model` imports every module
+that registers a class (MODULES; a test keeps the list complete) and then loads the file, in Keras'
+safe mode: the classes are our own code, nothing stored in the file is run.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# Every module with a `register_keras_serializable(package="bert_keras")` class: models, task heads,
+# GPT layers, the in-graph tokenizers and packer, optimizers and schedules (a compiled model).
+MODULES = (
+    "bert_keras.models.attention_mask",
+    "bert_keras.models.position_embedding",
+    "bert_keras.models.transformer_block",
+    "bert_keras.models.bert_encoder",
+    "bert_keras.models.masked_lm_head",
+    "bert_keras.models.bert_pretrainer",
+    "bert_keras.models.gpt_decoder",
+    "bert_keras.models.gpt_lm_head",
+    "bert_keras.models.gpt_extract_pooler",
+    "bert_keras.models.gpt_language_model",
+    "bert_keras.models.gpt_task_model",
+    "bert_keras.tasks.heads.bert_classifier",
+    "bert_keras.tasks.heads.bert_feature_classifier",
+    "bert_keras.tasks.heads.bert_feature_tagger",
+    "bert_keras.tasks.heads.bert_multiple_choice",
+    "bert_keras.tasks.heads.bert_span_labeler",
+    "bert_keras.tasks.heads.bert_token_classifier",
+    "bert_keras.gpt.gpt_input_transform",
+    "bert_keras.gpt.gpt_tokenizer",
+    "bert_keras.gpt.ablation_study",
+    "bert_keras.text.bert_tokenizer",
+    "bert_keras.text.bert_packer",
+    "bert_keras.training.fused_adamw",
+    "bert_keras.training.lamb",
+    "bert_keras.training.optimization",
+)
+
+
+def register_all() -> None:
+  """Imports MODULES, which registers their classes with Keras (cheap after the first call)."""
+  for name in MODULES:
+    importlib.import_module(name)
+
+
+def load_model(path: str, **kwargs):
+  """`keras.saving.load_model(path, **kwargs)` after `register_all()`."""
+  import keras  # pylint: disable=import-outside-toplevel
+
+  register_all()
+  return keras.saving.load_model(path, **kwargs)
