@@ -5,7 +5,9 @@
       --do_lower_case=false --output_dir=out/vocab_cased [--runner=DataflowRunner ...]
 
 Writes <output_dir>/vocab.txt ([PAD], [unused*], [UNK], [CLS], [SEP], [MASK], pieces) and
-learn_vocab_config.json beside it.
+learn_vocab_config.json beside it. --vocab_size is the learner's target: the file holds about that
+many tokens. Its real count (learn_vocab_config.json's vocab_tokens, vocab.txt's line count) is the
+model's vocab_size: run_pretraining.py --model_overrides='{"vocab_size": N}'.
 """
 
 from absl import app, flags

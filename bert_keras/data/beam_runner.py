@@ -4,13 +4,16 @@ Without a --runner, Beam 2.77's DirectRunner first tries the Prism runner, whose
 from GitHub at run time. Nothing here may download at run time, so the default is the DirectRunner's
 own local engine (FnApiRunner), multi-process on all cores. A local runner named explicitly
 (DirectRunner, FnApiRunner) gets the same multi-process defaults; any other runner (Dataflow,
-Flink, ...) is passed through untouched. Beam-free, so callers can build options before importing it.
+Flink, ...) is passed through untouched. Beam-free, so callers can build options before importing it
+(`check_runner_available` imports the part of Beam the named runner needs, when called).
 """
 
 from __future__ import annotations
 
 import os
 from typing import List, Optional, Sequence
+
+from bert_keras.errors import UserError
 
 _LOCAL_RUNNERS = (None, "DirectRunner", "direct", "FnApiRunner")
 
@@ -45,3 +48,24 @@ def with_local_runner_defaults(beam_args: List[str]) -> List[str]:
       in_memory = option_value(beam_args, "direct_running_mode") == "in_memory"
       beam_args.append(f"--direct_num_workers={1 if in_memory else os.cpu_count() or 1}")
   return beam_args
+
+
+def check_runner_available(beam_args: Sequence[str]) -> None:
+  """UserError when --runner names Dataflow (as Beam matches it: any runner name containing
+  "dataflow") and Beam's GCP extras, which the pinned install leaves out, are missing.
+
+  Beam itself finds out only when the pipeline runs, with a bare ImportError, after the script has
+  read its inputs and made its output's staging directory; this is checked first and names the
+  install command for the installed Beam version.
+  """
+  runner = option_value(beam_args, "runner")
+  if runner is None or "dataflow" not in runner.lower():
+    return
+  try:
+    # What Beam's DataflowRunner imports when it runs (google-cloud clients, apitools).
+    from apache_beam.runners.dataflow.internal import apiclient  # pylint: disable=g-import-not-at-top,unused-import
+  except ImportError as e:
+    from apache_beam import version  # pylint: disable=g-import-not-at-top
+    raise UserError(
+        f"--runner={runner}: Beam's Google Cloud Dataflow runner is not available ({e}); install "
+        f'Beam\'s GCP extras: pip install "apache-beam[gcp]=={version.__version__}"') from None

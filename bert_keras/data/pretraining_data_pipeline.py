@@ -19,6 +19,7 @@ runs it, then publishes the shards and writes the summary (counts, ratios, every
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import shutil
 from typing import List, Sequence, Tuple
@@ -28,7 +29,7 @@ import apache_beam as beam
 from bert_keras.atomic_io import check_output_dir
 from bert_keras.data import beam_metrics
 from bert_keras.data.beam_args import add_help_aliases, check_beam_args
-from bert_keras.data.beam_runner import with_local_runner_defaults
+from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
 from bert_keras.data.pretraining_data_config import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
@@ -142,7 +143,11 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
 
 
 def summarize(config: PretrainingDataConfig, counters: dict) -> dict:
-  """The summary JSON: config, counts, mask and random-next ratios, dropped records by reason."""
+  """The summary JSON: config, the vocabulary's size (its line count: the model's vocab_size, which
+  run_pretraining checks the records against), counts, mask and random-next ratios, dropped records
+  by reason."""
+  from bert_keras.text.vocab import load_vocab  # pylint: disable=g-import-not-at-top
+
   get = lambda name: int(counters.get(name, 0))
   masked = get("masked_positions")
   instances = get("instances")
@@ -150,6 +155,7 @@ def summarize(config: PretrainingDataConfig, counters: dict) -> dict:
              if name.startswith(beam_metrics.DROPPED_PREFIX)}
   return {
       "config": dataclasses.asdict(config),
+      "vocab_size": len(load_vocab(config.vocab_file)),
       "documents": get("documents"),
       "sentences": get("sentences"),
       "corpus_tokens": get("corpus_tokens"),
@@ -170,10 +176,13 @@ def run(argv: Sequence[str]) -> dict:
   from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top
 
   known, beam_args = parse_args(argv)
+  check_runner_available(beam_args)
   config = config_from_args(known)
   check_output_dir(config.output_dir)
   check_vocabulary(config)
-  prepare_staging_dir(config.output_dir)
+  with output_dir_errors(config.output_dir, "create the staging directory "
+                         f"{staging_dir_for(config.output_dir)}"):
+    prepare_staging_dir(config.output_dir)
   with worker_user_errors():
     pipeline = beam.Pipeline(options=PipelineOptions(beam_args))
     build_pipeline(pipeline, config)
@@ -183,6 +192,24 @@ def run(argv: Sequence[str]) -> dict:
   check_has_instances(config, summary)
   publish_shards(config.output_dir, config, summary)
   return summary
+
+
+@contextlib.contextmanager
+def output_dir_errors(output_dir: str, action: str):
+  """Within: a failure of the filesystem holding `output_dir` is a UserError naming it, `action` and
+  the reason. For gs:// and other remote paths that is any exception (no network or credentials:
+  TensorFlow's FailedPreconditionError; a scheme Beam has no filesystem for without its GCP extras:
+  ValueError); for a local path, OSError (a bug elsewhere keeps its traceback)."""
+  try:
+    yield
+  except UserError:
+    raise
+  except Exception as e:  # pylint: disable=broad-except
+    if "://" not in output_dir and not isinstance(e, OSError):
+      raise
+    reason = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
+    raise UserError(f"--output_dir={output_dir}: cannot {action} ({type(e).__name__}: "
+                    f"{reason or type(e).__name__})") from None
 
 
 def check_vocabulary(config: PretrainingDataConfig) -> None:

@@ -22,8 +22,8 @@ import apache_beam as beam
 from bert_keras.atomic_io import check_output_dir
 from bert_keras.data.pretraining_data_config import INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.data.beam_args import add_help_aliases, check_beam_args
-from bert_keras.data.beam_runner import with_local_runner_defaults
-from bert_keras.data.pretraining_data_pipeline import _bool, read_documents
+from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
+from bert_keras.data.pretraining_data_pipeline import _bool, output_dir_errors, read_documents
 from bert_keras.errors import UserError, worker_user_errors
 
 VOCAB_NAME = "vocab.txt"
@@ -165,9 +165,14 @@ def run(argv: Sequence[str]) -> str:
   from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top
 
   known, beam_args = parse_args(argv)
+  check_runner_available(beam_args)
   # Checked here, not only in the worker that learns, so a bad value fails before any reading.
   check_vocab_size(known.vocab_size, known.num_unused)
   check_output_dir(known.output_dir)
+  if "://" in known.output_dir:  # the worker that writes vocab.txt would fail only at the end
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    with output_dir_errors(known.output_dir, "reach the output directory"):
+      tf.io.gfile.exists(known.output_dir)
   with worker_user_errors():
     with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
       build_pipeline(p, known)

@@ -35,19 +35,28 @@ def load_vocab(path: str) -> list[str]:
   Lines are stripped of surrounding whitespace like the original `tokenization.load_vocab`. A final
   newline is allowed; any other empty line, a duplicate token, a missing or empty file is a `UserError`.
   A local file is read without importing TensorFlow (data-pipeline workers never import it); other
-  filesystems (gs://...) go through `tf.io.gfile`.
+  filesystems (gs://...) go through `tf.io.gfile`. A file that cannot be read (permissions; for
+  gs://, no network or credentials) is a `UserError` naming it and the filesystem's reason.
   """
   if "://" in path:
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
     exists, is_dir, open_file = tf.io.gfile.exists, tf.io.gfile.isdir, tf.io.gfile.GFile
+    errors = (OSError, tf.errors.OpError)
   else:
     exists, is_dir, open_file = os.path.exists, os.path.isdir, open
-  if not exists(path):
-    raise UserError(f"{path}: vocabulary file not found")
-  if is_dir(path):
-    raise UserError(f"{path}: is a directory; expected a vocabulary file (one WordPiece token per line)")
-  with open_file(path, "rb") as f:
-    raw = f.read()
+    errors = (OSError,)
+  try:
+    if not exists(path):
+      raise UserError(f"{path}: vocabulary file not found")
+    if is_dir(path):
+      raise UserError(f"{path}: is a directory; expected a vocabulary file (one WordPiece token per "
+                      "line)")
+    with open_file(path, "rb") as f:
+      raw = f.read()
+  except errors as e:
+    reason = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
+    raise UserError(f"{path}: cannot read the vocabulary file ({type(e).__name__}: "
+                    f"{reason or type(e).__name__})") from None
   lines = decode_utf8(raw, path).split("\n")
   if lines and lines[-1] == "":
     lines.pop()  # the newline that ends the last line

@@ -30,7 +30,8 @@ def get_strategy(name: str = "default", tpu: str | None = None,
     the CPU when there is none).
   - multi_worker_mirrored: synchronous across the workers named in the TF_CONFIG environment variable.
   - tpu: a TPU system at address `tpu` (grpc://host:port, or a Cloud TPU name); a grpc:// address
-    that does not answer within TPU_CONNECT_TIMEOUT_SEC is an error, not a hang.
+    that does not answer within TPU_CONNECT_TIMEOUT_SEC is an error, not a hang; so is a name
+    off Google Cloud, where no metadata server resolves it.
   """
   if name == "default":
     return tf.distribute.get_strategy()
@@ -52,7 +53,7 @@ def get_strategy(name: str = "default", tpu: str | None = None,
     if not tpu:
       raise UserError("distribution 'tpu' needs a TPU address (--tpu=grpc://host:port or a name)")
     check_tpu_reachable(tpu)
-    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
+    resolver = _tpu_cluster_resolver(tpu)
     tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)
     return tf.distribute.TPUStrategy(resolver)
@@ -63,7 +64,8 @@ def check_tpu_reachable(tpu: str, timeout: float | None = None) -> None:
   """For a grpc://host:port address, a TCP connection within `timeout` seconds, else a UserError.
 
   TensorFlow's connect_to_cluster waits forever for an address nobody answers; this answers in
-  seconds. Cloud TPU names are resolved by TensorFlow itself and not checked here.
+  seconds. Cloud TPU names are resolved by TensorFlow itself, not checked here (see
+  `_tpu_cluster_resolver`).
   """
   if not tpu.startswith("grpc://"):
     return
@@ -79,6 +81,45 @@ def check_tpu_reachable(tpu: str, timeout: float | None = None) -> None:
   except OSError as e:
     raise UserError(f"--tpu={tpu}: the TPU address cannot be reached within {timeout:g} s "
                     f"({e.strerror or e}); check the address and that the TPU is up") from None
+
+
+def _metadata_server() -> tuple[str, int]:
+  """(host, port) of the GCE metadata server, as TensorFlow's Cloud TPU client finds it."""
+  endpoint = (os.environ.get("GCE_METADATA_HOST") or os.environ.get("GCE_METADATA_IP") or
+              "metadata.google.internal")
+  host, sep, port = endpoint.rpartition(":")
+  if sep and port.isdigit() and host:
+    return host.strip("[]"), int(port)
+  return endpoint, 80
+
+
+def _tpu_cluster_resolver(tpu: str) -> tf.distribute.cluster_resolver.TPUClusterResolver:
+  """TPUClusterResolver(tpu), with a Cloud TPU name that cannot be resolved here as a UserError.
+
+  TensorFlow resolves a name (anything but grpc://... and "local") through the GCE metadata
+  server, which exists only on Google Cloud: elsewhere its lookup dies with a urllib URLError
+  traceback, or waits for as long as the connection does when the address swallows packets. The
+  server is first given TPU_CONNECT_TIMEOUT_SEC to accept a connection.
+  """
+  if tpu.startswith("grpc://") or tpu == "local":
+    return tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
+  host, port = _metadata_server()
+
+  def refused(reason: str) -> UserError:
+    return UserError(f"--tpu={tpu}: a Cloud TPU name, which resolves only on Google Cloud "
+                     f"(TensorFlow looks it up through the metadata server {host}:{port}: "
+                     f"{reason}); elsewhere pass the TPU's address, --tpu=grpc://host:port")
+
+  try:
+    with socket.create_connection((host, port), timeout=TPU_CONNECT_TIMEOUT_SEC):
+      pass
+  except OSError as e:
+    raise refused(f"not reachable within {TPU_CONNECT_TIMEOUT_SEC:g} s, "
+                  f"{e.strerror or e}") from None
+  try:
+    return tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
+  except OSError as e:  # urllib.error.URLError / HTTPError of the metadata lookup
+    raise refused(f"{type(e).__name__}: {getattr(e, 'reason', None) or e}") from None
 
 
 def _check_tf_config() -> None:

@@ -7,8 +7,8 @@ the model and the RESUME_FIELDS of the training_config.json beside the checkpoin
 UserError naming each field: another config is a new phase, a new model_dir with init_checkpoint),
 and history.jsonl keeps the rows of the run's earlier processes.
 Outputs in model_dir: checkpoints, tensorboard/, training_config.json, history.jsonl,
-export/{encoder.weights.h5, encoder.keras, model_config.json}, and with `eval_input_files`
-eval_metrics.json (the held-out curve beside the unigram baseline, rewritten after every evaluation).
+export/{encoder.weights.h5, encoder.keras, model_config.json, vocab.txt}, and with
+`eval_input_files` eval_metrics.json (the held-out curve beside the unigram baseline, rewritten after every evaluation).
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from bert_keras.training.optimization import WarmupDecaySchedule, create_optimiz
 from bert_keras.training.pretraining_input import (corrupt_records_are_user_errors,
                                                    label_frequencies, list_files, make_dataset)
 from bert_keras.training.pretraining_task import PretrainingTask
+from bert_keras.training.records_vocab import records_vocab
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
+from bert_keras.training.vocab_fit import check_vocab_fits
 from configs.model import ConfigError, get_model_config
 from configs.training import TrainingConfig
 
@@ -107,7 +109,10 @@ def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingCon
 
 
 def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: str) -> None:
-  """encoder.weights.h5 + encoder.keras + model_config.json, each written atomically."""
+  """encoder.weights.h5 + encoder.keras + model_config.json, and vocab.txt when the records'
+  summary.json names the vocabulary (see `records_vocab`), each written atomically. The directory
+  is then a checkpoint that run_finetuning and convert_checkpoint take as it is (the model_dir
+  itself leads there)."""
   tf.io.gfile.makedirs(export_dir)
   encoder = model.encoder
   for name in ("encoder.weights.h5", "encoder.keras"):
@@ -119,6 +124,13 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
     tf.io.gfile.rename(tmp, os.path.join(export_dir, name), overwrite=True)
   gfile_write_text(os.path.join(export_dir, "model_config.json"),
                    config.model_config().to_json() + "\n")
+  vocab, why_not = records_vocab(config.input_files, encoder.model_config.vocab_size)
+  if vocab:
+    with tf.io.gfile.GFile(vocab, "rb") as f:
+      gfile_write_text(os.path.join(export_dir, "vocab.txt"), f.read())
+  else:
+    logging.warning("no vocab.txt written to %s: %s; fine-tuning from it needs --vocab_file",
+                    export_dir, why_not)
 
 
 def unigram_baseline(config: TrainingConfig) -> dict:
@@ -271,13 +283,19 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
 def _check_inputs(config: TrainingConfig) -> None:
   """The checks a run can fail before it trains, done before model_dir is created or written: the
   resumed config (first: a changed length or input names its fields), the input files (the
-  pipelines' own checks), the init checkpoint's path."""
+  pipelines' own checks, then that their token ids fit the model's vocabulary), the init
+  checkpoint's path."""
   check_resume_config(config)
   _dataset_fn(config, config.input_files, True, config.train_batch_size,
               config.gradient_accumulation_steps)(None)
   if config.eval_input_files:
     _dataset_fn(config, config.eval_input_files, False,
                 config.eval_batch_size or config.train_batch_size, 1)(None)
+  vocab_size = config.model_config().vocab_size
+  for flag in ("input_files", "eval_input_files"):
+    if getattr(config, flag):
+      check_vocab_fits(getattr(config, flag), flag, vocab_size, config.model_preset,
+                       dict(config.model_overrides))
   path = config.init_checkpoint
   if path and not tf.train.latest_checkpoint(config.model_dir) and not (
       tf.io.gfile.exists(path) or tf.io.gfile.exists(path + ".index")):

@@ -12,7 +12,7 @@ import json
 
 import tensorflow as tf
 
-from bert_keras.data.tfrecord_shards import SUMMARY_NAME
+from bert_keras.training.vocab_fit import SUMMARY_NAME  # (not tfrecord_shards: that imports Beam)
 from bert_keras.training.pretraining_input import list_files
 
 

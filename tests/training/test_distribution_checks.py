@@ -74,3 +74,41 @@ def test_one_device_with_a_gpu_requested_and_none_visible():
   with pytest.raises(UserError, match="num_gpus=1 .*no GPU is visible"):
     distribute.get_strategy("one_device", num_gpus=1)
   assert distribute.get_strategy("one_device", num_gpus=0) is not None
+
+
+def test_tpu_name_off_google_cloud_is_an_error_naming_the_fix(tmp_path, monkeypatch):
+  """A Cloud TPU name resolves through the GCE metadata server; off Google Cloud the lookup died
+  with a urllib URLError traceback. The server is pointed at a closed local port (what any host off
+  Google Cloud answers), so the test does not depend on where it runs."""
+  monkeypatch.setenv("GCE_METADATA_HOST", f"127.0.0.1:{_closed_port()}")
+  start = time.monotonic()
+  result = B.run_script("run_pretraining", "--distribution=tpu", "--tpu=my-tpu",
+                        "--model_preset=bert_tiny", f"--input_files={tmp_path / 'none-*'}",
+                        f"--model_dir={tmp_path / 'run'}", timeout=120)
+  B.user_error_line(result, "--tpu=my-tpu: a Cloud TPU name, which resolves only on Google Cloud",
+                    "elsewhere pass the TPU's address, --tpu=grpc://host:port")
+  assert time.monotonic() - start < 100
+  assert not (tmp_path / "run").exists()
+
+
+def test_tpu_name_with_a_metadata_server_that_never_answers_times_out(monkeypatch):
+  monkeypatch.setattr(distribute, "TPU_CONNECT_TIMEOUT_SEC", 0.5)
+  with socket.socket() as server:
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = server.getsockname()[1]
+    fillers = []
+    for _ in range(4):  # fill the backlog (never accepted): connections to it hang
+      c = socket.socket()
+      c.setblocking(False)
+      c.connect_ex(("127.0.0.1", port))
+      fillers.append(c)
+    monkeypatch.setenv("GCE_METADATA_HOST", f"127.0.0.1:{port}")
+    try:
+      start = time.monotonic()
+      with pytest.raises(UserError, match=r"--tpu=my-tpu: .*only on Google Cloud .*127\.0\.0\.1"):
+        distribute.get_strategy("tpu", tpu="my-tpu")
+      assert time.monotonic() - start < 5
+    finally:
+      for c in fillers:
+        c.close()

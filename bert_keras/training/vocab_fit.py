@@ -1,0 +1,150 @@
+"""Refuses pretraining records whose token ids do not fit the model's vocabulary, before training.
+
+A model whose vocab_size is below the vocabulary the records were made with trains until a batch
+holds an id past its embedding table, then dies in the gather with a raw InvalidArgumentError
+(`indices[12,3] = 2290 is not in [0, 2000)`), after model_dir was created. The usual cause:
+learn_vocab.py's --vocab_size is a target, and the vocab.txt it writes has another number of lines
+(learn_vocab_config.json's `vocab_tokens`), which is the size the model needs.
+
+Where the vocabulary size comes from, the cheapest reliable source first:
+- summary.json beside the shards (create_pretraining_data): its `vocab_size`, or for a summary
+  written before that was recorded, the line count of its config's `vocab_file` when that file can
+  be read here. Used only for the matched files the summary lists (it describes those shards).
+- for the other files: the largest token id (input_ids and masked_lm_ids) in the first
+  RECORDS_PER_FILE records of each, a lower bound of the vocabulary the records were made with.
+A model larger than the vocabulary is left alone (unused rows, not a failure).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+
+import tensorflow as tf
+from tensorflow.python.util import deprecation  # silence(): not public
+
+from bert_keras.errors import UserError
+from bert_keras.training.pretraining_input import list_files
+
+# bert_keras.data.tfrecord_shards.SUMMARY_NAME, not imported from there: that module imports Beam.
+SUMMARY_NAME = "summary.json"
+# Records read from the start of each file that no summary.json covers (one stream per file).
+RECORDS_PER_FILE = 8
+_ID_FEATURES = ("input_ids", "masked_lm_ids")
+
+
+def _split(path: str) -> tuple[str, str]:
+  """(directory, file name) of a local or remote path."""
+  directory, _, name = path.rstrip("/").rpartition("/")
+  return directory or ".", name
+
+
+def _count_lines(path: str) -> int | None:
+  """The number of lines of a vocab.txt (its token count), None when it cannot be read here."""
+  try:
+    if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
+      return None
+    with tf.io.gfile.GFile(path, "rb") as f:
+      return sum(1 for _ in f)
+  except tf.errors.OpError:
+    return None
+
+
+def summary_vocabulary(directory: str) -> tuple[int, str, set] | None:
+  """(vocabulary size, where it comes from, names of the shards described) from the summary.json
+  in `directory`; None without a summary that gives the size."""
+  path = f"{directory.rstrip('/')}/{SUMMARY_NAME}"
+  try:
+    if not tf.io.gfile.exists(path):
+      return None
+    with tf.io.gfile.GFile(path) as f:
+      summary = json.load(f)
+  except (tf.errors.OpError, ValueError):
+    return None  # an unreadable or stray summary: the records themselves are checked instead
+  if not isinstance(summary, dict):
+    return None
+  files = summary.get("files")
+  names = {f.get("name") for f in files if isinstance(f, dict)} if isinstance(files, list) else set()
+  config = summary.get("config") if isinstance(summary.get("config"), dict) else {}
+  vocab_file = config.get("vocab_file") if isinstance(config.get("vocab_file"), str) else None
+  size = summary.get("vocab_size")
+  if isinstance(size, int) and size > 0:
+    where = f"{vocab_file}, per {path}" if vocab_file else path
+    return size, where, names
+  if vocab_file:
+    size = _count_lines(vocab_file)
+    if size:
+      return size, f"the {size} lines of {vocab_file}, named by {path}", names
+  return None
+
+
+def largest_token_ids(files: list[str], records: int = RECORDS_PER_FILE) -> list[int | None]:
+  """Per file, the largest input_ids / masked_lm_ids value of its first `records` records (None
+  when it has none). Reading stops at a record that cannot be read or parsed: the shape check and
+  the corrupt-record handling of pretraining_input report those."""
+
+  def largest(path: str) -> int | None:
+    options = tf.io.TFRecordOptions(compression_type="GZIP" if path.endswith(".gz") else "")
+    best = None
+    try:
+      for i, raw in enumerate(tf.compat.v1.io.tf_record_iterator(path, options)):
+        if i >= records:
+          break
+        feats = tf.train.Example.FromString(raw).features.feature
+        for name in _ID_FEATURES:
+          values = feats[name].int64_list.value if name in feats else ()
+          if values:
+            best = max(best if best is not None else -1, max(values))
+    except Exception:  # pylint: disable=broad-except  (tf.errors.OpError, protobuf DecodeError)
+      pass
+    return best
+
+  with deprecation.silence():  # tf_record_iterator is deprecated for tf.data
+    if len(files) < 2:
+      return [largest(path) for path in files]
+    with concurrent.futures.ThreadPoolExecutor(min(16, len(files))) as pool:
+      return list(pool.map(largest, files))  # on GCS each file is a round trip
+
+
+def _fix(overrides: dict, size: int | None) -> str:
+  """The --model_overrides that fits: the given overrides with vocab_size `size` (N if unknown)."""
+  text = json.dumps(dict(overrides, vocab_size=size or "N"), sort_keys=True)
+  if size:
+    return f"pass --model_overrides='{text}'"
+  text = text.replace('"N"', "N")
+  return (f"pass --model_overrides='{text}' with N the line count of the vocab.txt the records "
+          "were made with")
+
+
+def check_vocab_fits(input_files: str, flag: str, vocab_size: int, model_preset: str,
+                     model_overrides: dict) -> None:
+  """UserError when the records of `input_files` (given by `--flag`) hold, or were made with a
+  vocabulary holding, token ids at or above the model's `vocab_size`. The message names the files,
+  the vocabulary size or largest id found, the model's vocab_size and the --model_overrides that
+  fits."""
+  files = list_files(input_files)
+  model = (f"the model's vocab_size is {vocab_size} (model_preset={model_preset!r} with "
+           f"model_overrides {json.dumps(model_overrides, sort_keys=True)})")
+  by_directory: dict[str, list[str]] = {}
+  for path in files:
+    by_directory.setdefault(_split(path)[0], []).append(path)
+  unchecked = []
+  for directory, paths in sorted(by_directory.items()):
+    found = summary_vocabulary(directory)
+    covered = {p for p in paths if found and _split(p)[1] in found[2]}
+    unchecked.extend(p for p in paths if p not in covered)
+    if covered and found[0] > vocab_size:
+      raise UserError(
+          f"--{flag}={input_files}: the records in {directory} were made with a vocabulary of "
+          f"{found[0]} tokens ({found[1]}), but {model}: their token ids up to {found[0] - 1} fall "
+          f"outside its embedding table; {_fix(model_overrides, found[0])} (the line count of that "
+          "vocab.txt, which learn_vocab_config.json records as vocab_tokens)")
+  if not unchecked:
+    return
+  largest = largest_token_ids(unchecked)
+  worst = max(range(len(unchecked)), key=lambda i: -1 if largest[i] is None else largest[i])
+  if largest[worst] is not None and largest[worst] >= vocab_size:
+    raise UserError(
+        f"--{flag}={input_files}: {unchecked[worst]} holds token id {largest[worst]} (the largest "
+        f"in the first {RECORDS_PER_FILE} records of each file), but {model}: ids must be below "
+        f"it; {_fix(model_overrides, None)} (at least {largest[worst] + 1})")
