@@ -237,7 +237,8 @@ def check_resume_config(config: TrainingConfig) -> None:
   new = json.loads(config.to_json())
   old_values, new_values = _resume_values(old), _resume_values(new)
   changes = [f"{name}: {old_values[name]!r} in {path}, {new_values[name]!r} now"
-             + (f" ({_PHASE_HINT})" if name == "phase" else "")
+             + (f" ({_PHASE_HINT})" if name == "phase" and 2 in (old_values[name],
+                                                                    new_values[name]) else "")
              for name in old_values if old_values[name] != new_values[name]]
   old_model, new_model = _model_fields(old), _model_fields(new)
   for name in sorted(set(old_model) | set(new_model)):

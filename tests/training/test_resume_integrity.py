@@ -116,8 +116,9 @@ def test_resume_refuses_another_phase_and_names_the_phase_2_command(pattern, tmp
   assert (phase1 / "training_config.json").read_text() == recorded
   assert sorted(os.listdir(phase1)) == checkpoints
   # Phase 1 resumed as the whole schedule is another run too.
-  with pytest.raises(UserError, match="phase: 1 in .*, 0 now"):
+  with pytest.raises(UserError, match="phase: 1 in .*, 0 now") as refused:
     run_pretraining(_config(pattern, phase1, phase=0, **common))
+  assert "phase 2 takes" not in str(refused.value)  # the hint is for a phase-2 command only
   # The README's phase-2 command: a new model_dir, from the phase-1 one.
   result = run_pretraining(_config(pattern, tmp_path / "phase2", phase=2,
                                    init_checkpoint=str(phase1), **common))
