@@ -5,7 +5,8 @@
 
 Writes the PNG (masked-LM accuracy with the unigram baseline, NSP accuracy, masked-LM loss, each
 against steps) and prints a markdown table of every evaluation (step, seconds, metrics). An "ltr"
-run's next-token metrics (lm_* instead of mlm_*) take the masked-LM ones' place.
+run's next-token metrics (lm_* instead of mlm_*) take the masked-LM ones' place. The prefix is read
+per row: an "ltr" run resumed across the renaming of its metrics (mlm_* -> lm_*) has rows of both.
 """
 
 from __future__ import annotations
@@ -20,19 +21,24 @@ def load(model_dir: str) -> dict:
     return json.load(f)
 
 
+def row_prefix(row: dict) -> str:
+  """"lm" for a row with next-token metrics (lm_*), "mlm" for one with masked-LM metrics (mlm_*)."""
+  return "lm" if "lm_accuracy" in row else "mlm"
+
+
 def lm_prefix(rows) -> str:
-  """"lm" for an "ltr" run's rows (next-token metrics), "mlm" for a masked-LM run's."""
-  return "lm" if rows and "lm_accuracy" in rows[0] else "mlm"
+  """"lm" for an "ltr" run (any row with lm_* metrics, older rows may say mlm_*), else "mlm"."""
+  return "lm" if any(row_prefix(row) == "lm" for row in rows) else "mlm"
 
 
 def table(label: str, metrics: dict) -> str:
-  lm = lm_prefix(metrics["eval"])
-  name = "LM" if lm == "lm" else "MLM"
+  name = "LM" if lm_prefix(metrics["eval"]) == "lm" else "MLM"
   lines = [f"**{label}** (unigram baseline token id {metrics['unigram_baseline']['token_id']})", "",
            f"| step | seconds | held-out {name} acc | unigram baseline | ratio | NSP acc "
            f"| NSP majority | {name} loss |",
            "|---:|---:|---:|---:|---:|---:|---:|---:|"]
   for row in metrics["eval"]:
+    lm = row_prefix(row)
     base = row.get(f"{lm}_unigram_accuracy", float("nan"))
     accuracy = row[f"{lm}_accuracy"]
     lines.append(f"| {row['step']} | {row.get('elapsed_sec', float('nan')):.0f} | "
@@ -58,13 +64,13 @@ def main():
   for label, metrics in runs:
     rows = metrics["eval"]
     steps = [r["step"] for r in rows]
-    lm = lm_prefix(rows)
-    line, = axes[0].plot(steps, [r[f"{lm}_accuracy"] for r in rows], marker=".", label=label)
-    axes[0].plot(steps, [r[f"{lm}_unigram_accuracy"] for r in rows], ls="--",
+    line, = axes[0].plot(steps, [r[f"{row_prefix(r)}_accuracy"] for r in rows], marker=".",
+                         label=label)
+    axes[0].plot(steps, [r[f"{row_prefix(r)}_unigram_accuracy"] for r in rows], ls="--",
                  color=line.get_color(), label=f"{label}: unigram baseline")
     if "nsp_accuracy" in rows[0]:
       axes[1].plot(steps, [r["nsp_accuracy"] for r in rows], marker=".", label=label)
-    axes[2].plot(steps, [r[f"{lm}_loss"] for r in rows], marker=".", label=label)
+    axes[2].plot(steps, [r[f"{row_prefix(r)}_loss"] for r in rows], marker=".", label=label)
   axes[1].axhline(0.5, color="gray", ls="--", label="chance")
   kinds = sorted({lm_prefix(metrics["eval"]) for _, metrics in runs}, reverse=True)
   what = " / ".join({"mlm": "masked-LM", "lm": "next-token LM"}[k] for k in kinds)
