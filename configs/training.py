@@ -88,6 +88,10 @@ class TrainingConfig:
                                     "([PAD] [UNK] [CLS] [SEP] [MASK] of bert-base-uncased)")
   vocab_size: int = _field(0, "range [0, vocab_size) of the random replacement tokens of dynamic "
                            "masking; 0: the model's vocab_size (at most that)")
+  vocab_file: str = _field("", "the vocab.txt the records were made with, copied to "
+                           "model_dir/export/ beside the encoder (its line count must be the "
+                           "model's vocab_size); empty: the one the records' summary.json names "
+                           "(create_pretraining_data), else none")
   # Model.
   model_preset: str = _field("bert_base", "model preset of configs/model.py (bert_tiny, bert_mini, "
                              "bert_small, bert_medium, bert_base, bert_large, gpt_*)")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import os
 import shutil
 from typing import List, Sequence, Tuple
 
@@ -142,6 +143,11 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
        | "WriteShards" >> WriteTFRecordShards(staging_dir_for(config.output_dir), config))
 
 
+def _absolute(path: str) -> str:
+  """`path` made absolute when local; URLs (gs://...) as they are."""
+  return path if "://" in path else os.path.abspath(path)
+
+
 def summarize(config: PretrainingDataConfig, counters: dict) -> dict:
   """The summary JSON: config, the vocabulary's size (its line count: the model's vocab_size, which
   run_pretraining checks the records against), counts, mask and random-next ratios, dropped records
@@ -154,7 +160,8 @@ def summarize(config: PretrainingDataConfig, counters: dict) -> dict:
   dropped = {name[len(beam_metrics.DROPPED_PREFIX):]: int(v) for name, v in sorted(counters.items())
              if name.startswith(beam_metrics.DROPPED_PREFIX)}
   return {
-      "config": dataclasses.asdict(config),
+      # A local vocab_file absolute: run_pretraining reads it from another working directory.
+      "config": dict(dataclasses.asdict(config), vocab_file=_absolute(config.vocab_file)),
       "vocab_size": len(load_vocab(config.vocab_file)),
       "documents": get("documents"),
       "sentences": get("sentences"),

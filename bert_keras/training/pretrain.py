@@ -30,7 +30,7 @@ from bert_keras.training.optimization import WarmupDecaySchedule, create_optimiz
 from bert_keras.training.pretraining_input import (corrupt_records_are_user_errors,
                                                    label_frequencies, list_files, make_dataset)
 from bert_keras.training.pretraining_task import PretrainingTask
-from bert_keras.training.records_vocab import records_vocab
+from bert_keras.training.records_vocab import export_vocab
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
 from bert_keras.training.vocab_fit import check_vocab_fits
 from configs.model import ConfigError, get_model_config
@@ -108,11 +108,15 @@ def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingCon
   load_encoder_weights(model.encoder, path)
 
 
-def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: str) -> None:
-  """encoder.weights.h5 + encoder.keras + model_config.json, and vocab.txt when the records'
-  summary.json names the vocabulary (see `records_vocab`), each written atomically. The directory
-  is then a checkpoint that run_finetuning and convert_checkpoint take as it is (the model_dir
-  itself leads there)."""
+def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: str,
+                   vocab: tuple[str | None, str] | None = None) -> None:
+  """encoder.weights.h5 + encoder.keras + model_config.json, and vocab.txt, each written atomically
+  (a temporary name, then a rename). The directory is then a checkpoint that run_finetuning and
+  convert_checkpoint take as it is (the model_dir itself leads there).
+
+  `vocab`: (the vocab.txt to copy, how it was found) or (None, why none), as `export_vocab` gives
+  it before training; None resolves it here. A vocabulary that cannot be copied now is a warning:
+  the encoder files are written and the run is not failed after training for it."""
   tf.io.gfile.makedirs(export_dir)
   encoder = model.encoder
   for name in ("encoder.weights.h5", "encoder.keras"):
@@ -124,13 +128,23 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
     tf.io.gfile.rename(tmp, os.path.join(export_dir, name), overwrite=True)
   gfile_write_text(os.path.join(export_dir, "model_config.json"),
                    config.model_config().to_json() + "\n")
-  vocab, why_not = records_vocab(config.input_files, encoder.model_config.vocab_size)
-  if vocab:
-    with tf.io.gfile.GFile(vocab, "rb") as f:
-      gfile_write_text(os.path.join(export_dir, "vocab.txt"), f.read())
-  else:
-    logging.warning("no vocab.txt written to %s: %s; fine-tuning from it needs --vocab_file",
-                    export_dir, why_not)
+  if vocab is None:
+    try:
+      vocab = export_vocab(config.vocab_file, config.input_files,
+                           encoder.model_config.vocab_size)
+    except UserError as e:
+      vocab = None, str(e)
+  path, why_not = vocab
+  if path:
+    try:
+      with tf.io.gfile.GFile(path, "rb") as f:
+        data = f.read()
+      gfile_write_text(os.path.join(export_dir, "vocab.txt"), data)
+      return
+    except (tf.errors.OpError, OSError) as e:
+      why_not = f"copying {path} failed ({type(e).__name__}: {e})"
+  logging.warning("no vocab.txt copied to %s: %s; fine-tuning from it needs --vocab_file",
+                  export_dir, why_not)
 
 
 def unigram_baseline(config: TrainingConfig) -> dict:
@@ -281,11 +295,12 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
                       for name in changed), rates)
 
 
-def _check_inputs(config: TrainingConfig) -> None:
+def _check_inputs(config: TrainingConfig) -> tuple[str | None, str]:
   """The checks a run can fail before it trains, done before model_dir is created or written: the
   resumed config (first: a changed length or input names its fields), the input files (the
   pipelines' own checks, then that their token ids fit the model's vocabulary), the init
-  checkpoint's path."""
+  checkpoint's path, the given vocab_file. Returns the vocabulary export/ gets (`export_vocab`),
+  resolved now so that a summary.json that cannot be read shows before training, not after it."""
   check_resume_config(config)
   _dataset_fn(config, config.input_files, True, config.train_batch_size,
               config.gradient_accumulation_steps)(None)
@@ -301,6 +316,13 @@ def _check_inputs(config: TrainingConfig) -> None:
   if path and not tf.train.latest_checkpoint(config.model_dir) and not (
       tf.io.gfile.exists(path) or tf.io.gfile.exists(path + ".index")):
     raise UserError(f"init_checkpoint {path}: no such file or directory")
+  vocab = export_vocab(config.vocab_file, config.input_files, vocab_size)
+  if vocab[0]:
+    logging.info("export/vocab.txt will be a copy of %s (%s)", vocab[0], vocab[1])
+  else:
+    logging.warning("no vocab.txt will be copied to export/: %s; pass --vocab_file=<the vocab.txt "
+                    "the records were made with> to have one", vocab[1])
+  return vocab
 
 
 def _restored_step(model_dir: str) -> int:
@@ -351,7 +373,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   # gives), before any of them can fail alone on its model_dir's config (a lone failure would
   # leave the others waiting in a collective).
   check_workers_agree(strategy, _restored_step(config.model_dir), config.model_dir)
-  _check_inputs(config)
+  vocab = _check_inputs(config)
   precision.set_precision(config.precision)  # process-wide: only once the checks passed
   logging.info("strategy %s with %d replica(s), precision %s", type(strategy).__name__,
                strategy.num_replicas_in_sync, config.precision)
@@ -410,7 +432,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
 
   if is_chief:
     trainer.write_history()
-    export_encoder(model, config, os.path.join(config.model_dir, "export"))
+    export_encoder(model, config, os.path.join(config.model_dir, "export"), vocab)
   last = {}
   for row in history:
     last[row["split"]] = row

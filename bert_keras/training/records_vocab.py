@@ -1,49 +1,87 @@
-"""The vocab.txt that pretraining records were made with, found through their summary.json.
+"""The vocab.txt that run_pretraining copies into model_dir/export/, resolved once before training.
 
-create_pretraining_data writes summary.json beside the shards it publishes, with its config (and so
-`vocab_file`, resolved to the default vocabulary when none was given). run_pretraining copies that
-file into model_dir/export/ so that the exported encoder is a complete checkpoint: fine-tuning and
-conversion read vocab.txt beside it, as they do for a Google or Hugging Face release.
+The exported encoder is then a complete checkpoint: fine-tuning and conversion read vocab.txt
+beside it, as they do for a Google or Hugging Face release. The vocabulary is TrainingConfig's
+`vocab_file` when the caller knows it (a bad one is a UserError before training), else the one the
+records' summary.json names (create_pretraining_data; read by records_summary, as the vocabulary
+check before training reads it). A summary that cannot be read, names no usable vocabulary, or
+describes none of the files is a reason for no vocab.txt, never a failure: the run trains and
+exports the encoder all the same.
 """
 
 from __future__ import annotations
 
-import json
-
 import tensorflow as tf
 
-from bert_keras.training.vocab_fit import SUMMARY_NAME  # (not tfrecord_shards: that imports Beam)
+from bert_keras.errors import UserError
 from bert_keras.training.pretraining_input import list_files
-
-
-def _directory(path: str) -> str:
-  return path.rstrip("/").rpartition("/")[0] or "."
+from bert_keras.training.records_summary import (SummaryUnreadable, count_lines,
+                                                 read_records_summary, split_path)
 
 
 def records_vocab(input_files: str, vocab_size: int) -> tuple[str | None, str]:
-  """(vocab path, "") when every directory of `input_files` has a summary.json naming one and the
-  same readable vocabulary of `vocab_size` lines; else (None, why not)."""
-  vocabs = set()
-  for directory in sorted({_directory(f) for f in list_files(input_files)}):
-    summary = f"{directory.rstrip('/')}/{SUMMARY_NAME}"
-    if not tf.io.gfile.exists(summary):
-      return None, f"no {summary} (the records were not made by create_pretraining_data)"
+  """(vocab path, how it was found) when the summary.json files describing the matched files of
+  `input_files` name one and the same readable vocabulary of `vocab_size` lines (their recorded
+  vocab_size too); else (None, why not). Files that no summary describes (another directory, a
+  name its `files` do not list) do not count: the vocabulary check before training read their
+  token ids. Filesystem errors (tf.errors.OpError, OSError) are reasons, not raised."""
+  try:
+    return _records_vocab(input_files, vocab_size)
+  except (tf.errors.OpError, OSError) as e:
+    return None, f"{type(e).__name__}: {e}"
+
+
+def _records_vocab(input_files: str, vocab_size: int) -> tuple[str | None, str]:
+  by_directory: dict[str, list[str]] = {}
+  for path in list_files(input_files):
+    by_directory.setdefault(split_path(path)[0], []).append(path)
+  found = {}  # vocab path -> (summary path, recorded vocab_size, note)
+  uncovered = 0
+  for directory, paths in sorted(by_directory.items()):
     try:
-      with tf.io.gfile.GFile(summary) as f:
-        values = json.load(f)
-      vocab = values["config"]["vocab_file"]
-    except (ValueError, KeyError, TypeError) as e:
-      return None, f"{summary} names no vocab_file ({type(e).__name__}: {e})"
-    if not isinstance(vocab, str) or not vocab:
-      return None, f"{summary} names no vocab_file"
-    vocabs.add(vocab)
-  if len(vocabs) != 1:
-    return None, f"the inputs' {SUMMARY_NAME} files name several vocabularies {sorted(vocabs)}"
-  vocab = vocabs.pop()
+      summary = read_records_summary(directory)
+    except SummaryUnreadable as e:
+      return None, str(e)
+    covered = [p for p in paths if summary and split_path(p)[1] in summary.files]
+    uncovered += len(paths) - len(covered)
+    if not covered:
+      continue
+    if not summary.vocab_file:
+      return None, f"{summary.path} names no vocab_file"
+    found.setdefault(summary.vocab_file, (summary.path, summary.vocab_size, summary.vocab_note))
+  if not found:
+    return None, (f"no summary.json describes the files of {input_files} (they were not made by "
+                  "create_pretraining_data, or its summary.json does not list them)")
+  if len(found) != 1:
+    return None, f"the inputs' summary.json files name several vocabularies {sorted(found)}"
+  vocab, (summary, recorded, note) = found.popitem()
   if not tf.io.gfile.exists(vocab):
-    return None, f"{vocab} (named by the records' {SUMMARY_NAME}) does not exist here"
-  with tf.io.gfile.GFile(vocab, "rb") as f:
-    lines = sum(1 for _ in f)
+    return None, f"{vocab} (named by {summary}{'; ' + note if note else ''}) does not exist here"
+  lines = count_lines(vocab)
+  if recorded and lines != recorded:
+    return None, (f"{vocab} has {lines} entries but {summary} records vocab_size={recorded}: it "
+                  "changed since the records were made")
   if lines != vocab_size:
     return None, f"{vocab} has {lines} entries but the model has vocab_size={vocab_size}"
-  return vocab, ""
+  how = f"named by {summary}" + (f"; {note}" if note else "")
+  if uncovered:
+    how += f"; {uncovered} input file(s) no summary.json describes"
+  return vocab, how
+
+
+def export_vocab(vocab_file: str, input_files: str, vocab_size: int) -> tuple[str | None, str]:
+  """(the vocab.txt to copy into export/, how it was found) or (None, why none). `vocab_file`
+  (TrainingConfig.vocab_file) when given: a UserError, before training, when it cannot be read or
+  its line count is not the model's `vocab_size`. Else `records_vocab`."""
+  if not vocab_file:
+    return records_vocab(input_files, vocab_size)
+  try:
+    lines = count_lines(vocab_file) if tf.io.gfile.exists(vocab_file) else None
+  except (tf.errors.OpError, OSError) as e:
+    raise UserError(f"vocab_file {vocab_file} cannot be read ({type(e).__name__}: {e})") from None
+  if lines is None:
+    raise UserError(f"vocab_file {vocab_file}: no such file")
+  if lines != vocab_size:
+    raise UserError(f"vocab_file {vocab_file} has {lines} entries but the model has "
+                    f"vocab_size={vocab_size}: pass the vocab.txt the records were made with")
+  return vocab_file, "vocab_file"

@@ -25,56 +25,36 @@ from tensorflow.python.util import deprecation  # silence(): not public
 
 from bert_keras.errors import UserError
 from bert_keras.training.pretraining_input import list_files
+from bert_keras.training.records_summary import (SummaryUnreadable, count_lines,
+                                                 read_records_summary, split_path)
 
-# bert_keras.data.tfrecord_shards.SUMMARY_NAME, not imported from there: that module imports Beam.
-SUMMARY_NAME = "summary.json"
 # Records read from the start of each file that no summary.json covers (one stream per file).
 RECORDS_PER_FILE = 8
 _ID_FEATURES = ("input_ids", "masked_lm_ids")
 
 
-def _split(path: str) -> tuple[str, str]:
-  """(directory, file name) of a local or remote path."""
-  directory, _, name = path.rstrip("/").rpartition("/")
-  return directory or ".", name
-
-
-def _count_lines(path: str) -> int | None:
-  """The number of lines of a vocab.txt (its token count), None when it cannot be read here."""
-  try:
-    if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
-      return None
-    with tf.io.gfile.GFile(path, "rb") as f:
-      return sum(1 for _ in f)
-  except tf.errors.OpError:
-    return None
-
-
 def summary_vocabulary(directory: str) -> tuple[int, str, set] | None:
   """(vocabulary size, where it comes from, names of the shards described) from the summary.json
-  in `directory`; None without a summary that gives the size."""
-  path = f"{directory.rstrip('/')}/{SUMMARY_NAME}"
+  in `directory` (read_records_summary); None without a readable summary that gives the size (the
+  records themselves are checked instead)."""
   try:
-    if not tf.io.gfile.exists(path):
-      return None
-    with tf.io.gfile.GFile(path) as f:
-      summary = json.load(f)
-  except (tf.errors.OpError, ValueError):
-    return None  # an unreadable or stray summary: the records themselves are checked instead
-  if not isinstance(summary, dict):
+    summary = read_records_summary(directory)
+  except SummaryUnreadable:
     return None
-  files = summary.get("files")
-  names = {f.get("name") for f in files if isinstance(f, dict)} if isinstance(files, list) else set()
-  config = summary.get("config") if isinstance(summary.get("config"), dict) else {}
-  vocab_file = config.get("vocab_file") if isinstance(config.get("vocab_file"), str) else None
-  size = summary.get("vocab_size")
-  if isinstance(size, int) and size > 0:
-    where = f"{vocab_file}, per {path}" if vocab_file else path
-    return size, where, names
+  if summary is None:
+    return None
+  vocab_file, names = summary.vocab_file, set(summary.files)
+  note = f"; {summary.vocab_note}" if summary.vocab_note else ""
+  if summary.vocab_size:
+    where = f"{vocab_file}, per {summary.path}{note}" if vocab_file else summary.path
+    return summary.vocab_size, where, names
   if vocab_file:
-    size = _count_lines(vocab_file)
+    try:
+      size = count_lines(vocab_file)
+    except (tf.errors.OpError, OSError):
+      size = 0
     if size:
-      return size, f"the {size} lines of {vocab_file}, named by {path}", names
+      return size, f"the {size} lines of {vocab_file}, named by {summary.path}{note}", names
   return None
 
 
@@ -127,11 +107,11 @@ def check_vocab_fits(input_files: str, flag: str, vocab_size: int, model_preset:
            f"model_overrides {json.dumps(model_overrides, sort_keys=True)})")
   by_directory: dict[str, list[str]] = {}
   for path in files:
-    by_directory.setdefault(_split(path)[0], []).append(path)
+    by_directory.setdefault(split_path(path)[0], []).append(path)
   unchecked = []
   for directory, paths in sorted(by_directory.items()):
     found = summary_vocabulary(directory)
-    covered = {p for p in paths if found and _split(p)[1] in found[2]}
+    covered = {p for p in paths if found and split_path(p)[1] in found[2]}
     unchecked.extend(p for p in paths if p not in covered)
     if covered and found[0] > vocab_size:
       raise UserError(

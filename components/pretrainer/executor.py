@@ -151,15 +151,14 @@ class PretrainerExecutor(BaseExecutor):
         special_token_ids=tuple(index[t] for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
                                 if t in index),
         model_overrides=overrides, distribution=self.context.distribution_strategy,
-        model_dir=model_dir))
+        model_dir=model_dir, vocab_file=vocab_path))
     self.log(f"pretraining {config.model_preset} ({config.objective}) for "
              f"{config.num_train_steps} steps, batch {config.train_batch_size}, "
              f"vocab {len(tokens)}, strategy {config.distribution}")
     last = run_pretraining(config)
 
     encoder_dir = model.path(ENCODER_DIR)
-    shutil.copytree(os.path.join(model_dir, "export"), encoder_dir)
-    shutil.copyfile(vocab_path, os.path.join(encoder_dir, "vocab.txt"))
+    shutil.copytree(os.path.join(model_dir, "export"), encoder_dir)  # with vocab.txt: vocab_file
     names = ["history.jsonl", "training_config.json"]
     if split:
       names.append("eval_metrics.json")

@@ -64,8 +64,10 @@ def test_records_vocab_is_the_one_their_summary_names(tmp_path):
   (records / "pretraining-00000-of-00001.tfrecord").write_bytes(b"")
   pattern = str(records / "pretraining-*.tfrecord")
   assert records_vocab(pattern, len(VOCAB))[0] is None  # no summary.json yet
-  (records / "summary.json").write_text(json.dumps({"config": {"vocab_file": str(vocab)}}))
-  assert records_vocab(pattern, len(VOCAB)) == (str(vocab), "")
+  (records / "summary.json").write_text(json.dumps(
+      {"config": {"vocab_file": str(vocab)},
+       "files": [{"name": "pretraining-00000-of-00001.tfrecord", "bytes": 0}]}))
+  assert records_vocab(pattern, len(VOCAB)) == (str(vocab), f"named by {records}/summary.json")
   found, why_not = records_vocab(pattern, 30522)
   assert found is None and f"{len(VOCAB)} entries but the model has vocab_size=30522" in why_not
 

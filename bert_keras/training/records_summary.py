@@ -1,0 +1,102 @@
+"""The summary.json that create_pretraining_data writes beside the shards it publishes, read in one
+place for run_pretraining: the vocabulary check before training (vocab_fit) and the vocab.txt copied
+into export/ (records_vocab) both take what this module reads.
+
+What a summary gives: the shard names it describes (`files`), the vocabulary size (`vocab_size`)
+and the vocab.txt (`config.vocab_file`). create_pretraining_data records an absolute vocab_file for
+a local one; a summary written before that may hold a path relative to the working directory of
+the run that wrote it, resolved here against the summary's directory when the file is there, else
+against the current working directory (the resolution says which).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import tensorflow as tf
+
+# bert_keras.data.tfrecord_shards.SUMMARY_NAME, not imported from there: that module imports Beam,
+# which run_pretraining does not need (tests/training/test_records_summary.py ties the two).
+SUMMARY_NAME = "summary.json"
+
+
+class SummaryUnreadable(Exception):
+  """A summary.json exists (or cannot be looked for) but cannot be read as a summary: the message
+  names the file and the reason (a filesystem error, not JSON, not an object)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordsSummary:
+  """What one summary.json says about the shards beside it."""
+  path: str
+  files: frozenset  # the shard names (no directory) it describes
+  vocab_file: str | None  # its config's vocab_file, resolved (see `resolve_vocab_file`)
+  vocab_note: str  # how a relative vocab_file was resolved; "" otherwise
+  vocab_size: int | None  # the recorded vocabulary size; None in summaries older than it
+
+
+def split_path(path: str) -> tuple[str, str]:
+  """(directory, file name) of a local or remote (gs://...) path; "." for a bare name."""
+  directory, _, name = path.rstrip("/").rpartition("/")
+  return directory or ".", name
+
+
+def is_remote(path: str) -> bool:
+  return "://" in path
+
+
+def resolve_vocab_file(vocab_file: str, directory: str) -> tuple[str, str]:
+  """(path, note) of a summary's vocab_file: absolute and remote paths as they are; a relative one
+  against `directory` (the summary's) when the file is there, else against the working directory."""
+  if is_remote(vocab_file) or os.path.isabs(vocab_file):
+    return vocab_file, ""
+  beside = f"{directory.rstrip('/')}/{vocab_file}"
+  try:
+    found = tf.io.gfile.exists(beside) and not tf.io.gfile.isdir(beside)
+  except (tf.errors.OpError, OSError):
+    found = False
+  if found:
+    return beside, (f"its relative vocab_file {vocab_file!r} resolved against the summary's "
+                    f"directory {directory}, where that file is")
+  resolved = os.path.abspath(vocab_file)
+  return resolved, (f"its relative vocab_file {vocab_file!r} is not in the summary's directory "
+                    f"{directory}: resolved against the working directory, {resolved}")
+
+
+def read_records_summary(directory: str) -> RecordsSummary | None:
+  """The summary.json in `directory`; None when there is none. SummaryUnreadable when it cannot be
+  read (tf.errors.OpError / OSError: permissions, offline gs://, a directory of that name) or is
+  not a JSON object."""
+  path = f"{directory.rstrip('/')}/{SUMMARY_NAME}"
+  try:
+    if not tf.io.gfile.exists(path):
+      return None
+    with tf.io.gfile.GFile(path) as f:
+      values = json.load(f)
+  except (tf.errors.OpError, OSError, ValueError) as e:  # ValueError: not JSON, not UTF-8
+    raise SummaryUnreadable(f"{path} cannot be read ({type(e).__name__}: {e})") from None
+  if not isinstance(values, dict):
+    raise SummaryUnreadable(f"{path}: expected a JSON object, got {type(values).__name__}")
+  files = values.get("files")
+  names = frozenset(f["name"] for f in files if isinstance(f, dict) and isinstance(
+      f.get("name"), str)) if isinstance(files, list) else frozenset()
+  config = values.get("config") if isinstance(values.get("config"), dict) else {}
+  vocab_file, note = config.get("vocab_file"), ""
+  if isinstance(vocab_file, str) and vocab_file:
+    vocab_file, note = resolve_vocab_file(vocab_file, directory)
+  else:
+    vocab_file = None
+  size = values.get("vocab_size")
+  size = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
+  return RecordsSummary(path, names, vocab_file, note, size)
+
+
+def count_lines(path: str) -> int:
+  """The number of lines of a vocab.txt (its token count). tf.errors.OpError / OSError when it
+  cannot be read; a directory is an IsADirectoryError."""
+  if tf.io.gfile.isdir(path):
+    raise IsADirectoryError(f"{path} is a directory")
+  with tf.io.gfile.GFile(path, "rb") as f:
+    return sum(1 for _ in f)
