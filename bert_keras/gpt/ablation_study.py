@@ -18,7 +18,6 @@ from typing import Callable, Dict, List
 import keras
 import numpy as np
 import tensorflow as tf
-from keras import ops
 
 from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
@@ -32,6 +31,7 @@ from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.models.gpt_extract_pooler import GPTExtractPooler
 from bert_keras.models.gpt_language_model import GPTLanguageModel
 from bert_keras.models.gpt_task_model import GPTTaskModel
+from bert_keras.models.reverse_real_tokens import ReverseRealTokens
 from bert_keras.tasks import metrics as metrics_lib
 from bert_keras.training.optimization import create_optimizer
 from bert_keras.training.pretraining_task import PretrainingTask
@@ -45,15 +45,6 @@ PROBE_TASKS = ("lee_probe", "polarity_probe")
 
 
 # === Models ===
-
-@keras.saving.register_keras_serializable(package="bert_keras")
-class ReverseRealTokens(keras.layers.Layer):
-  """(batch, seq[, H]) reversed within each row's real length; padding stays at the right."""
-
-  def call(self, x, input_mask):
-    lengths = ops.sum(ops.cast(input_mask, "int32"), axis=1)
-    return tf.reverse_sequence(x, tf.cast(lengths, tf.int64), seq_axis=1, batch_axis=0)
-
 
 def _model_config(study: StudyConfig, vocab_size: int, variant: AblationVariant) -> dict:
   hidden = max(study.num_heads, int(round(study.hidden_size * variant.size)))

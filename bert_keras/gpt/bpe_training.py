@@ -10,8 +10,6 @@ from __future__ import annotations
 import io
 from typing import Iterable, Iterator, Sequence
 
-import sentencepiece as spm
-
 from bert_keras.errors import UserError
 
 PAD_PIECE = "<pad>"
@@ -57,6 +55,10 @@ def train_bpe_model(texts: Iterable[str], vocab_size: int, lower_case: bool = Tr
   sentences = list(_chunks(texts))
   if not sentences:
     raise UserError("no text to train the BPE vocabulary on (every input line was empty)")
+  # Imported here: the piece names above are read wherever a GPTTokenizer is defined (every .keras
+  # load), training happens in few places.
+  import sentencepiece as spm  # pylint: disable=import-outside-toplevel
+
   model = io.BytesIO()
   try:
     spm.SentencePieceTrainer.train(

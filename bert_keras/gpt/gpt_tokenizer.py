@@ -7,7 +7,6 @@ import os
 from typing import List, Optional, Sequence
 
 import keras
-import sentencepiece as spm
 import tensorflow as tf
 import tensorflow_text as tf_text
 
@@ -34,6 +33,10 @@ class GPTTokenizer(keras.layers.Layer):
     kwargs.setdefault("trainable", False)
     kwargs.setdefault("dtype", "int32")
     super().__init__(**kwargs)
+    # Imported when a tokenizer is made, not when the class is defined: `keras_classes` defines it
+    # in every process that loads a .keras file, most of which hold no GPT tokenizer.
+    import sentencepiece as spm  # pylint: disable=import-outside-toplevel
+
     if (model_proto is None) == (model_path is None):
       raise UserError("GPTTokenizer needs exactly one of model_proto or model_path")
     if model_path is not None:

@@ -65,14 +65,24 @@ def write_json(path: str, values: Any) -> None:
   write_text(path, json.dumps(values, indent=2, sort_keys=True, ensure_ascii=False))
 
 
-def resolve_model_config(spec: str) -> tuple[ModelConfig, str | None, bool | None]:
-  """(config, vocab beside it, casing) from a preset name, a ModelConfig JSON or a checkpoint."""
+def _config_only(spec: str) -> ModelConfig | None:
+  """The config `spec` names when it is a preset or a ModelConfig JSON file (a .json holding
+  vocab_size and hidden_size): a model config with no weights and no vocab.txt beside it. None for
+  anything else (a checkpoint, a .json of another kind, nothing)."""
   if spec in MODEL_PRESETS:
-    return get_model_config(spec), None, None
+    return get_model_config(spec)
   if os.path.isfile(spec) and spec.endswith(".json"):
     values = read_json_file(spec, "model config JSON file", expected=dict)
     if "vocab_size" in values and "hidden_size" in values:
-      return ModelConfig.from_json_file(spec), None, None
+      return ModelConfig.from_json_file(spec)
+  return None
+
+
+def resolve_model_config(spec: str) -> tuple[ModelConfig, str | None, bool | None]:
+  """(config, vocab beside it, casing) from a preset name, a ModelConfig JSON or a checkpoint."""
+  config = _config_only(spec)
+  if config is not None:
+    return config, None, None
   if os.path.exists(spec) or os.path.exists(spec + ".index"):
     from bert_keras.interop.loader import open_checkpoint
     info = open_checkpoint(spec).info
@@ -93,12 +103,9 @@ def check_sequence_length(max_seq_length: int, config: ModelConfig, source: str)
 def _config_without_weights(spec: str):
   """The ModelConfig of a preset, a ModelConfig JSON or a checkpoint, reading no weights; None when
   that needs loading a model (.keras) or `spec` names nothing (reported when the model is built)."""
-  if spec in MODEL_PRESETS:
-    return get_model_config(spec)
-  if os.path.isfile(spec) and spec.endswith(".json"):
-    values = read_json_file(spec, "model config JSON file", expected=dict)
-    if "vocab_size" in values and "hidden_size" in values:
-      return ModelConfig.from_json_file(spec)
+  config = _config_only(spec)
+  if config is not None:
+    return config
   if not (os.path.exists(spec) or os.path.exists(spec + ".index")):
     return None
   from bert_keras import interop
@@ -122,11 +129,7 @@ def check_vocab_source(run: RunConfig) -> None:
   spec = run.model_config
   if run.vocab_file or run.init_checkpoint or not spec:
     return
-  config_only = spec in MODEL_PRESETS
-  if not config_only and os.path.isfile(spec) and spec.endswith(".json"):
-    values = read_json_file(spec, "model config JSON file", expected=dict)
-    config_only = "vocab_size" in values and "hidden_size" in values
-  if config_only:
+  if _config_only(spec) is not None:
     raise UserError(f"--vocab_file is needed when no checkpoint is given: --model_config={spec} "
                     "has no vocab.txt (or pass --init_checkpoint to use the checkpoint's)")
 

@@ -1,8 +1,35 @@
-"""Beam defaults of the Beam components: never the Prism download, explicit runners untouched."""
+"""Beam defaults of the Beam components: never the Prism download, explicit runners untouched; a
+Dataflow runner without Beam's GCP extras is refused with one error line before any pipeline is
+built, as the data scripts do. Nothing here touches the network: the runner check fails at an
+import."""
 
+import importlib
 import os
+import subprocess
+import sys
 
+import pytest
+
+from components.base.base_executor import ExecutionContext
 from components.base.beam_options import local_beam_args
+from components.base.standard_artifacts import Corpus, Vocabulary
+from components.corpus_ingestion.spec import CorpusIngestionSpec
+from components.pretraining_examples.spec import PretrainingExamplesSpec
+from components.vocabulary.spec import VocabularySpec
+from tests.reliability import bad_inputs as B
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_APICLIENT = "apache_beam.runners.dataflow.internal.apiclient"
+_DATAFLOW = ["--runner=DataflowRunner", "--project=p", "--region=us-central1",
+             "--temp_location=gs://b/tmp"]
+
+
+def _has_gcp_extras() -> bool:
+  try:
+    importlib.import_module(_APICLIENT)
+    return True
+  except ImportError:
+    return False
 
 
 def test_default_is_local_fnapi_runner_on_all_cores():
@@ -14,5 +41,60 @@ def test_user_choices_are_kept():
   assert local_beam_args(["--direct_running_mode=in_memory"]) == [
       "--runner=FnApiRunner", "--direct_running_mode=in_memory", "--direct_num_workers=1"]
   assert local_beam_args(["--direct_num_workers=1"])[-1] == "--direct_running_mode=multi_processing"
-  explicit = ["--runner=DataflowRunner", "--project=p"]
+  explicit = ["--runner=FlinkRunner", "--flink_master=localhost:8081"]
   assert local_beam_args(explicit) == explicit
+
+
+def test_dataflow_with_its_extras_is_passed_through(monkeypatch):
+  monkeypatch.setitem(sys.modules, _APICLIENT, sys)  # any module: the import succeeds
+  assert local_beam_args(_DATAFLOW) == _DATAFLOW
+
+
+def _executor_inputs(spec, tmp_path):
+  """(inputs, outputs, parameters) enough for `spec`'s executor to reach its Beam options."""
+  corpus = tmp_path / "corpus"
+  corpus.mkdir()
+  (corpus / "corpus.txt").write_text("One sentence.\nAnother.\n", encoding="utf-8")
+  vocabulary = tmp_path / "vocabulary"
+  vocabulary.mkdir()
+  (vocabulary / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\none\n",
+                                        encoding="utf-8")
+  available = {"corpus": Corpus(str(corpus)), "vocabulary": Vocabulary(str(vocabulary))}
+  inputs = {name: available[name] for name in spec.INPUTS}
+  outputs = {}
+  for name, artifact_type in spec.OUTPUTS.items():
+    (tmp_path / f"out_{name}").mkdir()
+    outputs[name] = artifact_type(str(tmp_path / f"out_{name}"))
+  given = {"bert_text_corpora": [str(corpus / "corpus.txt")]} if spec is CorpusIngestionSpec else {}
+  return inputs, outputs, spec.resolve_parameters(given)
+
+
+@pytest.mark.parametrize("spec", [CorpusIngestionSpec, VocabularySpec, PretrainingExamplesSpec])
+def test_every_beam_executor_refuses_dataflow_without_its_extras(spec, tmp_path, monkeypatch):
+  assert spec.USES_BEAM
+  monkeypatch.setitem(sys.modules, _APICLIENT, None)  # the import fails, as without the extras
+  inputs, outputs, parameters = _executor_inputs(spec, tmp_path)
+  executor = spec.executor_class()(ExecutionContext(beam_pipeline_args=_DATAFLOW))
+  B.raises(lambda: executor.run(inputs, outputs, parameters), "--runner=DataflowRunner",
+           "Dataflow runner is not available", 'pip install "apache-beam[gcp]==')
+  for artifact in outputs.values():
+    assert os.listdir(artifact.uri) == []  # refused before the pipeline wrote anything
+
+
+@pytest.mark.skipif(_has_gcp_extras(), reason="Beam's GCP extras are installed: the component "
+                    "would submit a Dataflow job")
+def test_component_cli_with_dataflow_without_its_extras_is_one_error_line(tmp_path):
+  corpus = tmp_path / "corpus.txt"
+  corpus.write_text("The first sentence.\nThe second one.\n\nAnother document.\n", encoding="utf-8")
+  out = tmp_path / "corpus_artifact"
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+  result = subprocess.run(
+      [sys.executable, "-m", "components.corpus_ingestion.cli",
+       f'--param=bert_text_corpora=["{corpus}"]', f"--output=corpus={out}",
+       f"--beam_pipeline_args={' '.join(_DATAFLOW)}"],
+      cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+  import apache_beam  # pylint: disable=import-outside-toplevel
+  B.user_error_line(result, "--runner=DataflowRunner", "Dataflow runner is not available",
+                    f'pip install "apache-beam[gcp]=={apache_beam.__version__}"')
+  assert not out.exists()
+  assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]  # no staging or temporary directory left

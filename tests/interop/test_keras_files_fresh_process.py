@@ -2,7 +2,10 @@
 export_model) run as subprocesses, where no bert_keras class has been imported before the load, on
 an encoder.keras, a pretrainer.keras and a fine-tuned BertClassifier model.keras. In-process tests
 cannot see this: the test module itself has imported the classes, which registers them with Keras.
+Registering the classes imports the layers, not Beam or the training stacks that use them.
 Also: the scripts' --help keeps the examples' line continuations."""
+
+import json
 
 import ast
 import os
@@ -68,6 +71,36 @@ def test_every_module_that_registers_a_class_is_imported_before_a_load():
           if "register_keras_serializable" in f.read() and filename != "keras_classes.py":
             registering.add(os.path.relpath(path, ROOT)[:-3].replace(os.sep, "."))
   assert registering == set(keras_classes.MODULES)
+
+
+# What a load must not import: Beam and the data/training stacks (about 900 modules and a second
+# more per load when the ablation study's module was listed for its one layer); sentencepiece is
+# imported only when a GPT tokenizer is made.
+_NOT_FOR_LOADING = ("apache_beam", "pyarrow", "sentencepiece", "bert_keras.gpt.ablation_study",
+                    "bert_keras.gpt.gpt_training", "bert_keras.data.wikipedia_reader")
+
+_REGISTER_ALL = """
+import json, sys
+import keras
+from bert_keras import keras_classes
+keras_classes.register_all()
+# As a .keras file written while the layer was defined in the ablation study's module names it.
+layer = keras.saving.deserialize_keras_object({
+    "module": "bert_keras.gpt.ablation_study", "class_name": "ReverseRealTokens",
+    "registered_name": "bert_keras>ReverseRealTokens", "config": {"name": "reverse_input"}})
+print(json.dumps({"imported": [m for m in json.loads(sys.argv[1]) if m in sys.modules],
+                  "layer": [type(layer).__module__, keras.saving.get_registered_name(type(layer))]}))
+"""
+
+
+def test_registering_the_classes_imports_no_beam_or_training_stack():
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  result = subprocess.run([sys.executable, "-c", _REGISTER_ALL, json.dumps(_NOT_FOR_LOADING)],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+  assert result.returncode == 0, result.stderr[-2000:]
+  found = json.loads(result.stdout.strip().splitlines()[-1])
+  assert found["imported"] == []
+  assert found["layer"] == ["bert_keras.models.reverse_real_tokens", "bert_keras>ReverseRealTokens"]
 
 
 @pytest.mark.parametrize("name", ["encoder.keras", "pretrainer.keras", "model.keras"])

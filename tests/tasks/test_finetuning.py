@@ -9,7 +9,9 @@ import pytest
 
 from bert_keras import resources
 from bert_keras.errors import UserError
+from bert_keras.tasks import finetuning
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
+from configs.model import ModelConfig, get_model_config
 from configs.tasks import get_task_config
 from . import task_fixtures as fx
 
@@ -70,6 +72,26 @@ def test_missing_init_is_a_user_error(tmp_path):
   config = get_task_config("polarity")
   with pytest.raises(UserError, match="--init_checkpoint"):
     run_finetuning(config, RunConfig(output_dir=str(tmp_path)))
+
+
+def test_config_only_model_configs_are_told_apart_by_one_rule(tmp_path, monkeypatch):
+  """A preset or ModelConfig JSON (no weights, no vocab.txt) is recognised in one place, so the
+  random-init build, the sequence-length check and the vocabulary check cannot disagree on it."""
+  spec = str(tmp_path / "tiny.json")
+  with open(spec, "w", encoding="utf-8") as f:
+    f.write(get_model_config("bert_tiny", num_layers=1).to_json())
+  for name, expected in (("bert_tiny", get_model_config("bert_tiny")),
+                         (spec, ModelConfig.from_json_file(spec))):
+    assert finetuning.resolve_model_config(name) == (expected, None, None)
+    assert finetuning._config_without_weights(name) == expected  # pylint: disable=protected-access
+    with pytest.raises(UserError, match="--vocab_file is needed"):
+      finetuning.check_vocab_source(RunConfig(model_config=name))
+  named = get_model_config("bert_tiny", hidden_size=64, num_heads=2, intermediate_size=128)
+  monkeypatch.setattr(finetuning, "_config_only", lambda s: named if s == "mine" else None)
+  assert finetuning.resolve_model_config("mine") == (named, None, None)
+  assert finetuning._config_without_weights("mine") is named  # pylint: disable=protected-access
+  with pytest.raises(UserError, match="--model_config=mine has no vocab.txt"):
+    finetuning.check_vocab_source(RunConfig(model_config="mine"))
 
 
 @pytest.mark.slow
