@@ -16,8 +16,9 @@ def test_an_explicit_local_runner_gets_the_same_defaults_in_scripts_and_componen
 
 
 def test_components_copy_the_args_and_other_runners_pass_through():
-  args = ["--runner", "DataflowRunner", "--project=p"]
-  assert local_beam_args(args) == args and option_value(args, "runner") == "DataflowRunner"
+  # (DataflowRunner needs Beam's GCP extras, checked first: tests/components/test_beam_options.py.)
+  args = ["--runner", "FlinkRunner", "--flink_master=localhost:8081"]
+  assert local_beam_args(args) == args and option_value(args, "runner") == "FlinkRunner"
   given = ["--direct_num_workers=1"]
   assert local_beam_args(given) == ["--runner=FnApiRunner", "--direct_num_workers=1",
                                     "--direct_running_mode=multi_processing"]
