@@ -11,6 +11,8 @@ exports the encoder all the same.
 
 from __future__ import annotations
 
+import os
+
 import tensorflow as tf
 
 from bert_keras.errors import UserError
@@ -48,7 +50,11 @@ def _records_vocab(input_files: str, vocab_size: int) -> tuple[str | None, str]:
       continue
     if not summary.vocab_file:
       return None, f"{summary.path} names no vocab_file"
-    found.setdefault(summary.vocab_file, (summary.path, summary.vocab_size, summary.vocab_note))
+    # One vocabulary under two spellings (an old summary's relative path, a new one's absolute)
+    # is one vocabulary: local paths are compared normalised.
+    key = summary.vocab_file if "://" in summary.vocab_file else os.path.normpath(
+        summary.vocab_file)
+    found.setdefault(key, (summary.path, summary.vocab_size, summary.vocab_note))
   if not found:
     return None, (f"no summary.json describes the files of {input_files} (they were not made by "
                   "create_pretraining_data, or its summary.json does not list them)")

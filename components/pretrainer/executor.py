@@ -143,7 +143,8 @@ class PretrainerExecutor(BaseExecutor):
     elif parameters["heldout_fraction"] > 0:
       self.log(f"too few examples to hold out {parameters['heldout_fraction']:.0%} "
                f"(at least one batch of {batch}): no held-out evaluation")
-    config = TrainingConfig(**dict(
+    # from_dict: a misspelt key in the `training` parameter names the known ones (ConfigError).
+    config = TrainingConfig.from_dict(dict(
         training, **data,
         max_seq_length=int(examples.properties["max_seq_length"]),
         max_predictions_per_seq=int(examples.properties["max_predictions_per_seq"]),
@@ -159,6 +160,9 @@ class PretrainerExecutor(BaseExecutor):
 
     encoder_dir = model.path(ENCODER_DIR)
     shutil.copytree(os.path.join(model_dir, "export"), encoder_dir)  # with vocab.txt: vocab_file
+    if not os.path.exists(os.path.join(encoder_dir, "vocab.txt")):
+      # export_encoder only warns when its copy fails: the artifact must still carry its vocabulary.
+      shutil.copyfile(vocab_path, os.path.join(encoder_dir, "vocab.txt"))
     names = ["history.jsonl", "training_config.json"]
     if split:
       names.append("eval_metrics.json")

@@ -70,3 +70,18 @@ def test_evidence_line_names_the_lm_kind():
   next_token = PretrainerExecutor._evidence(  # pylint: disable=protected-access
       {"eval_lm_accuracy": 0.25, "eval_lm_unigram_accuracy": 0.125})
   assert next_token == "held-out next-token accuracy 0.2500 vs unigram baseline 0.1250"
+
+
+def test_a_misspelt_training_key_names_the_known_ones(tmp_path):
+  """The `training` parameter goes through TrainingConfig.from_dict: a typo is a ConfigError (a
+  UserError, one error line) naming the known keys, not a TypeError traceback."""
+  import pytest
+  from configs.model import ConfigError
+  model = Model(str(tmp_path / "model"))
+  os.makedirs(model.uri)
+  executor = PretrainerExecutor(ExecutionContext(component_name="pretrainer",
+                                                 tmp_dir=str(tmp_path / "tmp")))
+  with pytest.raises(ConfigError, match=r"unknown training config keys \['num_train_step'\]"):
+    executor.run(_inputs(tmp_path), {"model": model},
+                 {"training": {"num_train_step": 2}, "heldout_fraction": 0.0})
+  assert not os.listdir(model.uri)

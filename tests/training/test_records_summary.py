@@ -4,7 +4,6 @@ vocab_size and file list describe the input files; a summary that cannot be read
 a crash; a relative vocab_file resolves against the summary's directory when the file is there."""
 
 import json
-import os
 
 import pytest
 import tensorflow as tf
