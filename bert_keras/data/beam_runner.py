@@ -10,6 +10,7 @@ Flink, ...) is passed through untouched. Beam-free, so callers can build options
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import List, Optional, Sequence
 
@@ -61,11 +62,23 @@ def check_runner_available(beam_args: Sequence[str]) -> None:
   runner = option_value(beam_args, "runner")
   if runner is None or "dataflow" not in runner.lower():
     return
-  try:
-    # What Beam's DataflowRunner imports when it runs (google-cloud clients, apitools).
-    from apache_beam.runners.dataflow.internal import apiclient  # pylint: disable=g-import-not-at-top,unused-import
-  except ImportError as e:
+  missing = dataflow_runner_missing()
+  if missing:
     from apache_beam import version  # pylint: disable=g-import-not-at-top
     raise UserError(
-        f"--runner={runner}: Beam's Google Cloud Dataflow runner is not available ({e}); install "
-        f'Beam\'s GCP extras: pip install "apache-beam[gcp]=={version.__version__}"') from None
+        f"--runner={runner}: Beam's Google Cloud Dataflow runner is not available ({missing}); "
+        f'install Beam\'s GCP extras: pip install "apache-beam[gcp]=={version.__version__}"')
+
+
+# What Beam's DataflowRunner imports when it runs (google-cloud clients, apitools).
+DATAFLOW_CLIENT_MODULE = "apache_beam.runners.dataflow.internal.apiclient"
+
+
+def dataflow_runner_missing() -> str | None:
+  """Why Beam's DataflowRunner cannot run here (the ImportError of DATAFLOW_CLIENT_MODULE), or None
+  when Beam's GCP extras are installed."""
+  try:
+    importlib.import_module(DATAFLOW_CLIENT_MODULE)
+  except ImportError as e:
+    return str(e)
+  return None

@@ -17,14 +17,13 @@ A model larger than the vocabulary is left alone (unused rows, not a failure).
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 
 import tensorflow as tf
 from tensorflow.python.util import deprecation  # silence(): not public
 
 from bert_keras.errors import UserError
-from bert_keras.training.pretraining_input import list_files
+from bert_keras.training.pretraining_input import each_file, list_files, record_options
 from bert_keras.training.records_summary import (SummaryUnreadable, count_lines,
                                                  read_records_summary, split_path)
 
@@ -64,7 +63,7 @@ def largest_token_ids(files: list[str], records: int = RECORDS_PER_FILE) -> list
   the corrupt-record handling of pretraining_input report those."""
 
   def largest(path: str) -> int | None:
-    options = tf.io.TFRecordOptions(compression_type="GZIP" if path.endswith(".gz") else "")
+    options = record_options(path)
     best = None
     try:
       for i, raw in enumerate(tf.compat.v1.io.tf_record_iterator(path, options)):
@@ -80,10 +79,7 @@ def largest_token_ids(files: list[str], records: int = RECORDS_PER_FILE) -> list
     return best
 
   with deprecation.silence():  # tf_record_iterator is deprecated for tf.data
-    if len(files) < 2:
-      return [largest(path) for path in files]
-    with concurrent.futures.ThreadPoolExecutor(min(16, len(files))) as pool:
-      return list(pool.map(largest, files))  # on GCS each file is a round trip
+    return each_file(largest, files)
 
 
 def _fix(overrides: dict, size: int | None) -> str:

@@ -5,7 +5,6 @@ the filesystem cannot reach (a FailedPreconditionError / ValueError traceback). 
 touches the network: the runner check fails at an import, the filesystem failures are raised by
 stand-ins."""
 
-import importlib
 import os
 import sys
 
@@ -20,17 +19,16 @@ from bert_keras.resources import uncased_vocab_path
 from bert_keras.text import vocab
 from tests.reliability import bad_inputs as B
 
-_APICLIENT = "apache_beam.runners.dataflow.internal.apiclient"
 _DATAFLOW = ["--runner=DataflowRunner", "--project=my-project", "--region=us-central1",
              "--temp_location=gs://bucket/tmp"]
 
 
+# Patched in sys.modules to stand for installed or missing GCP extras.
+_APICLIENT = beam_runner.DATAFLOW_CLIENT_MODULE
+
+
 def _has_gcp_extras() -> bool:
-  try:
-    importlib.import_module(_APICLIENT)
-    return True
-  except ImportError:
-    return False
+  return beam_runner.dataflow_runner_missing() is None
 
 
 def _corpus(tmp_path) -> str:
