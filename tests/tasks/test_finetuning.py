@@ -74,9 +74,10 @@ def test_missing_init_is_a_user_error(tmp_path):
     run_finetuning(config, RunConfig(output_dir=str(tmp_path)))
 
 
-def test_config_only_model_configs_are_told_apart_by_one_rule(tmp_path, monkeypatch):
-  """A preset or ModelConfig JSON (no weights, no vocab.txt) is recognised in one place, so the
-  random-init build, the sequence-length check and the vocabulary check cannot disagree on it."""
+def test_config_only_model_configs_are_told_apart_by_one_rule(tmp_path):
+  """A preset or ModelConfig JSON (no weights, no vocab.txt) is recognised alike by the random-init
+  build, the sequence-length check and the vocabulary check; a JSON of another kind is a model
+  config to none of them."""
   spec = str(tmp_path / "tiny.json")
   with open(spec, "w", encoding="utf-8") as f:
     f.write(get_model_config("bert_tiny", num_layers=1).to_json())
@@ -86,12 +87,14 @@ def test_config_only_model_configs_are_told_apart_by_one_rule(tmp_path, monkeypa
     assert finetuning._config_without_weights(name) == expected  # pylint: disable=protected-access
     with pytest.raises(UserError, match="--vocab_file is needed"):
       finetuning.check_vocab_source(RunConfig(model_config=name))
-  named = get_model_config("bert_tiny", hidden_size=64, num_heads=2, intermediate_size=128)
-  monkeypatch.setattr(finetuning, "_config_only", lambda s: named if s == "mine" else None)
-  assert finetuning.resolve_model_config("mine") == (named, None, None)
-  assert finetuning._config_without_weights("mine") is named  # pylint: disable=protected-access
-  with pytest.raises(UserError, match="--model_config=mine has no vocab.txt"):
-    finetuning.check_vocab_source(RunConfig(model_config="mine"))
+  other = str(tmp_path / "other.json")
+  with open(other, "w", encoding="utf-8") as f:
+    json.dump({"hidden_size": 8, "note": "not a model config: no vocab_size"}, f)
+  for check in (finetuning.resolve_model_config,
+                finetuning._config_without_weights):  # pylint: disable=protected-access
+    with pytest.raises(UserError, match="other.json: unknown checkpoint file"):
+      check(other)
+  finetuning.check_vocab_source(RunConfig(model_config=other))  # not taken for a config: no claim
 
 
 @pytest.mark.slow

@@ -3,10 +3,12 @@ of N x B: under the default strategy 4 x 2 vs 8, and two MirroredStrategy replic
 2 x 2 each vs the default strategy's 8 (subprocess probe: two logical CPUs; that two replicas'
 batches of 4 equal one of 8 is test_lamb.py's).
 
-LAMB is blind to some accumulation errors: Adam's normalisation and then the trust ratio undo a
-common scale of the gradient, so only epsilon and the clip (active here) can show one. What these
-tests catch is a gradient of the wrong direction: with a micro-batch left out the weights differ
-by 3.5e-2, with micro-batches divided by their own label counts instead of the batch's by 3.4e-2.
+LAMB's weights are blind to some accumulation errors: the clip (active here), Adam's normalisation
+and the trust ratio undo a common scale of the gradient, so a sum of micro-batch means (4x the
+gradient) would move the weights as the right one does. The default-strategy test therefore also
+compares the accumulated gradient itself, before the clip and the update, with the big batch's.
+The weights catch a gradient of the wrong direction: with a micro-batch left out they differ by
+3.5e-2, with micro-batches divided by their own label counts instead of the batch's by 3.4e-2.
 """
 
 import json
@@ -34,9 +36,17 @@ def pattern(tmp_path_factory):
 def test_default_strategy_accumulation_equals_one_big_batch(pattern, tmp_path):
   cfg = lamb_probe.config(pattern)
   strategy = tf.distribute.get_strategy()
-  big = lamb_probe.run(strategy, cfg, str(tmp_path / "big"))
-  accumulated = lamb_probe.run(strategy, cfg, str(tmp_path / "accum"), accum=4)
+  big = lamb_probe.run(strategy, cfg, str(tmp_path / "big"), first_gradients=True)
+  accumulated = lamb_probe.run(strategy, cfg, str(tmp_path / "accum"), accum=4,
+                               first_gradients=True)
   assert big["optimizer"] == accumulated["optimizer"] == "Lamb"
+  # The first step's gradient, summed over 4 micro-batches of 2, is the gradient of the batch of 8
+  # (not 4x it, not one micro-batch's): float32 summation order only.
+  scale = max(float(np.max(np.abs(g))) for g in big["gradients"].values())
+  assert scale > 1e-3, scale
+  grad_diff = {k: float(np.max(np.abs(big["gradients"][k] - accumulated["gradients"][k])))
+               for k in big["gradients"]}
+  assert max(grad_diff.values()) < TOL * scale, grad_diff
   moved = max(float(np.max(np.abs(big["final"][k] - big["initial"][k]))) for k in big["final"])
   assert moved > 1e-3, moved  # the steps really changed the weights
   for what in ("final", "slots"):
