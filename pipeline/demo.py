@@ -66,12 +66,13 @@ def main(argv):
                        max_documents=FLAGS.max_documents)
   serving_dir = os.path.join(output_dir, "serving")
   pipeline = build_pipeline(config, os.path.join(output_dir, "pipeline"), serving_dir)
-  os.makedirs(output_dir, exist_ok=True)
-  write_text(os.path.join(output_dir, "pipeline_config.json"), config.to_json() + "\n")
-
   runner = LocalRunner(beam_pipeline_args=beam_args,
                        distribution_strategy=FLAGS.distribution_strategy,
                        force=True if FLAGS.force else FLAGS.force_components)
+  runner.check(pipeline)  # options no component can run with: refused before anything is written
+  os.makedirs(output_dir, exist_ok=True)
+  write_text(os.path.join(output_dir, "pipeline_config.json"), config.to_json() + "\n")
+
   print(f"pipeline {pipeline.name}: {len(pipeline.components)} components, artifacts under "
         f"{pipeline.pipeline_root}", flush=True)
   record = runner.run(pipeline)

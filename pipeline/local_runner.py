@@ -1,8 +1,11 @@
 """Runs a pipeline in this process, in dependency order, with caching and a run record.
 
-A failed component stops the run: later components are marked `not_run`, earlier artifacts stay
-as they were, and rerunning continues from the cache. At the end the record is printed as a table
-and written as JSON and as a static HTML report with PNG plots under `<root>/runs/<run_id>/`.
+Before the first component runs, the run is checked as a whole (`LocalRunner.check`): options
+that some component would refuse (a Dataflow runner without Beam's GCP extras) stop it with that
+component's error, before anything is written. A failed component stops the run: later components
+are marked `not_run`, earlier artifacts stay as they were, and rerunning continues from the cache.
+At the end the record is printed as a table and written as JSON and as a static HTML report with
+PNG plots under `<root>/runs/<run_id>/`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import sys
 import time
 from typing import Callable, Iterable, Sequence, Union
 
+from bert_keras.data.beam_runner import check_runner_available
 from bert_keras.errors import UserError
 from components.base.base_executor import ExecutionContext
 from components.base.channel import Channel
@@ -61,12 +65,26 @@ class LocalRunner:
   def _forced(self, name: str) -> bool:
     return self.force if isinstance(self.force, bool) else name in self.force
 
-  def run(self, pipeline: Pipeline) -> RunRecord:
+  def check(self, pipeline: Pipeline) -> None:
+    """UserError when this runner cannot run `pipeline` as asked, before any component runs or
+    anything is written (`run` calls it first; a script may call it before writing files of its
+    own): --force names an unknown component; the Beam options name a runner that cannot run here
+    (a Dataflow runner without Beam's GCP extras), or a component refuses its runtime options
+    (`ComponentSpec.check_runtime_options`). The message is the one the component would fail with,
+    so a refused run reads the same as a component's own CLI. Cached components are checked too: a
+    run is refused as a whole, not after whatever the cache happens to hold.
+    """
     if not isinstance(self.force, bool):
       unknown = sorted(set(self.force) - {c.name for c in pipeline.components})
       if unknown:
         raise UserError(f"--force names unknown components {unknown}; pipeline has "
                         f"{[c.name for c in pipeline.components]}")
+    check_runner_available(self.beam_pipeline_args)
+    for component in pipeline.ordered():
+      component.spec_class.check_runtime_options(self.beam_pipeline_args)
+
+  def run(self, pipeline: Pipeline) -> RunRecord:
+    self.check(pipeline)
     order = pipeline.ordered()
     record = RunRecord(pipeline=pipeline.name, run_id=_new_run_id(pipeline.pipeline_root),
                        pipeline_root=pipeline.pipeline_root, started=time.time())

@@ -17,6 +17,7 @@ import traceback
 import uuid
 from typing import Mapping, Optional
 
+from bert_keras.errors import UserError
 from components.base.artifact import Artifact
 from components.base.base_executor import ExecutionContext
 from components.base.fingerprint import execution_fingerprint
@@ -35,12 +36,26 @@ class ExecutionResult:
   traceback: str = ""
 
 
+def error_text(e: BaseException) -> str:
+  """How a failed execution's exception is reported (CLI error line, run record, run table): an
+  expected error (`UserError` and its subclasses, such as ConfigError) by its message alone, which
+  already names the file, value or parameter at fault; anything else, a bug, with its class name
+  first, so that `KeyError: 'x'` still says what happened."""
+  message = str(e)
+  if isinstance(e, UserError) and message:
+    return message
+  return f"{type(e).__name__}: {message}" if message else type(e).__name__
+
+
 class ComponentLauncher:
   """Launches `spec_class` under `name` with resolved input artifacts into `output_uris`.
 
   An execution is skipped when every output already exists with the same fingerprint (the cache);
-  `force=True` reruns it. Outputs are written into sibling staging directories and renamed into
-  place only after the executor succeeded, so a failure leaves the previous artifacts intact.
+  `force=True` reruns it. Runtime options the component cannot run with (a Dataflow runner
+  without Beam's GCP extras, `ComponentSpec.check_runtime_options`) are refused right here, before
+  the cache is read or anything is written. Outputs are written into sibling staging directories
+  and renamed into place only after the executor succeeded, so a failure leaves the previous
+  artifacts intact.
   """
 
   def __init__(self, spec_class, name: str, inputs: Mapping[str, Optional[Artifact]],
@@ -58,6 +73,7 @@ class ComponentLauncher:
     self.context = dataclasses.replace(context or ExecutionContext(), component_name=name)
     if not spec_class.USES_BEAM:
       self.context.beam_pipeline_args = ()
+    spec_class.check_runtime_options(self.context.beam_pipeline_args)
     self.fingerprint = execution_fingerprint(spec_class, self.parameters, self.inputs)
 
   def cached_outputs(self) -> Optional[dict]:
@@ -112,8 +128,7 @@ class ComponentLauncher:
       return ExecutionResult(SUCCEEDED, self.fingerprint, published, time.time() - start)
     except Exception as e:  # pylint: disable=broad-except
       return ExecutionResult(FAILED, self.fingerprint, {}, time.time() - start,
-                             error=f"{type(e).__name__}: {e}" if str(e) else type(e).__name__,
-                             exception=e, traceback=traceback.format_exc())
+                             error=error_text(e), exception=e, traceback=traceback.format_exc())
     finally:
       for artifact in staged.values():
         if ".staging-" in artifact.uri and os.path.exists(artifact.uri):

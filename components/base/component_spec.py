@@ -10,8 +10,9 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
+from bert_keras.data.beam_runner import check_runner_available
 from bert_keras.errors import UserError
 from components.base.artifact import Artifact
 
@@ -108,6 +109,16 @@ class ComponentSpec:
       if artifact.TYPE_NAME != spec.type.TYPE_NAME:
         raise UserError(f"{where}: input {name!r} must be a {spec.type.TYPE_NAME}, got "
                         f"{artifact.TYPE_NAME} from {artifact.uri}")
+
+  @classmethod
+  def check_runtime_options(cls, beam_pipeline_args: Sequence[str]) -> None:
+    """UserError when this component cannot run with these runtime options, so that the launcher
+    and the pipeline runner refuse before anything runs or is written, with the message the
+    executor would fail with later: a Beam component refuses a runner that cannot run here (a
+    Dataflow runner without Beam's GCP extras: `beam_runner.check_runner_available`, the check the
+    Beam executors make). Components that take no Beam options accept any."""
+    if cls.USES_BEAM:
+      check_runner_available(beam_pipeline_args)
 
   @classmethod
   def executor_class(cls):

@@ -1,7 +1,7 @@
 """Beam defaults of the Beam components: never the Prism download, explicit runners untouched; a
 Dataflow runner without Beam's GCP extras is refused with one error line before any pipeline is
-built, as the data scripts do. Nothing here touches the network: the runner check fails at an
-import."""
+built, as the data scripts do, and by the launcher before anything is written. Nothing here
+touches the network: the runner check fails at an import."""
 
 import os
 import subprocess
@@ -12,9 +12,13 @@ import pytest
 from bert_keras.data import beam_runner
 from components.base.base_executor import ExecutionContext
 from components.base.beam_options import local_beam_args
+from components.base.component_launcher import ComponentLauncher
 from components.base.standard_artifacts import Corpus, Vocabulary
+from components.checkpoint_importer.spec import CheckpointImporterSpec
 from components.corpus_ingestion.spec import CorpusIngestionSpec
+from components.fine_tuner.spec import FineTunerSpec
 from components.pretraining_examples.spec import PretrainingExamplesSpec
+from components.pusher.spec import PusherSpec
 from components.vocabulary.spec import VocabularySpec
 from tests.reliability import bad_inputs as B
 
@@ -74,10 +78,32 @@ def test_every_beam_executor_refuses_dataflow_without_its_extras(spec, tmp_path,
   monkeypatch.setitem(sys.modules, _APICLIENT, None)  # the import fails, as without the extras
   inputs, outputs, parameters = _executor_inputs(spec, tmp_path)
   executor = spec.executor_class()(ExecutionContext(beam_pipeline_args=_DATAFLOW))
-  B.raises(lambda: executor.run(inputs, outputs, parameters), "--runner=DataflowRunner",
-           "Dataflow runner is not available", 'pip install "apache-beam[gcp]==')
+  message = B.raises(lambda: executor.run(inputs, outputs, parameters), "--runner=DataflowRunner",
+                     "Dataflow runner is not available", 'pip install "apache-beam[gcp]==')
   for artifact in outputs.values():
     assert os.listdir(artifact.uri) == []  # refused before the pipeline wrote anything
+  # The spec's own check, which the launcher and the pipeline runner make before anything runs,
+  # refuses with the executor's message.
+  assert B.raises(lambda: spec.check_runtime_options(_DATAFLOW)) == message
+
+
+@pytest.mark.parametrize("spec", [CheckpointImporterSpec, FineTunerSpec, PusherSpec])
+def test_components_without_beam_accept_any_beam_options(spec, monkeypatch):
+  assert not spec.USES_BEAM
+  monkeypatch.setitem(sys.modules, _APICLIENT, None)
+  spec.check_runtime_options(_DATAFLOW)
+
+
+def test_launcher_refuses_dataflow_without_its_extras_before_writing_anything(tmp_path,
+                                                                             monkeypatch):
+  monkeypatch.setitem(sys.modules, _APICLIENT, None)
+  out = tmp_path / "outputs" / "corpus"
+  context = ExecutionContext(beam_pipeline_args=_DATAFLOW)
+  B.raises(lambda: ComponentLauncher(CorpusIngestionSpec, "corpus_ingestion", {},
+                                     {"corpus": str(out)}, {"bert_text_corpora": ["corpus.txt"]},
+                                     context=context),
+           "--runner=DataflowRunner", "Dataflow runner is not available")
+  assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.skipif(_has_gcp_extras(), reason="Beam's GCP extras are installed: the component "
@@ -93,7 +119,8 @@ def test_component_cli_with_dataflow_without_its_extras_is_one_error_line(tmp_pa
        f"--beam_pipeline_args={' '.join(_DATAFLOW)}"],
       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
   import apache_beam  # pylint: disable=import-outside-toplevel
-  B.user_error_line(result, "--runner=DataflowRunner", "Dataflow runner is not available",
-                    f'pip install "apache-beam[gcp]=={apache_beam.__version__}"')
+  line = B.user_error_line(result, "--runner=DataflowRunner", "Dataflow runner is not available",
+                           f'pip install "apache-beam[gcp]=={apache_beam.__version__}"')
+  assert line.startswith("error: --runner=DataflowRunner: ")  # the message alone, no class name
   assert not out.exists()
   assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]  # no staging or temporary directory left

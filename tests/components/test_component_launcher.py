@@ -1,19 +1,24 @@
-"""Launcher, spec validation, wiring errors and fingerprints, on the tiny test components."""
+"""Launcher, spec validation, wiring errors, fingerprints and the error text of a failed execution,
+on the tiny test components."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 from bert_keras.errors import UserError
 from components.base.artifact import Artifact
 from components.base.component import Component
-from components.base.component_launcher import ComponentLauncher
+from components.base.component_launcher import ComponentLauncher, error_text
 from components.base.fingerprint import execution_fingerprint
+from configs.model import ConfigError
 from pipeline.pipeline import Pipeline
 from tests.pipeline.tiny_components import AddSpec, Number, SourceSpec, read_number
+from tests.reliability import bad_inputs as B
 
 
 def _source(tmp_path, value=3, force=False):
@@ -104,3 +109,40 @@ def test_staging_left_by_a_killed_process_is_removed(tmp_path):
   (stale / "half_written").write_text("x")
   assert _source(tmp_path).status == "succeeded"
   assert sorted(os.listdir(tmp_path)) == ["n"]
+
+
+def _failing_add(tmp_path, fail):
+  src = _source(tmp_path)
+  launcher = ComponentLauncher(AddSpec, "add", {"a": src.outputs["number"]},
+                               {"sum": str(tmp_path / "sum")}, {"fail": fail})
+  return launcher.launch()
+
+
+def test_failed_execution_error_is_a_user_errors_message_or_a_bugs_class_and_message(tmp_path):
+  """A UserError is reported by its message (CLI line `error: <message>`, run record); a bug keeps
+  its class name, so the record still says what it was."""
+  user = _failing_add(tmp_path, "user")
+  assert user.status == "failed" and isinstance(user.exception, UserError)
+  assert user.error == "add: refusing to add (fail='user')"
+  bug = _failing_add(tmp_path, "bug")
+  assert bug.error == "ZeroDivisionError: division by zero" and "Traceback" in bug.traceback
+
+
+def test_error_text_of_user_error_subclasses_and_of_bare_exceptions():
+  assert error_text(ConfigError("config.json: unknown key 'hiden_size'")) == (
+      "config.json: unknown key 'hiden_size'")
+  assert error_text(KeyError("x")) == "KeyError: 'x'"
+  assert error_text(RuntimeError()) == "RuntimeError" and error_text(UserError()) == "UserError"
+
+
+def test_component_cli_prints_a_user_errors_message_alone(tmp_path):
+  """`error: <message>`, exit 2, no `UserError:` before the message."""
+  out = tmp_path / "corpus"
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", PYTHONPATH=B.ROOT)
+  result = subprocess.run([sys.executable, "-m", "components.corpus_ingestion.cli",
+                           f"--output=corpus={out}"], cwd=B.ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+  line = B.user_error_line(result)
+  assert line == ("error: corpus ingestion: no source given (wikipedia_dumps, bert_text_corpora, "
+                  "line_corpora are all empty)")
+  assert os.listdir(tmp_path) == []  # no staging or temporary directory left

@@ -119,9 +119,12 @@ def test_failure_stops_run_keeps_earlier_artifacts_and_rerun_continues(tmp_path)
 
 def test_user_error_fails_with_its_message(tmp_path):
   runner, logs = _runner()
-  with pytest.raises(PipelineRunError, match="refusing to add"):
+  with pytest.raises(PipelineRunError, match="component add failed: add: refusing to add") as info:
     runner.run(_diamond(tmp_path, fail="user"))
   assert not any("Traceback" in line for line in logs)  # user errors print one line
+  # The record keeps the message alone (a bug's error keeps its class name, test above).
+  assert info.value.record.component("add").error == "add: refusing to add (fail='user')"
+  assert "[3/4] add: FAILED: add: refusing to add (fail='user')" in logs
   assert not (tmp_path / "add" / "sum").exists()
 
 

@@ -77,6 +77,17 @@ class BeamSpec(ComponentSpec):
   USES_BEAM = True
 
 
+class LocalOnlyBeamSpec(BeamSpec):
+  """A Beam component that refuses every non-local runner, to test that the pipeline runner asks
+  each component's own check before anything runs."""
+
+  @classmethod
+  def check_runtime_options(cls, beam_pipeline_args):
+    for arg in beam_pipeline_args:
+      if arg.startswith("--runner=") and arg != "--runner=DirectRunner":
+        raise UserError(f"{arg}: this component runs on the DirectRunner only")
+
+
 class PlainSpec(ComponentSpec):
   OUTPUTS = {"number": Number}
   EXECUTOR = "tests.pipeline.tiny_components:RecordBeamExecutor"
