@@ -27,9 +27,12 @@ from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.training import distribute, precision
 from bert_keras.training.optimization import WarmupDecaySchedule, create_optimizer
-from bert_keras.training.pretraining_input import (corrupt_records_are_user_errors,
-                                                   label_frequencies, list_files, make_dataset)
+from bert_keras.training.input_files import InputFiles, list_files, resolve_input_files
+from bert_keras.training.pretraining_input import (check_record_shapes,
+                                                   corrupt_records_are_user_errors,
+                                                   label_frequencies, make_dataset)
 from bert_keras.training.pretraining_task import PretrainingTask
+from bert_keras.training.recorded_sizes import check_recorded_sizes
 from bert_keras.training.records_vocab import export_vocab
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
 from bert_keras.training.vocab_fit import check_vocab_fits
@@ -54,7 +57,7 @@ def build_optimizer(config: TrainingConfig) -> keras.optimizers.Optimizer:
   return precision.wrap_optimizer(optimizer, config.precision)
 
 
-def _dataset_fn(config: TrainingConfig, files: str, training: bool, batch_size: int,
+def _dataset_fn(config: TrainingConfig, files: str | InputFiles, training: bool, batch_size: int,
                 accum: int):
   def fn(ctx, skip_batches=0):
     return make_dataset(
@@ -147,13 +150,14 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
                   export_dir, why_not)
 
 
-def unigram_baseline(config: TrainingConfig) -> dict:
-  """The most frequent prediction target of the TRAINING data (see `label_frequencies`).
+def unigram_baseline(config: TrainingConfig, input_files: InputFiles | None = None) -> dict:
+  """The most frequent prediction target of the TRAINING data (see `label_frequencies`;
+  `input_files`: config.input_files as resolved and checked before training, None: listed here).
 
   Always predicting it is what a model that ignores the context can do best on average; held-out
   masked-LM accuracy has to rise clearly above it to show that the model reads the context.
   """
-  counts = label_frequencies(config.input_files, seq_length=config.max_seq_length,
+  counts = label_frequencies(input_files or config.input_files, seq_length=config.max_seq_length,
                              max_predictions=config.max_predictions_per_seq,
                              objective=config.objective,
                              max_records=config.unigram_baseline_records)
@@ -206,13 +210,15 @@ _PHASE_HINT = ("each phase has its own model_dir: phase 2 takes a new --model_di
                "schedule it goes on")
 
 
-def _resume_values(values: dict) -> dict:
-  """The values of a config (training_config.json or the new one) that a resume compares."""
+def _resume_values(values: dict, files: tuple | None = None) -> dict:
+  """The values of a config (training_config.json or the new one) that a resume compares.
+  `files`: what its input_files matched when already resolved; None: listed here."""
   out = {name: values.get(name) for name in RESUME_FIELDS}
   out["loss scaling (precision mixed_float16)"] = values.get("precision") == "mixed_float16"
   try:
+    matched = list_files(values["input_files"]) if files is None else files
     out["input_files (the files matched)"] = [
-        os.path.abspath(f) if "://" not in f else f for f in list_files(values["input_files"])]
+        os.path.abspath(f) if "://" not in f else f for f in matched]
   except (UserError, KeyError, TypeError, AttributeError):
     out["input_files (the files matched)"] = values.get("input_files")
   return out
@@ -230,13 +236,15 @@ def _model_fields(values: dict) -> dict:
     return {"model_preset": values.get("model_preset"), "model_overrides": overrides}
 
 
-def check_resume_config(config: TrainingConfig) -> None:
+def check_resume_config(config: TrainingConfig, input_files: InputFiles | None = None) -> None:
   """UserError when model_dir holds a checkpoint of a run whose training_config.json differs from
   `config` in a field that a resume cannot change (RESUME_FIELDS, the model): restoring it would
   fail mid-way (another model or optimizer, or loss scaling on or off, changes the checkpoint's
   variables) or go on silently wrong (another batch, seed or input changes which records the
   resume skips; another phase, which step range and data stream the checkpoint continues).
-  A changed learning-rate schedule is allowed, with a warning (see SCHEDULE_FIELDS)."""
+  A changed learning-rate schedule is allowed, with a warning (see SCHEDULE_FIELDS).
+  `input_files`: config.input_files resolved (also taken for the recorded input_files when they
+  are the same patterns); None: the patterns are listed here."""
   path = os.path.join(config.model_dir, "training_config.json")
   if not (tf.train.latest_checkpoint(config.model_dir) and tf.io.gfile.exists(path)):
     return
@@ -249,7 +257,9 @@ def check_resume_config(config: TrainingConfig) -> None:
   if not isinstance(old, dict):
     raise UserError(f"{path}: expected a JSON object (the run's TrainingConfig)")
   new = json.loads(config.to_json())
-  old_values, new_values = _resume_values(old), _resume_values(new)
+  files = input_files.files if input_files else None
+  old_values = _resume_values(old, files if old.get("input_files") == config.input_files else None)
+  new_values = _resume_values(new, files)
   changes = [f"{name}: {old_values[name]!r} in {path}, {new_values[name]!r} now"
              + (f" ({_PHASE_HINT})" if name == "phase" and 2 in (old_values[name],
                                                                     new_values[name]) else "")
@@ -295,34 +305,53 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
                       for name in changed), rates)
 
 
-def _check_inputs(config: TrainingConfig) -> tuple[str | None, str]:
+def _check_inputs(config: TrainingConfig
+                  ) -> tuple[InputFiles, InputFiles | None, tuple[str | None, str]]:
   """The checks a run can fail before it trains, done before model_dir is created or written: the
   resumed config (first: a changed length or input names its fields), the input files (the
-  pipelines' own checks, then that their token ids fit the model's vocabulary), the init
-  checkpoint's path, the given vocab_file. Returns the vocabulary export/ gets (`export_vocab`),
-  resolved now so that a summary.json that cannot be read shows before training, not after it."""
-  check_resume_config(config)
-  _dataset_fn(config, config.input_files, True, config.train_batch_size,
-              config.gradient_accumulation_steps)(None)
+  pipelines' own checks, the sizes their summary.json records, then that their token ids fit the
+  model's vocabulary), the init checkpoint's path, the given vocab_file.
+
+  Each input flag is resolved once here (input_files.resolve_input_files: one listing, one read of
+  each summary.json) and every check takes that result. Returns it, for the training and held-out
+  input pipelines, with the vocabulary export/ gets (`export_vocab`), resolved now so that a
+  summary.json that cannot be read shows before training, not after it."""
+  try:
+    train = resolve_input_files(config.input_files)
+  except UserError:
+    check_resume_config(config)  # first: compared with the patterns as given
+    raise
+  check_resume_config(config, train)
+  _check_records(config, train, True, config.train_batch_size, config.gradient_accumulation_steps)
+  evaluation = None
   if config.eval_input_files:
-    _dataset_fn(config, config.eval_input_files, False,
-                config.eval_batch_size or config.train_batch_size, 1)(None)
+    evaluation = resolve_input_files(config.eval_input_files)
+    _check_records(config, evaluation, False, config.eval_batch_size or config.train_batch_size, 1)
+  checked = [("input_files", train)] + ([("eval_input_files", evaluation)] if evaluation else [])
+  for flag, inputs in checked:
+    check_recorded_sizes(inputs, flag)
   vocab_size = config.model_config().vocab_size
-  for flag in ("input_files", "eval_input_files"):
-    if getattr(config, flag):
-      check_vocab_fits(getattr(config, flag), flag, vocab_size, config.model_preset,
-                       dict(config.model_overrides))
+  for flag, inputs in checked:
+    check_vocab_fits(inputs, flag, vocab_size, config.model_preset, dict(config.model_overrides))
   path = config.init_checkpoint
   if path and not tf.train.latest_checkpoint(config.model_dir) and not (
       tf.io.gfile.exists(path) or tf.io.gfile.exists(path + ".index")):
     raise UserError(f"init_checkpoint {path}: no such file or directory")
-  vocab = export_vocab(config.vocab_file, config.input_files, vocab_size)
+  vocab = export_vocab(config.vocab_file, train, vocab_size)
   if vocab[0]:
     logging.info("export/vocab.txt will be a copy of %s (%s)", vocab[0], vocab[1])
   else:
     logging.warning("no vocab.txt will be copied to export/: %s; pass --vocab_file=<the vocab.txt "
                     "the records were made with> to have one", vocab[1])
-  return vocab
+  return train, evaluation, vocab
+
+
+def _check_records(config: TrainingConfig, inputs: InputFiles, training: bool, batch_size: int,
+                   accum: int) -> None:
+  """The first record of every file has the configured lengths (check_record_shapes), and the
+  input pipeline builds: the one check of the files that the pipelines built later rely on."""
+  check_record_shapes(list(inputs.files), config.max_seq_length, config.max_predictions_per_seq)
+  _dataset_fn(config, inputs, training, batch_size, accum)(None)
 
 
 def _restored_step(model_dir: str) -> int:
@@ -373,12 +402,12 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   # gives), before any of them can fail alone on its model_dir's config (a lone failure would
   # leave the others waiting in a collective).
   check_workers_agree(strategy, _restored_step(config.model_dir), config.model_dir)
-  vocab = _check_inputs(config)
+  train_files, eval_files, vocab = _check_inputs(config)
   precision.set_precision(config.precision)  # process-wide: only once the checks passed
   logging.info("strategy %s with %d replica(s), precision %s", type(strategy).__name__,
                strategy.num_replicas_in_sync, config.precision)
 
-  baseline = unigram_baseline(config) if config.eval_input_files else None
+  baseline = unigram_baseline(config, train_files) if eval_files else None
   if baseline:
     logging.info("unigram baseline: always predicting token %d (%.4f of the training targets)",
                  baseline["token_id"], baseline["train_frequency"])
@@ -405,9 +434,9 @@ def _run_pretraining(config: TrainingConfig) -> dict:
                      config.to_json() + "\n")
 
   eval_fn = None
-  if config.eval_input_files:
+  if eval_files:
     eval_batch = config.eval_batch_size or config.train_batch_size
-    eval_data = _dataset_fn(config, config.eval_input_files, False, eval_batch, 1)
+    eval_data = _dataset_fn(config, eval_files, False, eval_batch, 1)
     metrics_path = os.path.join(config.model_dir, "eval_metrics.json")
     earlier = []
     if tf.io.gfile.exists(metrics_path):  # a resumed run keeps the curve so far
@@ -415,18 +444,18 @@ def _run_pretraining(config: TrainingConfig) -> dict:
         earlier = json.load(f).get("eval", [])
 
     def eval_fn():
-      with corrupt_records_are_user_errors(config.eval_input_files, "eval_input_files",
+      with corrupt_records_are_user_errors(eval_files, "eval_input_files",
                                            lambda: _after_corrupt_input(config)):
         metrics = trainer.evaluate(eval_data, config.eval_steps)
       if is_chief:
         write_eval_metrics(metrics_path, baseline, trainer.history, earlier)
       return metrics
   _, end_step = config.phase_steps()
-  train_data = _dataset_fn(config, config.input_files, True, config.train_batch_size,
+  train_data = _dataset_fn(config, train_files, True, config.train_batch_size,
                            config.gradient_accumulation_steps)
   # A file damaged past its first record (which the checks before training do not read) fails
   # inside tf.data with an error naming no file: the files are read through only then, to name it.
-  with corrupt_records_are_user_errors(config.input_files, "input_files",
+  with corrupt_records_are_user_errors(train_files, "input_files",
                                        lambda: _after_corrupt_input(config)):
     history = trainer.train(train_data, end_step, eval_fn=eval_fn, eval_every=config.eval_every)
 

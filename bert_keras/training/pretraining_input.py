@@ -16,7 +16,6 @@ Order of the pipeline (why each step is where it is):
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import re
 
@@ -27,32 +26,9 @@ from tensorflow.python.util import deprecation  # silence(): not public
 
 from bert_keras.data.pretraining_dataset import feature_spec
 from bert_keras.errors import UserError
+from bert_keras.training.input_files import InputFiles, each_file, join_path, list_files
 
 AUTOTUNE = tf.data.AUTOTUNE
-
-
-def list_files(patterns: str) -> list[str]:
-  """Comma-separated glob patterns -> sorted file list.
-
-  UserError naming the pattern if it matches nothing, and naming the directory if the pattern is a
-  directory or matches one (reading a directory as records fails only inside tf.data, mid-run).
-  """
-  files = []
-  for pattern in [p.strip() for p in patterns.split(",") if p.strip()]:
-    if tf.io.gfile.isdir(pattern):
-      raise UserError(f"input pattern {pattern!r} is a directory; give the record files in it, "
-                      f"e.g. '{_join(pattern, 'pretraining-*')}'")
-    matched = sorted(tf.io.gfile.glob(pattern))
-    if not matched:
-      raise UserError(f"input pattern {pattern!r} matches no file")
-    for path, is_dir in zip(matched, each_file(tf.io.gfile.isdir, matched)):
-      if is_dir:
-        raise UserError(f"input pattern {pattern!r} matches the directory {path}; give only the "
-                        f"record files, e.g. '{_join(_parent(pattern), 'pretraining-*')}'")
-    files.extend(matched)
-  if not files:
-    raise UserError(f"no input files given (input_files={patterns!r})")
-  return files
 
 
 def check_record_shapes(files: list[str], seq_length: int, max_predictions: int) -> None:
@@ -92,26 +68,6 @@ def _check_file(path: str, seq_length: int, max_predictions: int) -> str | None:
       return (f"{path}: record 1 has {name} of length {got}, but the config says "
               f"{expected} (max_seq_length / max_predictions_per_seq)")
   return ""
-
-
-def each_file(fn, items: list) -> list:
-  """[fn(item) for item in items], run on a few threads: on GCS every call is a network round trip,
-  and TF's file calls wait outside the GIL. Order is kept: the first bad file reported is the first
-  in order."""
-  if len(items) < 2:
-    return [fn(item) for item in items]
-  with concurrent.futures.ThreadPoolExecutor(min(16, len(items))) as pool:
-    return list(pool.map(fn, items))
-
-
-def _parent(pattern: str) -> str:
-  """The directory part of a glob pattern ('.' for a bare name)."""
-  head = pattern.rstrip("/").rpartition("/")[0]
-  return head or "."
-
-
-def _join(directory: str, name: str) -> str:
-  return directory.rstrip("/") + "/" + name
 
 
 def _first_line(error: Exception) -> str:
@@ -154,7 +110,7 @@ def _expected(path: str) -> str:
   """What the inputs should be, and how to leave out a stray file (a summary.json) a glob caught."""
   directory = path.rsplit("/", 1)[0] if "/" in path else "."
   return ("expected TFRecords written by create_pretraining_data (if this file is not an input, "
-          f"narrow --input_files, e.g. to '{_join(directory, 'pretraining-*')}')")
+          f"narrow --input_files, e.g. to '{join_path(directory, 'pretraining-*')}')")
 
 
 def find_corrupt_records(files: list[str]) -> list[tuple[str, str]]:
@@ -200,7 +156,7 @@ def _bad_record(path: str) -> str | None:
 
 
 @contextlib.contextmanager
-def corrupt_records_are_user_errors(input_files: str, flag: str, hint=None):
+def corrupt_records_are_user_errors(input_files: str | InputFiles, flag: str, hint=None):
   """Within: a DataLossError of tf.data reading `input_files` (a file truncated or damaged past
   its first record, which check_record_shapes cannot see) becomes a UserError naming the file and
   record (find_corrupt_records) and the `--flag` that gave it, followed by `hint()` (what to do,
@@ -208,7 +164,7 @@ def corrupt_records_are_user_errors(input_files: str, flag: str, hint=None):
   try:
     yield
   except tf.errors.DataLossError as e:
-    files = list_files(input_files)
+    files = input_files.files if isinstance(input_files, InputFiles) else list_files(input_files)
     logging.warning("reading --%s failed (%s); reading its %d file(s) to find the corrupt one",
                     flag, type(e).__name__, len(files))
     problems = find_corrupt_records(files)
@@ -220,6 +176,19 @@ def corrupt_records_are_user_errors(input_files: str, flag: str, hint=None):
                                   "again) and re-run")
     raise UserError(f"{problems[0][1]}{more}; matched by --{flag}={input_files}; {advice}"
                     ) from None
+
+
+def _files_to_read(input_files: str | InputFiles, seq_length: int,
+                   max_predictions: int) -> list[str]:
+  """The files to read. Patterns are listed and every file's first record is checked here
+  (check_record_shapes). An InputFiles is read as it was resolved, unchecked: its caller checks it
+  once (run_pretraining, before training) instead of every dataset build listing the files and
+  reading each one's first record again (per worker, per evaluation, for the unigram baseline)."""
+  if isinstance(input_files, InputFiles):
+    return list(input_files.files)
+  files = list_files(input_files)
+  check_record_shapes(files, seq_length, max_predictions)
+  return files
 
 
 def _read_records(path):
@@ -273,16 +242,16 @@ def dynamic_mask(features: dict, index: tf.Tensor, seed: int, masked_lm_prob: fl
   return out
 
 
-def label_frequencies(input_files: str, *, seq_length: int, max_predictions: int,
+def label_frequencies(input_files: str | InputFiles, *, seq_length: int, max_predictions: int,
                       objective: str = "mlm_nsp", max_records: int = 100_000) -> np.ndarray:
-  """How often each token id is a prediction target in (the first `max_records` of) the files.
+  """How often each token id is a prediction target in (the first `max_records` of) the files
+  (`input_files`: as make_dataset takes them).
 
   Masked-LM objectives: the real `masked_lm_ids` (weight > 0); "ltr": every real token after the
   first (the next-token targets). Its argmax is the unigram baseline's constant prediction.
   Returns float64 counts indexed by token id.
   """
-  files = list_files(input_files)
-  check_record_shapes(files, seq_length, max_predictions)
+  files = _files_to_read(input_files, seq_length, max_predictions)
   spec = feature_spec(seq_length, max_predictions)
 
   def targets(record):
@@ -306,7 +275,8 @@ def label_frequencies(input_files: str, *, seq_length: int, max_predictions: int
   return counts
 
 
-def make_dataset(input_files: str, *, seq_length: int, max_predictions: int, batch_size: int,
+def make_dataset(input_files: str | InputFiles, *, seq_length: int, max_predictions: int,
+                 batch_size: int,
                  gradient_accumulation_steps: int = 1, objective: str = "mlm_nsp",
                  input_context: tf.distribute.InputContext | None = None, training: bool = True,
                  seed: int = 0, shuffle_buffer_size: int = 10000, cycle_length: int = 8,
@@ -318,9 +288,9 @@ def make_dataset(input_files: str, *, seq_length: int, max_predictions: int, bat
   `batch_size` is the GLOBAL batch of one step; each of the R replicas gets batch_size/R examples,
   split into `gradient_accumulation_steps` micro-batches. `skip_batches` global batches are
   skipped (resuming). Evaluation (`training=False`) reads in file order without shuffling, repeated.
+  `input_files`: comma-separated glob patterns, or their InputFiles (see `_files_to_read`).
   """
-  files = list_files(input_files)
-  check_record_shapes(files, seq_length, max_predictions)
+  files = _files_to_read(input_files, seq_length, max_predictions)
   num_pipelines = input_context.num_input_pipelines if input_context else 1
   pipeline_id = input_context.input_pipeline_id if input_context else 0
   num_replicas = input_context.num_replicas_in_sync if input_context else 1

@@ -1,12 +1,14 @@
 """The summary.json that create_pretraining_data writes beside the shards it publishes, read in one
-place for run_pretraining: the vocabulary check before training (vocab_fit) and the vocab.txt copied
-into export/ (records_vocab) both take what this module reads.
+place for run_pretraining: the vocabulary check before training (vocab_fit), the vocab.txt copied
+into export/ (records_vocab) and the size check of the shards (recorded_sizes) take what this module
+reads, once per directory (input_files.InputFiles holds it).
 
-What a summary gives: the shard names it describes (`files`), the vocabulary size (`vocab_size`)
-and the vocab.txt (`config.vocab_file`). create_pretraining_data records an absolute vocab_file for
-a local one; a summary written before that may hold a path relative to the working directory of
-the run that wrote it, resolved here against the summary's directory when the file is there, else
-against the current working directory (the resolution says which).
+What a summary gives: the shard names it describes (`files`) and each one's size in bytes when it
+was published, the vocabulary size (`vocab_size`) and the vocab.txt (`config.vocab_file`).
+create_pretraining_data records an absolute vocab_file for a local one; a summary written before
+that may hold a path relative to the working directory of the run that wrote it, resolved here
+against the summary's directory when the file is there, else against the current working
+directory (the resolution says which).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class RecordsSummary:
   """What one summary.json says about the shards beside it."""
   path: str
   files: frozenset  # the shard names (no directory) it describes
+  sizes: dict  # shard name -> its recorded size in bytes (the entries of `files` that give one)
   vocab_file: str | None  # its config's vocab_file, resolved (see `resolve_vocab_file`)
   vocab_note: str  # how a relative vocab_file was resolved; "" otherwise
   vocab_size: int | None  # the recorded vocabulary size; None in summaries older than it
@@ -80,8 +83,10 @@ def read_records_summary(directory: str) -> RecordsSummary | None:
   if not isinstance(values, dict):
     raise SummaryUnreadable(f"{path}: expected a JSON object, got {type(values).__name__}")
   files = values.get("files")
-  names = frozenset(f["name"] for f in files if isinstance(f, dict) and isinstance(
-      f.get("name"), str)) if isinstance(files, list) else frozenset()
+  entries = [f for f in files if isinstance(f, dict) and isinstance(f.get("name"), str)
+             ] if isinstance(files, list) else []
+  names = frozenset(f["name"] for f in entries)
+  sizes = {f["name"]: f["bytes"] for f in entries if _is_count(f.get("bytes"))}
   config = values.get("config") if isinstance(values.get("config"), dict) else {}
   vocab_file, note = config.get("vocab_file"), ""
   if isinstance(vocab_file, str) and vocab_file:
@@ -89,8 +94,14 @@ def read_records_summary(directory: str) -> RecordsSummary | None:
   else:
     vocab_file = None
   size = values.get("vocab_size")
-  size = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
-  return RecordsSummary(path, names, vocab_file, note, size)
+  size = size if _is_count(size) and size > 0 else None
+  return RecordsSummary(path=path, files=names, sizes=sizes, vocab_file=vocab_file,
+                        vocab_note=note, vocab_size=size)
+
+
+def _is_count(value) -> bool:
+  """A JSON integer >= 0 (not a bool, which Python counts as an int)."""
+  return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def count_lines(path: str) -> int:

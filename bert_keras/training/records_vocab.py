@@ -16,32 +16,29 @@ import os
 import tensorflow as tf
 
 from bert_keras.errors import UserError
-from bert_keras.training.pretraining_input import list_files
-from bert_keras.training.records_summary import (SummaryUnreadable, count_lines,
-                                                 read_records_summary, split_path)
+from bert_keras.training.input_files import InputFiles, resolve_input_files
+from bert_keras.training.records_summary import SummaryUnreadable, count_lines, split_path
 
 
-def records_vocab(input_files: str, vocab_size: int) -> tuple[str | None, str]:
+def records_vocab(input_files: str | InputFiles, vocab_size: int) -> tuple[str | None, str]:
   """(vocab path, how it was found) when the summary.json files describing the matched files of
-  `input_files` name one and the same readable vocabulary of `vocab_size` lines (their recorded
-  vocab_size too); else (None, why not). Files that no summary describes (another directory, a
-  name its `files` do not list) do not count: the vocabulary check before training read their
-  token ids. Filesystem errors (tf.errors.OpError, OSError) are reasons, not raised."""
+  `input_files` (patterns, or their resolved InputFiles) name one and the same readable vocabulary
+  of `vocab_size` lines (their recorded vocab_size too); else (None, why not). Files that no
+  summary describes (another directory, a name its `files` do not list) do not count: the
+  vocabulary check before training read their token ids. Filesystem errors (tf.errors.OpError,
+  OSError) are reasons, not raised."""
   try:
-    return _records_vocab(input_files, vocab_size)
+    return _records_vocab(resolve_input_files(input_files), vocab_size)
   except (tf.errors.OpError, OSError) as e:
     return None, f"{type(e).__name__}: {e}"
 
 
-def _records_vocab(input_files: str, vocab_size: int) -> tuple[str | None, str]:
-  by_directory: dict[str, list[str]] = {}
-  for path in list_files(input_files):
-    by_directory.setdefault(split_path(path)[0], []).append(path)
+def _records_vocab(inputs: InputFiles, vocab_size: int) -> tuple[str | None, str]:
   found = {}  # vocab path -> (summary path, recorded vocab_size, note)
   uncovered = 0
-  for directory, paths in sorted(by_directory.items()):
+  for directory, paths in sorted(inputs.by_directory().items()):
     try:
-      summary = read_records_summary(directory)
+      summary = inputs.summary(directory)
     except SummaryUnreadable as e:
       return None, str(e)
     covered = [p for p in paths if summary and split_path(p)[1] in summary.files]
@@ -56,7 +53,7 @@ def _records_vocab(input_files: str, vocab_size: int) -> tuple[str | None, str]:
         summary.vocab_file)
     found.setdefault(key, (summary.path, summary.vocab_size, summary.vocab_note))
   if not found:
-    return None, (f"no summary.json describes the files of {input_files} (they were not made by "
+    return None, (f"no summary.json describes the files of {inputs} (they were not made by "
                   "create_pretraining_data, or its summary.json does not list them)")
   if len(found) != 1:
     return None, f"the inputs' summary.json files name several vocabularies {sorted(found)}"
@@ -75,7 +72,8 @@ def _records_vocab(input_files: str, vocab_size: int) -> tuple[str | None, str]:
   return vocab, how
 
 
-def export_vocab(vocab_file: str, input_files: str, vocab_size: int) -> tuple[str | None, str]:
+def export_vocab(vocab_file: str, input_files: str | InputFiles,
+                 vocab_size: int) -> tuple[str | None, str]:
   """(the vocab.txt to copy into export/, how it was found) or (None, why none). `vocab_file`
   (TrainingConfig.vocab_file) when given: a UserError, before training, when it cannot be read or
   its line count is not the model's `vocab_size`. Else `records_vocab`."""

@@ -23,7 +23,8 @@ import tensorflow as tf
 from tensorflow.python.util import deprecation  # silence(): not public
 
 from bert_keras.errors import UserError
-from bert_keras.training.pretraining_input import each_file, list_files, record_options
+from bert_keras.training.input_files import InputFiles, each_file, resolve_input_files
+from bert_keras.training.pretraining_input import record_options
 from bert_keras.training.records_summary import (SummaryUnreadable, count_lines,
                                                  read_records_summary, split_path)
 
@@ -32,12 +33,14 @@ RECORDS_PER_FILE = 8
 _ID_FEATURES = ("input_ids", "masked_lm_ids")
 
 
-def summary_vocabulary(directory: str) -> tuple[int, str, set] | None:
+def summary_vocabulary(directory: str, read=read_records_summary
+                       ) -> tuple[int, str, set] | None:
   """(vocabulary size, where it comes from, names of the shards described) from the summary.json
-  in `directory` (read_records_summary); None without a readable summary that gives the size (the
-  records themselves are checked instead)."""
+  in `directory` (`read`: read_records_summary, or InputFiles.summary, which gives the one read
+  when the inputs were resolved); None without a readable summary that gives the size (the records
+  themselves are checked instead)."""
   try:
-    summary = read_records_summary(directory)
+    summary = read(directory)
   except SummaryUnreadable:
     return None
   if summary is None:
@@ -92,21 +95,18 @@ def _fix(overrides: dict, size: int | None) -> str:
           "were made with")
 
 
-def check_vocab_fits(input_files: str, flag: str, vocab_size: int, model_preset: str,
+def check_vocab_fits(input_files: str | InputFiles, flag: str, vocab_size: int, model_preset: str,
                      model_overrides: dict) -> None:
-  """UserError when the records of `input_files` (given by `--flag`) hold, or were made with a
-  vocabulary holding, token ids at or above the model's `vocab_size`. The message names the files,
-  the vocabulary size or largest id found, the model's vocab_size and the --model_overrides that
-  fits."""
-  files = list_files(input_files)
+  """UserError when the records of `input_files` (given by `--flag`; patterns or their resolved
+  InputFiles) hold, or were made with a vocabulary holding, token ids at or above the model's
+  `vocab_size`. The message names the files, the vocabulary size or largest id found, the model's
+  vocab_size and the --model_overrides that fits."""
+  inputs = resolve_input_files(input_files)
   model = (f"the model's vocab_size is {vocab_size} (model_preset={model_preset!r} with "
            f"model_overrides {json.dumps(model_overrides, sort_keys=True)})")
-  by_directory: dict[str, list[str]] = {}
-  for path in files:
-    by_directory.setdefault(split_path(path)[0], []).append(path)
   unchecked = []
-  for directory, paths in sorted(by_directory.items()):
-    found = summary_vocabulary(directory)
+  for directory, paths in sorted(inputs.by_directory().items()):
+    found = summary_vocabulary(directory, inputs.summary)
     covered = {p for p in paths if found and split_path(p)[1] in found[2]}
     unchecked.extend(p for p in paths if p not in covered)
     if covered and found[0] > vocab_size:

@@ -74,22 +74,24 @@ def write_records(directory, num_files=2, per_file=64, seq_length=32, max_predic
   return os.path.join(directory, "part-*.tfrecord")
 
 
-def _create_pretraining_data(corpus, out, vocab_file, seq_length, max_predictions, num_shards):
+def _create_pretraining_data(corpus, out, vocab_file, seq_length, max_predictions, num_shards,
+                             compression="none"):
   root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
   done = subprocess.run(
       [sys.executable, os.path.join(root, "scripts", "create_pretraining_data.py"),
        f"--input_file={corpus}", "--input_format=lines", f"--output_dir={out}",
        f"--vocab_file={vocab_file}", f"--max_seq_length={seq_length}",
        f"--max_predictions_per_seq={max_predictions}", f"--num_shards={num_shards}",
-       "--dupe_factor=2", "--direct_running_mode=in_memory", "--direct_num_workers=1"],
+       f"--compression={compression}", "--dupe_factor=2", "--direct_running_mode=in_memory",
+       "--direct_num_workers=1"],
       env=dict(os.environ, PYTHONPATH=root, TF_CPP_MIN_LOG_LEVEL="2"), capture_output=True,
       text=True, timeout=600)
   assert done.returncode == 0, done.stderr[-3000:]
-  return os.path.join(out, "pretraining-*.tfrecord")
+  return os.path.join(out, "pretraining-*.tfrecord" + (".gz" if compression == "gzip" else ""))
 
 
 def write_real_records(directory, num_documents=24, seq_length=32, max_predictions=5,
-                       num_shards=2):
+                       num_shards=2, compression="none"):
   """Real pretraining data: the first `num_documents` news articles of the embedded Lee corpus
   (one document per line) through scripts/create_pretraining_data.py (the 80/10/10 masking, a
   dupe factor of 2 instead of 10, one in-process Beam worker: ~2 s).
@@ -98,8 +100,9 @@ def write_real_records(directory, num_documents=24, seq_length=32, max_predictio
   model's embedding stays small: its first 1000 entries ([PAD] 0, [UNK] 100, [CLS] 101, [SEP] 102,
   [MASK] 103 at their usual ids) plus every WordPiece the full vocabulary splits the text into.
   Greedy longest-match WordPiece splits the text the same way with the cut vocabulary, since every
-  piece it chose is kept and no longer prefix is added. Returns (glob of the shards, not
-  summary.json; the vocabulary's size).
+  piece it chose is kept and no longer prefix is added. `compression`: create_pretraining_data's
+  ("gzip": `.tfrecord.gz` shards). Returns (glob of the shards, not summary.json; the vocabulary's
+  size).
   """
   # pylint: disable=import-outside-toplevel
   from bert_keras.data.cached_wordpiece_tokenizer import CachedWordpieceTokenizer
@@ -118,5 +121,5 @@ def write_real_records(directory, num_documents=24, seq_length=32, max_predictio
     f.writelines(token + "\n" for token in tokenizer.vocabulary[:1000] +
                  [tokenizer.vocabulary[i] for i in used])
   pattern = _create_pretraining_data(corpus, os.path.join(directory, "records"), vocab,
-                                     seq_length, max_predictions, num_shards)
+                                     seq_length, max_predictions, num_shards, compression)
   return pattern, 1000 + len(used)

@@ -1,0 +1,128 @@
+"""The input files of a pretraining run, resolved once: comma-separated glob patterns -> the sorted
+file list with each file's size, and the summary.json of every directory holding them.
+
+At corpus scale on GCS every file call is a network round trip. run_pretraining resolves each of
+--input_files and --eval_input_files once (a glob per pattern, one stat per matched file, one read
+of each directory's summary.json) and hands the same `InputFiles` to every check before training
+(resume, record shapes, recorded sizes, vocabulary) and to the tf.data pipeline, which therefore
+neither list the files nor read a summary again.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+
+import tensorflow as tf
+
+from bert_keras.errors import UserError
+from bert_keras.training.records_summary import (RecordsSummary, SummaryUnreadable,
+                                                 read_records_summary, split_path)
+
+
+@dataclasses.dataclass(frozen=True)
+class InputFiles:
+  """What one input flag's patterns resolved to. str() gives the patterns as given, which the
+  error messages name."""
+  patterns: str
+  files: tuple  # the matched paths, sorted per pattern, in the order of the patterns
+  sizes: tuple  # the size in bytes of each of `files`; None when it could not be looked at
+  summaries: dict  # directory -> its RecordsSummary, None without summary.json, or the
+  #                  SummaryUnreadable message when there is one that cannot be read
+
+  def __str__(self) -> str:
+    return self.patterns
+
+  def by_directory(self) -> dict[str, list[str]]:
+    """The files grouped by their directory (the one their summary.json would be in)."""
+    groups: dict[str, list[str]] = {}
+    for path in self.files:
+      groups.setdefault(split_path(path)[0], []).append(path)
+    return groups
+
+  def summary(self, directory: str) -> RecordsSummary | None:
+    """The summary.json of `directory` as read at resolution (read_records_summary): None when
+    there is none; SummaryUnreadable (its message) when it could not be read."""
+    found = self.summaries[directory]
+    if isinstance(found, str):
+      raise SummaryUnreadable(found)
+    return found
+
+
+def resolve_input_files(patterns: str | InputFiles) -> InputFiles:
+  """Lists `patterns` (list_files' checks and errors) and reads each directory's summary.json once.
+  An InputFiles is returned as it is: functions that take either resolve only a pattern."""
+  if isinstance(patterns, InputFiles):
+    return patterns
+  matched = _matched(patterns)
+  files = tuple(path for path, _ in matched)
+  directories = sorted({split_path(path)[0] for path in files})
+  return InputFiles(patterns=patterns, files=files, sizes=tuple(size for _, size in matched),
+                    summaries=dict(zip(directories, each_file(_read_summary, directories))))
+
+
+def _read_summary(directory: str) -> RecordsSummary | str | None:
+  try:
+    return read_records_summary(directory)
+  except SummaryUnreadable as e:
+    return str(e)
+
+
+def list_files(patterns: str) -> list[str]:
+  """Comma-separated glob patterns -> sorted file list.
+
+  UserError naming the pattern if it matches nothing, and naming the directory if the pattern is a
+  directory or matches one (reading a directory as records fails only inside tf.data, mid-run).
+  """
+  return [path for path, _ in _matched(patterns)]
+
+
+def _matched(patterns: str) -> list[tuple[str, int | None]]:
+  """(path, size in bytes) of every file `patterns` match (see list_files). One stat per match
+  tells a directory from a file and gives the size, in one call."""
+  files = []
+  for pattern in [p.strip() for p in patterns.split(",") if p.strip()]:
+    if tf.io.gfile.isdir(pattern):
+      raise UserError(f"input pattern {pattern!r} is a directory; give the record files in it, "
+                      f"e.g. '{join_path(pattern, 'pretraining-*')}'")
+    matched = sorted(tf.io.gfile.glob(pattern))
+    if not matched:
+      raise UserError(f"input pattern {pattern!r} matches no file")
+    for path, (is_dir, size) in zip(matched, each_file(_stat, matched)):
+      if is_dir:
+        raise UserError(f"input pattern {pattern!r} matches the directory {path}; give only the "
+                        f"record files, e.g. '{join_path(_parent(pattern), 'pretraining-*')}'")
+      files.append((path, size))
+  if not files:
+    raise UserError(f"no input files given (input_files={patterns!r})")
+  return files
+
+
+def _stat(path: str) -> tuple[bool, int | None]:
+  """(is a directory, size in bytes) of a matched path; (False, None) when it cannot be looked at
+  (gone since the glob, a broken link): reading it, next, names the error."""
+  try:
+    stat = tf.io.gfile.stat(path)
+  except tf.errors.OpError:
+    return False, None
+  return bool(stat.is_directory), int(stat.length)
+
+
+def each_file(fn, items: list) -> list:
+  """[fn(item) for item in items], run on a few threads: on GCS every call is a network round trip,
+  and TF's file calls wait outside the GIL. Order is kept: the first bad file reported is the first
+  in order."""
+  if len(items) < 2:
+    return [fn(item) for item in items]
+  with concurrent.futures.ThreadPoolExecutor(min(16, len(items))) as pool:
+    return list(pool.map(fn, items))
+
+
+def _parent(pattern: str) -> str:
+  """The directory part of a glob pattern ('.' for a bare name)."""
+  head = pattern.rstrip("/").rpartition("/")[0]
+  return head or "."
+
+
+def join_path(directory: str, name: str) -> str:
+  return directory.rstrip("/") + "/" + name
