@@ -1,5 +1,9 @@
 """Runs a script in a fresh `python -I` process that cannot import this project, the way a user
-loads an exported SavedModel with only tensorflow and tensorflow_text installed."""
+loads an exported SavedModel with only tensorflow and tensorflow_text installed.
+
+Keras stays importable: tensorflow 2.21 requires it (keras>=3.12), and `import tensorflow_text`
+itself builds tf.keras layers, so with Keras made unimportable the tokenizer ops never load (the
+SavedModel's own graphs use no Keras)."""
 
 import os
 import pickle

@@ -1,5 +1,6 @@
 """scripts/export_model.py on a run_finetuning-style directory, then scripts/predict.py and
-saved_model_cli on the result; bad input ends with one `error:` line and exit status 2."""
+saved_model_cli on the result: predict's probabilities are model.keras's softmax on the same text,
+packed in Python; bad input ends with one `error:` line and exit status 2."""
 
 import json
 import os
@@ -14,10 +15,13 @@ import pytest
 from bert_keras import resources
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.tasks.heads.bert_classifier import BertClassifier
+from bert_keras.tasks.packing import pack_batch
+from bert_keras.text.bert_tokenizer import BertTokenizer
 from configs.model import get_model_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LABELS = ["negative", "positive"]
+SEQ = 24
 
 
 def _run(*args, **kwargs):
@@ -38,7 +42,7 @@ def finetune_dir(tmp_path_factory):
          "input_type_ids": np.zeros((1, 8), np.int32)})
   model.save(str(path / "model.keras"))
   shutil.copyfile(resources.uncased_vocab_path(), path / "vocab.txt")
-  info = {"task": "polarity", "label_names": LABELS, "max_seq_length": 24, "num_segments": 1,
+  info = {"task": "polarity", "label_names": LABELS, "max_seq_length": SEQ, "num_segments": 1,
           "regression": False, "lower_case": True, "vocab_file": "vocab.txt"}
   (path / "task_info.json").write_text(json.dumps(info))
   return path
@@ -53,16 +57,25 @@ def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
   config = json.loads((out / "assets.extra" / "export_config.json").read_text())
   assert config["finetune_dir"] == str(finetune_dir)
 
+  texts = ["a gripping film", "", "Zürich — 東京 " * 300]
   records = tmp_path / "in.jsonl"
-  records.write_text("".join(json.dumps(r) + "\n" for r in (
-      {"text_a": "a gripping film"}, {"text_a": ""}, {"text_a": "Zürich — 東京 " * 300})))
+  records.write_text("".join(json.dumps({"text_a": text}) + "\n" for text in texts))
   run = _run("scripts/predict.py", f"--saved_model={out}", f"--input_file={records}")
   assert run.returncode == 0, run.stderr[-2000:]
   rows = [json.loads(line) for line in run.stdout.splitlines()]
   assert len(rows) == 3
   for row in rows:
     assert row["label"] in LABELS and row["label"] == LABELS[row["label_id"]]
-    assert sum(row["probabilities"]) == pytest.approx(1.0, abs=1e-5)
+  # The exported weights are model.keras's: its softmax on the same text packed in Python.
+  model = keras.saving.load_model(str(finetune_dir / "model.keras"), compile=False)
+  tokenizer = BertTokenizer(vocab_path=str(finetune_dir / "vocab.txt"), lower_case=True)
+  inputs = pack_batch(tokenizer.encode(texts), None, SEQ, tokenizer.cls_id, tokenizer.sep_id,
+                      tokenizer.pad_id)
+  logits = np.asarray(model(inputs, training=False)["logits"])
+  expected = np.exp(logits - logits.max(-1, keepdims=True))
+  expected /= expected.sum(-1, keepdims=True)
+  np.testing.assert_allclose([row["probabilities"] for row in rows], expected, atol=1e-5)
+  assert [row["label_id"] for row in rows] == expected.argmax(-1).tolist()
 
   cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
   run = subprocess.run([cli, "show", "--dir", str(out), "--all"], capture_output=True,

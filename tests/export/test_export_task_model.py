@@ -4,6 +4,7 @@ in-memory model's on the same raw text: batches, scalars, empty strings, over-lo
 inputs. The in-memory answers are computed twice: by the serving module before saving, and by an
 independent Python path (the tasks' own packing and post-processing, seqeval for entities)."""
 
+import contextlib
 import json
 import os
 import pickle
@@ -47,6 +48,9 @@ ENDINGS = [["and walked in.", "and flew away.", "", "slowly, then sat."],
 PROJECT_PACKAGES = ("bert_keras", "configs", "components", "pipeline")
 SQUAD = dict(version_2=True, null_score_diff_threshold=0.05, doc_stride=8, max_query_length=8,
              max_answer_length=6, n_best_size=20)
+# A threshold above every finite s_null - s_best: each question with a span gets its best span.
+ANSWER_ALL = 1e9
+TAGGED = ["Ada Lovelace met Charles Babbage in London.", "Zürich — Ελληνικά ünïcödé", "", LONG]
 
 
 def _fine_tune_one_step(model, inputs, labels, loss):
@@ -64,6 +68,28 @@ def _fine_tune_one_step(model, inputs, labels, loss):
 def _packed(tokenizer, a, b=None):
   return pack_batch(tokenizer.encode(a), None if b is None else tokenizer.encode(b), SEQ,
                     tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
+
+
+def _tag_about_half(model, tokenizer):
+  """Lowers the tagger's "O" bias by the median margin of "O" over the best entity tag on TAGGED,
+  so about half of those pieces carry entity tags (after one step every piece is "O")."""
+  inputs = _packed(tokenizer, TAGGED)
+  logits = model(inputs, training=False)["logits"].numpy()
+  margin = (logits[..., 0] - logits[..., 1:].max(-1))[inputs["input_mask"] > 0]
+  bias = model.get_layer("tagger").bias
+  bias.assign(bias.numpy() - np.median(margin) * np.eye(len(NER_LABELS))[0])
+  return model
+
+
+@contextlib.contextmanager
+def _threshold(module, value):
+  """The squad module's null_score_diff_threshold set to `value` (a variable the graph reads)."""
+  saved = float(module.null_score_diff_threshold.numpy())
+  module.null_score_diff_threshold.assign(value)
+  try:
+    yield
+  finally:
+    module.null_score_diff_threshold.assign(saved)
 
 
 @pytest.fixture(scope="module")
@@ -99,10 +125,10 @@ def exports(tokenizer, tmp_path_factory):
       "multiple_choice": (_fine_tune_one_step(
           BertMultipleChoice(encoder()), {k: np.stack([v] * 4, 1) for k, v in batch.items()},
           {"logits": np.array([1, 3])}, {"logits": xent}), dict()),
-      "tagging": (_fine_tune_one_step(
+      "tagging": (_tag_about_half(_fine_tune_one_step(
           BertTokenClassifier(encoder(), len(NER_LABELS)), batch,
           {"logits": np.tile([0, 1, 2, 0, 3, 4, 0, 0], (2, SEQ // 8))}, {"logits": xent}),
-          dict(labels=NER_LABELS)),
+          tokenizer), dict(labels=NER_LABELS)),
   }
   calls = {
       "encoder": [("serve", [TEXTS]), ("serve", [TEXTS, TEXTS_B]), ("serve", [TEXTS[2]])],
@@ -153,10 +179,14 @@ _LOADER = textwrap.dedent("""
           vocab=open(loaded.vocab_file.asset_path.numpy().decode(), encoding="utf-8").read())
       if kind == "squad":
         results[kind]["threshold"] = float(loaded.null_score_diff_threshold.numpy())
+        # The threshold is a variable of the loaded model: re-tuned, the answers follow.
+        loaded.null_score_diff_threshold.assign({answer_all!r})
+        results[kind]["answered"] = {{
+            k: v.numpy() for k, v in loaded.serve(*map(tf.constant, calls[0][1])).items()}}
     project = sorted(m for m in sys.modules if m.split(".")[0] in {packages!r})
     results["__project_modules__"] = project
     pickle.dump(results, open(sys.argv[2], "wb"))
-""").format(packages=PROJECT_PACKAGES)
+""").format(packages=PROJECT_PACKAGES, answer_all=ANSWER_ALL)
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +232,18 @@ def test_fresh_process_without_project_gives_in_memory_answers(exports, loaded_r
       expected = getattr(module, name)(*map(tf.constant, args))
       _assert_same(got, expected, f"{kind} {name}{[np.shape(a) for a in args]}")
   assert loaded_results["squad"]["threshold"] == pytest.approx(SQUAD["null_score_diff_threshold"])
+  module, _, calls = exports["squad"]
+  with _threshold(module, ANSWER_ALL):
+    expected = module.serve(*map(tf.constant, calls[0][1]))
+  answered = loaded_results["squad"]["answered"]
+  _assert_same(answered, expected, "squad answering every question")
+  for i, context in enumerate(CONTEXTS):  # the loaded model's answers are spans of the context
+    answer, start, end = answered["answer"][i].decode(), answered["start"][i], answered["end"][i]
+    if answered["no_answer"][i]:
+      assert answer == "" and start == end == -1
+    else:
+      assert context[start:end] == answer, i
+  assert sum(bool(answer) for answer in answered["answer"]) >= 3
   assert loaded_results["classification"]["default_inputs"] == ["text_a"]
   assert loaded_results["regression"]["default_inputs"] == ["text_a", "text_b"]
   assert loaded_results["squad"]["default_inputs"] == ["context", "question"]
@@ -259,43 +301,71 @@ def test_multiple_choice_matches_python_packing(exports, tokenizer):
 
 
 def test_squad_matches_the_task_postprocessing(exports, tokenizer):
-  """Windows, max context, n-best and the v2 decision equal SquadTask's Python path."""
+  """Windows, max context, n-best and the v2 decision equal SquadTask's Python path: at the
+  exported threshold, at one that answers every question with a span (answer text and character
+  offsets, one of them past the first window) and at one between the questions' null odds."""
   from bert_keras.tasks.registry import get_task_class
   from bert_keras.tasks.squad import SquadExample, split_passage
   from configs.tasks import TaskConfig
 
   module, _, _ = exports["squad"]
-  settings = {k: v for k, v in SQUAD.items() if k != "version_2"}
-  task = get_task_class("squad_v2")(TaskConfig(task="squad_v2", max_seq_length=SEQ, **settings))
+  settings = {k: v for k, v in SQUAD.items() if k not in ("version_2", "null_score_diff_threshold")}
   examples = []
   for i, (question, context) in enumerate(zip(QUESTIONS, CONTEXTS)):
     words, _, starts = split_passage(context)
     examples.append(SquadExample(qas_id=str(i), question_text=question, context=context,
                                  doc_tokens=words, word_starts=starts, answers=[]))
-  features = task.make_features(examples, tokenizer, training=False)
+
+  def python_task(threshold):
+    """SquadTask at this threshold, with its features (its postprocess needs make_features)."""
+    task = get_task_class("squad_v2")(TaskConfig(
+        task="squad_v2", max_seq_length=SEQ, null_score_diff_threshold=threshold, **settings))
+    return task, task.make_features(examples, tokenizer, training=False)
+
+  _, features = python_task(0.0)
   assert len(features) > len(examples)  # the long contexts need several windows
   outputs = module.model(features.inputs, training=False)
-  predictions = task.postprocess(examples, features, outputs)
-  out = module.serve(tf.constant(QUESTIONS), tf.constant(CONTEXTS))
-  for i, context in enumerate(CONTEXTS):
-    answer = out["answer"].numpy()[i].decode()
-    start, end = int(out["start"][i]), int(out["end"][i])
-    if out["no_answer"].numpy()[i]:
-      assert answer == "" and start == end == -1
-    else:
-      assert context[start:end] == answer  # character offsets into the original context
-    assert answer == predictions["predictions"][str(i)], i
-    if context:
-      assert float(out["null_score_diff"][i]) == pytest.approx(
-          predictions["null_odds"][str(i)], abs=1e-4)
-      assert (predictions["best_non_null"][str(i)] != "") == bool(np.isfinite(out["score"][i]))
+
+  def check(threshold):
+    task, _ = python_task(threshold)
+    predictions = task.postprocess(examples, features, outputs)
+    with _threshold(module, threshold):
+      out = {k: v.numpy() for k, v in module.serve(tf.constant(QUESTIONS),
+                                                   tf.constant(CONTEXTS)).items()}
+    for i, context in enumerate(CONTEXTS):
+      answer = out["answer"][i].decode()
+      start, end = int(out["start"][i]), int(out["end"][i])
+      if out["no_answer"][i]:
+        assert answer == "" and start == end == -1
+      else:  # character offsets into the original context, those of the Python path's answer
+        assert answer and context[start:end] == answer, i
+        best = next(n for n in predictions["nbest"][str(i)] if n["text"])
+        assert (start, end) == (best["answer_start"], best["answer_start"] + len(answer)), i
+      assert answer == predictions["predictions"][str(i)], i
+      if context:
+        assert float(out["null_score_diff"][i]) == pytest.approx(
+            predictions["null_odds"][str(i)], abs=1e-4)
+        assert (predictions["best_non_null"][str(i)] != "") == bool(np.isfinite(out["score"][i]))
+    return out
+
+  check(SQUAD["null_score_diff_threshold"])
+  answered = check(ANSWER_ALL)
+  assert answered["no_answer"].tolist() == [not c for c in CONTEXTS]  # a span wherever text is
+  # One answer lies past the first window: its offsets count from the start of the context.
+  room = SEQ - 3 - len(tokenizer.encode([QUESTIONS[4]])[0][:SQUAD["max_query_length"]])
+  ends = tokenizer.tokenize_with_offsets(tf.constant(CONTEXTS[4:5]))[2].to_list()[0]
+  assert answered["start"][4] >= len(CONTEXTS[4].encode()[:ends[room - 1]].decode())
+  # Between the questions' null odds: some answered, some not, as the Python path decides.
+  odds = sorted(answered["null_score_diff"][np.isfinite(answered["null_score_diff"])])
+  middle = check(float(odds[len(odds) // 2 - 1] + odds[len(odds) // 2]) / 2)
+  assert middle["no_answer"].any() and middle["answer"].astype(bool).any()
 
 
 def test_tagging_matches_first_subtoken_and_seqeval(exports, tokenizer):
   from seqeval.metrics.sequence_labeling import get_entities
 
   module, _, _ = exports["tagging"]
-  texts = ["Ada Lovelace met Charles Babbage in London.", "Zürich — Ελληνικά ünïcödé", "", LONG]
+  texts = TAGGED
   out = module.serve(tf.constant(texts))
   ids, begins, ends = (t.to_list() for t in tokenizer.tokenize_with_offsets(tf.constant(texts)))
   inputs = pack_batch(ids, None, SEQ, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
@@ -317,6 +387,7 @@ def test_tagging_matches_first_subtoken_and_seqeval(exports, tokenizer):
     for k, (_, start, end) in enumerate(got):
       assert out["entity_text"][row, k].numpy().decode() == text[start:end]
   assert int(out["num_entities"][2]) == 0
+  assert int(out["num_entities"][0]) > 0 and int(out["num_entities"][3]) > 0  # offsets compared
 
 
 def test_export_info_and_atomic_replace(exports, tokenizer):

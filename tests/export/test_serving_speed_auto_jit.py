@@ -1,4 +1,5 @@
-"""jit_compile="auto" exports: XLA on single sequences, the plain graph on batches, same outputs."""
+"""jit_compile="auto" exports: XLA on single sequences, the plain graph on batches, same outputs;
+the SavedModel loads and runs in a fresh process that cannot import this project."""
 
 import os
 
@@ -12,6 +13,7 @@ from bert_keras.export.serving_module import AUTO_XLA_MAX_ROWS
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from configs.model import get_model_config
+from tests.export.fresh_process import run_without_project
 
 SEQ = 16
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "film", "was", "good", "bad", "a",
@@ -106,3 +108,52 @@ def test_the_switch_runs_only_the_branch_taken(export):
   # Lowered to Switch/Merge, a one-row call would still visit every node of the plain graph.
   switches = _xla_switches(export[2])
   assert switches and all(attr == (True, False) for attr in switches), switches
+
+
+def test_one_row_runs_the_xla_model_and_batches_the_plain_graph(export):
+  """Which branch runs, counted at run time: each of the module's two model functions is wrapped
+  in one that adds 1 to its counter, and only the branch taken runs its counter's add (that the
+  first one is the XLA-compiled function: test_the_switch_runs_only_the_branch_taken)."""
+  encoder, tokenizer, _, _ = export
+  module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, jit_compile="auto")
+  counts = {}
+  for branch in ("_xla_model", "_graph_model"):
+    counts[branch] = counter = tf.Variable(0)
+    model_fn = getattr(module, branch)
+    setattr(module, branch, tf.function(
+        lambda inputs, fn=model_fn, counter=counter: (counter.assign_add(1), fn(inputs))[1],
+        autograph=False))
+  taken = lambda: {branch: int(counter.numpy()) for branch, counter in counts.items()}
+  module.serve(tf.constant(TEXTS[:1]))
+  assert taken() == {"_xla_model": 1, "_graph_model": 0}
+  module.serve(tf.constant(TEXTS[1]))  # the scalar form: one row
+  assert taken() == {"_xla_model": 2, "_graph_model": 0}
+  for rows in sorted({AUTO_XLA_MAX_ROWS + 1, len(TEXTS)}):
+    before = taken()["_graph_model"]
+    module.serve(tf.constant(TEXTS[:rows]))
+    assert taken() == {"_xla_model": 2, "_graph_model": before + 1}, rows
+
+
+_LOAD_AUTO = """
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401
+
+    path, texts = pickle.load(open(sys.argv[1], "rb"))
+    loaded = tf.saved_model.load(path)
+    text = loaded.signatures["serving_text"]
+    outputs = [{k: v.numpy() for k, v in text(text_a=tf.constant(texts[:rows])).items()}
+               for rows in (1, len(texts))]
+    pickle.dump(dict(outputs=outputs, project=project_modules()), open(sys.argv[2], "wb"))
+"""
+
+
+@pytest.mark.slow
+def test_auto_export_runs_in_a_fresh_process_without_the_project(export, tmp_path):
+  encoder, tokenizer, path, _ = export
+  result = run_without_project(_LOAD_AUTO, (path, TEXTS), tmp_path)
+  assert result["project"] == []
+  for rows, outputs in zip((1, len(TEXTS)), result["outputs"]):
+    direct = encoder(_packed(tokenizer, TEXTS[:rows]), training=False)
+    for name in ("pooled_output", "sequence_output"):
+      np.testing.assert_allclose(outputs[name], direct[name].numpy(), atol=2e-5,
+                                 err_msg=f"{name} at {rows} rows")

@@ -118,12 +118,19 @@ def test_convert_checkpoint_reads_a_keras_file_in_a_fresh_process(saved, tmp_pat
 
 @pytest.mark.slow
 def test_export_model_takes_a_keras_file_in_a_fresh_process(saved, tmp_path):
-  paths, _ = saved
+  import tensorflow as tf
+  import tensorflow_text  # noqa: F401  (the exported tokenizer's ops)
+
+  paths, encoder = saved
   out = tmp_path / "export"
   result = _script("export_model.py", f"--encoder_checkpoint={paths['encoder.keras']}",
                    "--max_seq_length=16", f"--output_dir={out}")
   assert result.returncode == 0, result.stderr[-2000:]
-  assert (out / "saved_model.pb").is_file()
+  # The exported encoder is the .keras file's: its features on the text that packs to IDS.
+  loaded = tf.saved_model.load(str(out))  # held: its functions need its variables alive
+  served = loaded.serve(tf.constant(["The cat sat on the mat."]))
+  np.testing.assert_array_equal(served["input_mask"][0, :IDS.shape[1]], IDS[0] > 0)
+  np.testing.assert_allclose(served["pooled_output"], _features(encoder), atol=1e-5)
 
 
 @pytest.mark.parametrize("name", ["convert_checkpoint.py", "export_model.py"])
