@@ -12,6 +12,10 @@ from apache_beam.metrics import Metrics
 
 NAMESPACE = "bert_keras.data"
 DROPPED_PREFIX = "dropped."
+# String sets "first.<reason>": where (`file:line`) each file first dropped a record for that reason;
+# one entry per file, so the set stays small whatever the number of dropped records.
+FIRST_PREFIX = "first."
+UNDECODABLE_LINE = "undecodable_line"
 
 
 @functools.lru_cache(maxsize=None)
@@ -22,6 +26,53 @@ def counter(name: str):
 
 def count_dropped(reason: str, n: int = 1) -> None:
   counter(DROPPED_PREFIX + reason).inc(n)
+
+
+def note_first_drop(reason: str, location: str) -> None:
+  """Records `location` ("file:line") as a file's first record dropped for `reason`."""
+  Metrics.string_set(NAMESPACE, FIRST_PREFIX + reason).add(location)
+
+
+def first_drop_noter(path: str, reason: str):
+  """A callable(line_number) that notes "path:line" for `reason` on its first call only (one per file)."""
+  noted = []
+
+  def note(line_number: int) -> None:
+    if not noted:
+      noted.append(line_number)
+      note_first_drop(reason, f"{path}:{line_number}")
+
+  return note
+
+
+def _location_key(location: str):
+  path, _, line = location.rpartition(":")
+  return (path, int(line)) if line.isdigit() else (location, 0)
+
+
+def query_first_drops(result) -> dict:
+  """{reason: the first "file:line" (by file, then line) dropped for it} of a finished pipeline."""
+  from apache_beam.metrics.metric import MetricsFilter  # pylint: disable=g-import-not-at-top
+
+  found = {}
+  for s in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE)).get("string_sets", []):
+    name = s.key.metric.name
+    if not name.startswith(FIRST_PREFIX):
+      continue
+    value = s.committed if s.committed is not None else s.attempted
+    found.setdefault(name[len(FIRST_PREFIX):], set()).update(value or ())
+  return {reason: min(locations, key=_location_key) for reason, locations in found.items() if locations}
+
+
+def undecodable_note(dropped: dict, first_dropped: dict) -> str:
+  """"N lines were not valid UTF-8 (first: file:line)", or "" when no line was dropped for that;
+  `dropped` and `first_dropped` are the summaries' {reason: count} and {reason: "file:line"}."""
+  count = int(dropped.get(UNDECODABLE_LINE, 0))
+  if not count:
+    return ""
+  first = first_dropped.get(UNDECODABLE_LINE)
+  where = f" (first: {first})" if first else ""
+  return f"{count} line{'s were' if count != 1 else ' was'} not valid UTF-8{where}"
 
 
 def query_counters(result) -> dict:

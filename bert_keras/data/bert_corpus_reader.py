@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, Callable, Iterator, List, Tuple
+from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
 import apache_beam as beam
 
@@ -13,12 +13,14 @@ from bert_keras.data.matched_files import ReadMatchingFiles
 
 
 def iter_bert_corpus_documents(f: BinaryIO, source: str, drop: Callable[[str], None],
-                               max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+                               max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                               on_undecodable: Optional[Callable[[int], None]] = None
                                ) -> Iterator[Tuple[str, List[str]]]:
   """Yields (doc_id, sentences) from a file in the Google format, holding one document at a time.
 
   doc_id is "<source>:<line of the document's first sentence>". Undecodable and over-long lines are
-  dropped (`drop(reason)`), and so are documents left without sentences.
+  dropped (`drop(reason)`), and so are documents left without sentences; `on_undecodable(line)`
+  is also told the line number of each undecodable line (so the run can say where they are).
   """
   sentences: List[str] = []
   first_line = 0
@@ -29,6 +31,8 @@ def iter_bert_corpus_documents(f: BinaryIO, source: str, drop: Callable[[str], N
     text = decode_utf8(data)
     if text is None:
       drop("undecodable_line")
+      if on_undecodable is not None:
+        on_undecodable(line_number)
       continue
     text = text.strip()
     if text:
@@ -49,9 +53,11 @@ class _ReadBertCorpusFile(beam.DoFn):
     self._max_line_bytes = max_line_bytes
 
   def process(self, readable_file):
-    source = os.path.basename(readable_file.metadata.path)
+    path = readable_file.metadata.path
     with readable_file.open() as f:
-      yield from iter_bert_corpus_documents(f, source, beam_metrics.count_dropped, self._max_line_bytes)
+      yield from iter_bert_corpus_documents(
+          f, os.path.basename(path), beam_metrics.count_dropped, self._max_line_bytes,
+          on_undecodable=beam_metrics.first_drop_noter(path, beam_metrics.UNDECODABLE_LINE))
 
 
 class ReadBertCorpus(beam.PTransform):

@@ -18,11 +18,14 @@ from bert_keras.data.matched_files import ReadMatchingFiles
 
 
 def iter_line_documents(f: BinaryIO, source: str, drop: Callable[[str], None], json_text_key: Optional[str] = None,
-                        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Tuple[str, List[str]]]:
+                        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                        on_undecodable: Optional[Callable[[int], None]] = None
+                        ) -> Iterator[Tuple[str, List[str]]]:
   """Yields (doc_id, sentences), doc_id "<source>:<line number>" (or "<source>:<id field>" for JSONL).
 
   `json_text_key` None reads plain text lines; otherwise every line must be a JSON object whose
-  `json_text_key` field is the document text.
+  `json_text_key` field is the document text. `on_undecodable(line)` is told the line number of
+  each line that is not UTF-8 (so the run can say where they are).
   """
   for line_number, data in iter_bounded_lines(f, max_line_bytes):
     if data is None:
@@ -31,6 +34,8 @@ def iter_line_documents(f: BinaryIO, source: str, drop: Callable[[str], None], j
     text = decode_utf8(data)
     if text is None:
       drop("undecodable_line")
+      if on_undecodable is not None:
+        on_undecodable(line_number)
       continue
     doc_key = str(line_number)
     if json_text_key is not None:
@@ -61,10 +66,11 @@ class _ReadLineDocumentsFile(beam.DoFn):
     self._max_line_bytes = max_line_bytes
 
   def process(self, readable_file):
-    source = os.path.basename(readable_file.metadata.path)
+    path = readable_file.metadata.path
     with readable_file.open() as f:
-      yield from iter_line_documents(f, source, beam_metrics.count_dropped, self._json_text_key,
-                                     self._max_line_bytes)
+      yield from iter_line_documents(
+          f, os.path.basename(path), beam_metrics.count_dropped, self._json_text_key, self._max_line_bytes,
+          on_undecodable=beam_metrics.first_drop_noter(path, beam_metrics.UNDECODABLE_LINE))
 
 
 class ReadLineDocuments(beam.PTransform):

@@ -62,6 +62,12 @@ class PretrainingDataConfig:
                  "min_sentences_per_document", "max_line_bytes"):
       if getattr(self, name) < 1:
         raise UserError(f"{name}={getattr(self, name)}, expected >= 1")
+    if self.max_predictions_per_seq > self.max_seq_length:
+      # Each prediction masks a distinct position of the sequence: slots beyond max_seq_length are
+      # never filled, only padding that every record and training step carries.
+      raise UserError(f"max_predictions_per_seq={self.max_predictions_per_seq} > max_seq_length="
+                      f"{self.max_seq_length}: a sequence has no more positions to mask than its "
+                      f"length; expected max_predictions_per_seq <= max_seq_length")
 
   @property
   def shard_suffix(self) -> str:

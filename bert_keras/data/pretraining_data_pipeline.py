@@ -21,9 +21,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import logging
 import os
 import shutil
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import apache_beam as beam
 
@@ -148,10 +149,10 @@ def _absolute(path: str) -> str:
   return path if "://" in path else os.path.abspath(path)
 
 
-def summarize(config: PretrainingDataConfig, counters: dict) -> dict:
+def summarize(config: PretrainingDataConfig, counters: dict, first_dropped: Optional[dict] = None) -> dict:
   """The summary JSON: config, the vocabulary's size (its line count: the model's vocab_size, which
   run_pretraining checks the records against), counts, mask and random-next ratios, dropped records
-  by reason."""
+  by reason, and where ("file:line") the first one of a reason was, when the reader knows."""
   from bert_keras.text.vocab import load_vocab  # pylint: disable=g-import-not-at-top
 
   get = lambda name: int(counters.get(name, 0))
@@ -175,7 +176,15 @@ def summarize(config: PretrainingDataConfig, counters: dict) -> dict:
       "masked_as_kept_fraction": get("masked_as_kept") / max(1, masked),
       "random_next_fraction": get("random_next") / max(1, instances),
       "dropped": dropped,
+      "first_dropped": dict(sorted((first_dropped or {}).items())),
   }
+
+
+def warn_undecodable(summary: dict) -> None:
+  """Logs a warning when lines were dropped for not being UTF-8 (the run goes on without them)."""
+  note = beam_metrics.undecodable_note(summary["dropped"], summary.get("first_dropped", {}))
+  if note:
+    logging.warning("%s: dropped, the corpus was read without them", note)
 
 
 def run(argv: Sequence[str]) -> dict:
@@ -195,7 +204,8 @@ def run(argv: Sequence[str]) -> dict:
     build_pipeline(pipeline, config)
     result = pipeline.run()
     result.wait_until_finish()
-  summary = summarize(config, beam_metrics.query_counters(result))
+  summary = summarize(config, beam_metrics.query_counters(result), beam_metrics.query_first_drops(result))
+  warn_undecodable(summary)
   check_has_instances(config, summary)
   publish_shards(config.output_dir, config, summary)
   return summary
@@ -245,7 +255,9 @@ def check_has_instances(config: PretrainingDataConfig, summary: dict) -> None:
   documents = summary["documents"] + short
   if "://" not in config.output_dir:  # elsewhere the next run's prepare_staging_dir removes it
     shutil.rmtree(staging_dir_for(config.output_dir), ignore_errors=True)
+  note = beam_metrics.undecodable_note(summary["dropped"], summary.get("first_dropped", {}))
   raise UserError(
       f"no pretraining instances from {config.input_pattern}: {documents} documents read, "
       f"{summary['documents']} with at least min_sentences_per_document="
-      f"{config.min_sentences_per_document} sentences (--input_format={config.input_format})")
+      f"{config.min_sentences_per_document} sentences (--input_format={config.input_format})"
+      + (f"; {note}" if note else ""))

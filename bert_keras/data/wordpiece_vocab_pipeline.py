@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 from typing import Iterable, List, Sequence, Tuple
 
 import apache_beam as beam
 
 from bert_keras.atomic_io import check_output_dir
+from bert_keras.data import beam_metrics
 from bert_keras.data.pretraining_data_config import INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.data.beam_args import add_help_aliases, check_beam_args
 from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
@@ -27,6 +29,11 @@ from bert_keras.data.pretraining_data_pipeline import _bool, output_dir_errors, 
 from bert_keras.errors import UserError, worker_user_errors
 
 VOCAB_NAME = "vocab.txt"
+CONFIG_NAME = "learn_vocab_config.json"
+# Counter of the distinct words the learner got: 0 after a run means the corpus had no words.
+LEARNED_WORDS = "vocab_input_words"
+# Counter of the tokens written to vocab.txt (learn_vocab_config.json's vocab_tokens).
+WRITTEN_TOKENS = "vocab_tokens"
 
 
 def reserved_tokens(num_unused: int) -> List[str]:
@@ -73,8 +80,7 @@ def learn_vocabulary(word_counts: Iterable[Tuple[str, int]], vocab_size: int, nu
 
   ordered = sorted(word_counts, key=lambda kv: (-kv[1], kv[0]))
   if not ordered:
-    corpus = f" {input_pattern}" if input_pattern else ""
-    raise UserError(f"no words in the corpus{corpus}: cannot learn a vocabulary")
+    raise no_words_error(input_pattern, {}, {})
   check_vocab_size(vocab_size, num_unused)
   vocab = learner.learn(ordered, vocab_size, reserved_tokens(num_unused), upper_thresh=max(ordered[0][1], min_count + 1),
                         lower_thresh=min_count, num_iterations=num_iterations,
@@ -83,28 +89,63 @@ def learn_vocabulary(word_counts: Iterable[Tuple[str, int]], vocab_size: int, nu
   return vocab
 
 
-def write_vocabulary(vocab: List[str], output_dir: str, config: dict) -> str:
-  """Writes vocab.txt (atomically) and the resolved config beside it; returns the vocab path."""
+def _write_file(output_dir: str, name: str, text: str) -> str:
+  """Writes <output_dir>/<name> atomically (temp file, then rename); returns its path."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
   tf.io.gfile.makedirs(output_dir)
-  path = os.path.join(output_dir, VOCAB_NAME)
-  for name, text in ((VOCAB_NAME, "\n".join(vocab) + "\n"),
-                     ("learn_vocab_config.json", json.dumps(dict(config, vocab_tokens=len(vocab)),
-                                                            indent=2, sort_keys=True) + "\n")):
-    target = os.path.join(output_dir, name)
-    with tf.io.gfile.GFile(target + ".tmp", "w") as f:
-      f.write(text)
-    tf.io.gfile.rename(target + ".tmp", target, overwrite=True)
+  target = os.path.join(output_dir, name)
+  with tf.io.gfile.GFile(target + ".tmp", "w") as f:
+    f.write(text)
+  tf.io.gfile.rename(target + ".tmp", target, overwrite=True)
+  return target
+
+
+def write_vocab_config(output_dir: str, config: dict, vocab_tokens: int) -> str:
+  """Writes learn_vocab_config.json: the resolved config plus the vocabulary's real size."""
+  return _write_file(output_dir, CONFIG_NAME,
+                     json.dumps(dict(config, vocab_tokens=vocab_tokens), indent=2, sort_keys=True) + "\n")
+
+
+def write_vocabulary(vocab: List[str], output_dir: str, config: dict) -> str:
+  """Writes vocab.txt (atomically) and the resolved config beside it; returns the vocab path."""
+  path = _write_file(output_dir, VOCAB_NAME, "\n".join(vocab) + "\n")
+  write_vocab_config(output_dir, config, len(vocab))
   return path
+
+
+def _learn_unless_empty(word_counts, *args, **kwargs) -> List[str]:
+  """learn_vocabulary, or [] for a corpus without words (the main process then raises the error,
+  with what the readers dropped, which a worker cannot know); counts the words under LEARNED_WORDS."""
+  word_counts = list(word_counts)
+  beam_metrics.counter(LEARNED_WORDS).inc(len(word_counts))
+  if not word_counts:
+    return []
+  return learn_vocabulary(word_counts, *args, **kwargs)
+
+
+def _write_unless_empty(vocab: List[str], output_dir: str, config: dict) -> None:
+  if vocab:
+    write_vocabulary(vocab, output_dir, config)
+    beam_metrics.counter(WRITTEN_TOKENS).inc(len(vocab))
+
+
+def no_words_error(input_pattern: str, dropped: dict, first_dropped: dict) -> UserError:
+  """The error of a corpus without words, saying how many lines were not UTF-8 and where."""
+  note = beam_metrics.undecodable_note(dropped, first_dropped)
+  corpus = f" {input_pattern}" if input_pattern else ""
+  return UserError(f"no words in the corpus{corpus}: cannot learn a vocabulary" + (f"; {note}" if note else ""))
 
 
 class LearnWordPieceVocab(beam.PTransform):
   """(doc_id, sentences) -> a one-element PCollection: the vocabulary token list."""
 
   def __init__(self, vocab_size: int, lower_case: bool = True, num_unused: int = 99, min_count: int = 1,
-               max_input_words: int = 5_000_000, num_iterations: int = 4, input_pattern: str = ""):
+               max_input_words: int = 5_000_000, num_iterations: int = 4, input_pattern: str = "",
+               empty_ok: bool = False):
+    """`empty_ok`: a corpus without words gives [] (the caller raises) instead of a UserError."""
     super().__init__()
+    self._empty_ok = empty_ok
     self._input_pattern = input_pattern
     self._num_iterations = num_iterations
     self._vocab_size = vocab_size
@@ -118,7 +159,8 @@ class LearnWordPieceVocab(beam.PTransform):
             | "Words" >> beam.ParDo(_CountWords(self._lower_case))
             | "CountWords" >> beam.combiners.Count.PerElement()
             | "MostFrequent" >> beam.combiners.Top.Of(self._max_input_words, key=lambda kv: (kv[1], kv[0]))
-            | "Learn" >> beam.Map(learn_vocabulary, self._vocab_size, self._num_unused, self._min_count,
+            | "Learn" >> beam.Map(_learn_unless_empty if self._empty_ok else learn_vocabulary,
+                                  self._vocab_size, self._num_unused, self._min_count,
                                   num_iterations=self._num_iterations,
                                   input_pattern=self._input_pattern))
 
@@ -143,21 +185,27 @@ def parse_args(argv: Sequence[str]):
   return known, with_local_runner_defaults(beam_args)
 
 
-def build_pipeline(p: beam.Pipeline, args) -> None:
+def _source_and_config(args):
+  """(the PretrainingDataConfig that reads the corpus, the resolved config for the JSON) of `args`."""
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
 
   if args.input_file is None and args.input_format != "wikipedia":
     raise UserError(f"--input_file is required with --input_format={args.input_format}")
   source = PretrainingDataConfig(input_pattern=args.input_file or resources.wikipedia_dump_path(),
                                  input_format=args.input_format, json_text_key=args.json_text_key)
-  config = dict(vars(args), input_file=source.input_pattern)
-  output_dir = args.output_dir
+  return source, dict(vars(args), input_file=source.input_pattern)
+
+
+def build_pipeline(p: beam.Pipeline, args) -> None:
+  """Adds reading, learning and writing to `p`. A corpus without words writes nothing (the
+  LEARNED_WORDS counter stays 0): `run` raises the error, naming the lines dropped as not UTF-8."""
+  source, config = _source_and_config(args)
   _ = (p
        | "ReadDocuments" >> read_documents(source)
        | "Learn" >> LearnWordPieceVocab(args.vocab_size, args.do_lower_case, args.num_unused, args.min_count,
                                          args.max_input_words, args.num_iterations,
-                                         input_pattern=source.input_pattern)
-       | "Write" >> beam.Map(write_vocabulary, output_dir, config))
+                                         input_pattern=source.input_pattern, empty_ok=True)
+       | "Write" >> beam.Map(_write_unless_empty, args.output_dir, config))
 
 
 def run(argv: Sequence[str]) -> str:
@@ -173,7 +221,24 @@ def run(argv: Sequence[str]) -> str:
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
     with output_dir_errors(known.output_dir, "reach the output directory"):
       tf.io.gfile.exists(known.output_dir)
+  source, config = _source_and_config(known)
   with worker_user_errors():
-    with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
-      build_pipeline(p, known)
-  return os.path.join(known.output_dir, VOCAB_NAME)
+    pipeline = beam.Pipeline(options=PipelineOptions(beam_args))
+    build_pipeline(pipeline, known)
+    result = pipeline.run()
+    result.wait_until_finish()
+  counters = beam_metrics.query_counters(result)
+  dropped = {name[len(beam_metrics.DROPPED_PREFIX):]: int(v) for name, v in sorted(counters.items())
+             if name.startswith(beam_metrics.DROPPED_PREFIX)}
+  first_dropped = dict(sorted(beam_metrics.query_first_drops(result).items()))
+  if not counters.get(LEARNED_WORDS):
+    raise no_words_error(source.input_pattern, dropped, first_dropped)
+  note = beam_metrics.undecodable_note(dropped, first_dropped)
+  if note:
+    logging.warning("%s: dropped, the vocabulary was learned without them", note)
+  # The worker wrote the config before the counts were known; written again with what was dropped.
+  path = os.path.join(known.output_dir, VOCAB_NAME)
+  with output_dir_errors(known.output_dir, f"write {CONFIG_NAME}"):
+    write_vocab_config(known.output_dir, dict(config, dropped=dropped, first_dropped=first_dropped),
+                       int(counters.get(WRITTEN_TOKENS, 0)))
+  return path

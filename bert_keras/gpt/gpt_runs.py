@@ -23,6 +23,7 @@ from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.models.gpt_language_model import GPTLanguageModel
 from bert_keras.models.gpt_task_model import GPTTaskModel
+from bert_keras.tasks.readers import read_lines
 from bert_keras.tasks.registry import get_task, task_names
 from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig, get_gpt_config
 from configs.tasks import TaskConfig
@@ -41,8 +42,8 @@ def _read_texts(corpora: Sequence[str], input_files: Sequence[str]) -> list[list
   for path in input_files:
     if not os.path.exists(path):
       raise UserError(f"{path}: no such input file")
-    with open(path, encoding="utf-8") as f:
-      documents += [[line.strip()] for line in f if line.strip()]
+    # read_lines: a line that is not UTF-8 is one UserError naming file:line, not a traceback.
+    documents += [[line.strip()] for _, line in read_lines(path, "UTF-8") if line.strip()]
   if not documents:
     raise UserError("no corpus given: name --corpora and/or --input_files")
   return documents

@@ -8,15 +8,20 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_keras import keras_classes
 from bert_keras.errors import UserError
-from bert_keras.gpt import gpt_runs
+from bert_keras.gpt import gpt_runs, gpt_training
 from bert_keras.gpt.ablation_study import merge_runs, run_study, span_token_f1
+from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
+from bert_keras.tasks.classification_task import ClassificationExample
+from bert_keras.tasks.registry import get_task
 from configs.ablations import get_study_config
 from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+from configs.tasks import TaskConfig
 
 
 @pytest.mark.slow
-def test_bpe_pretrain_finetune_export(tmp_path):
+def test_bpe_pretrain_finetune_export(tmp_path, monkeypatch):
   bpe = str(tmp_path / "bpe.model")
   tokenizer = gpt_runs.run_train_bpe(["lee_background"], [], 400, bpe)
   assert tokenizer.vocab_size == 400 and os.path.exists(bpe + ".json")
@@ -27,16 +32,38 @@ def test_bpe_pretrain_finetune_export(tmp_path):
   assert np.isfinite(metrics["lm_loss"])
   for name in ("config.json", "decoder.keras", "bpe.model", "history.jsonl"):
     assert os.path.exists(os.path.join(pre_dir, name)), name
+
+  # Fine-tuning must start from the pretrained decoder.keras: record the task model it is handed.
+  finetuned = {}
+  finetune = gpt_training.finetune
+
+  def recording_finetune(model, *args, **kwargs):
+    finetuned.update(model=model, start=[w.copy() for w in model.decoder.get_weights()])
+    return finetune(model, *args, **kwargs)
+
+  monkeypatch.setattr(gpt_training, "finetune", recording_finetune)
   fine_dir = str(tmp_path / "polarity")
   scores = gpt_runs.run_gpt_finetuning(
       "polarity", pre_dir, GPTFinetuningConfig(num_epochs=0.2, batch_size=32, seq_length=24),
       fine_dir)
+  pretrained = keras_classes.load_model(os.path.join(pre_dir, "decoder.keras")).get_weights()
+  assert len(finetuned["start"]) == len(pretrained)
+  for start, saved in zip(finetuned["start"], pretrained):
+    np.testing.assert_array_equal(start, saved)
   assert 0.0 <= scores["accuracy"] <= 1.0
   with open(os.path.join(fine_dir, "metrics.json")) as f:
     assert json.load(f) == scores
+
+  # The text-in export serves the fine-tuned model itself: decoder and classifier.
+  texts = ["a moving film", "dull"]
   served = tf.saved_model.load(os.path.join(fine_dir, "export"))
-  logits = served.signatures["serving_default"](text=tf.constant(["a moving film", "dull"]))
-  assert logits["logits"].shape == (2, 2)
+  logits = served.signatures["serving_default"](text=tf.constant(texts))["logits"].numpy()
+  assert logits.shape == (2, 2)
+  task = get_task(TaskConfig(task="gpt/polarity", max_seq_length=24))
+  examples = [ClassificationExample(guid=str(i), text_a=t) for i, t in enumerate(texts)]
+  features = task.make_features(examples, GPTTokenizer(model_path=bpe), training=False)
+  expected = gpt_training.predict(finetuned["model"], features.inputs)
+  np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-5)
 
 
 def test_span_token_f1():

@@ -8,8 +8,13 @@ import tensorflow as tf
 from bert_keras import resources
 from bert_keras.errors import UserError
 from bert_keras.gpt.bpe_training import train_bpe_model
-from bert_keras.gpt.gpt_input_transform import GPTInputTransform
+from bert_keras.gpt.gpt_runs import export_text_model
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
+from bert_keras.models.gpt_decoder import GPTDecoder
+from bert_keras.tasks.registry import get_task
+from configs.gpt import get_gpt_config
+from configs.tasks import TaskConfig
+from tests.export.fresh_process import run_without_project
 
 
 @pytest.fixture(scope="module")
@@ -59,23 +64,40 @@ def test_errors(tmp_path):
     train_bpe_model(["a few words only"], vocab_size=50000)
 
 
+_LOAD_GPT = """
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401
+
+    path, premises, hypotheses = pickle.load(open(sys.argv[1], "rb"))
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    logits = serve(text_a=tf.constant(premises), text_b=tf.constant(hypotheses))["logits"]
+    pickle.dump(dict(logits=logits.numpy(), project=project_modules()), open(sys.argv[2], "wb"))
+"""
+
+
 def test_saved_model_tokenizes_raw_text(tokenizer, tmp_path):
-  """The export path: strings in, packed GPT inputs out, no files beside the SavedModel."""
-  transform = GPTInputTransform(16, tokenizer.start_id, tokenizer.delimiter_id,
-                                tokenizer.extract_id, tokenizer.pad_id)
-  module = tf.Module()
-  module.tokenizer, module.transform = tokenizer, transform
-
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)])
-  def serve(premise, hypothesis):
-    return transform.entailment(tokenizer.tokenize(premise), tokenizer.tokenize(hypothesis))
-
-  module.serve = serve
-  path = str(tmp_path / "saved")
-  tf.saved_model.save(module, path)
-  restored = tf.saved_model.load(path)
-  out = restored.serve(tf.constant(["the police said"]), tf.constant(["officers spoke"]))
-  a, b = tokenizer.encode(["the police said", "officers spoke"])
-  expected = [2] + a + [3] + b + [4]
-  np.testing.assert_array_equal(out["input_word_ids"][0, :len(expected)], expected)
-  assert int(out["input_mask"][0].numpy().sum()) == len(expected)
+  """The export path (gpt_runs.export_text_model): strings in, BPE and the entailment layout
+  in-graph, no tokenizer file beside the SavedModel. Loaded in a fresh process that cannot import
+  this project, its logits are the model's on the ids packed in Python."""
+  seq = 16
+  task = get_task(TaskConfig(task="gpt/glue/rte", max_seq_length=seq, dropout_rate=0.0))
+  task.label_names = ["entailment", "not_entailment"]
+  keras.utils.set_random_seed(5)
+  model = task.build_model(GPTDecoder.from_model_config(get_gpt_config(
+      "gpt_nano", vocab_size=tokenizer.vocab_size, max_position_embeddings=seq,
+      dropout_rate=0.0, attention_dropout_rate=0.0)))
+  path = str(tmp_path / "export")
+  export_text_model(model, tokenizer, task, path)
+  assert not [name for name in os.listdir(path) if name.endswith(".model")]
+  premises, hypotheses = ["the police said", "", "Ünïcödé news"], ["officers spoke", "a", ""]
+  (tmp_path / "fresh").mkdir()
+  loaded = run_without_project(_LOAD_GPT, (path, premises, hypotheses), tmp_path / "fresh")
+  assert loaded["project"] == []
+  ids = np.full((len(premises), seq), tokenizer.pad_id, np.int32)
+  mask = np.zeros_like(ids)
+  for row, (a, b) in enumerate(zip(tokenizer.encode(premises), tokenizer.encode(hypotheses))):
+    packed = [tokenizer.start_id] + a + [tokenizer.delimiter_id] + b + [tokenizer.extract_id]
+    assert len(packed) <= seq
+    ids[row, :len(packed)], mask[row, :len(packed)] = packed, 1
+  expected = model({"input_word_ids": ids, "input_mask": mask}, training=False)["logits"]
+  np.testing.assert_allclose(loaded["logits"], np.asarray(expected), rtol=1e-4, atol=1e-5)

@@ -1,0 +1,35 @@
+"""train_bpe / GPT pretraining input files that are not UTF-8: one error naming file:line, exit 2."""
+
+import os
+
+import pytest
+
+from bert_keras.errors import UserError
+from bert_keras.gpt.gpt_runs import _read_texts
+from tests.reliability import bad_inputs as B
+
+
+def _latin1_file(directory) -> str:
+  path = os.path.join(str(directory), "latin1.txt")
+  with open(path, "wb") as f:
+    f.write(b"a first line\n\nthe caf\xe9 was good\n")
+  return path
+
+
+def test_read_texts_names_the_undecodable_line(tmp_path):
+  path = _latin1_file(tmp_path)
+  with pytest.raises(UserError, match=f"^{path}:3: not valid UTF-8 "):
+    _read_texts([], [path])
+
+
+def test_read_texts_keeps_nonblank_stripped_lines(tmp_path):
+  path = os.path.join(str(tmp_path), "ok.txt")
+  with open(path, "w", encoding="utf-8") as f:
+    f.write("  one  \n\n\ttwo\r\n")
+  assert _read_texts([], [path]) == [["one"], ["two"]]
+
+
+def test_train_bpe_script_exits_2_with_one_line(tmp_path):
+  path = _latin1_file(tmp_path)
+  B.user_error_line(B.run_script("train_bpe", f"--output={tmp_path}/bpe.model", "--corpora=",
+                                 f"--input_files={path}"), f"{path}:3", "not valid UTF-8")
