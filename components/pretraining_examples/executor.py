@@ -35,12 +35,15 @@ class PretrainingExamplesExecutor(BaseExecutor):
     pretraining_data_pipeline.build_pipeline(p, config)
     result = p.run()
     result.wait_until_finish()
-    summary = pretraining_data_pipeline.summarize(config, beam_metrics.query_counters(result))
+    summary = pretraining_data_pipeline.summarize(config, beam_metrics.query_counters(result),
+                                                  beam_metrics.query_first_drops(result))
+    pretraining_data_pipeline.warn_undecodable(summary)
     publish_shards(config.output_dir, config, summary)
     if not summary["instances"]:
       from bert_keras.errors import UserError  # pylint: disable=import-outside-toplevel
+      note = beam_metrics.undecodable_note(summary["dropped"], summary.get("first_dropped", {}))
       raise UserError(f"no pretraining instance was created from {config.input_pattern} "
-                      f"(dropped: {summary['dropped']})")
+                      f"(dropped: {summary['dropped']})" + (f"; {note}" if note else ""))
     examples.metrics.update({k: summary[k] for k in (
         "documents", "instances", "mask_ratio", "random_next_fraction") if k in summary})
     examples.properties.update(
