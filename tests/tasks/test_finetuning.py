@@ -3,14 +3,18 @@
 import json
 import os
 
-import keras
 import numpy as np
 import pytest
 
 from bert_keras import resources
 from bert_keras.errors import UserError
+from bert_keras.keras_classes import load_model
 from bert_keras.tasks import finetuning
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
+from bert_keras.tasks.heads.bert_feature_tagger import BertFeatureTagger
+from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.tasks.registry import get_task
+from bert_keras.text.bert_tokenizer import BertTokenizer
 from configs.model import ModelConfig, get_model_config
 from configs.tasks import get_task_config
 from . import task_fixtures as fx
@@ -43,11 +47,19 @@ def test_polarity_end_to_end_writes_export_artifacts(tmp_path):
   accuracy = np.mean([p["prediction"] == e for p, e in zip(
       predictions, ["neg"] * 20 + ["pos"] * 20)])
   assert accuracy == pytest.approx(results["dev"]["accuracy"])
-  model = keras.models.load_model(os.path.join(out, "model.keras"))
-  x = {"input_word_ids": np.array([[101, 7592, 102, 0]], np.int32),
-       "input_mask": np.array([[1, 1, 1, 0]], np.int32),
-       "input_type_ids": np.zeros((1, 4), np.int32)}
-  assert model(x)["logits"].shape == (1, 2)
+  # model.keras is the trained model: on the dev set it gives the run's own predictions and metrics.
+  task = get_task(get_task_config("polarity", **TINY))
+  examples = task.read_examples("", "dev")
+  tokenizer = BertTokenizer(vocab_path=os.path.join(out, "vocab.txt"),
+                            lower_case=info["lower_case"])
+  features = task.make_features(examples, tokenizer, training=False)
+  model = load_model(os.path.join(out, "model.keras"))
+  reloaded = task.postprocess(examples, features, model.predict(features.inputs, verbose=0))
+  assert [p["prediction"] for p in reloaded] == [p["prediction"] for p in predictions]
+  np.testing.assert_allclose([p["probabilities"] for p in reloaded],
+                             [p["probabilities"] for p in predictions], atol=1e-5)
+  metrics = json.load(open(os.path.join(out, "metrics.json")))
+  assert {**task.evaluate(examples, reloaded), "examples": 40} == pytest.approx(metrics["dev"])
 
 
 def test_rerun_into_the_same_directory_leaves_no_stale_model_or_predictions(tmp_path):
@@ -113,17 +125,58 @@ def test_squad_v2_end_to_end(tmp_path):
 def test_swag_end_to_end(tmp_path):
   fx.write_swag(tmp_path / "train.csv")
   fx.write_swag(tmp_path / "val.csv")
-  results, _ = _run("swag", tmp_path, data_dir=str(tmp_path))
-  assert 0.0 <= results["dev"]["accuracy"] <= 1.0 and results["dev"]["examples"] == 2
+  results, out = _run("swag", tmp_path, data_dir=str(tmp_path), save_model=False)
+  assert results["train_examples"] == 2 and results["train_steps"] == 1
+  assert results["dev"]["examples"] == 2
+  predictions = json.load(open(os.path.join(out, "predictions_dev.json")))
+  assert [p["guid"] for p in predictions] == ["val.csv:2", "val.csv:3"]
+  # Each prediction is the best-scored of the four endings, scored against the label column.
+  assert [len(p["logits"]) for p in predictions] == [4, 4]
+  assert [p["prediction"] for p in predictions] == [int(np.argmax(p["logits"]))
+                                                     for p in predictions]
+  gold = [int(row[-1]) for row in fx.SWAG_ROWS]
+  assert results["dev"]["accuracy"] == np.mean([p["prediction"] == g
+                                                for p, g in zip(predictions, gold)])
+  assert json.load(open(os.path.join(out, "task_info.json")))["num_choices"] == 4
+
+
+def _record_initial_encoder(monkeypatch) -> list:
+  """Has run_finetuning's build_encoder append the encoder's weights as built, before training."""
+  initial, build = [], finetuning.build_encoder
+
+  def recording_build(*args, **kwargs):
+    built = build(*args, **kwargs)
+    initial.extend(built[0].get_weights())
+    return built
+
+  monkeypatch.setattr(finetuning, "build_encoder", recording_build)
+  return initial
+
+
+def _encoder_weights_changed(out: str, head: type, initial: list) -> list:
+  """Loads the run's model.keras and checks its head class; names the encoder weights that training
+  moved."""
+  model = load_model(os.path.join(out, "model.keras"))
+  assert type(model) is head  # pylint: disable=unidiomatic-typecheck
+  weights = model.encoder.weights
+  assert len(weights) == len(initial)
+  return [w.path for w, before in zip(weights, initial) if not np.array_equal(w.numpy(), before)]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("approach", ["fine_tuning", "feature_based"])
-def test_conll_fine_tuning_and_feature_based(tmp_path, approach):
+def test_conll_fine_tuning_and_feature_based(tmp_path, monkeypatch, approach):
+  """Fine-tuning trains the encoder under a token classifier; the feature-based approach (5.3)
+  trains only a BiLSTM tagger over the frozen encoder's layers."""
   fx.write_conll(tmp_path)
+  initial = _record_initial_encoder(monkeypatch)
   results, out = _run("conll2003", tmp_path, data_dir=str(tmp_path), approach=approach,
                       feature_layers=(-2, -1), lstm_units=16, num_epochs=3.0, batch_size=4)
   assert {"precision", "recall", "f1"} <= set(results["dev"])
   assert os.path.exists(os.path.join(out, "predictions_dev.txt"))
   info = json.load(open(os.path.join(out, "task_info.json")))
   assert info["approach"] == approach and info["label_names"][0] == "O"
+  feature_based = approach == "feature_based"
+  changed = _encoder_weights_changed(
+      out, BertFeatureTagger if feature_based else BertTokenClassifier, initial)
+  assert (changed == []) if feature_based else len(changed) > len(initial) // 2, changed

@@ -1,4 +1,5 @@
-"""GLUE readers on small files in the official TSV layouts, and the embedded real sets."""
+"""GLUE readers on small files in the official TSV layouts, the embedded real sets, and the model a
+sentence (pair) classification task builds for each approach."""
 
 import os
 
@@ -6,17 +7,24 @@ import pytest
 
 from bert_keras import resources
 from bert_keras.errors import UserError
+from bert_keras.models.bert_encoder import BertEncoder
+from bert_keras.tasks.heads.bert_classifier import BertClassifier
+from bert_keras.tasks.heads.bert_feature_classifier import BertFeatureClassifier
 from bert_keras.tasks.registry import get_task, task_names
 from bert_keras.text.bert_tokenizer import BertTokenizer
+from configs.model import get_model_config
 from configs.tasks import TASK_PRESETS, get_task_config
 
-# (folder, file, header, rows); each row is the official column order.
+# (folder, header, rows); each row is the official column order. Each row's label differs from the
+# cells of the other columns that could pass for one (an id, an annotator's label), so a reader
+# taking the wrong column reads a wrong label or fails.
 GLUE_FILES = {
     "glue/cola": ("CoLA", None, [["gj04", "1", "", "Our friends won't buy this analysis."],
                                  ["gj04", "0", "*", "They drank the pub."]]),
     "glue/sst2": ("SST-2", ["sentence", "label"], [["a gorgeous film ", "1"], ["dull", "0"]]),
     "glue/mrpc": ("MRPC", ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"],
-                  [["1", "1", "2", "He said \"yes\".", "He agreed."], ["0", "3", "4", "Á", "B"]]),
+                  [["1", "702876", "702977", "He said \"yes\".", "He agreed."],
+                   ["0", "2108705", "2108831", "Á", "B"]]),
     "glue/stsb": ("STS-B", ["index", "genre", "filename", "year", "old_index", "source1",
                             "source2", "sentence1", "sentence2", "score"],
                   [["0", "main-captions", "MSRvid", "2012test", "0001", "none", "none",
@@ -24,13 +32,13 @@ GLUE_FILES = {
                    ["1", "main-captions", "MSRvid", "2012test", "0004", "none", "none",
                     "A man plays a flute.", "A man slices bread.", "0.500"]]),
     "glue/qqp": ("QQP", ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"],
-                 [["0", "1", "2", "How?", "Why?", "0"], ["1", "3", "4", "Who?", "Who is?", "1"]]),
+                 [["1", "3", "4", "How?", "Why?", "0"], ["0", "1", "2", "Who?", "Who is?", "1"]]),
     "glue/mnli": ("MNLI", ["index", "promptID", "pairID", "genre", "s1_bin", "s2_bin", "s1_parse",
                            "s2_parse", "sentence1", "sentence2", "label1", "gold_label"],
                   [["0", "1", "1e", "gov", "(", "(", "(", "(", "It rains.", "It is wet.",
                     "entailment", "entailment"],
                    ["1", "2", "2n", "gov", "(", "(", "(", "(", "It rains.", "It is dry.",
-                    "contradiction", "contradiction"],
+                    "neutral", "contradiction"],
                    ["2", "3", "3n", "gov", "(", "(", "(", "(", "It rains.", "I sing.",
                     "neutral", "neutral"]]),
     "glue/qnli": ("QNLI", ["index", "question", "sentence", "label"],
@@ -39,6 +47,20 @@ GLUE_FILES = {
                  [["0", "A b.", "A.", "entailment"], ["1", "C.", "D.", "not_entailment"]]),
     "glue/wnli": ("WNLI", ["index", "sentence1", "sentence2", "label"],
                   [["0", "I saw it.", "It was seen.", "1"], ["1", "X.", "Y.", "0"]]),
+}
+
+
+# (text_a, text_b, label) columns by the official header's names (CoLA has no header: indices).
+OFFICIAL_COLUMNS = {
+    "glue/cola": (3, None, 1),
+    "glue/sst2": ("sentence", None, "label"),
+    "glue/mrpc": ("#1 String", "#2 String", "Quality"),
+    "glue/stsb": ("sentence1", "sentence2", "score"),
+    "glue/qqp": ("question1", "question2", "is_duplicate"),
+    "glue/mnli": ("sentence1", "sentence2", "gold_label"),
+    "glue/qnli": ("question", "sentence", "label"),
+    "glue/rte": ("sentence1", "sentence2", "label"),
+    "glue/wnli": ("sentence1", "sentence2", "label"),
 }
 
 
@@ -66,19 +88,41 @@ def test_glue_readers_follow_official_columns(tmp_path, name):
   data_dir = write_glue(str(tmp_path), name)
   task = get_task(get_task_config(name))
   _, header, rows = GLUE_FILES[name]
+  text_a, text_b, label = (header.index(c) if header and c else c for c in OFFICIAL_COLUMNS[name])
+  assert task.is_regression == (name == "glue/stsb")
+  expected = [(r[text_a], None if text_b is None else r[text_b],
+               float(r[label]) if task.is_regression else r[label]) for r in rows]
   for split in (task.train_split,) + task.eval_splits:
     examples = task.read_examples(data_dir, split)
-    assert len(examples) == len(rows)
-  first = task.read_examples(data_dir, "train")[0]
-  column_a = {"glue/cola": 3, "glue/sst2": 0, "glue/mrpc": 3, "glue/stsb": 7, "glue/qqp": 3,
-              "glue/mnli": 8, "glue/qnli": 1, "glue/rte": 1, "glue/wnli": 1}[name]
-  expected_a = rows[0][column_a]
-  assert first.text_a == expected_a
-  assert (first.text_b is not None) == task.is_pair
-  if name == "glue/stsb":
-    assert first.label == 5.0 and task.is_regression
+    assert [(e.text_a, e.text_b, e.label) for e in examples] == expected
+
+
+# Each task's dev metrics as GLUE defines them, for every example predicted as the last label
+# (STS-B: the scores reversed). A constant predictor has Matthews correlation 0 whatever its
+# accuracy.
+OFFICIAL_METRICS = {
+    "glue/cola": {"matthews_corrcoef": 0.0},
+    "glue/sst2": {"accuracy": 0.5},
+    "glue/mrpc": {"f1": 2 / 3, "accuracy": 0.5},
+    "glue/stsb": {"pearson": -1.0, "spearman": -1.0},
+    "glue/qqp": {"f1": 2 / 3, "accuracy": 0.5},
+    "glue/mnli": {"accuracy": 1 / 3},
+    "glue/qnli": {"accuracy": 0.5},
+    "glue/rte": {"accuracy": 0.5},
+    "glue/wnli": {"accuracy": 0.5},
+}
+
+
+@pytest.mark.parametrize("name", sorted(GLUE_FILES))
+def test_glue_metrics_are_the_official_ones(tmp_path, name):
+  task = get_task(get_task_config(name))
+  examples = task.read_examples(write_glue(str(tmp_path), name), task.eval_splits[0])
+  if task.is_regression:
+    predicted = [e.label for e in reversed(examples)]
   else:
-    assert first.label in task.label_names
+    predicted = [task.label_names[-1]] * len(examples)
+  scores = task.evaluate(examples, [{"prediction": p} for p in predicted])
+  assert scores == pytest.approx(OFFICIAL_METRICS[name])
 
 
 def test_glue_errors_name_file_and_line(tmp_path):
@@ -136,3 +180,20 @@ def test_pair_features_pack_two_segments():
   assert list(ids[1:3]) == tokenizer.encode(["hello world"])[0]
   assert features.inputs["input_mask"][0].sum() == 16 and types[3] == 0 and types[4] == 1
   assert features.labels["logits"].tolist() == [1]
+
+
+@pytest.mark.parametrize("task_name, num_classes", [("polarity", 2), ("lee_similarity", 1)])
+@pytest.mark.parametrize("approach", ["fine_tuning", "feature_based"])
+def test_classification_model_follows_the_approach(task_name, num_classes, approach):
+  """fine_tuning: a dense layer on [CLS] over the trainable encoder; feature_based (section 5.3):
+  a BiLSTM classifier over the chosen layers of the frozen encoder."""
+  encoder = BertEncoder.from_model_config(get_model_config("bert_tiny", vocab_size=64))
+  task = get_task(get_task_config(task_name, approach=approach, feature_layers=(-1,), lstm_units=8))
+  model = task.build_model(encoder)
+  assert model.output["logits"].shape[-1] == num_classes and model.encoder is encoder
+  if approach == "feature_based":
+    assert type(model) is BertFeatureClassifier  # pylint: disable=unidiomatic-typecheck
+    assert (model.feature_layers, model.lstm_units, encoder.trainable) == ([-1], 8, False)
+  else:
+    assert encoder.trainable
+    assert type(model) is BertClassifier  # pylint: disable=unidiomatic-typecheck
