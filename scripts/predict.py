@@ -6,7 +6,9 @@
       --output_file=entities.jsonl
 
 --input_file: JSON lines keyed by the model's inputs (text_a/text_b, question/context,
-context/endings, text). Needs only tensorflow and tensorflow_text besides absl.
+context/endings, text); a file with no records is an error (exit 2), not an empty output. Records
+are run in groups of the same inputs, so each answer is the one it gets alone; a model fine-tuned
+on pairs requires text_b. Needs only tensorflow and tensorflow_text besides absl.
 """
 
 import json
@@ -48,6 +50,9 @@ def main(argv):
     numbered = predictor.read_jsonl(FLAGS.input_file)
     records = [record for _, record in numbered]
     where = [f"{FLAGS.input_file}:{line}" for line, _ in numbered]
+    if not records:
+      raise UserError(f"--input_file={FLAGS.input_file}: no records (empty or only blank lines); "
+                      "expected one JSON object per line")
   else:
     record = {name: FLAGS[name].value for name in
               ("text_a", "text_b", "question", "context", "text", "endings")

@@ -67,11 +67,50 @@ def _read_task_info(path: str) -> dict:
   return info
 
 
+def _resolved(path: str) -> str:
+  """A path compared by where it points: local paths through symlinks, URLs as written."""
+  path = path.rstrip("/") or "/"
+  return path if "://" in path else os.path.realpath(path)
+
+
+def check_output_dir(config: ExportConfig) -> None:
+  """UserError before anything is loaded or written, for an output_dir whose replacement would
+  lose data: the export replaces output_dir whole (export_task_model.save_serving_module), so it
+  must not be, or contain, a source (finetune_dir, encoder_checkpoint, vocab_file), nor be an
+  existing file or non-empty directory other than an earlier export (one with saved_model.pb)."""
+  output_dir = _resolved(config.output_dir)
+  for flag in ("finetune_dir", "encoder_checkpoint", "vocab_file"):
+    source = getattr(config, flag)
+    if not source:
+      continue
+    resolved = _resolved(source)
+    if resolved == output_dir or resolved.startswith(output_dir.rstrip("/") + "/"):
+      relation = "is" if resolved == output_dir else "contains"
+      raise UserError(f"output_dir={config.output_dir} {relation} the {flag} {source}, which the "
+                      "export would replace and delete; "
+                      "expected a new directory or an earlier export")
+  if not os.path.lexists(config.output_dir):
+    return
+  if not os.path.isdir(config.output_dir):
+    raise UserError(f"output_dir={config.output_dir} exists and is not a directory; expected a new "
+                    "directory or an earlier export")
+  if (os.listdir(config.output_dir)
+      and not os.path.isfile(os.path.join(config.output_dir, "saved_model.pb"))):
+    raise UserError(f"output_dir={config.output_dir} is a non-empty directory that is not an "
+                    "earlier export (no saved_model.pb); the export would replace and delete it: "
+                    "expected a new or empty directory or an earlier export")
+
+
 def run_export(config: ExportConfig) -> dict:
-  """Loads the source, builds the tokenizer, writes the SavedModel; returns a summary dict."""
+  """Loads the source, builds the tokenizer, writes the SavedModel; returns a summary dict.
+
+  output_dir is checked first (check_output_dir): an earlier export there is replaced, anything
+  else that the replacement would delete is refused with nothing touched."""
   from bert_keras import keras_classes
   from bert_keras.export import export_task_model as exporter
   from bert_keras.text.bert_tokenizer import BertTokenizer
+
+  check_output_dir(config)
 
   info_path = os.path.join(config.finetune_dir, "task_info.json") if config.finetune_dir else ""
   if info_path and os.path.isfile(info_path):

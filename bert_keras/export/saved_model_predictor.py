@@ -97,27 +97,49 @@ def predict(loaded, records: Iterable[Mapping], batch_size: int = 32,
     raise UserError(f"batch_size={batch_size!r} must be an integer >= 1")
   kind = loaded.kind.numpy().decode()
   names = INPUTS[kind]
-  optional = set() if kind.startswith("gpt_") else OPTIONAL
+  optional = _optional_inputs(loaded, kind)
   records = list(records)
   for i, record in enumerate(records):
     missing = [n for n in names if n not in optional and n not in record]
     if missing:
       label = where[i] if where else f"record {i + 1}"
-      raise UserError(f"{label}: missing {missing}; a {kind} model takes {list(names)}")
+      needs = (" (fine-tuned on pairs: its serving_default takes text_b)"
+               if "text_b" in missing and kind in OPTIONAL_KINDS else "")
+      raise UserError(f"{label}: missing {missing}; a {kind} model{needs} takes {list(names)}")
   check_input_types(records, where)
-  results = []
-  for begin in range(0, len(records), batch_size):
-    chunk = records[begin:begin + batch_size]
-    used = [n for n in names if n not in optional or any(n in r for r in chunk)]
-    args = [tf.constant([r.get(n, "") for r in chunk], tf.string) for n in used]
-    outputs = {k: v.numpy() for k, v in loaded.serve(*args).items()}
-    for i in range(len(chunk)):
-      row = {k: _to_json(v[i]) for k, v in outputs.items()}
-      if "num_entities" in row:
-        n = row["num_entities"]
-        row = {k: (v[:n] if k.startswith("entity_") else v) for k, v in row.items()}
-      results.append(row)
+  # Records are run in groups of the same inputs, so a record's answer never depends on its
+  # neighbours (a missing text_b is not packed as "" beside records that have one).
+  groups: dict[tuple, list[int]] = {}
+  for i, record in enumerate(records):
+    groups.setdefault(tuple(n for n in names if n in record), []).append(i)
+  results: list = [None] * len(records)
+  for used, indices in groups.items():
+    for begin in range(0, len(indices), batch_size):
+      chunk = indices[begin:begin + batch_size]
+      args = [tf.constant([records[i][n] for i in chunk], tf.string) for n in used]
+      outputs = {k: v.numpy() for k, v in loaded.serve(*args).items()}
+      for row_index, i in enumerate(chunk):
+        row = {k: _to_json(v[row_index]) for k, v in outputs.items()}
+        if "num_entities" in row:
+          n = row["num_entities"]
+          row = {k: (v[:n] if k.startswith("entity_") else v) for k, v in row.items()}
+        results[i] = row
   return results
+
+
+OPTIONAL_KINDS = ("classification", "regression", "encoder")  # the kinds with OPTIONAL inputs
+
+
+def _optional_inputs(loaded, kind: str) -> set:
+  """The inputs a record may leave out: text_b of a BERT text(-pair) model, unless the model was
+  fine-tuned on pairs (its serving_default signature takes text_b): text_a alone is then packed
+  unlike anything it was trained on, so text_b is required. GPT-1 exports need every input."""
+  if kind not in OPTIONAL_KINDS:
+    return set()
+  default = loaded.signatures.get("serving_default")
+  if default is not None and "text_b" in default.structured_input_signature[1]:
+    return set()
+  return set(OPTIONAL)
 
 
 def read_jsonl(path: str) -> list[tuple[int, dict]]:

@@ -10,6 +10,18 @@ from bert_keras.export.serving_module import (ServingModule, batched_function, m
                                               strings, tokenized_specs)
 
 
+def _same_rows(text_a, text_b):
+  """(text_b,) once text_a and text_b are known to have the same number of rows: a clear
+  InvalidArgumentError "text_a has N rows but text_b has M" instead of a GatherV2 error deep in the
+  packing. Costs one scalar comparison and a short string format per call."""
+  rows_a, rows_b = tf.shape(text_a)[0], tf.shape(text_b)[0]
+  check = tf.debugging.Assert(
+      tf.equal(rows_a, rows_b),
+      [tf.strings.format("text_a has {} rows but text_b has {}", (rows_a, rows_b))])
+  with tf.control_dependencies([check]):
+    return (tf.identity(text_b),)
+
+
 class TextPairServing(ServingModule):
   """text_a, optional text_b -> whatever the subclass's `_outputs(packed inputs)` returns.
 
@@ -29,7 +41,7 @@ class TextPairServing(ServingModule):
       return self._outputs(self._pack(text_a, None))
 
     def text_pair(text_a, text_b):
-      return self._outputs(self._pack(text_a, text_b))
+      return self._outputs(self._pack(text_a, *_same_rows(text_a, text_b)))
 
     self._serve_text = batched_function(text, strings(None))
     self._serve_text_pair = batched_function(text_pair, strings(None), strings(None))

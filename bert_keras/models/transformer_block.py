@@ -143,9 +143,12 @@ class TransformerBlock(keras.layers.Layer):
     # Every projection runs on flattened (batch * size_g, hidden) rows: one 2-D GEMM whose
     # kernel gradient is one 2-D GEMM too (no batched matmul + reduction, no Tensordot reshapes).
     residuals = [tf.reshape(x_g, (-1, hidden)) for x_g in xs]
+    # Each group's length from its own shape (static when known), never a -1 in the reshapes back
+    # to (batch, size_g, ...): -1 cannot be inferred from zero elements, so an empty batch failed.
+    group_sizes = [x_g.shape[1] if x_g.shape[1] is not None else tf.shape(x_g)[1] for x_g in xs]
     parts = []
-    for rows in residuals:
-      qkv = tf.reshape(self.qkv_dense(rows), (batch, -1, 3, heads, head_dim))
+    for rows, size in zip(residuals, group_sizes):
+      qkv = tf.reshape(self.qkv_dense(rows), (batch, size, 3, heads, head_dim))
       # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
       # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
       qkv = _permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, size_g, head_dim)
@@ -166,13 +169,13 @@ class TransformerBlock(keras.layers.Layer):
     context = _permute(context, (0, 2, 1, 3), training)  # (batch, seq, heads, head_dim)
     contexts = [context] if groups == 1 else tf.split(context, sizes, num=groups, axis=1)
     outputs = []
-    for context, rows in zip(contexts, residuals):
+    for context, rows, size in zip(contexts, residuals, group_sizes):
       context = tf.reshape(context, (-1, hidden))  # (batch * size_g, hidden)
       rows = self._add_and_norm(self.attention_layer_norm, rows,
                                 self.attention_output_dense(context), training)
       ffn = self.output_dense(self.intermediate_dense(rows))
       rows = self._add_and_norm(self.output_layer_norm, rows, ffn, training)
-      outputs.append(tf.reshape(rows, (batch, -1, hidden)))
+      outputs.append(tf.reshape(rows, (batch, size, hidden)))
     return outputs[0] if groups == 1 else tf.concat(outputs, axis=1)
 
   def _add_and_norm(self, layer_norm, rows, update, training):
