@@ -72,6 +72,10 @@ class TaskConfig:
       value = getattr(self, name)
       if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ConfigError(f"{name}={value!r} must be a positive integer")
+    seed = self.seed
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+      # keras.utils.set_random_seed seeds numpy, whose seeds are 32-bit unsigned.
+      raise ConfigError(f"seed={seed!r} must be an integer in [0, {2**32 - 1}]")
     if self.max_seq_length < 8:
       raise ConfigError(f"max_seq_length={self.max_seq_length} must be >= 8")
     if not self.learning_rate > 0:

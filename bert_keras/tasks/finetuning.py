@@ -8,6 +8,8 @@ The output directory receives:
   predictions_<split>.*      per-example predictions in the task's format
   model.keras                the serving-ready task model (encoder dict in, logits out)
   task_info.json, vocab.txt  what an exporter needs for text-in serving (labels, seq length, ...)
+Outputs are written to a hidden staging directory inside it and moved in only once all of them are
+complete, so a run that fails or is interrupted leaves an earlier run's outputs as they were.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 import random
 import shutil
 import time
+import uuid
 from typing import Any
 
 import keras
@@ -154,6 +157,40 @@ def build_encoder(run: RunConfig, task_config: TaskConfig, dtype=None):
   return encoder, {"init": "random", "model_config": run.model_config}, vocab, lower_case
 
 
+def _missing_dirs(path: str) -> list[str]:
+  """`path` and those of its ancestors that do not exist yet, deepest first (what makedirs adds)."""
+  missing = []
+  path = os.path.abspath(path)
+  while not os.path.exists(path) and os.path.dirname(path) != path:
+    missing.append(path)
+    path = os.path.dirname(path)
+  return missing
+
+
+def _publish(stage: str, output_dir: str) -> None:
+  """Moves every file of the complete `stage` into `output_dir` (one rename each), then removes the
+  previous run's outputs this run did not replace.
+
+  A rerun replaces the previous run's artifacts: left in place, its model.keras would sit beside
+  this run's task_info.json and metrics.json (another length, labels or model) and export would
+  combine them; without --save_model the directory would then have no model.keras at all, which
+  export_model refuses. Its predictions_* go too: those of another task or split would pass for
+  this run's. Nothing is removed before the new outputs exist: until then a failed or interrupted
+  run leaves the previous results whole.
+  """
+  new = sorted(os.listdir(stage))
+  for name in new:
+    os.replace(os.path.join(stage, name), os.path.join(output_dir, name))
+  stale = [os.path.join(output_dir, name)
+           for name in ("model.keras", "task_info.json", "metrics.json") if name not in new]
+  stale += [path for path in glob.glob(os.path.join(glob.escape(output_dir), "predictions_*"))
+            if os.path.basename(path) not in new]
+  for path in stale:
+    if os.path.isfile(path):
+      os.remove(path)
+  os.rmdir(stage)
+
+
 def make_dataset(features: Features, shuffle: bool, seed: int) -> tf.data.Dataset:
   if features.labels is None:
     raise UserError("the training split has no labels")
@@ -173,12 +210,6 @@ def _limit(examples: list, n: int, seed: int) -> list:
 
 def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
   """Trains `task_config.task` and evaluates it on its dev split(s); returns the metrics dict."""
-  from bert_keras.interop import check_tokenizer_casing
-  from bert_keras.text.bert_tokenizer import BertTokenizer
-  from bert_keras.training.distribute import get_strategy
-  from bert_keras.training.optimization import create_optimizer
-  from bert_keras.training.precision import set_precision, wrap_optimizer
-
   if not run.output_dir:
     raise UserError("--output_dir is required")
   check_output_dir(run.output_dir)
@@ -187,8 +218,38 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
                     f"{FINETUNE_DISTRIBUTIONS}")
   check_model_fits_task(run, task_config)
   check_vocab_source(run)
-  os.makedirs(run.output_dir, exist_ok=True)
   keras.utils.set_random_seed(task_config.seed)
+  # If this run creates --output_dir (and parents) and then fails, e.g. on bad input, they are
+  # removed again when empty, so a failed run leaves no empty directory behind.
+  created = _missing_dirs(run.output_dir)
+  stage = None
+  try:
+    os.makedirs(run.output_dir, exist_ok=True)
+    stage = os.path.join(run.output_dir, f".tmp_run_{uuid.uuid4().hex}")
+    os.mkdir(stage)
+    results = _train_and_write(task_config, run, stage)
+    _publish(stage, run.output_dir)
+    return results
+  except BaseException:
+    if stage is not None and os.path.isdir(stage):
+      shutil.rmtree(stage, ignore_errors=True)
+    for path in created:  # deepest first; a directory that holds anything else stays
+      try:
+        os.rmdir(path)
+      except OSError:
+        break
+    raise
+
+
+def _train_and_write(task_config: TaskConfig, run: RunConfig, stage: str) -> dict:
+  """Reads the data, builds and trains the model, evaluates it and writes every output to `stage`
+  (a new empty directory inside run.output_dir); returns the metrics dict."""
+  from bert_keras.interop import check_tokenizer_casing
+  from bert_keras.text.bert_tokenizer import BertTokenizer
+  from bert_keras.training.distribute import get_strategy
+  from bert_keras.training.optimization import create_optimizer
+  from bert_keras.training.precision import set_precision, wrap_optimizer
+
   task = get_task(task_config)
 
   # === Data ===
@@ -224,21 +285,12 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
         weight_decay_rate=task_config.weight_decay_rate)
     model.compile(optimizer=wrap_optimizer(optimizer, run.mixed_precision), **task.compile_kwargs())
 
-  # A rerun into the same directory replaces the previous run's artifacts: left in place, its
-  # model.keras would sit beside this run's task_info.json and metrics.json (another length,
-  # labels or model) and export would combine them; without --save_model the directory then has
-  # no model.keras at all, which export_model refuses. Its predictions_* go too: those of another
-  # task or split would pass for this run's. (After the model is built: the previous model.keras
-  # may be this run's --init_checkpoint.)
-  stale_files = [os.path.join(run.output_dir, name)
-                 for name in ("model.keras", "task_info.json", "metrics.json")]
-  for stale in stale_files + glob.glob(os.path.join(glob.escape(run.output_dir), "predictions_*")):
-    if os.path.exists(stale):
-      os.remove(stale)
+  # The previous run's outputs stay in run.output_dir until `_publish` (its model.keras may also
+  # be this run's --init_checkpoint).
   resolved = {"task": task_config.to_dict(), "run": run.to_dict(),
               "model": encoder.model_config.to_dict(), "encoder": encoder_desc,
               "vocab_file": vocab, "lower_case": lower_case, "total_steps": total_steps}
-  write_json(os.path.join(run.output_dir, "config.json"), resolved)
+  write_json(os.path.join(stage, "config.json"), resolved)
 
   # === Train ===
   dataset = make_dataset(train_features, True, task_config.seed)
@@ -260,20 +312,18 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
     predictions = task.postprocess(examples, features, outputs)
     results[split] = task.evaluate(examples, predictions)
     results[split]["examples"] = len(examples)
-    task.write_predictions(predictions, os.path.join(run.output_dir, f"predictions_{split}"))
+    task.write_predictions(predictions, os.path.join(stage, f"predictions_{split}"))
     logging.info("%s %s: %s", task.name, split, results[split])
-  write_json(os.path.join(run.output_dir, "metrics.json"), results)
+  write_json(os.path.join(stage, "metrics.json"), results)
 
   # === Artifacts for export ===
   info = task.task_info(results[task.eval_splits[0]])
   info.update(lower_case=lower_case, vocab_file="vocab.txt")
-  shutil.copyfile(vocab, os.path.join(run.output_dir, "vocab.txt"))
-  write_json(os.path.join(run.output_dir, "task_info.json"), info)
+  shutil.copyfile(vocab, os.path.join(stage, "vocab.txt"))  # moved in by one rename, in _publish
+  write_json(os.path.join(stage, "task_info.json"), info)
   if run.save_model:
     # An uncompiled copy: the serving artifact carries no optimizer state (3x smaller).
     serving = type(model).from_config(model.get_config())
     serving.set_weights(model.get_weights())
-    tmp = os.path.join(run.output_dir, ".tmp_model.keras")
-    serving.save(tmp)
-    os.replace(tmp, os.path.join(run.output_dir, "model.keras"))
+    serving.save(os.path.join(stage, "model.keras"))
   return results

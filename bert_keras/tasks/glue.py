@@ -31,6 +31,7 @@ class GlueTask(ClassificationTask):
   label_column: int = -1
   tfds_name: str = ""
   tfds_fields: tuple = ("sentence",)
+  label_range: tuple | None = None  # (low, high) of a regression task's scores, both included
 
   def split_file(self, split: str) -> str:
     return f"{split}.tsv"
@@ -50,6 +51,11 @@ class GlueTask(ClassificationTask):
         raise UserError(f"{where}: {len(row)} tab-separated columns; {self.name} rows need at "
                         f"least {needed}")
       label = self.check_label(row[self.label_column].strip(), where)
+      if self.label_range is not None and not (
+          self.label_range[0] <= label <= self.label_range[1]):
+        raise UserError(f"{where}: label {row[self.label_column].strip()!r} is outside "
+                        f"{self.name}'s score range [{self.label_range[0]:g}, "
+                        f"{self.label_range[1]:g}]")
       text_b = row[self.text_b_column] if self.text_b_column is not None else None
       examples.append(ClassificationExample(
           guid=f"{split}-{len(examples)}", text_a=row[self.text_a_column], text_b=text_b,
@@ -98,7 +104,9 @@ _glue("mrpc", is_pair=True, text_a_column=3, text_b_column=4, label_column=0, la
       metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/mrpc",
       tfds_fields=("sentence1", "sentence2"))
 # STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score. Regression.
+# Scores are similarity ratings from 0 to 5; anything else is a wrong column or a corrupt row.
 _glue("stsb", is_pair=True, text_a_column=7, text_b_column=8, label_column=-1, labels=None,
+      label_range=(0.0, 5.0),
       metric_names=("pearson", "spearman"), tfds_name="glue/stsb",
       tfds_fields=("sentence1", "sentence2"))
 # QQP: id qid1 qid2 question1 question2 is_duplicate. F1 of "1" and accuracy.

@@ -99,7 +99,8 @@ def read_squad(path: str, training: bool, version_2: bool) -> list[SquadExample]
   if not isinstance(data, dict) or not isinstance(data.get("data"), list):
     raise UserError(f"{path}: expected a JSON object with a 'data' list (the SQuAD layout)")
   examples = []
-  skipped = 0
+  skipped = []  # (location, id, answer text, offset) of training answers not found at their offset
+  seen_ids = {}  # str(id) -> (location, raw id): predictions are keyed by str(id)
   for a, article in enumerate(data["data"]):
     _expect(article, dict, f"{path}: data[{a}]", "the article")
     paragraphs = _expect(article.get("paragraphs", []), list, f"{path}: data[{a}]", "'paragraphs'")
@@ -111,15 +112,32 @@ def read_squad(path: str, training: bool, version_2: bool) -> list[SquadExample]
       context = paragraph["context"]
       doc_tokens, char_to_word_offset, word_starts = split_passage(context)
       for q, qa in enumerate(paragraph["qas"]):
-        qwhere = f"{where}.qas[{q}]"
+        qloc = f"data[{a}].paragraphs[{p}].qas[{q}]"
+        qwhere = f"{path}: {qloc}"
         _expect(qa, dict, qwhere, "the question")
         for key in ("id", "question", "answers"):
           if key not in qa:
             raise UserError(f"{qwhere}: missing '{key}'")
         _expect(qa["id"], (str, int), qwhere, "'id'")
+        key = str(qa["id"])
+        if key in seen_ids:
+          first, first_id = seen_ids[key]
+          raise UserError(f"{path}: duplicate question id: {qloc} has id "
+                          f"{qa['id']!r} and {first} has id {first_id!r}; ids must be unique "
+                          "(predictions are keyed by id)")
+        seen_ids[key] = (qloc, qa["id"])
         _expect(qa["question"], str, qwhere, "'question'")
         _expect(qa["answers"], list, qwhere, "'answers'")
-        is_impossible = bool(qa.get("is_impossible", False)) if version_2 else False
+        is_impossible = False
+        if version_2:
+          # A JSON boolean: bool("false") is True, so a string here would flip the question.
+          is_impossible = _expect(qa.get("is_impossible", False), bool, qwhere, "'is_impossible'")
+          if is_impossible and qa["answers"]:
+            # The official v2.0 files give unanswerable questions "answers": [] (the distractor
+            # span is in "plausible_answers"); answers here mean the flag or the answers are wrong.
+            raise UserError(f"{qwhere} (id {qa['id']}): is_impossible is true but 'answers' has "
+                            f"{len(qa['answers'])} answer(s); unanswerable questions have "
+                            "\"answers\": [] (the span goes in 'plausible_answers')")
         if not version_2 and not qa["answers"] and training:
           raise UserError(f"{qwhere} (id {qa['id']}): SQuAD v1.1 questions need an answer")
         answers = []
@@ -131,8 +149,13 @@ def read_squad(path: str, training: bool, version_2: bool) -> list[SquadExample]
           _expect(answer["text"], str, awhere, "'text'")
           start = answer["answer_start"]
           if (not isinstance(start, int) or isinstance(start, bool)
-              or not 0 <= start <= len(context) - len(answer["text"])):
+              or not 0 <= start <= len(context)):
             raise UserError(f"{qwhere} (id {qa['id']}): answer_start={start!r} is outside the "
+                            f"{len(context)}-character context")
+          end = start + len(answer["text"])
+          if end > len(context):
+            raise UserError(f"{qwhere} (id {qa['id']}): answer {_short(answer['text'])} at "
+                            f"answer_start={start} ends at character {end}, past the end of the "
                             f"{len(context)}-character context")
           answers.append(answer["text"])
         example = SquadExample(qas_id=str(qa["id"]), question_text=qa["question"],
@@ -150,13 +173,21 @@ def read_squad(path: str, training: bool, version_2: bool) -> list[SquadExample]
             # The original skips such rows too (a few in train-v1.1.json have shifted offsets).
             logging.warning("%s (id %s): answer %r not found at offset %d; skipped", qwhere,
                             qa["id"], text, offset)
-            skipped += 1
+            skipped.append((qloc, qa["id"], text, offset))
             continue
           example.orig_answer_text = text
           example.start_position, example.end_position = start_word, end_word
         examples.append(example)
+  if not examples and skipped:
+    where, qid, text, offset = skipped[0]
+    raise UserError(f"{path}: no usable questions: {len(skipped)} of {len(skipped)} skipped "
+                    f"because the answer text is not at its answer_start (first: {where} id {qid!r}: "
+                    f"{_short(text)} not found at answer_start={offset})")
   if not examples:
     raise UserError(f"{path}: no questions")
+  if skipped:
+    logging.warning("%s: %d of %d training questions skipped (answer not at its answer_start)",
+                    path, len(skipped), len(skipped) + len(examples))
   return examples
 
 
