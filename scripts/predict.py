@@ -6,9 +6,9 @@
       --output_file=entities.jsonl
 
 --input_file: JSON lines keyed by the model's inputs (text_a/text_b, question/context,
-context/endings, text); a file with no records is an error (exit 2), not an empty output. Records
-are run in groups of the same inputs, so each answer is the one it gets alone; a model fine-tuned
-on pairs requires text_b. Needs only tensorflow and tensorflow_text besides absl.
+context/endings, text); a file with no records is an error (exit 2), not an empty output. A record
+without text_b gets the answer it gets alone; a model fine-tuned on pairs requires text_b. Needs
+only tensorflow and tensorflow_text besides absl.
 """
 
 import json

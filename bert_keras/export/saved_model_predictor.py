@@ -107,23 +107,21 @@ def predict(loaded, records: Iterable[Mapping], batch_size: int = 32,
                if "text_b" in missing and kind in OPTIONAL_KINDS else "")
       raise UserError(f"{label}: missing {missing}; a {kind} model{needs} takes {list(names)}")
   check_input_types(records, where)
-  # Records are run in groups of the same inputs, so a record's answer never depends on its
-  # neighbours (a missing text_b is not packed as "" beside records that have one).
-  groups: dict[tuple, list[int]] = {}
-  for i, record in enumerate(records):
-    groups.setdefault(tuple(n for n in names if n in record), []).append(i)
-  results: list = [None] * len(records)
-  for used, indices in groups.items():
-    for begin in range(0, len(indices), batch_size):
-      chunk = indices[begin:begin + batch_size]
-      args = [tf.constant([records[i][n] for i in chunk], tf.string) for n in used]
-      outputs = {k: v.numpy() for k, v in loaded.serve(*args).items()}
-      for row_index, i in enumerate(chunk):
-        row = {k: _to_json(v[row_index]) for k, v in outputs.items()}
-        if "num_entities" in row:
-          n = row["num_entities"]
-          row = {k: (v[:n] if k.startswith("entity_") else v) for k, v in row.items()}
-        results[i] = row
+  # A record without text_b is sent as "" beside records that have one: a model not fine-tuned on
+  # pairs packs a text_b with no pieces as text_a alone, so its answer does not depend on its
+  # neighbours; a pair-task model requires text_b (`_optional_inputs`).
+  results = []
+  for begin in range(0, len(records), batch_size):
+    chunk = records[begin:begin + batch_size]
+    used = [n for n in names if n not in optional or any(n in r for r in chunk)]
+    args = [tf.constant([r.get(n, "") for r in chunk], tf.string) for n in used]
+    outputs = {k: v.numpy() for k, v in loaded.serve(*args).items()}
+    for i in range(len(chunk)):
+      row = {k: _to_json(v[i]) for k, v in outputs.items()}
+      if "num_entities" in row:
+        n = row["num_entities"]
+        row = {k: (v[:n] if k.startswith("entity_") else v) for k, v in row.items()}
+      results.append(row)
   return results
 
 

@@ -99,6 +99,8 @@ def test_an_earlier_export_and_an_empty_directory_are_replaced(exports, tmp_path
 
 
 def test_answers_do_not_depend_on_batch_neighbours(exports):
+  """A single-text model: a missing text_b, sent as "" beside records that have one, packs text_a
+  alone (the serving rule for a text_b with no pieces), as the record would alone."""
   loaded = predictor.load(str(exports[1]))
   records = [{"text_a": "the film was good"}, {"text_a": "a bad plot", "text_b": "the film"},
              {"text_a": "good good"}, {"text_a": "bad", "text_b": ""}]
