@@ -7,6 +7,7 @@ import json
 import os
 from typing import Optional
 
+from bert_keras.atomic_io import check_output_dir as check_writable_dir
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 
@@ -89,11 +90,9 @@ def check_output_dir(config: ExportConfig) -> None:
       raise UserError(f"output_dir={config.output_dir} {relation} the {flag} {source}, which the "
                       "export would replace and delete; "
                       "expected a new directory or an earlier export")
-  if not os.path.lexists(config.output_dir):
-    return
+  check_writable_dir(config.output_dir)  # a file, or a path under one: refused
   if not os.path.isdir(config.output_dir):
-    raise UserError(f"output_dir={config.output_dir} exists and is not a directory; expected a new "
-                    "directory or an earlier export")
+    return
   if (os.listdir(config.output_dir)
       and not os.path.isfile(os.path.join(config.output_dir, "saved_model.pb"))):
     raise UserError(f"output_dir={config.output_dir} is a non-empty directory that is not an "

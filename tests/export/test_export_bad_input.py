@@ -87,6 +87,15 @@ def test_existing_directory_that_is_no_export_is_refused_untouched(exports, tmp_
   assert _tree(tmp_path) == {"notes/keep.txt": b"mine", "file": b"also mine"}
 
 
+def test_output_dir_that_is_or_lies_under_a_file_is_refused_untouched(exports, tmp_path):
+  a_file = tmp_path / "a_file"
+  a_file.write_text("mine")
+  for output_dir in (a_file, a_file / "sub"):
+    with pytest.raises(UserError, match="a_file"):
+      run_export(ExportConfig(output_dir=str(output_dir), finetune_dir=str(exports[0])))
+  assert a_file.read_text() == "mine" and sorted(os.listdir(tmp_path)) == ["a_file"]
+
+
 def test_an_earlier_export_and_an_empty_directory_are_replaced(exports, tmp_path):
   single, earlier, _ = exports
   out = tmp_path / "out"
