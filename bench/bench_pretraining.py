@@ -14,7 +14,11 @@ Activation: like for like. Both peers default to the tanh GELU (Model Garden Ber
 runs ours with the same, `--hidden_act=gelu` runs all three with the exact erf GELU (our model's
 default, the paper's), patching the peers.
 FLOPs per sequence: T * (6N + 12*L*H*T) for the encoder (N = non-embedding encoder parameters),
-plus 6 * P * (H*H + H*V) for the MLM head.
+plus 6 * P * (H*H + H*V) for the MLM head. MFU counts these model FLOPs for every system (the
+issue's definition: throughput times the model's FLOPs). Ours executes fewer: its last block
+computes only the 1 + P rows the heads read ([CLS] and the masked positions; keys and values still
+for all T), so ours' rows also give HFU, the FLOPs it executes per second over the same peak
+(`executed_flops_per_sequence`); the peers execute the formula's FLOPs (their HFU = MFU).
 Interleaved rounds: this host's speed drifts by tens of percent over minutes, so every system
 runs in a process of its own that is started and warmed up once, then stays alive and is driven
 round by round: round r runs each system in turn (order rotated by r) for `--steps / --rounds`
@@ -26,11 +30,13 @@ thread pools as the steps. A round's peak is the better of the two probes around
 the round's step FLOP rate over that peak, and the MFU reported is the median over rounds. The old
 figure, MFU against one peak probed up front in a separate process (best of 3x10 reps of the same
 matmuls), is printed beside it for comparison. seq/s is the mean over all timed steps.
-GEMM ceiling (`--gemms`, on by default): ours' process also times the step's matrix multiplies
+GEMM ceiling (`--gemms`, on by default): ours' process also times its step's matrix multiplies
 alone (every Dense's forward, input-gradient and kernel-gradient GEMM, the attention's batched
-matmuls and their gradients, the MLM head's; exactly the FLOPs of the formula above) against the
-same probes, once as TF schedules them and once strictly one after another. No step made of these
-kernels can beat that MFU, whatever its other ops cost. (With it, ours' round r+1 is bracketed
+matmuls and their gradients, the MLM head's; the last block at 1 + P query rows, as ours runs it)
+against the same probes, once as TF schedules them and once strictly one after another. No step
+made of these kernels can beat that time, whatever its other ops cost: its row gives the seq/s and
+the MFU (model FLOPs) of a step that took only that long, and its HFU (the executed GEMM FLOPs
+over the peak). (With it, ours' round r+1 is bracketed
 by the probe after its round-r steps, taken before the GEMM runs, and the probe after its own
 steps; the peers' rounds by the probes just around them.)
 JSON (bench/out/bench_pretraining.json, or --out): peak_flops = the up-front peak; per row:
@@ -64,6 +70,16 @@ def flops_per_sequence(L, H, **_):
   encoder = SEQ * (6 * n + 12 * L * H * SEQ)
   head = 6 * PRED * (H * H + H * VOCAB)
   return encoder + head
+
+
+def executed_flops_per_sequence(L, H, **_):
+  """Ours' FLOPs: the formula's, but the last block's queries, attention, output projection and
+  feed-forward run on R = 1 + P rows ([CLS] and the masked positions), its keys and values on all
+  T: 6 * (T * 2H^2 + R * 10H^2) + 12 * H * T * R instead of 6 * T * 12H^2 + 12 * H * T^2."""
+  rows = 1 + PRED
+  full_block = SEQ * 6 * 12 * H * H + 12 * H * SEQ * SEQ
+  last_block = 6 * (SEQ * 2 * H * H + rows * 10 * H * H) + 12 * H * SEQ * rows
+  return flops_per_sequence(L, H) - full_block + last_block
 
 
 def ensure_peers():
@@ -134,22 +150,30 @@ COMMON = textwrap.dedent("""
 
 GEMMS = textwrap.dedent("""
     def gemm_commands():
-      # The step's matrix multiplies alone, as the FLOP formula counts them: for every Dense
-      # (m, k) x (k, n) its forward, input-gradient and kernel-gradient GEMMs; for every layer's
-      # attention the two batched matmuls and their four gradients; the MLM head's transform and
-      # tied-vocabulary GEMMs likewise. Timed with the other ops free, this is the best MFU a
-      # step can reach with these GEMM kernels ("gemms_overlap": TF schedules them as it likes,
-      # two at a time like the step's own; "gemms_serial": one after another).
+      # The step's matrix multiplies alone: for every Dense (m, k) x (k, n) its forward,
+      # input-gradient and kernel-gradient GEMMs; for every layer's attention the two batched
+      # matmuls and their four gradients; the MLM head's transform and tied-vocabulary GEMMs
+      # likewise. The last block as ours runs it: keys and values for all rows, queries and
+      # everything after the attention for the R = 1 + P rows the heads read. Timed with the
+      # other ops free, this is the fastest step these GEMM kernels allow ("gemms_overlap": TF
+      # schedules them as it likes, two at a time like the step's own; "gemms_serial": one after
+      # another).
       M, P, D = B * SEQ, B * PRED, H // A
+      R = B * (1 + PRED)
       specs = []
       def dense(m, k, n):
         specs.extend([((m, k), (k, n), False, False), ((m, n), (k, n), False, True),
                       ((m, k), (m, n), True, False)])
-      for _ in range(L):
-        dense(M, H, 3 * H); dense(M, H, H); dense(M, H, 4 * H); dense(M, 4 * H, H)
-        q, s_ = (B, A, SEQ, D), (B, A, SEQ, SEQ)
-        specs.extend([(q, q, False, True), (s_, q, False, False), (s_, q, True, False),  # scores
-                      (s_, q, False, False), (q, q, False, True), (s_, q, True, False)])  # context
+      for layer in range(L):
+        rows, n = (M, SEQ) if layer < L - 1 else (R, 1 + PRED)  # query rows (all, per sequence)
+        if rows == M:
+          dense(M, H, 3 * H)
+        else:
+          dense(M, H, 2 * H); dense(R, H, H)  # keys and values; queries
+        dense(rows, H, H); dense(rows, H, 4 * H); dense(rows, 4 * H, H)
+        q, k, s_ = (B, A, n, D), (B, A, SEQ, D), (B, A, n, SEQ)
+        specs.extend([(q, k, False, True), (s_, k, False, False), (s_, q, True, False),  # scores
+                      (s_, k, False, False), (q, k, False, True), (s_, q, True, False)])  # context
       dense(P, H, H)
       specs.extend([((P, H), (VOCAB, H), False, True), ((P, VOCAB), (VOCAB, H), False, False),
                     ((P, VOCAB), (P, H), True, False)])
@@ -392,13 +416,15 @@ def run_shape(shape, systems, rounds, per, gemms):
   return results
 
 
-def gemm_ceiling(res, batch, per):
-  """MFU of the step's GEMMs alone, per measurement against the better of its two probes."""
+def gemm_ceiling(res, batch, per, flops_per_seq):
+  """The step's GEMMs alone, per measurement against the better of its two probes: the MFU (model
+  FLOPs of `batch` sequences) and the HFU (the GEMMs' own FLOPs) of a step that took only that long."""
   probes = res["probe_flops"]
-  mfus = [res["gemm_flops"] * per / s / max(probes[2 * i], probes[2 * i + 1])
-          for i, s in enumerate(res["seconds"])]
+  peaks = [max(probes[2 * i], probes[2 * i + 1]) for i in range(len(res["seconds"]))]
+  mfus = [flops_per_seq * batch * per / s / p for s, p in zip(res["seconds"], peaks)]
+  hfus = [res["gemm_flops"] * per / s / p for s, p in zip(res["seconds"], peaks)]
   return dict(res, seq_per_s=batch * per * len(res["seconds"]) / sum(res["seconds"]),
-              mfu=statistics.median(mfus), round_mfu=mfus)
+              mfu=statistics.median(mfus), round_mfu=mfus, hfu=statistics.median(hfus))
 
 
 def main(argv=None):
@@ -441,9 +467,11 @@ def main(argv=None):
         f"{peak / 1e9:.1f} GFLOP/s -> column 'MFU@up-front'")
   print("'vs best peer': ours' seq/s over the faster peer's; 'per-round': the median over rounds "
         "of that ratio within each round (drift-free)")
+  print("HFU: the FLOPs a system executes per second over the same peak (ours' last block runs "
+        "only the rows the heads read; the peers execute the formula's FLOPs)")
   print(f"{'shape':6} {'batch':>5} {'system':17} {'seq/s':>8} {'MFU':>6} "
         f"{'peak GFLOP/s med [min-max]':>27} {'MFU@up-front':>12} {'vs best peer':>12} "
-        f"{'per-round':>9}")
+        f"{'per-round':>9} {'HFU':>6}")
   rows, details = [], []
   for shape in args.shapes.split(","):
     batch = SHAPES[shape]["batch"]
@@ -456,15 +484,18 @@ def main(argv=None):
         print(f"{shape:6} {batch:5d} {name:17} error: {r['error']}")
         continue
       if name.startswith("ours_gemms"):
-        r = gemm_ceiling(r, batch, per)
+        r = gemm_ceiling(r, batch, per, flops_per_sequence(**SHAPES[shape]))
         print(f"{shape:6} {batch:5d} {name:17} {r['seq_per_s']:8.2f} {100 * r['mfu']:5.1f}%   "
-              f"({r['gemms']} GEMMs, {r['gemm_flops'] / 1e9:.1f} GFLOP; the ceiling: every "
-              f"other op free)")
+              f"({r['gemms']} GEMMs, {r['gemm_flops'] / 1e9:.1f} GFLOP executed, HFU "
+              f"{100 * r['hfu']:.1f}%; the ceiling: every other op free)")
         details.append(f"  {shape} {name}: MFU per measurement "
                        + " ".join(f"{100 * x:.1f}%" for x in r["round_mfu"]))
         rows.append(dict(shape=shape, system=name, **r))
         continue
       r = with_mfu(r, flops_per_sequence(**SHAPES[shape]), peak)
+      executed = (executed_flops_per_sequence if name in ("ours", "ours_xla")
+                  else flops_per_sequence)(**SHAPES[shape])
+      r["hfu"] = r["mfu"] * executed / flops_per_sequence(**SHAPES[shape])
       g = [p / 1e9 for p in r["probe_flops"]]
       ratio = per_round = ""
       if peers and name in ("ours", "ours_xla"):
@@ -476,7 +507,7 @@ def main(argv=None):
       span = f"{r['peak_flops_median'] / 1e9:.1f} [{min(g):.1f}-{max(g):.1f}]"
       print(f"{shape:6} {batch:5d} {name:17} {r['seq_per_s']:8.2f} "
             f"{100 * r['mfu']:5.1f}% {span:>27} {100 * r['mfu_upfront']:11.1f}% {ratio:>12} "
-            f"{per_round:>9}")
+            f"{per_round:>9} {100 * r['hfu']:5.1f}%")
       details.append(f"  {shape} {name}: probes GFLOP/s " + " ".join(f"{x:.1f}" for x in g)
                      + "; round seq/s " + " ".join(f"{x:.2f}" for x in r["round_seq_per_s"])
                      + "; round MFU " + " ".join(f"{100 * x:.1f}%" for x in r["round_mfu"])

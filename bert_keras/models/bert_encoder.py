@@ -82,21 +82,35 @@ class TransformerStack:
         for i in range(config.num_layers)
     ]
 
+    self.embeddings_sum = keras.layers.Add(name="embeddings_sum", dtype=dtype)
+
     # === Functional graph ===
+    self.sequence_output, self.encoder_outputs = self.wire(word_ids, mask, type_ids)
+
+  def wire(self, word_ids, mask, type_ids=None, last_block_positions=None):
+    """Calls the layers on these (symbolic) inputs: (sequence output, every block's output).
+
+    `last_block_positions` (batch, Q): the last block computes only its rows at those positions
+    (TransformerBlock's `query_positions`), so the sequence output is (batch, Q, H). Wiring the
+    same layers again adds a path through the same weights.
+    """
     tokens = self.token_embedding(word_ids)  # (batch, seq, H)
     summands = [tokens, self.position_embedding(tokens)]
     if self.type_embedding is not None:
       summands.append(self.type_embedding(type_ids))
-    x = keras.layers.Add(name="embeddings_sum", dtype=dtype)(summands)
+    x = self.embeddings_sum(summands)
     if self.embeddings_layer_norm is not None:
       x = self.embeddings_layer_norm(x)
     x = self.embeddings_dropout(x)
     attention_mask = self.attention_mask(mask)  # (batch, seq, seq)
-    self.encoder_outputs = []
-    for block in self.blocks:
-      x = block(x, attention_mask)
-      self.encoder_outputs.append(x)
-    self.sequence_output = x
+    encoder_outputs = []
+    for i, block in enumerate(self.blocks):
+      if last_block_positions is not None and i == len(self.blocks) - 1:
+        x = block(x, attention_mask, last_block_positions)  # (batch, Q, H)
+      else:
+        x = block(x, attention_mask)
+      encoder_outputs.append(x)
+    return x, encoder_outputs
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
@@ -132,7 +146,8 @@ class BertEncoder(keras.Model):
     stack = TransformerStack(config, word_ids, mask, type_ids, dtype=dtype)
     x = stack.sequence_output
     encoder_outputs = stack.encoder_outputs
-    pooled = ClsPooler(initializer_range, name="pooler", dtype=dtype)(x)
+    pooler = ClsPooler(initializer_range, name="pooler", dtype=dtype)
+    pooled = pooler(x)
     super().__init__(
         inputs={"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids},
         outputs={"sequence_output": x, "pooled_output": pooled,
@@ -145,6 +160,22 @@ class BertEncoder(keras.Model):
       setattr(self, key, value)
     self.token_embedding = stack.token_embedding
     self.blocks = stack.blocks
+    self.pooler = pooler
+    self._stack = stack  # a plain object (not tracked): its layers are the model's
+
+  def outputs_at(self, inputs: dict, positions) -> dict:
+    """The encoder's outputs where only `positions` (batch, Q) of the sequence output are read.
+
+    Functional API: call on symbolic inputs while building a model around the encoder. Returns
+    {"sequence_output": (batch, Q, H), the rows at `positions` in that order, "pooled_output":
+    the pooler over the first of them}. The rows equal the full encoder's, but its last block
+    computes only those rows (`TransformerStack.wire`): BertPretrainer reads [CLS] and the
+    masked positions, about 1 row in 6 at length 128, so the last block costs about a sixth of
+    its full cost (its keys and values still come from every position).
+    """
+    x, _ = self._stack.wire(inputs["input_word_ids"], inputs["input_mask"],
+                            inputs["input_type_ids"], last_block_positions=positions)
+    return {"sequence_output": x, "pooled_output": self.pooler(x)}
 
   @classmethod
   def from_model_config(cls, config: ModelConfig, **kwargs) -> "BertEncoder":

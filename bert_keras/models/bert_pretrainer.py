@@ -34,7 +34,8 @@ class BertPretrainer(keras.Model):
   Labels and the loss live in `bert_keras.training.losses`, not in the model.
   """
 
-  def __init__(self, encoder: BertEncoder, objective: str = "mlm_nsp", **kwargs):
+  def __init__(self, encoder: BertEncoder, objective: str = "mlm_nsp",
+               last_block_all_positions: bool = False, **kwargs):
     if objective not in OBJECTIVES:
       raise ValueError(f"objective={objective!r}; expected one of {OBJECTIVES}")
     if objective == "ltr" and encoder.attention != "causal":
@@ -51,15 +52,25 @@ class BertPretrainer(keras.Model):
 
     # === Functional model ===
     inputs = dict(encoder.input)
-    encoder_outputs = encoder(inputs)
-    sequence = encoder_outputs["sequence_output"]
     outputs = {}
-    if objective == "ltr":
-      outputs["mlm_logits"] = mlm_head(sequence)
+    if objective == "ltr":  # every position predicts the next token
+      outputs["mlm_logits"] = mlm_head(encoder(inputs)["sequence_output"])
     else:
       positions = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
       inputs["masked_lm_positions"] = positions
-      outputs["mlm_logits"] = mlm_head(GatherPositions(name="gather_masked")(sequence, positions))
+      if objective == "mlm_nsp" and not last_block_all_positions:
+        # The heads read [CLS] (NSP) and the masked positions (MLM) only, so the last block
+        # computes just those rows (BertEncoder.outputs_at); the logits are the same. (Not for
+        # "mlm": without the pooler in the graph its variables would come last in the model's
+        # variable list, and the optimizer's slots of an earlier "mlm" run are stored by index.)
+        rows = ops.concatenate([ops.zeros_like(positions[:, :1]), positions], axis=1)
+        encoder_outputs = encoder.outputs_at(inputs, rows)  # sequence_output (batch, 1 + P, H)
+        masked = encoder_outputs["sequence_output"][:, 1:]
+      else:
+        encoder_outputs = encoder(inputs)
+        masked = GatherPositions(name="gather_masked")(encoder_outputs["sequence_output"],
+                                                       positions)
+      outputs["mlm_logits"] = mlm_head(masked)
     if objective == "mlm_nsp":
       outputs["nsp_logits"] = nsp_head(encoder_outputs["pooled_output"])
     # Logits in float32 for a stable softmax under mixed precision.
@@ -70,12 +81,16 @@ class BertPretrainer(keras.Model):
     # === Config ===
     self.encoder = encoder
     self.objective = objective
+    self.last_block_all_positions = last_block_all_positions
     self.mlm_head = mlm_head
     self.nsp_head = nsp_head if objective == "mlm_nsp" else None
 
   def get_config(self):
-    return {"name": self.name, "trainable": self.trainable, "objective": self.objective,
-            "encoder": keras.saving.serialize_keras_object(self.encoder)}
+    config = {"name": self.name, "trainable": self.trainable, "objective": self.objective,
+              "encoder": keras.saving.serialize_keras_object(self.encoder)}
+    if self.last_block_all_positions:  # absent by default: configs saved before it still match
+      config["last_block_all_positions"] = True
+    return config
 
   @classmethod
   def from_config(cls, config):

@@ -123,14 +123,23 @@ class TransformerBlock(keras.layers.Layer):
       raise ValueError(f"row_groups={value!r}; expected an integer >= 1")
     self._row_groups = int(value)
 
-  def call(self, x, attention_mask, training=None):
+  def call(self, x, attention_mask, query_positions=None, training=None):
     """x: (batch, seq, hidden); attention_mask: (batch, seq_q, seq_k) with 1 = may attend.
 
     One body for training and inference. Inference runs `row_groups` groups of positions (see
     the class docstring): group g holds positions [start_g, start_g + size_g) of every sequence,
     sizes differing by at most one (a group may be empty when seq < row_groups); training always
     runs one group. Returns (batch, seq, hidden).
+
+    `query_positions` (batch, Q), int: only the output rows at these positions are computed, and
+    returned as (batch, Q, hidden) in that order. Keys and values still come from every position,
+    so each row equals the full block's row at its position; only the queries, the attention for
+    them and everything after it (output projection, feed-forward, LayerNorms) run on Q rows
+    instead of seq. For a last block whose other rows nobody reads (pretraining reads [CLS] and
+    the masked positions: BertPretrainer).
     """
+    if query_positions is not None:
+      return self._rows_at(x, attention_mask, tf.cast(query_positions, tf.int32), training)
     groups = 1 if training else self.row_groups
     batch, seq = tf.shape(x)[0], tf.shape(x)[1]
     heads, head_dim = self.num_heads, self.head_dim
@@ -158,25 +167,61 @@ class TransformerBlock(keras.layers.Layer):
     # pool, no longer queue behind the other group's single-threaded projections (per-group
     # attention took 2-3x its own time in such waits at batch 1, and twice the ops).
     q, k, v = parts[0] if groups == 1 else (tf.concat(p, 2) for p in zip(*parts))
+    context = self._attend(q, k, v, attention_mask, training)  # (batch, seq, heads, head_dim)
+    contexts = [context] if groups == 1 else tf.split(context, sizes, num=groups, axis=1)
+    outputs = [self._after_attention(context, rows, batch, size, training)
+               for context, rows, size in zip(contexts, residuals, group_sizes)]
+    return outputs[0] if groups == 1 else tf.concat(outputs, axis=1)
+
+  def _rows_at(self, x, attention_mask, positions, training):
+    """The block's output rows at `positions` (batch, Q): `call` with `query_positions`.
+
+    Keys and values are projected for every position, queries only for the Q rows: the fused
+    (hidden, 3 hidden) kernel is split into its query and key-value columns (tf.split, whose
+    gradient is one concat, where slicing would add zero-filled copies of the kernel).
+    """
+    batch, seq = tf.shape(x)[0], tf.shape(x)[1]
+    heads, head_dim = self.num_heads, self.head_dim
+    hidden = heads * head_dim
+    size = positions.shape[1] if positions.shape[1] is not None else tf.shape(positions)[1]
+    rows = tf.reshape(tf.gather(x, positions, axis=1, batch_dims=1), (-1, hidden))  # (batch * Q, H)
+    kernel = tf.cast(self.qkv_dense.kernel, x.dtype)
+    bias = tf.cast(self.qkv_dense.bias, x.dtype)
+    q_kernel, kv_kernel = tf.split(kernel, [hidden, 2 * hidden], axis=1)
+    q_bias, kv_bias = tf.split(bias, [hidden, 2 * hidden], axis=0)
+    q = tf.reshape(tf.nn.bias_add(tf.matmul(rows, q_kernel), q_bias), (batch, size, heads, head_dim))
+    q = _permute(q, (0, 2, 1, 3), training)  # (batch, heads, Q, head_dim)
+    kv = tf.nn.bias_add(tf.matmul(tf.reshape(x, (-1, hidden)), kv_kernel), kv_bias)
+    kv = _permute(tf.reshape(kv, (batch, seq, 2, heads, head_dim)), (2, 0, 3, 1, 4), training)
+    k, v = tf.unstack(kv, 2)  # each (batch, heads, seq, head_dim)
+    mask = tf.gather(attention_mask, positions, axis=1, batch_dims=1)  # (batch, Q, seq)
+    context = self._attend(q, k, v, mask, training)  # (batch, Q, heads, head_dim)
+    return self._after_attention(context, rows, batch, size, training)
+
+  def _attend(self, q, k, v, attention_mask, training):
+    """Scaled dot-product attention: q (batch, heads, n, head_dim), k and v (batch, heads, seq,
+    head_dim), attention_mask (batch, n, seq) -> context (batch, n, heads, head_dim)."""
     # Scaling q (batch*seq*hidden values) is cheaper than scaling the (batch, heads, seq, seq)
     # scores, and exact whenever 1/sqrt(head_dim) is a power of two (head_dim 64: every preset).
-    q = q * tf.cast(1.0 / math.sqrt(head_dim), q.dtype)
-    scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, seq, seq)
+    q = q * tf.cast(1.0 / math.sqrt(self.head_dim), q.dtype)
+    scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, n, seq)
     bias = (1.0 - tf.cast(attention_mask[:, None, :, :], scores.dtype)) * _MASK_BIAS
     probs = tf.nn.softmax(scores + tf.cast(bias, scores.dtype), axis=-1)
     probs = bit_dropout(self.attention_dropout, probs, training)
-    context = tf.matmul(probs, v)  # (batch, heads, seq, head_dim)
-    context = _permute(context, (0, 2, 1, 3), training)  # (batch, seq, heads, head_dim)
-    contexts = [context] if groups == 1 else tf.split(context, sizes, num=groups, axis=1)
-    outputs = []
-    for context, rows, size in zip(contexts, residuals, group_sizes):
-      context = tf.reshape(context, (-1, hidden))  # (batch * size_g, hidden)
-      rows = self._add_and_norm(self.attention_layer_norm, rows,
-                                self.attention_output_dense(context), training)
-      ffn = self.output_dense(self.intermediate_dense(rows))
-      rows = self._add_and_norm(self.output_layer_norm, rows, ffn, training)
-      outputs.append(tf.reshape(rows, (batch, size, hidden)))
-    return outputs[0] if groups == 1 else tf.concat(outputs, axis=1)
+    context = tf.matmul(probs, v)  # (batch, heads, n, head_dim)
+    return _permute(context, (0, 2, 1, 3), training)  # (batch, n, heads, head_dim)
+
+  def _after_attention(self, context, rows, batch, size, training):
+    """Output projection, residual + LayerNorm, feed-forward, residual + LayerNorm on one group's
+    rows: context (batch, size, heads, head_dim), rows (batch * size, hidden) the block's input
+    at those positions -> (batch, size, hidden)."""
+    hidden = self.num_heads * self.head_dim
+    context = tf.reshape(context, (-1, hidden))  # (batch * size, hidden)
+    rows = self._add_and_norm(self.attention_layer_norm, rows,
+                              self.attention_output_dense(context), training)
+    ffn = self.output_dense(self.intermediate_dense(rows))
+    rows = self._add_and_norm(self.output_layer_norm, rows, ffn, training)
+    return tf.reshape(rows, (batch, size, hidden))
 
   def _add_and_norm(self, layer_norm, rows, update, training):
     """LayerNorm(rows + dropout(update)), the post-LN residual step; rows, update (n, hidden).

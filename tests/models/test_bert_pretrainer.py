@@ -85,3 +85,74 @@ def test_one_training_step_reduces_the_loss(objective):
     optimizer.apply(grads, model.trainable_variables)
   after = float(losses.pretraining_loss(features, model(inputs), objective))
   assert after < before - 0.1
+
+
+def _twins(objective="mlm_nsp"):
+  """The pretrainer and its twin whose last block computes every position, sharing all weights."""
+  keras.utils.set_random_seed(3)
+  encoder = BertEncoder(**TINY, dropout_rate=0.0, attention_dropout_rate=0.0)
+  model = BertPretrainer(encoder, objective)
+  full = BertPretrainer(encoder, objective, last_block_all_positions=True)
+  full.mlm_head.set_weights(model.mlm_head.get_weights())
+  if model.nsp_head is not None:
+    full.nsp_head.set_weights(model.nsp_head.get_weights())
+  return model, full
+
+
+def _inputs_with_hard_positions():
+  inputs, features = _batch("mlm_nsp", predictions=4, seed=4)
+  # Repeats, [CLS] itself, padding (positions 10 and 11 are padded), positions out of order.
+  inputs["masked_lm_positions"] = np.array(
+      [[5, 5, 0, 11], [1, 9, 10, 2], [7, 3, 1, 4], [0, 0, 0, 0]], "int32")
+  features["masked_lm_weights"] = np.array([[1, 1, 1, 0], [1, 1, 0, 1], [1, 1, 1, 1],
+                                            [1, 0, 0, 0]], "float32")
+  return inputs, features
+
+
+def test_last_block_computes_only_the_rows_the_heads_read():
+  model, full = _twins()
+  inputs, _ = _inputs_with_hard_positions()
+
+  def feed_forward_rows(m):
+    """Row counts of the traced graph's feed-forward GEMMs (batch * rows, intermediate)."""
+    specs = {k: tf.TensorSpec(v.shape, tf.int32) for k, v in inputs.items()}
+    graph = tf.function(lambda x: m(x, training=False)).get_concrete_function(specs).graph
+    return sorted(op.outputs[0].shape[0] for op in graph.get_operations()
+                  if op.type == "MatMul" and "/intermediate" in op.name)
+
+  # batch 4 x seq 12 = 48 rows in every block of the full model; the last block of the
+  # pretrainer runs 4 x (1 + P) = 20 rows: [CLS] and the 4 masked positions.
+  assert feed_forward_rows(full) == [48, 48]
+  assert feed_forward_rows(model) == [20, 48]
+  # The same variables in the same order (optimizer slots are stored by index).
+  assert [v.path for v in model.variables] == [v.path for v in full.variables]
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_logits_and_gradients_equal_those_of_the_full_last_block(training):
+  model, full = _twins()
+  inputs, features = _inputs_with_hard_positions()
+  for key in ("mlm_logits", "nsp_logits"):
+    np.testing.assert_allclose(model(inputs, training=training)[key].numpy(),
+                               full(inputs, training=training)[key].numpy(), atol=1e-5)
+
+  def grads(m):
+    with tf.GradientTape() as tape:
+      loss = losses.pretraining_loss(features, m(inputs, training=training))
+    return {v.path: g for v, g in zip(m.trainable_variables,
+                                       tape.gradient(loss, m.trainable_variables))}
+
+  fast, slow = grads(model), grads(full)
+  assert fast.keys() == slow.keys()
+  for path in fast:
+    np.testing.assert_allclose(tf.convert_to_tensor(fast[path]).numpy(),
+                               tf.convert_to_tensor(slow[path]).numpy(), atol=1e-5, err_msg=path)
+
+
+def test_last_block_all_positions_round_trips_its_config(tmp_path):
+  _, full = _twins()
+  clone = harness.assert_config_round_trip(full)
+  assert clone.last_block_all_positions
+  assert "last_block_all_positions" not in BertPretrainer(BertEncoder(**TINY)).get_config()
+  inputs, _ = _inputs_with_hard_positions()
+  harness.assert_save_load_round_trip(full, inputs, tmp_path, "nsp_logits")
