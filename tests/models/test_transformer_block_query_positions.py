@@ -5,7 +5,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.models.test_transformer_block_inference import HIDDEN, _block, _inputs, _reference
+from tests.models.block_reference import HIDDEN
+from tests.models.block_reference import block as _block
+from tests.models.block_reference import inputs as _inputs
+from tests.models.block_reference import reference as _reference
 
 
 @pytest.mark.parametrize("training", [False, True])
