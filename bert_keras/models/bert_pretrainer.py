@@ -58,14 +58,16 @@ class BertPretrainer(keras.Model):
     else:
       positions = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
       inputs["masked_lm_positions"] = positions
-      if objective == "mlm_nsp" and not last_block_all_positions:
+      if not last_block_all_positions:
         # The heads read [CLS] (NSP) and the masked positions (MLM) only, so the last block
-        # computes just those rows (BertEncoder.outputs_at); the logits are the same. (Not for
-        # "mlm": without the pooler in the graph its variables would come last in the model's
-        # variable list, and the optimizer's slots of an earlier "mlm" run are stored by index.)
-        rows = ops.concatenate([ops.zeros_like(positions[:, :1]), positions], axis=1)
-        encoder_outputs = encoder.outputs_at(inputs, rows)  # sequence_output (batch, 1 + P, H)
-        masked = encoder_outputs["sequence_output"][:, 1:]
+        # computes just those rows (BertEncoder.outputs_at); the logits are the same.
+        rows = positions
+        if objective == "mlm_nsp":
+          rows = ops.concatenate([ops.zeros_like(positions[:, :1]), positions], axis=1)
+        encoder_outputs = encoder.outputs_at(inputs, rows)  # sequence_output (batch, [1 +] P, H)
+        masked = encoder_outputs["sequence_output"]
+        if objective == "mlm_nsp":
+          masked = masked[:, 1:]
       else:
         encoder_outputs = encoder(inputs)
         masked = GatherPositions(name="gather_masked")(encoder_outputs["sequence_output"],
@@ -76,6 +78,8 @@ class BertPretrainer(keras.Model):
     # Logits in float32 for a stable softmax under mixed precision.
     outputs = {k: keras.layers.Activation("linear", dtype="float32", name=k)(v)
                for k, v in outputs.items()}
+    # Read by `layers` while the functional model is set up, before attributes can be tracked.
+    object.__setattr__(self, "_nested_encoder", encoder)
     super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     # === Config ===
@@ -84,6 +88,25 @@ class BertPretrainer(keras.Model):
     self.last_block_all_positions = last_block_all_positions
     self.mlm_head = mlm_head
     self.nsp_head = nsp_head if objective == "mlm_nsp" else None
+
+  @property
+  def layers(self):
+    """The graph's layers with the encoder as one nested layer, wherever its own layers were wired
+    again (`BertEncoder.outputs_at`): the input layers, the encoder, then the heads.
+
+    As when the graph called the encoder whole, so its weights keep one order and one place:
+    the model's variable list (which the optimizer's slots follow by index, in checkpoints) and
+    the layout of .keras / .weights.h5 files (`layers/bert_encoder/...`, which the checkpoint
+    loader recognises and files saved before the change use) are the same either way.
+    """
+    layers = super().layers
+    encoder = self.__dict__.get("_nested_encoder")
+    if encoder is None or any(layer is encoder for layer in layers):
+      return layers
+    inputs = [layer for layer in layers if isinstance(layer, keras.layers.InputLayer)]
+    owned = {id(layer) for layer in encoder.layers}
+    return inputs + [encoder] + [layer for layer in layers
+                                 if id(layer) not in owned and layer not in inputs]
 
   def get_config(self):
     config = {"name": self.name, "trainable": self.trainable, "objective": self.objective,
