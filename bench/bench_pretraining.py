@@ -82,6 +82,55 @@ def executed_flops_per_sequence(L, H, **_):
   return flops_per_sequence(L, H) - full_block + last_block
 
 
+def ours_gemm_specs(L, H, A, batch, last_block_rows=None, **_):
+  """Ours' step's matrix multiplies as (a_shape, b_shape, transpose_a, transpose_b): for every
+  Dense (m, k) x (k, n) its forward, input-gradient and kernel-gradient GEMMs; for every layer's
+  attention the two batched matmuls and their four gradients; the MLM head's transform and
+  tied-vocabulary GEMMs likewise. The last block as ours runs it: keys and values for all rows,
+  queries and everything after the attention for the 1 + P rows the heads read
+  (`last_block_rows=SEQ` lists a full last block instead)."""
+  B, D = batch, H // A
+  M, P = B * SEQ, B * PRED
+  n_last = last_block_rows or 1 + PRED  # query rows per sequence in the last block
+  specs = []
+
+  def dense(m, k, n):
+    specs.extend([((m, k), (k, n), False, False), ((m, n), (k, n), False, True),
+                  ((m, k), (m, n), True, False)])
+
+  for layer in range(L):
+    n = SEQ if layer < L - 1 else n_last
+    rows = B * n
+    if n == SEQ:
+      dense(M, H, 3 * H)
+    else:
+      dense(M, H, 2 * H)  # keys and values
+      dense(rows, H, H)  # queries
+    dense(rows, H, H)
+    dense(rows, H, 4 * H)
+    dense(rows, 4 * H, H)
+    q, k, s = (B, A, n, D), (B, A, SEQ, D), (B, A, n, SEQ)
+    specs.extend([(q, k, False, True), (s, k, False, False), (s, q, True, False),  # scores
+                  (s, k, False, False), (q, k, False, True), (s, q, True, False)])  # context
+  dense(P, H, H)
+  specs.extend([((P, H), (VOCAB, H), False, True), ((P, VOCAB), (VOCAB, H), False, False),
+                ((P, VOCAB), (P, H), True, False)])
+  return specs
+
+
+def gemm_flops(specs):
+  """2 * m * k * n summed over the GEMMs of `specs` (batched ones per batch element)."""
+  total = 0
+  for a, b, ta, tb in specs:
+    m, k = (a[-1], a[-2]) if ta else (a[-2], a[-1])
+    n = b[-2] if tb else b[-1]
+    batch = 1
+    for d in a[:-2]:
+      batch *= d
+    total += 2 * batch * m * k * n
+  return total
+
+
 def ensure_peers():
   """Installs the peers once (idempotent), into bench/.venvs only."""
   if not os.path.exists(TFM_PY):
@@ -150,39 +199,14 @@ COMMON = textwrap.dedent("""
 
 GEMMS = textwrap.dedent("""
     def gemm_commands():
-      # The step's matrix multiplies alone: for every Dense (m, k) x (k, n) its forward,
-      # input-gradient and kernel-gradient GEMMs; for every layer's attention the two batched
-      # matmuls and their four gradients; the MLM head's transform and tied-vocabulary GEMMs
-      # likewise. The last block as ours runs it: keys and values for all rows, queries and
-      # everything after the attention for the R = 1 + P rows the heads read. Timed with the
-      # other ops free, this is the fastest step these GEMM kernels allow ("gemms_overlap": TF
-      # schedules them as it likes, two at a time like the step's own; "gemms_serial": one after
-      # another).
-      M, P, D = B * SEQ, B * PRED, H // A
-      R = B * (1 + PRED)
-      specs = []
-      def dense(m, k, n):
-        specs.extend([((m, k), (k, n), False, False), ((m, n), (k, n), False, True),
-                      ((m, k), (m, n), True, False)])
-      for layer in range(L):
-        rows, n = (M, SEQ) if layer < L - 1 else (R, 1 + PRED)  # query rows (all, per sequence)
-        if rows == M:
-          dense(M, H, 3 * H)
-        else:
-          dense(M, H, 2 * H); dense(R, H, H)  # keys and values; queries
-        dense(rows, H, H); dense(rows, H, 4 * H); dense(rows, 4 * H, H)
-        q, k, s_ = (B, A, n, D), (B, A, SEQ, D), (B, A, n, SEQ)
-        specs.extend([(q, k, False, True), (s_, k, False, False), (s_, q, True, False),  # scores
-                      (s_, k, False, False), (q, k, False, True), (s_, q, True, False)])  # context
-      dense(P, H, H)
-      specs.extend([((P, H), (VOCAB, H), False, True), ((P, VOCAB), (VOCAB, H), False, False),
-                    ((P, VOCAB), (P, H), True, False)])
-      flops = 0
-      for a, b, ta, tb in specs:
-        m_, k_ = (a[-1], a[-2]) if ta else (a[-2], a[-1])
-        n_ = b[-2] if tb else b[-1]
-        batch = int(np.prod(a[:-2])) if len(a) > 2 else 1
-        flops += 2 * batch * m_ * k_ * n_
+      # The step's matrix multiplies alone, as the driver lists them (`ours_gemm_specs`, passed in
+      # BENCH_GEMMS): timed with the other ops free, this is the fastest step these GEMM kernels
+      # allow ("gemms_overlap": TF schedules them as it likes, two at a time like the step's own;
+      # "gemms_serial": one after another). No list (e.g. ours_xla): no commands.
+      if "BENCH_GEMMS" not in os.environ:
+        return {}
+      specs = json.loads(os.environ["BENCH_GEMMS"])
+      flops = int(os.environ["BENCH_GEMM_FLOPS"])
       # Operands of their own per GEMM: with shared ones, grappler would merge the GEMMs that
       # repeat (every layer's) into one.
       operands = [(tf.random.normal(a), tf.random.normal(b)) for a, b, _, _ in specs]
@@ -206,6 +230,7 @@ GEMMS = textwrap.dedent("""
         return timed
       return {"gemms_overlap": build(False), "gemms_serial": build(True)}
 """)
+
 
 OURS = COMMON + GEMMS + textwrap.dedent("""
     from bert_keras.training.pretrain import build_optimizer, build_pretrainer
@@ -369,6 +394,10 @@ def run_shape(shape, systems, rounds, per, gemms):
   workers, results = {}, {}
   try:
     for name, (python, code, env) in systems.items():
+      if name == "ours" and gemms:
+        specs = ours_gemm_specs(**SHAPES[shape])
+        env = dict(env or {}, BENCH_GEMMS=json.dumps(specs),
+                   BENCH_GEMM_FLOPS=str(gemm_flops(specs)))
       try:
         workers[name] = Worker(name, python, code, shape, env)
       except RuntimeError as e:
