@@ -9,7 +9,9 @@ The output directory receives:
   model.keras                the serving-ready task model (encoder dict in, logits out)
   task_info.json, vocab.txt  what an exporter needs for text-in serving (labels, seq length, ...)
 Outputs are written to a hidden staging directory inside it and moved in only once all of them are
-complete, so a run that fails or is interrupted leaves an earlier run's outputs as they were.
+complete, so a run that fails or is interrupted leaves an earlier run's outputs as they were. A run
+killed outright (SIGKILL, power loss) cannot remove its staging directory; the next run in the same
+output directory does, when the owner it records is a process of this host that no longer exists.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import math
 import os
 import random
 import shutil
+import socket
 import time
 import uuid
 from typing import Any
@@ -167,6 +170,53 @@ def _missing_dirs(path: str) -> list[str]:
   return missing
 
 
+_STAGE_PREFIX = ".tmp_run_"
+_STAGE_OWNER = "owner.json"  # {"host": ..., "pid": ...} of the run writing the stage
+
+
+def _new_stage(output_dir: str) -> str:
+  """Creates this run's empty staging directory inside `output_dir`, recording its owner."""
+  stage = os.path.join(output_dir, f"{_STAGE_PREFIX}{uuid.uuid4().hex}")
+  os.mkdir(stage)
+  # Not moved by `_publish`: it lists the stage's files before this one could matter, and skips it.
+  write_json(os.path.join(stage, _STAGE_OWNER), {"host": socket.gethostname(), "pid": os.getpid()})
+  return stage
+
+
+def _process_exists(pid: int) -> bool:
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:  # another user's process
+    return True
+  return True
+
+
+def remove_dead_stages(output_dir: str) -> list[str]:
+  """Removes the staging directories in `output_dir` left by runs that were killed outright.
+
+  Only a stage whose owner.json names this host and a process that no longer exists is removed; a
+  live run's stage, another host's (a shared file system) and one without a readable owner (made by
+  an earlier version, or being created this instant) are left alone. Returns the removed paths.
+  """
+  removed = []
+  host = socket.gethostname()
+  for stage in sorted(glob.glob(os.path.join(glob.escape(output_dir), _STAGE_PREFIX + "*"))):
+    try:
+      with open(os.path.join(stage, _STAGE_OWNER), encoding="utf-8") as f:
+        owner = json.load(f)
+      pid = int(owner["pid"])
+      same_host = owner["host"] == host
+    except (OSError, ValueError, KeyError, TypeError):
+      continue
+    if same_host and pid != os.getpid() and not _process_exists(pid):
+      shutil.rmtree(stage, ignore_errors=True)
+      logging.info("removed %s, the staging directory of a run (pid %d) that was killed", stage, pid)
+      removed.append(stage)
+  return removed
+
+
 def _publish(stage: str, output_dir: str) -> None:
   """Moves every file of the complete `stage` into `output_dir` (one rename each), then removes the
   previous run's outputs this run did not replace.
@@ -178,7 +228,7 @@ def _publish(stage: str, output_dir: str) -> None:
   this run's. Nothing is removed before the new outputs exist: until then a failed or interrupted
   run leaves the previous results whole.
   """
-  new = sorted(os.listdir(stage))
+  new = sorted(name for name in os.listdir(stage) if name != _STAGE_OWNER)
   for name in new:
     os.replace(os.path.join(stage, name), os.path.join(output_dir, name))
   stale = [os.path.join(output_dir, name)
@@ -188,6 +238,7 @@ def _publish(stage: str, output_dir: str) -> None:
   for path in stale:
     if os.path.isfile(path):
       os.remove(path)
+  os.remove(os.path.join(stage, _STAGE_OWNER))
   os.rmdir(stage)
 
 
@@ -225,8 +276,8 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
   stage = None
   try:
     os.makedirs(run.output_dir, exist_ok=True)
-    stage = os.path.join(run.output_dir, f".tmp_run_{uuid.uuid4().hex}")
-    os.mkdir(stage)
+    remove_dead_stages(run.output_dir)
+    stage = _new_stage(run.output_dir)
     results = _train_and_write(task_config, run, stage)
     _publish(stage, run.output_dir)
     return results

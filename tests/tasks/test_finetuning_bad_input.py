@@ -1,11 +1,15 @@
 """Bad input and interrupted runs of fine-tuning: an earlier run's outputs survive a failed rerun,
-a failed run leaves no directory it created, and bad SQuAD / STS-B data and seeds are refused with
-the file, place and value."""
+a failed run leaves no directory it created, a run killed outright leaves a staging directory the
+next run removes, and bad SQuAD / STS-B data and seeds are refused with the file, place and
+value."""
 
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 
 import keras
 import pytest
@@ -90,6 +94,70 @@ def test_failure_while_copying_the_vocab_keeps_the_earlier_vocab(tmp_path, monke
       open(resources.uncased_vocab_path(), "rb") as g:
     assert f.read() == g.read()
   assert "earlier" not in json.load(open(os.path.join(out, "metrics.json")))
+
+
+_KILLED_RUN = """
+import sys, time, keras
+sys.path.insert(0, sys.argv[2])
+from bert_keras import resources
+from bert_keras.tasks.finetuning import RunConfig, run_finetuning
+from configs.tasks import get_task_config
+keras.Model.fit = lambda *args, **kwargs: time.sleep(600)  # killed while it trains
+run_finetuning(get_task_config("polarity", max_seq_length=32, batch_size=8),
+               RunConfig(output_dir=sys.argv[1], model_config="bert_tiny",
+                         vocab_file=resources.uncased_vocab_path(), max_train_examples=16))
+"""
+
+
+def test_a_killed_runs_staging_directory_is_removed_by_the_next_run(tmp_path):
+  out = str(tmp_path / "out")
+  _earlier_run(out)
+  proc = subprocess.Popen([sys.executable, "-c", _KILLED_RUN, out, ROOT],
+                          env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+  try:
+    deadline = time.time() + 120
+    while not any(os.path.exists(os.path.join(out, name, "config.json"))
+                  for name in os.listdir(out) if name.startswith(".tmp_run_")):
+      assert proc.poll() is None and time.time() < deadline, "the run never reached training"
+      time.sleep(0.2)
+  finally:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+  stages = [name for name in os.listdir(out) if name.startswith(".tmp_run_")]
+  assert len(stages) == 1  # SIGKILL: nothing could clean up
+  assert {name: open(os.path.join(out, name), 'rb').read() for name in EARLIER} == EARLIER
+
+  run_finetuning(*_polarity(out, save_model=False))
+  assert sorted(os.listdir(out)) == ["config.json", "metrics.json", "predictions_dev.json",
+                                     "task_info.json", "vocab.txt"]
+
+
+def _stage(out, name, owner):
+  path = os.path.join(out, name)
+  os.makedirs(path)
+  if owner is not None:
+    with open(os.path.join(path, "owner.json"), "w") as f:
+      f.write(owner if isinstance(owner, str) else json.dumps(owner))
+  return path
+
+
+def test_only_dead_runs_stages_of_this_host_are_removed(tmp_path):
+  out = str(tmp_path / "out")
+  os.makedirs(out)
+  exited = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+  dead_pid = int(exited.stdout)
+  host = socket.gethostname()
+  dead = _stage(out, ".tmp_run_dead", {"host": host, "pid": dead_pid})
+  kept = [_stage(out, ".tmp_run_live", {"host": host, "pid": os.getppid()}),
+          _stage(out, ".tmp_run_mine", {"host": host, "pid": os.getpid()}),
+          _stage(out, ".tmp_run_other_host", {"host": host + "-elsewhere", "pid": dead_pid}),
+          _stage(out, ".tmp_run_no_owner", None),
+          _stage(out, ".tmp_run_torn_owner", '{"host": "')]
+  other = _stage(out, "not_a_stage", {"host": host, "pid": dead_pid})
+  assert finetuning.remove_dead_stages(out) == [dead]
+  assert not os.path.exists(dead)
+  assert all(os.path.isdir(path) for path in kept + [other])
 
 
 def test_bad_data_leaves_no_new_output_dir(tmp_path):
