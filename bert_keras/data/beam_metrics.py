@@ -45,6 +45,26 @@ def first_drop_noter(path: str, reason: str):
   return note
 
 
+class FirstDrops:
+  """Counts dropped records and notes where each (source, reason) first dropped one.
+
+  One per DoFn instance (made in `setup`): the notes stay one per source and reason in every
+  worker, however many records are dropped. `dropper(source)` is the `drop(reason, where=None)`
+  callable the readers take; `where` (a line, "page <id>", an example's id) follows "source:".
+  """
+
+  def __init__(self):
+    self._noted = set()
+
+  def dropper(self, source: str):
+    def drop(reason: str, where=None) -> None:
+      count_dropped(reason)
+      if (source, reason) not in self._noted:
+        self._noted.add((source, reason))
+        note_first_drop(reason, source if where is None else f"{source}:{where}")
+    return drop
+
+
 def _location_key(location: str):
   path, _, line = location.rpartition(":")
   return (path, int(line)) if line.isdigit() else (location, 0)

@@ -16,37 +16,52 @@ from bert_keras.data.corpus_text import split_sentences
 from bert_keras.errors import UserError
 
 
-def tfds_example_to_document(example, text_key: str, source: str, drop: Callable[[str], None]
+def example_key(example) -> Optional[str]:
+  """The example's "id" or else "title" field as text, or None when it has neither."""
+  key = next((example[k] for k in ("id", "title") if k in example), None)
+  if isinstance(key, bytes):
+    key = key.decode("utf-8", errors="replace")
+  return None if key is None else str(key)
+
+
+def tfds_example_to_document(example, text_key: str, source: str, drop: Callable[..., None]
                              ) -> List[Tuple[str, List[str]]]:
-  """A tfds example (dict of numpy values) -> [(doc_id, sentences)] or [] (counted).
+  """A tfds example (dict of numpy values) -> [(doc_id, sentences)] or [] (`drop(reason, key)`).
 
   Paragraphs are separated by newlines in tfds text datasets; each is split into sentences.
   doc_id is "<source>:<id or title field>".
   """
+  key = example_key(example)
   value = example.get(text_key)
   if value is None:
-    drop("tfds_example_without_text_field")
+    drop("tfds_example_without_text_field", key)
     return []
   text = value.decode("utf-8", errors="strict") if isinstance(value, bytes) else str(value)
   sentences = [s for paragraph in text.split("\n") for s in split_sentences(paragraph)]
   if not sentences:
-    drop("empty_document")
+    drop("empty_document", key)
     return []
-  key = next((example[k] for k in ("id", "title") if k in example), None)
-  if isinstance(key, bytes):
-    key = key.decode("utf-8", errors="replace")
   if key is None:
     from bert_keras.data.pretraining_instances import stable_hash  # pylint: disable=g-import-not-at-top
     key = f"{stable_hash(text):016x}"  # Datasets without an id or title field: the text's hash.
   return [(f"{source}:{key}", sentences)]
 
 
-def _safe_convert(example, text_key, source):
-  try:
-    return tfds_example_to_document(example, text_key, source, beam_metrics.count_dropped)
-  except UnicodeDecodeError:
-    beam_metrics.count_dropped("undecodable_document")
-    return []
+class _ToDocuments(beam.DoFn):
+  """tfds examples -> (doc_id, sentences); drops are counted, each reason's first one noted."""
+
+  def __init__(self, text_key: str, source: str):
+    super().__init__()
+    self._text_key, self._source = text_key, source
+
+  def setup(self):
+    self._drop = beam_metrics.FirstDrops().dropper(self._source)
+
+  def process(self, example):
+    try:
+      yield from tfds_example_to_document(example, self._text_key, self._source, self._drop)
+    except UnicodeDecodeError:
+      self._drop("undecodable_document", example_key(example))
 
 
 class ReadTfdsDocuments(beam.PTransform):
@@ -74,4 +89,4 @@ class ReadTfdsDocuments(beam.PTransform):
     return (pbegin
             | "ReadTfds" >> tfds.beam.ReadFromTFDS(builder, split=self._split)
             | "ToNumpy" >> beam.Map(lambda ex: tfds.as_numpy(ex))
-            | "ToDocuments" >> beam.FlatMap(_safe_convert, text_key, source))
+            | "ToDocuments" >> beam.ParDo(_ToDocuments(text_key, source)))

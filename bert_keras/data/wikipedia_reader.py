@@ -38,7 +38,7 @@ def _not_a_dump(source: str, line: int, column: int) -> UserError:
   return UserError(f"{source}: not a Wikipedia XML dump (line {line}, column {column})")
 
 
-def iter_wiki_pages(f: BinaryIO, drop: Callable[[str], None], source: str = "<dump>"
+def iter_wiki_pages(f: BinaryIO, drop: Callable[..., None], source: str = "<dump>"
                     ) -> Iterator[Tuple[str, str, str]]:
   """Yields (page_id, title, wikitext) of the articles in a dump, streaming.
 
@@ -46,7 +46,8 @@ def iter_wiki_pages(f: BinaryIO, drop: Callable[[str], None], source: str = "<du
   not a MediaWiki XML export (not XML, empty, another root element, not bz2 data) raises UserError
   naming `source` and the 1-based line and column; a dump that breaks off after its first page (a
   truncated download, a corrupt tail) keeps the pages before the break and counts
-  "wiki_truncated_dump" instead of failing a run of many files.
+  "wiki_truncated_dump" instead of failing a run of many files. `drop(reason, where)` is called
+  for each dropped page ("page <id>") and for a break (its line, else "after <n> pages").
   """
   pages = 0
   context = ET.iterparse(f, events=("start", "end"))
@@ -80,11 +81,11 @@ def iter_wiki_pages(f: BinaryIO, drop: Callable[[str], None], source: str = "<du
       elif tag == "page":
         pages += 1
         if redirect:
-          drop("wiki_redirect")
+          drop("wiki_redirect", f"page {page_id}")
         elif ns != "0":
-          drop("wiki_non_article_namespace")
+          drop("wiki_non_article_namespace", f"page {page_id}")
         elif not text or not text.strip():
-          drop("wiki_empty_page")
+          drop("wiki_empty_page", f"page {page_id}")
         else:
           yield page_id, title, text
         root.clear()  # Free the finished page: memory stays at one page.
@@ -92,15 +93,15 @@ def iter_wiki_pages(f: BinaryIO, drop: Callable[[str], None], source: str = "<du
     line, column = e.position
     if pages == 0:
       raise _not_a_dump(source, line, column + 1) from None
-    drop("wiki_truncated_dump")
+    drop("wiki_truncated_dump", line)
   except EOFError:  # a bz2 stream that ends early
     if pages == 0:
       raise _not_a_dump(source, 1, 1) from None
-    drop("wiki_truncated_dump")
+    drop("wiki_truncated_dump", f"after {pages} pages")
   except OSError as e:  # "Invalid data stream": not bz2 data behind a .bz2 name
     if pages == 0:
       raise UserError(f"{source}: not a Wikipedia XML dump ({e})") from None
-    drop("wiki_truncated_dump")
+    drop("wiki_truncated_dump", f"after {pages} pages")
 
 
 def check_dump_head(path: str, open_file: Callable[[str], BinaryIO], head_bytes: int = 1 << 16) -> None:
@@ -126,7 +127,7 @@ def check_dump_head(path: str, open_file: Callable[[str], BinaryIO], head_bytes:
       raise UserError(f"{path}: not a Wikipedia XML dump ({e})") from None
   data = b"".join(chunks)
   if size <= head_bytes:
-    for _ in iter_wiki_pages(io.BytesIO(data), lambda reason: None, path):
+    for _ in iter_wiki_pages(io.BytesIO(data), lambda reason, where=None: None, path):
       pass
     return
   parser = ET.XMLPullParser(events=("start",))
@@ -203,25 +204,38 @@ def wikitext_to_paragraphs(wikitext: str) -> List[str]:
   return paragraphs
 
 
-def wiki_page_to_document(page: Tuple[str, str, str], source: str, drop: Callable[[str], None]):
-  """(page_id, title, wikitext) -> [(doc_id, sentences)], or [] (counted) when no text is left."""
+def wiki_page_to_document(page: Tuple[str, str, str], source: str, drop: Callable[..., None]):
+  """(page_id, title, wikitext) -> [(doc_id, sentences)], or [] (`drop`ped) when no text is left."""
   page_id, _, wikitext = page
   sentences = []
   for paragraph in wikitext_to_paragraphs(wikitext):
     sentences.extend(split_sentences(paragraph))
   if not sentences:
-    drop("wiki_no_text_after_markup")
+    drop("wiki_no_text_after_markup", f"page {page_id}")
     return []
   return [(f"{source}:{page_id}", sentences)]
 
 
 class _ReadWikiPages(beam.DoFn):
 
+  def setup(self):
+    self._drops = beam_metrics.FirstDrops()
+
   def process(self, readable_file):
     source = os.path.basename(readable_file.metadata.path)
     with readable_file.open() as f:
-      for page in iter_wiki_pages(f, beam_metrics.count_dropped, source):
+      for page in iter_wiki_pages(f, self._drops.dropper(source), source):
         yield source, page
+
+
+class _PagesToDocuments(beam.DoFn):
+
+  def setup(self):
+    self._drops = beam_metrics.FirstDrops()
+
+  def process(self, source_and_page):
+    source, page = source_and_page
+    yield from wiki_page_to_document(page, source, self._drops.dropper(source))
 
 
 class ReadWikipediaDump(beam.PTransform):
@@ -244,5 +258,4 @@ class ReadWikipediaDump(beam.PTransform):
             | "MatchedFiles" >> ReadMatchingFiles(self._file_pattern)
             | "StreamPages" >> beam.ParDo(_ReadWikiPages())
             | "SpreadPages" >> beam.Reshuffle()
-            | "PagesToDocuments" >> beam.FlatMap(
-                lambda kv: wiki_page_to_document(kv[1], kv[0], beam_metrics.count_dropped)))
+            | "PagesToDocuments" >> beam.ParDo(_PagesToDocuments()))

@@ -2,6 +2,8 @@
 
 import bz2
 import collections
+import os
+import re
 
 import apache_beam as beam
 import pytest
@@ -57,7 +59,7 @@ EXPECTED = ["Test article is a small thing used in tests.", "It has two sentence
 def test_pages_are_streamed_and_filtered():
   import io
   drops = collections.Counter()
-  pages = list(iter_wiki_pages(io.BytesIO(DUMP.encode()), lambda r: drops.update([r])))
+  pages = list(iter_wiki_pages(io.BytesIO(DUMP.encode()), lambda r, where=None: drops.update([r])))
   assert [(p[0], p[1]) for p in pages] == [("12", "Test article")]
   assert drops == {"wiki_redirect": 1, "wiki_non_article_namespace": 1, "wiki_empty_page": 1}
   assert wiki_page_to_document(pages[0], "dump.xml", None) == [("dump.xml:12", EXPECTED)]
@@ -81,7 +83,7 @@ def test_ptransform_reads_xml_and_bz2(tmp_path, name):
 def test_real_dump_pages():
   drops = collections.Counter()
   with bz2.open(resources.wikipedia_dump_path()) as f:
-    pages = list(iter_wiki_pages(f, lambda r: drops.update([r])))
+    pages = list(iter_wiki_pages(f, lambda r, where=None: drops.update([r])))
   # 206 pages: 100 redirects, 106 articles (DATA.md).
   assert len(pages) == 106 and drops == {"wiki_redirect": 100}
   titles = {p[1] for p in pages}
@@ -112,6 +114,9 @@ def test_ptransform_on_the_real_dump():
   counters = beam_metrics.query_counters(result)
   assert counters["dropped.wiki_redirect"] == 100
   assert counters.get("dropped.wiki_no_text_after_markup", 0) <= 6
+  first = beam_metrics.query_first_drops(result)["wiki_redirect"]
+  assert re.fullmatch(re.escape(os.path.basename(resources.wikipedia_dump_path())) + r":page \d+",
+                      first), first
 
 
 @pytest.mark.parametrize("data, where", [
@@ -133,7 +138,7 @@ def test_not_a_dump_is_a_user_error(tmp_path, data, where, compress):
   assert str(e.value) == message
   with pytest.raises(UserError) as e:  # and by the streaming parser itself
     with bz2.open(path) if compress else open(path, "rb") as f:
-      list(iter_wiki_pages(f, lambda r: None, str(path)))
+      list(iter_wiki_pages(f, lambda r, where=None: None, str(path)))
   assert str(e.value) == message
 
 
@@ -155,6 +160,12 @@ def test_truncated_tail_keeps_pages_and_is_counted(tmp_path):
   result.wait_until_finish()
   counters = beam_metrics.query_counters(result)
   assert counters["dropped.wiki_truncated_dump"] == 1 and counters["dropped.wiki_redirect"] == 1
+  assert counters["dropped.wiki_non_article_namespace"] == 1
+  # Where each reason first dropped something: the page, and the line where the dump breaks off.
+  last_line = data[:data.index(b"<title>Empty")].count(b"\n") + 1
+  assert beam_metrics.query_first_drops(result) == {
+      "wiki_redirect": "dump.xml:page 10", "wiki_non_article_namespace": "dump.xml:page 11",
+      "wiki_truncated_dump": f"dump.xml:{last_line}"}
 
 
 def test_truncated_bz2_block_is_a_user_error(tmp_path):

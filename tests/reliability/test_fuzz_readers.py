@@ -201,11 +201,13 @@ def test_line_document_reader(json_text_key, data):
 @given(text=unicode_text, key=st.one_of(st.none(), cells, st.binary(max_size=20)))
 @example(text="", key=None)
 def test_tfds_documents(text, key):
-  from bert_keras.data.tfds_reader import _safe_convert
+  from bert_keras.data.tfds_reader import _ToDocuments
   example_ = {"text": _encode(text)}
   if key is not None:
     example_["id"] = key
-  _check_documents(_safe_convert(example_, "text", "wikipedia"))
+  to_documents = _ToDocuments("text", "wikipedia")
+  to_documents.setup()
+  _check_documents(list(to_documents.process(example_)))
 
 
 @FUZZ
@@ -217,6 +219,7 @@ def test_wikitext_to_document(wikitext):
   """Arbitrary wikitext of a well-formed page: documents or a counted drop, never an exception."""
   from bert_keras.data.wikipedia_reader import wiki_page_to_document
   dropped = []
-  documents = wiki_page_to_document(("7", "Title", wikitext), "dump.xml", dropped.append)
+  documents = wiki_page_to_document(("7", "Title", wikitext), "dump.xml",
+                                    lambda reason, where=None: dropped.append(reason))
   _check_documents(documents)
   assert documents or dropped == ["wiki_no_text_after_markup"]
