@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from bert_keras.errors import UserError
 from bert_keras.export import saved_model_predictor as predictor
-from bert_keras.export.export_config import ExportConfig, run_export
+from bert_keras.export.export_config import ExportConfig, check_output_dir, run_export
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.tasks.heads.bert_classifier import BertClassifier
 from configs.model import get_model_config
@@ -85,6 +85,30 @@ def test_existing_directory_that_is_no_export_is_refused_untouched(exports, tmp_
     with pytest.raises(UserError, match="output_dir=.*" + name):
       run_export(ExportConfig(output_dir=str(tmp_path / name), finetune_dir=str(exports[0])))
   assert _tree(tmp_path) == {"notes/keep.txt": b"mine", "file": b"also mine"}
+
+
+def test_remote_output_dir_that_is_no_export_is_refused_untouched(exports, tmp_path):
+  """The same check through TensorFlow's file systems (gs://, s3://): here its in-memory ram://."""
+  root = f"ram://export_check_{os.getpid()}_{tmp_path.name}"
+  tf.io.gfile.makedirs(root + "/notes")
+  for path in (root + "/notes/keep.txt", root + "/file"):
+    with tf.io.gfile.GFile(path, "w") as f:
+      f.write("mine")
+  with pytest.raises(UserError, match=r"output_dir=ram://.*/notes is a non-empty directory that "
+                     r"is not an earlier export"):
+    run_export(ExportConfig(output_dir=root + "/notes", finetune_dir=str(exports[0])))
+  with pytest.raises(UserError, match=r"output_dir=ram://.*/file is a file"):
+    run_export(ExportConfig(output_dir=root + "/file", finetune_dir=str(exports[0])))
+  assert sorted(tf.io.gfile.listdir(root + "/notes")) == ["keep.txt"]
+  for path in (root + "/notes/keep.txt", root + "/file"):
+    with tf.io.gfile.GFile(path) as f:
+      assert f.read() == "mine"
+  # An earlier export there passes the check (the writer then replaces it).
+  tf.io.gfile.makedirs(root + "/earlier")
+  with tf.io.gfile.GFile(root + "/earlier/saved_model.pb", "w") as f:
+    f.write("x")
+  check_output_dir(ExportConfig(output_dir=root + "/earlier", finetune_dir=str(exports[0])))
+  check_output_dir(ExportConfig(output_dir=root + "/new", finetune_dir=str(exports[0])))
 
 
 def test_output_dir_that_is_or_lies_under_a_file_is_refused_untouched(exports, tmp_path):
