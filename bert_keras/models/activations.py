@@ -37,16 +37,32 @@ def fused_activations(enabled: bool = True):
     _FUSED_DEPTH[0] -= int(enabled)
 
 
+# The gradients recompute the tanh / the CDF from x instead of keeping them from the forward pass:
+# x is kept anyway (the gradient needs it), so the forward kernel writes y only and no second
+# activation of the feed-forward's size is held until the backward pass (BERT-Base, batch 8: 151 MB
+# less; on 2 CPU cores forward + backward at (1024, 3072) took 5.6 instead of 6.5 ms).
+
+
+def _tanh_term(x):
+  c = tf.cast(_SQRT_2_OVER_PI, x.dtype)
+  k = tf.cast(_TANH_COEFF, x.dtype)
+  return tf.tanh(c * (x + k * x * x * x))
+
+
+def _normal_cdf(x):
+  return 0.5 * (1.0 + tf.math.erf(x * tf.cast(_INV_SQRT_2, x.dtype)))
+
+
 @tf.custom_gradient
 def _gelu_tanh_with_grad(x):
   # GELU, tanh form (Hendrycks & Gimpel 2016, section 2): 0.5 x (1 + tanh(c (x + 0.044715 x^3))).
-  c = tf.cast(_SQRT_2_OVER_PI, x.dtype)
-  k = tf.cast(_TANH_COEFF, x.dtype)
-  t = tf.tanh(c * (x + k * x * x * x))
-  y = 0.5 * x * (1.0 + t)
+  y = 0.5 * x * (1.0 + _tanh_term(x))
 
   def grad(dy):
     # d/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 k x^2)
+    c = tf.cast(_SQRT_2_OVER_PI, x.dtype)
+    k = tf.cast(_TANH_COEFF, x.dtype)
+    t = _tanh_term(x)
     return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * k * x * x))
 
   return y, grad
@@ -55,12 +71,11 @@ def _gelu_tanh_with_grad(x):
 @tf.custom_gradient
 def _gelu_exact_with_grad(x):
   # GELU, exact: x Phi(x) with Phi the standard normal CDF.
-  cdf = 0.5 * (1.0 + tf.math.erf(x * tf.cast(_INV_SQRT_2, x.dtype)))
-  y = x * cdf
+  y = x * _normal_cdf(x)
 
   def grad(dy):
     # d/dx = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
-    return dy * (cdf + x * tf.exp(-0.5 * x * x) * tf.cast(_INV_SQRT_2PI, x.dtype))
+    return dy * (_normal_cdf(x) + x * tf.exp(-0.5 * x * x) * tf.cast(_INV_SQRT_2PI, x.dtype))
 
   return y, grad
 

@@ -48,3 +48,24 @@ def test_xla_only_inside_the_context(fused):
               and op.node_def.attr["_XlaMustCompile"].b]
   assert bool(compiled) == fused
   assert activations._FUSED_DEPTH[0] == 0  # closed again: later traces build the plain ops
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_tanh"])
+def test_fused_gelu_keeps_no_activation_for_its_gradient(name):
+  """The gradient recomputes tanh / the CDF from x: the forward function outputs y and its input x
+  (twice: as the argument and through custom_gradient's IdentityN), the backward reads only the two
+  x; the earlier version also kept t = tanh(...) (or the CDF) and two scalars: 6 outputs."""
+  act = activations.get_activation(name)
+
+  @tf.function
+  def run(x):
+    with tf.GradientTape() as tape, activations.fused_activations(True):
+      tape.watch(x)
+      y = act(x)
+    return tape.gradient(y, x)
+
+  graph = run.get_concrete_function(tf.TensorSpec((None, 4), tf.float32)).graph
+  forward, backward = [op for op in graph.get_operations()
+                       if op.type == "PartitionedCall" and op.node_def.attr["_XlaMustCompile"].b]
+  assert len(forward.outputs) == 3
+  assert sum(i.op is forward for i in backward.inputs) == 2
