@@ -227,8 +227,8 @@ class TransformerBlock(keras.layers.Layer):
     """LayerNorm(rows + dropout(update)), the post-LN residual step; rows, update (n, hidden).
 
     Inference takes the LayerNorm in fewer ops (`_inference_layer_norm`, same function); training
-    takes it with a hand-written gradient (`layer_norm_grad`) and 16-bit dropout masks
-    (`bit_dropout`), each about half the passes of Keras' versions.
+    takes it with a hand-written gradient (`layer_norm_grad`) and hashed dropout masks
+    (`bit_dropout`), each fewer passes than Keras' versions.
     """
     if training:
       return layer_norm_with_grad(layer_norm,
