@@ -10,9 +10,10 @@ integer hash (C. Wellons' search for low-bias 32-bit hashes: xor-shift, multiply
 multiply, xor-shift; each round a bijection of the 32-bit words, so distinct indices never share a
 word within one key). Being a pure function of (index, key), the mask is computed inside the same
 kernel that applies it, and the backward pass computes it again instead of storing it: forward and
-backward are each one XLA-fused element-wise kernel (`tf.function(jit_compile=True)`, in the
-Trainer's step and in Keras `fit` alike; dropout never runs in serving graphs). The same integer
-ops as plain TensorFlow ops (`_dropout`) give the same bits. Measured on 2 CPU cores, forward +
+backward are each one XLA-fused element-wise kernel (`tf.function(jit_compile=True)`) wherever the
+shape is known while tracing, as in the Trainer's step (batches of a fixed size); Keras `fit`
+traces with an unknown batch size and so keeps Keras' dropout. Dropout never runs in serving
+graphs. The same integer ops as plain TensorFlow ops (`_dropout`) give the same bits. Measured on 2 CPU cores, forward +
 backward, against the previous version (16-bit masks from Philox, TensorFlow ops): (8, 12, 128,
 128) 5.1 -> 2.1 ms wall, 7.8 -> 2.8 CPU-ms; (1024, 768) 2.1 -> 1.2 ms, 3.8 -> 1.5 CPU-ms.
 
