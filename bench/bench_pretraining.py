@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -124,10 +125,7 @@ def gemm_flops(specs):
   for a, b, ta, tb in specs:
     m, k = (a[-1], a[-2]) if ta else (a[-2], a[-1])
     n = b[-2] if tb else b[-1]
-    batch = 1
-    for d in a[:-2]:
-      batch *= d
-    total += 2 * batch * m * k * n
+    total += 2 * math.prod(a[:-2]) * m * k * n
   return total
 
 
@@ -206,7 +204,6 @@ GEMMS = textwrap.dedent("""
       if "BENCH_GEMMS" not in os.environ:
         return {}
       specs = json.loads(os.environ["BENCH_GEMMS"])
-      flops = int(os.environ["BENCH_GEMM_FLOPS"])
       # Operands of their own per GEMM: with shared ones, grappler would merge the GEMMs that
       # repeat (every layer's) into one.
       operands = [(tf.random.normal(a), tf.random.normal(b)) for a, b, _, _ in specs]
@@ -226,7 +223,7 @@ GEMMS = textwrap.dedent("""
           for _ in range(int(reps)):
             out = run()
           float(out)
-          return {"seconds": time.perf_counter() - t, "flops": flops, "gemms": len(specs)}
+          return {"seconds": time.perf_counter() - t}
         return timed
       return {"gemms_overlap": build(False), "gemms_serial": build(True)}
 """)
@@ -391,20 +388,20 @@ def run_shape(shape, systems, rounds, per, gemms):
   the per-round ratios compare steps timed seconds apart. Returns {name: result or error}.
   """
   batch = SHAPES[shape]["batch"]
+  specs = ours_gemm_specs(**SHAPES[shape])  # the GEMMs ours' worker times alone (`gemms`)
   workers, results = {}, {}
   try:
     for name, (python, code, env) in systems.items():
       if name == "ours" and gemms:
-        specs = ours_gemm_specs(**SHAPES[shape])
-        env = dict(env or {}, BENCH_GEMMS=json.dumps(specs),
-                   BENCH_GEMM_FLOPS=str(gemm_flops(specs)))
+        env = dict(env or {}, BENCH_GEMMS=json.dumps(specs))
       try:
         workers[name] = Worker(name, python, code, shape, env)
       except RuntimeError as e:
         results[name] = {"error": str(e)}
     if gemms and "ours" in workers:
       for mode in ("overlap", "serial"):
-        results[f"ours_gemms_{mode}"] = {"seconds": [], "probe_flops": []}
+        results[f"ours_gemms_{mode}"] = {"seconds": [], "probe_flops": [],
+                                         "gemm_flops": gemm_flops(specs), "gemms": len(specs)}
     data = {name: {"seconds": [], "probe_flops": []} for name in workers}
     names = list(workers)
     for r in range(rounds):
@@ -421,7 +418,6 @@ def run_shape(shape, systems, rounds, per, gemms):
               g = w.ask(f"gemms_{mode} {per}")
               res = results[f"ours_gemms_{mode}"]
               res["seconds"].append(g["seconds"])
-              res["gemm_flops"], res["gemms"] = g["flops"], g["gemms"]
               # the probe just before (the steps') and just after this measurement
               res["probe_flops"].append(data[name]["probe_flops"][-1])
               res["probe_flops"].append(w.ask("probe")["flops"])

@@ -91,19 +91,20 @@ def check_output_dir(config: ExportConfig) -> None:
                       "export would replace and delete; "
                       "expected a new directory or an earlier export")
   check_writable_dir(config.output_dir)  # a file, or a path under one: refused
-  if "://" in config.output_dir:  # gs://, s3://, ...: through TensorFlow's file systems
+  remote = "://" in config.output_dir  # gs://, s3://, ...: through TensorFlow's file systems
+  if remote:
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-    isdir, listdir, isfile = tf.io.gfile.isdir, tf.io.gfile.listdir, tf.io.gfile.exists
+    isdir, listdir, has_file = tf.io.gfile.isdir, tf.io.gfile.listdir, tf.io.gfile.exists
   else:
-    isdir, listdir, isfile = os.path.isdir, os.listdir, os.path.isfile
+    isdir, listdir, has_file = os.path.isdir, os.listdir, os.path.isfile
   if not isdir(config.output_dir):
-    if "://" in config.output_dir and tf.io.gfile.exists(config.output_dir):
+    if remote and has_file(config.output_dir):  # (a local file: check_writable_dir refused it)
       raise UserError(f"output_dir={config.output_dir} is a file: expected a directory (new, "
                       "empty or an earlier export)")
     return
   if (listdir(config.output_dir)
-      and not isfile(config.output_dir.rstrip("/") + "/saved_model.pb")):
+      and not has_file(config.output_dir.rstrip("/") + "/saved_model.pb")):
     raise UserError(f"output_dir={config.output_dir} is a non-empty directory that is not an "
                     "earlier export (no saved_model.pb); the export would replace and delete it: "
                     "expected a new or empty directory or an earlier export")

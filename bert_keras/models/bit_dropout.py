@@ -43,10 +43,7 @@ def _lowbias32(h):
 
 def _keep(shape, key, threshold):
   """Boolean mask of `shape`: hash(flat index, key) >= threshold (a uint32 scalar)."""
-  size = 1
-  for d in shape:
-    size *= d
-  index = tf.cast(tf.reshape(tf.range(size, dtype=tf.int32), shape), tf.uint32)
+  index = tf.cast(tf.reshape(tf.range(shape.num_elements(), dtype=tf.int32), shape), tf.uint32)
   words = _lowbias32(_lowbias32(tf.bitwise.bitwise_xor(index, key[0])) + key[1])
   return words >= threshold
 

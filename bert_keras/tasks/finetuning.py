@@ -178,7 +178,7 @@ def _new_stage(output_dir: str) -> str:
   """Creates this run's empty staging directory inside `output_dir`, recording its owner."""
   stage = os.path.join(output_dir, f"{_STAGE_PREFIX}{uuid.uuid4().hex}")
   os.mkdir(stage)
-  # Not moved by `_publish`: it lists the stage's files before this one could matter, and skips it.
+  # `_publish` moves every other file out, then removes this one with the stage.
   write_json(os.path.join(stage, _STAGE_OWNER), {"host": socket.gethostname(), "pid": os.getpid()})
   return stage
 

@@ -140,7 +140,7 @@ def test_dropout_masks_look_independent():
     assert abs(corr(flat[lag:], flat[:-lag])) < 5 / np.sqrt(n - lag), lag
 
 
-def test_unknown_shapes_and_huge_tensors_take_keras_dropout():
+def test_unknown_shapes_take_keras_dropout():
   layer = keras.layers.Dropout(0.5, seed=4)
 
   @tf.function(input_signature=[tf.TensorSpec((None, 8), tf.float32)])
