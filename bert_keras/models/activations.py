@@ -84,9 +84,14 @@ _fused_gelu_tanh = tf.function(_gelu_tanh_with_grad, jit_compile=True, autograph
 _fused_gelu_exact = tf.function(_gelu_exact_with_grad, jit_compile=True, autograph=False)
 
 
+def fusing() -> bool:
+  """True while a graph is traced inside `fused_activations()` (the Trainer's step)."""
+  return bool(_FUSED_DEPTH[0]) and not tf.executing_eagerly()
+
+
 def _switch(plain, fused):
   def activation(x):
-    if _FUSED_DEPTH[0] and not tf.executing_eagerly():
+    if fusing():
       return fused(x)
     return plain(x)
   return activation

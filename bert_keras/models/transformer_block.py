@@ -9,6 +9,7 @@ from bert_keras.models.activations import get_activation
 from bert_keras.models.bit_dropout import bit_dropout
 from bert_keras.models.fused_layer_norm import FUSED_MIN_HIDDEN, fused_layer_norm
 from bert_keras.models.layer_norm_grad import layer_norm as layer_norm_with_grad
+from bert_keras.models.wide_dense import wide_dense
 
 # Additive bias for masked attention logits. The original uses -10000; it also fits in float16.
 _MASK_BIAS = -10000.0
@@ -219,7 +220,7 @@ class TransformerBlock(keras.layers.Layer):
     context = tf.reshape(context, (-1, hidden))  # (batch * size, hidden)
     rows = self._add_and_norm(self.attention_layer_norm, rows,
                               self.attention_output_dense(context), training)
-    ffn = self.output_dense(self.intermediate_dense(rows))
+    ffn = self.output_dense(wide_dense(self.intermediate_dense, rows, training))
     rows = self._add_and_norm(self.output_layer_norm, rows, ffn, training)
     return tf.reshape(rows, (batch, size, hidden))
 

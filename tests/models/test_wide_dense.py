@@ -1,0 +1,93 @@
+"""wide_dense: the Dense layer's values and gradients, with the input gradient taken on a
+transposed copy of the kernel, only while the Trainer's step is traced."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_keras.models import activations, wide_dense
+from bert_keras.models.transformer_block import TransformerBlock
+
+
+@pytest.fixture
+def copies(monkeypatch):
+  """Counts the transposed kernel copies built while tracing."""
+  calls = []
+  original = wide_dense._copy_transposed
+
+  def spy(kernel):
+    calls.append(tuple(kernel.shape))
+    return original(kernel)
+
+  monkeypatch.setattr(wide_dense, "_copy_transposed", spy)
+  return calls
+
+
+def _value_and_grads(fn, layer, x, upstream, fuse):
+  @tf.function
+  def run(x):
+    with tf.GradientTape() as tape, activations.fused_activations(fuse):
+      tape.watch(x)
+      y = fn(x)
+    return y, tape.gradient(y, [x, layer.kernel, layer.bias], output_gradients=upstream)
+  return run(x)
+
+
+@pytest.mark.parametrize("activation", [None, "gelu_tanh"])
+def test_matches_the_layer_in_value_and_gradients(copies, activation):
+  rng = np.random.default_rng(0)
+  layer = keras.layers.Dense(
+      96, activation=activations.get_activation(activation) if activation else None)
+  layer.build((None, 24))
+  layer.bias.assign(rng.normal(size=96).astype("float32"))
+  x = tf.constant(rng.normal(size=(40, 24)).astype("float32"))
+  upstream = tf.constant(rng.normal(size=(40, 96)).astype("float32"))
+  y, grads = _value_and_grads(lambda t: wide_dense.wide_dense(layer, t, True), layer, x,
+                              upstream, fuse=True)
+  assert copies == [(24, 96)]  # the transposed path was taken (and only once)
+  # The reference: the layer's own call, in the same context (the same fused GELU).
+  expected, expected_grads = _value_and_grads(layer, layer, x, upstream, fuse=True)
+  assert copies == [(24, 96)]
+  np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+  for got, want, name in zip(grads, expected_grads, ["x", "kernel", "bias"]):
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=name)
+  # The input gradient by hand: (upstream * activation') @ kernel^T; with no activation exactly it.
+  if activation is None:
+    np.testing.assert_allclose(grads[0], upstream.numpy() @ layer.kernel.numpy().T,
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(grads[1], x.numpy().T @ upstream.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("training,fuse", [(False, True), (True, False)])
+def test_the_layer_as_is_outside_training_or_the_trainer_context(copies, training, fuse):
+  layer = keras.layers.Dense(8)
+  layer.build((None, 4))
+  x = tf.ones((3, 4))
+  y, _ = _value_and_grads(lambda t: wide_dense.wide_dense(layer, t, training), layer, x,
+                          tf.ones((3, 8)), fuse=fuse)
+  assert copies == []
+  np.testing.assert_allclose(y, layer(x), rtol=1e-6)
+
+
+def test_the_transformer_block_takes_it_for_the_intermediate_projection_only(copies):
+  block = TransformerBlock(num_heads=2, intermediate_size=64, dropout_rate=0.0,
+                           attention_dropout_rate=0.0)
+  x = tf.random.stateless_normal((2, 5, 16), seed=[1, 2])
+  mask = tf.ones((2, 5, 5))
+  block(x, mask)  # build
+
+  @tf.function
+  def step(x, fuse):
+    with tf.GradientTape() as tape, activations.fused_activations(fuse):
+      y = block(x, mask, training=True)
+      loss = tf.reduce_sum(y * tf.range(16, dtype=y.dtype))
+    return loss, tape.gradient(loss, block.trainable_variables)
+
+  loss, grads = step(x, True)
+  assert copies == [(16, 64)]
+  plain_loss, plain_grads = step(x, False)
+  assert copies == [(16, 64)]
+  np.testing.assert_allclose(loss, plain_loss, rtol=1e-5)
+  for got, want, var in zip(grads, plain_grads, block.trainable_variables):
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=var.path)
