@@ -85,7 +85,8 @@ def executed_flops_per_sequence(L, H, **_):
 
 def ours_gemm_specs(L, H, A, batch, last_block_rows=None, **_):
   """Ours' step's matrix multiplies as (a_shape, b_shape, transpose_a, transpose_b): for every
-  Dense (m, k) x (k, n) its forward, input-gradient and kernel-gradient GEMMs; for every layer's
+  Dense (m, k) x (k, n) its forward, input-gradient and kernel-gradient GEMMs (the feed-forward's
+  H -> 4H input gradient on a transposed kernel copy); for every layer's
   attention the two batched matmuls and their four gradients; the MLM head's transform and
   tied-vocabulary GEMMs likewise. The last block as ours runs it: keys and values for all rows,
   queries and everything after the attention for the 1 + P rows the heads read
@@ -95,9 +96,11 @@ def ours_gemm_specs(L, H, A, batch, last_block_rows=None, **_):
   n_last = last_block_rows or 1 + PRED  # query rows per sequence in the last block
   specs = []
 
-  def dense(m, k, n):
-    specs.extend([((m, k), (k, n), False, False), ((m, n), (k, n), False, True),
-                  ((m, k), (m, n), True, False)])
+  def dense(m, k, n, transposed_copy=False):
+    # transposed_copy: the input gradient multiplies by a transposed copy of the kernel (NN), as
+    # ours' feed-forward widening projection does (bert_keras/models/wide_dense.py).
+    input_grad = ((m, n), (n, k), False, False) if transposed_copy else ((m, n), (k, n), False, True)
+    specs.extend([((m, k), (k, n), False, False), input_grad, ((m, k), (m, n), True, False)])
 
   for layer in range(L):
     n = SEQ if layer < L - 1 else n_last
@@ -108,7 +111,7 @@ def ours_gemm_specs(L, H, A, batch, last_block_rows=None, **_):
       dense(M, H, 2 * H)  # keys and values
       dense(rows, H, H)  # queries
     dense(rows, H, H)
-    dense(rows, H, 4 * H)
+    dense(rows, H, 4 * H, transposed_copy=True)
     dense(rows, 4 * H, H)
     q, k, s = (B, A, n, D), (B, A, SEQ, D), (B, A, n, SEQ)
     specs.extend([(q, k, False, True), (s, k, False, False), (s, q, True, False),  # scores
