@@ -41,6 +41,8 @@ import keras
 from keras import ops
 import tensorflow as tf
 
+from bert_keras.training.bias_correction import one_minus_power
+
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class Lamb(keras.optimizers.Optimizer):
@@ -91,8 +93,8 @@ class Lamb(keras.optimizers.Optimizer):
     v = self._velocities[index]
     self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
     self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
-    m_hat = ops.divide(m, _one_minus_power(self.beta_1, local_step, dtype))
-    v_hat = ops.divide(v, _one_minus_power(self.beta_2, local_step, dtype))
+    m_hat = ops.divide(m, one_minus_power(self.beta_1, local_step, dtype))
+    v_hat = ops.divide(v, one_minus_power(self.beta_2, local_step, dtype))
     update = ops.divide(m_hat, ops.add(ops.sqrt(v_hat), ops.cast(self.epsilon, dtype)))
     if self.weight_decay and self._use_weight_decay(variable):
       update = ops.add(update, ops.multiply(ops.cast(self.weight_decay, dtype), variable))
@@ -109,14 +111,3 @@ class Lamb(keras.optimizers.Optimizer):
     config = super().get_config()
     config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon)
     return config
-
-
-def _one_minus_power(beta: float, step, dtype):
-  """1 - beta ** step, as -expm1(step * log(beta)) with log(beta) taken in float64.
-
-  Why not `1 - ops.power(ops.cast(beta, dtype), step)` (Keras' Adam and Lamb): float32(0.999) is
-  0.999 + 1.3e-8, so in float32 1 - beta2 ** t is 1.3e-5 too small (relative) at t = 1; the bias
-  correction carries that into every update not rescaled by a trust ratio (the excluded variables,
-  and zero-norm ones). This form is accurate to float32 rounding for every step.
-  """
-  return ops.negative(ops.expm1(ops.multiply(step, ops.cast(math.log(beta), dtype))))

@@ -95,7 +95,7 @@ def create_optimizer(learning_rate: float, num_train_steps: int, num_warmup_step
   """Builds AdamW (default, the paper's) or LAMB with the warmup/decay schedule.
 
   Global-norm clipping is done by Keras (`global_clipnorm`), before the update. For "adamw",
-  `fused=True` returns `FusedAdamW` (the same update in TensorFlow's one-pass Adam kernel, ~2x
+  `fused=True` returns `FusedAdamW` (the same update as one fused XLA pass per variable, much
   faster on CPU; see fused_adamw.py), `fused=False` the plain `keras.optimizers.AdamW`; their
   checkpoints are interchangeable. "lamb" is the paper's LAMB (lamb.py), whose LayerNorm weights and
   biases skip both the weight decay and the trust ratio. `decay` and `decay_power`: see

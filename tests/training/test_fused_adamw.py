@@ -46,28 +46,36 @@ def test_matches_keras_adamw_and_uses_the_fused_kernel(runs):
   plain, _, plain_ran, _ = runs[False]
   assert ran and not plain_ran
   assert probe.max_change(fused, initial) > 1e-3  # the steps really moved the weights
-  assert probe.max_scaled_difference(fused, plain) <= 1e-6, probe.relative_differences(
-      fused, plain)
+  assert probe.max_scaled_difference(fused, plain) <= probe.KERAS_TOLERANCE, (
+      probe.relative_differences(fused, plain))
 
 
-def test_paper_betas_are_keras_with_float32_betas():
-  # The one documented difference: the kernel forms (1 - beta) in float32 from float32(beta).
+def test_paper_betas_are_adam_to_float32_rounding():
+  # With beta2 = 0.999, Keras' float32 bias correction 1 - float32(0.999)^t is ~1e-5 off (t = 1)
+  # and TensorFlow's Adam kernel (earlier versions) forms 1 - float32(beta2) for the velocity:
+  # both leave the float64 algorithm by ~1e-6 relative in the weights; FusedAdamW stays within
+  # float32 rounding of it. Keras as given is the control that this measure sees those errors.
   def apply(optimizer):
     variable = tf.Variable(np.linspace(-1.0, 1.0, 12, dtype="float32").reshape(3, 4))
     for scale in (1.0, -0.5, 2.0):
       optimizer.apply_gradients([(tf.fill((3, 4), scale) * variable, variable)])
     velocity, = [v for v in optimizer.variables if v.path.endswith("velocity")]
     return variable.numpy(), velocity.numpy()
-  kw = dict(learning_rate=0.01, weight_decay=0.1, epsilon=1e-6)
-  fused = apply(FusedAdamW(beta_1=0.9, beta_2=0.999, **kw))
-  as_float32 = apply(keras.optimizers.AdamW(beta_1=float(np.float32(0.9)),
-                                            beta_2=float(np.float32(0.999)), **kw))
-  as_given = apply(keras.optimizers.AdamW(beta_1=0.9, beta_2=0.999, **kw))
-  for a, b in zip(fused, as_float32):
-    np.testing.assert_allclose(a, b, rtol=1e-6, atol=0)
-  velocity_rel = np.max(np.abs(fused[1] - as_given[1]) / np.abs(as_given[1]))
-  assert 1e-6 < velocity_rel < 3e-5  # float32 spacing near 0.999 / 0.001
-  np.testing.assert_allclose(fused[0], as_given[0], rtol=1e-5, atol=0)
+
+  lr, wd, eps, b1, b2 = 0.01, 0.1, 1e-6, 0.9, 0.999
+  w = np.linspace(-1.0, 1.0, 12, dtype="float32").reshape(3, 4).astype("float64")
+  m = v = np.zeros_like(w)
+  for t, scale in enumerate((1.0, -0.5, 2.0), 1):  # AdamW in float64, the module's formulas
+    g = scale * w
+    w = w - lr * wd * w
+    m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+    w = w - lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t) * m / (np.sqrt(v) + eps)
+  relative = lambda got, want: np.max(np.abs(got - want) / np.abs(want))
+  kw = dict(learning_rate=lr, weight_decay=wd, epsilon=eps, beta_1=b1, beta_2=b2)
+  fused = apply(FusedAdamW(**kw))
+  keras_adamw = apply(keras.optimizers.AdamW(**kw))
+  assert relative(fused[0], w) < 5e-7 and relative(fused[1], v) < 5e-7
+  assert relative(keras_adamw[0], w) > 1e-6 and relative(keras_adamw[1], v) > 1e-6
 
 
 def test_gradient_scale_applies_the_scaled_gradients():
@@ -93,7 +101,7 @@ def test_gradient_scale_applies_the_scaled_gradients():
   scaled = apply(FusedAdamW(**kw), 0.25)
   reference = apply(keras.optimizers.AdamW(**kw), None)
   unscaled = apply(FusedAdamW(**kw), 1.0)
-  assert probe.max_scaled_difference(scaled, reference) <= 1e-6
+  assert probe.max_scaled_difference(scaled, reference) <= probe.KERAS_TOLERANCE
   assert probe.max_scaled_difference(unscaled, reference) > 1e-3
 
 
@@ -140,7 +148,8 @@ def test_loss_scale_optimizer_wrapping_matches_keras(runs):
   scaled, initial, ran = probe.train(STRATEGY, True, STEPS, probe.EXACT_BETAS, loss_scale=True)
   assert ran and "optimizer/dynamic_scale" in initial
   plain = probe.weights_and_slots(runs[False][0])
-  assert probe.max_scaled_difference(probe.weights_and_slots(scaled), plain) <= 1e-6
+  assert (probe.max_scaled_difference(probe.weights_and_slots(scaled), plain)
+          <= probe.KERAS_TOLERANCE)
 
 
 def test_checkpoints_restore_across_fused_and_keras(runs):
@@ -152,7 +161,7 @@ def test_checkpoints_restore_across_fused_and_keras(runs):
     resumed, restored, _ = probe.train(STRATEGY, fused, STEPS - 2, probe.EXACT_BETAS,
                                        restore=runs[saved_by_fused][3])
     assert int(restored["optimizer/iteration"]) == 2
-    assert probe.max_scaled_difference(resumed, reference) <= 1e-6
+    assert probe.max_scaled_difference(resumed, reference) <= probe.KERAS_TOLERANCE
 
 
 @pytest.mark.slow  # a subprocess: two logical CPUs must be configured before TensorFlow starts
@@ -163,7 +172,7 @@ def test_mirrored_strategy_matches_keras_adamw():
   result = json.loads(done.stdout.strip().splitlines()[-1])
   assert result["replicas"] == 2 and result["fused_kernel_ran"], result
   assert result["moved"] > 1e-3, result
-  assert result["max_scaled"] <= 1e-6, result
+  assert result["max_scaled"] <= probe.KERAS_TOLERANCE, result
   # Per-replica gradient scales (0.25, 0.5) under a LossScaleOptimizer: each replica's weights
   # and slots follow its own scale, and the two scales lead to clearly different slots.
   assert result["per_replica_scale_max_scaled"] <= 1e-6, result
