@@ -99,7 +99,8 @@ def ours_gemm_specs(L, H, A, batch, last_block_rows=None, **_):
   def dense(m, k, n, transposed_copy=False):
     # transposed_copy: the input gradient multiplies by a transposed copy of the kernel (NN), as
     # ours' feed-forward widening projection does (bert_keras/models/wide_dense.py).
-    input_grad = ((m, n), (n, k), False, False) if transposed_copy else ((m, n), (k, n), False, True)
+    input_grad = (((m, n), (n, k), False, False) if transposed_copy
+                  else ((m, n), (k, n), False, True))
     specs.extend([((m, k), (k, n), False, False), input_grad, ((m, k), (m, n), True, False)])
 
   for layer in range(L):

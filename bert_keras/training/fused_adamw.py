@@ -9,8 +9,8 @@ update are one XLA-compiled element-wise kernel per variable (`_adamw_update`) t
 and the gradient once and writes var, m and v once. (Earlier versions ran the decay and scale as
 one such kernel and the Adam update as TensorFlow's `ResourceApplyAdam`, the kernel the original
 BERT release and tf.keras 2's Adam used: one more pass over var, m, v and the gradient. BERT-Base
-optimizer phase, 110M parameters on 2 CPU cores: ~122 -> ~99 ms; the variables' kernels run side
-by side in the inter-op pool.)
+optimizer phase, 110M parameters on 2 CPU cores, interleaved microbenchmark: 128 -> 105 ms; the
+variables' kernels run side by side in the inter-op pool.)
 
 The update is Keras AdamW's, in its order (per variable):
   g <- g * scale                      (`gradient_scale`, e.g. the global-norm clip factor; else 1)
@@ -26,10 +26,9 @@ beta2 = 0.999), while the bias corrections 1 - beta^t are accurate to float32 ro
 beta2 = 0.999 and rounds beta^t before a cancellation at every small t). And XLA contracts
 `a + b * c` into fused multiply-adds, which round once where Keras rounds twice. Against AdamW
 in float64, three steps with the paper's betas: weights and velocity within 1.5e-7 relative here,
-Keras' within 1.9e-6; against Keras itself, a few 1e-6 of each array's scale.
-The fused path decays each variable right before
-its Adam update (Keras decays all variables, then updates them all; each variable's result is
-the same).
+Keras' within 1.9e-6; against Keras itself, a few 1e-6 of each array's scale. The fused path
+decays each variable right before its Adam update (Keras decays all variables, then updates them
+all; each variable's result is the same).
 
 Everything else is inherited from `keras.optimizers.AdamW`, unchanged: slot variables (`momentum`,
 `velocity`) with the same names, so checkpoints of either class restore into the other;
@@ -112,9 +111,10 @@ def _adamw_update(var, m, v, grad, decay, scale, alpha, one_minus_beta_1, one_mi
 class FusedAdamW(keras.optimizers.AdamW):
   """`keras.optimizers.AdamW` with each dense update done by one fused kernel (module docstring).
 
-  Same constructor, config, slots and results (to float32 rounding, closer to Adam's algorithm than
-  Keras' own: module docstring); a drop-in replacement. `with optimizer.gradient_scale(s): apply_gradients(...)`
-  applies the gradients multiplied by the scalar `s` without a separate pass over them.
+  Same constructor, config, slots and results (to float32 rounding, and closer to Adam's algorithm
+  than Keras' own: module docstring); a drop-in replacement.
+  `with optimizer.gradient_scale(s): apply_gradients(...)` applies the gradients multiplied by the
+  scalar `s` without a separate pass over them.
   """
 
   def __init__(self, *args, name=None, **kwargs):

@@ -35,8 +35,6 @@ the same, only the update differs.
 
 from __future__ import annotations
 
-import math
-
 import keras
 from keras import ops
 import tensorflow as tf
