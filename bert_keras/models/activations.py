@@ -29,7 +29,8 @@ _FUSED_DEPTH = [0]
 
 @contextlib.contextmanager
 def fused_activations(enabled: bool = True):
-  """Within this context (at trace time), GELUs are built as fused XLA kernels (see module doc)."""
+  """Within this context (at trace time), GELUs are built as fused XLA kernels (see module doc)
+  and `wide_dense` gives its layer's input gradient on a transposed kernel copy (`fusing()`)."""
   _FUSED_DEPTH[0] += int(enabled)
   try:
     yield
