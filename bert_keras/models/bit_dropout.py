@@ -13,9 +13,10 @@ kernel that applies it, and the backward pass computes it again instead of stori
 backward are each one XLA-fused element-wise kernel (`tf.function(jit_compile=True)`) wherever the
 shape is known while tracing, as in the Trainer's step (batches of a fixed size); Keras `fit`
 traces with an unknown batch size and so keeps Keras' dropout. Dropout never runs in serving
-graphs. The same integer ops as plain TensorFlow ops (`_dropout`) give the same bits. Measured on 2 CPU cores, forward +
-backward, against the previous version (16-bit masks from Philox, TensorFlow ops): (8, 12, 128,
-128) 5.1 -> 2.1 ms wall, 7.8 -> 2.8 CPU-ms; (1024, 768) 2.1 -> 1.2 ms, 3.8 -> 1.5 CPU-ms.
+graphs. The same integer ops as plain TensorFlow ops (`_dropout`) give the same bits. Measured on
+2 CPU cores, forward + backward, against the previous version (16-bit masks from Philox,
+TensorFlow ops): (8, 12, 128, 128) 5.1 -> 2.1 ms wall, 7.8 -> 2.8 CPU-ms; (1024, 768) 2.1 -> 1.2
+ms, 3.8 -> 1.5 CPU-ms.
 
 The drop probability is the rate rounded to a multiple of 2^-32 (0.1 -> 429496730 / 2^32, off by
 7e-11) and kept values are scaled by 2^32 / (2^32 - threshold), the inverse of that keep
