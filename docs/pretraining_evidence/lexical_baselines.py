@@ -93,7 +93,8 @@ def mlm_baselines(rows, heldout: np.ndarray, alpha: float) -> dict:
   vocab_size = 1 + int(max(train.max(), test.max()))
   unigram = np.bincount(train[:, 1], minlength=vocab_size) + 0.5
   unigram /= unigram.sum()
-  # Bigram counts as a sparse (left, target) matrix; p = (count + alpha * unigram) / (n_left + alpha).
+  # Bigram counts as a sparse (left, target) matrix;
+  # p = (count + alpha * unigram) / (n_left + alpha).
   counts = sparse.csr_matrix((np.ones(len(train)), (train[:, 0], train[:, 1])),
                              shape=(vocab_size, vocab_size))
   left_totals = np.asarray(counts.sum(1)).ravel()

@@ -8,8 +8,8 @@ initialisation are alike at no distance.
   python docs/pretraining_evidence/position_structure.py \
       --weights demo_out/pipeline/pretrainer/model/encoder/encoder.weights.h5
   # a fully trained BERT for comparison: the all-MiniLM-L6-v2 checkpoint (Hugging Face names)
-  python docs/pretraining_evidence/position_structure.py \
-      --weights "$(python -c 'from bert_keras import resources; print(resources.minilm_dir())')/model.safetensors"
+  minilm=$(python -c 'from bert_keras import resources; print(resources.minilm_dir())')
+  python docs/pretraining_evidence/position_structure.py --weights "$minilm/model.safetensors"
 
 Prints one JSON object.
 """
