@@ -2,9 +2,10 @@
 
 Trains tf-models-official's `BertPretrainerV2` (`BertEncoderV2`, the masked-LM head and a
 `ClassificationHead` for next-sentence prediction) on the demo's examples with the demo's recipe:
-`bert_tiny` (2 layers, H=128, 2 heads, FFN 512), dropout 0, batch 32, AdamW (weight decay 0.01,
-not on LayerNorm weights or biases; epsilon 1e-6; clipping by global norm 1.0), lr 2e-3 with 200
-warmup steps then linear decay to 0 at step 2000, loss = masked-LM mean + NSP mean. The held-out
+`bert_tiny` (2 layers, H=128, 2 heads, FFN 512; initial weights of std --initializer_range),
+dropout 0, batch 32, AdamW (weight decay 0.01, not on LayerNorm weights or biases; epsilon 1e-6;
+clipping by global norm 1.0), lr 2e-3 with 200 warmup steps then linear decay to 0 at step 2000,
+loss = masked-LM mean + NSP mean. The held-out
 split is the pretrainer's (`split_heldout`: every 20th record of the sorted shards). Prints one JSON
 line per evaluation: held-out masked-LM accuracy and loss, NSP accuracy and loss.
 
@@ -69,13 +70,15 @@ def main():
   parser.add_argument("--batch", type=int, default=32)
   parser.add_argument("--eval_every", type=int, default=400)
   parser.add_argument("--seed", type=int, default=42)
+  parser.add_argument("--initializer_range", type=float, default=0.02,
+                      help="std of the initial weights (BERT's 0.02; the demo's bert_tiny 0.05)")
   args = parser.parse_args()
   files = sorted(glob.glob(args.examples))
   if not files:
     raise SystemExit(f"error: no files match {args.examples!r}")
 
   tf_keras.utils.set_random_seed(args.seed)
-  init = tf_keras.initializers.TruncatedNormal(stddev=0.02)
+  init = tf_keras.initializers.TruncatedNormal(stddev=args.initializer_range)
   gelu = lambda x: tf_keras.activations.gelu(x, approximate=False)
   encoder = networks.BertEncoderV2(
       vocab_size=args.vocab_size, hidden_size=128, num_layers=2, num_attention_heads=2,
