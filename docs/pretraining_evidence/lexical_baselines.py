@@ -27,6 +27,7 @@ from scipy import sparse
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.linear_model import LogisticRegression
 
+from bert_keras.training.pretraining_input import unmask
 from components.pretrainer.executor import nsp_padding_rule
 
 NAMES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids",
@@ -34,13 +35,17 @@ NAMES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "maske
 
 
 def read_all(files):
-  """Every record as a dict of numpy arrays, in the order `split_heldout` reads them."""
+  """Every record as a dict of numpy arrays (and its unmasked `original_ids`), in the order
+  `split_heldout` reads them."""
   spec = {name: tf.io.VarLenFeature(tf.float32 if name == "masked_lm_weights" else tf.int64)
           for name in NAMES}
   rows = []
   for record in tf.data.TFRecordDataset(files):
-    parsed = tf.io.parse_single_example(record, spec)
-    rows.append({k: tf.sparse.to_dense(v).numpy() for k, v in parsed.items()})
+    parsed = {k: tf.sparse.to_dense(v)
+              for k, v in tf.io.parse_single_example(record, spec).items()}
+    row = {k: v.numpy() for k, v in parsed.items()}
+    row["original_ids"] = unmask(parsed).numpy()  # the masking undone
+    rows.append(row)
   return rows
 
 
@@ -57,9 +62,7 @@ def bag_of_ids(sequences, vocab_size: int) -> sparse.csr_matrix:
 def nsp_baselines(rows, heldout: np.ndarray) -> dict:
   segments_a, segments_b, lengths = [], [], []
   for row in rows:
-    ids = row["input_ids"].copy()
-    keep = row["masked_lm_weights"] > 0
-    ids[row["masked_lm_positions"][keep]] = row["masked_lm_ids"][keep]  # undo the masking
+    ids = row["original_ids"]
     real = row["input_mask"] > 0
     segments_a.append(ids[real & (row["segment_ids"] == 0)][1:-1])  # without [CLS] and [SEP]
     segments_b.append(ids[real & (row["segment_ids"] == 1)][:-1])

@@ -124,6 +124,8 @@ def main():
   train = (read(files, False).shuffle(10000, seed=args.seed).repeat()
            .batch(args.batch, drop_remainder=True).prefetch(tf.data.AUTOTUNE))
   heldout = list(read(files, True).batch(64))
+  labels = np.concatenate([h["next_sentence_labels"].numpy()[:, 0] for h in heldout])
+  majority = round(float(max(labels.mean(), 1 - labels.mean())), 4)
   start = time.time()
   for step, batch in enumerate(train.take(args.steps), 1):
     train_step(batch)
@@ -132,7 +134,6 @@ def main():
       for held in heldout:
         for k, v in eval_sums(held).items():
           total[k] = total.get(k, 0.0) + float(v)
-      labels = np.concatenate([h["next_sentence_labels"].numpy()[:, 0] for h in heldout])
       print(json.dumps({
           "step": step, "sec": round(time.time() - start),
           "heldout_examples": int(total["nsp_count"]),
@@ -140,7 +141,7 @@ def main():
           "mlm_loss": round(total["mlm_loss_sum"] / total["mlm_weight"], 4),
           "nsp_accuracy": round(total["nsp_correct"] / total["nsp_count"], 4),
           "nsp_loss": round(total["nsp_loss_sum"] / total["nsp_count"], 4),
-          "nsp_majority": round(float(max(labels.mean(), 1 - labels.mean())), 4)}), flush=True)
+          "nsp_majority": majority}), flush=True)
 
 
 if __name__ == "__main__":
