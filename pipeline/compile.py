@@ -66,14 +66,16 @@ def dataflow_args(project: str, region: str, temp_location: str, setup_file: str
 
 def vertex_multi_worker(replicas: int, machine_type: str) -> dict:
   """{"pretrainer": a function making its KFP component a Vertex AI custom job of `replicas`
-  identical replicas (the first in worker pool 0, the others in pool 1; Vertex AI sets TF_CONFIG)."""
+  identical replicas (the first in worker pool 0, the others in pool 1); Vertex AI sets
+  TF_CONFIG."""
   try:
     # pylint: disable=import-outside-toplevel
     from google_cloud_pipeline_components.v1.custom_job import (
         create_custom_training_job_from_component)
   except ImportError:
     raise UserError(f"--pretrainer_replicas={replicas} needs google-cloud-pipeline-components "
-                    f"(pip install google-cloud-pipeline-components), which is not installed") from None
+                    f"(pip install google-cloud-pipeline-components), which is not "
+                    f"installed") from None
   return {"pretrainer": lambda op: create_custom_training_job_from_component(
       op, display_name="pretrainer", replica_count=replicas, machine_type=machine_type)}
 

@@ -1,10 +1,11 @@
-"""Compiles a pipeline (pipeline/definitions.py) to a Kubeflow Pipelines v2 spec with the `kfp` SDK.
+"""Compiles a pipeline (pipeline/definitions.py) to a Kubeflow Pipelines v2 spec (the `kfp` SDK).
 
 Each component becomes one KFP task that runs the component's own CLI (components/<name>/cli.py)
 on its artifact directories, as the local runner (pipeline/local_runner.py) runs its executor:
 
-  python -m components.vocabulary.cli --input corpus=<input .path> --output vocabulary=<output .path>
-      --params_json=<the task's parameters> [--beam_pipeline_args=...] [--distribution_strategy=...]
+  python -m components.vocabulary.cli --input corpus=<input .path>
+      --output vocabulary=<output .path> --params_json=<the task's parameters>
+      [--beam_pipeline_args=...] [--distribution_strategy=...]
 
 Nothing about a component is written twice: a task's typed inputs, outputs and parameters are read
 from the component's spec (`step_signature`), its parameter values from the pipeline definition.
@@ -59,8 +60,7 @@ _KFP_TYPES = {"Corpus": dsl.Dataset, "Examples": dsl.Dataset, "Model": dsl.Model
               "SavedModel": dsl.Model}
 # How a KFP Python component starts (kfp's own lightweight-component launch, without its pip
 # install: the image holds kfp): the source goes to a file, kfp's executor runs the function in it.
-_LAUNCH = """\
-program_path=$(mktemp -d)
+_LAUNCH = r"""program_path=$(mktemp -d)
 printf "%s" "$0" > "$program_path/ephemeral_component.py"
 _KFP_RUNTIME=true python3 -m kfp.dsl.executor_main \
     --component_module_path "$program_path/ephemeral_component.py" "$@"
@@ -136,7 +136,8 @@ def is_chief(tf_config: str) -> bool:
     task = config.get("task") or {}
     task_type, index, cluster = task.get("type", ""), int(task.get("index", 0)), config["cluster"]
   except (ValueError, TypeError, KeyError, AttributeError):
-    raise UserError(f"TF_CONFIG={tf_config!r}: expected JSON with 'cluster' and 'task' keys") from None
+    raise UserError(f"TF_CONFIG={tf_config!r}: expected JSON with 'cluster' and 'task' "
+                    f"keys") from None
   if task_type in ("", "chief", "master"):
     return True
   return task_type == "worker" and index == 0 and not {"chief", "master"} & set(cluster)
@@ -183,8 +184,8 @@ def run_step(spec_class, cli: Sequence[str], values: dict) -> None:
       return
     for name, artifact_type in spec_class.OUTPUTS.items():
       artifact = artifact_type.load(outputs[name])
-      kfp_outputs[name].metadata.update(artifact_type=artifact.TYPE_NAME, metrics=artifact.metrics,
-                                   properties=artifact.properties)
+      kfp_outputs[name].metadata.update(artifact_type=artifact.TYPE_NAME,
+                                        metrics=artifact.metrics, properties=artifact.properties)
     blessing = _blessing_output(spec_class)
     if blessing:
       blessed = spec_class.OUTPUTS[blessing].load(outputs[blessing]).properties.get("blessed")
@@ -296,8 +297,9 @@ def kfp_pipeline(pipeline: Pipeline, options: KfpOptions):
     tasks = {}
     for component in order:
       spec_class = component.spec_class
-      kwargs = {name: float(value) if spec_class.PARAMETERS[name].type is float and value is not None
-                else value for name, value in component.parameters.items()}
+      floats = {n for n, p in spec_class.PARAMETERS.items() if p.type is float}
+      kwargs = {name: float(value) if name in floats and value is not None else value
+                for name, value in component.parameters.items()}
       if spec_class.USES_BEAM:
         kwargs[BEAM_ARGS] = beam_pipeline_args
       if spec_class.USES_DISTRIBUTION:

@@ -139,15 +139,23 @@ def test_an_image_with_another_spec_version_is_refused():
     step_function(ref, ["-m", "components.vocabulary.cli"], "0", "v")
 
 
-@pytest.mark.parametrize("tf_config, chief", [
-    ("", True),
-    ('{"cluster": {"chief": ["a:1"], "worker": ["b:1"]}, "task": {"type": "chief", "index": 0}}', True),
-    ('{"cluster": {"chief": ["a:1"], "worker": ["b:1"]}, "task": {"type": "worker", "index": 0}}', False),
-    ('{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 0}}', True),
-    ('{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1}}', False),
+@pytest.mark.parametrize("cluster, task_type, index, chief", [
+    ({"chief": ["a:1"], "worker": ["b:1"]}, "chief", 0, True),
+    ({"chief": ["a:1"], "worker": ["b:1"]}, "worker", 0, False),
+    ({"worker": ["a:1", "b:1"]}, "worker", 0, True),
+    ({"worker": ["a:1", "b:1"]}, "worker", 1, False),
 ])
-def test_only_the_chief_publishes(tf_config, chief):
-  assert is_chief(tf_config) is chief
+def test_only_the_chief_publishes(cluster, task_type, index, chief):
+  assert is_chief("") is True
+  tf_config = {"cluster": cluster, "task": {"type": task_type, "index": index}}
+  assert is_chief(json.dumps(tf_config)) is chief
+  with pytest.raises(UserError, match="TF_CONFIG"):
+    is_chief('{"task": {}}')
+
+
+def _with_root_on_path(monkeypatch):
+  path = os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
+  monkeypatch.setenv("PYTHONPATH", path)
 
 
 def _cli(spec_class):
@@ -155,7 +163,7 @@ def _cli(spec_class):
 
 
 def test_a_worker_that_is_not_the_chief_leaves_the_outputs_alone(tmp_path, monkeypatch):
-  monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+  _with_root_on_path(monkeypatch)
   out = dsl.Artifact(uri=str(tmp_path / "chief" / "number"))
   monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["a:1", "b:1"]},
                                               "task": {"type": "worker", "index": 1}}))
@@ -170,7 +178,7 @@ def test_a_worker_that_is_not_the_chief_leaves_the_outputs_alone(tmp_path, monke
 
 
 def test_a_failing_cli_fails_the_step(tmp_path, monkeypatch):
-  monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+  _with_root_on_path(monkeypatch)
   number = dsl.Artifact(uri=str(tmp_path / "n"))
   run_step(tiny_components.SourceSpec, _cli(tiny_components.SourceSpec),
            {"number": number, "value": 1, "source_file": ""})
