@@ -152,6 +152,22 @@ def _import_spec(ref: str):
   return getattr(importlib.import_module(module), name)
 
 
+def whole_numbers_as_ints(value):
+  """`value` with every whole float inside lists and dicts made an int again.
+
+  KFP carries list and dict parameters as protobuf Structs, whose numbers are all doubles:
+  {"train_batch_size": 8} arrives as 8.0, which the configs refuse for an integer field; a float
+  field takes an int, so turning whole numbers back into ints restores what the definition said.
+  """
+  if isinstance(value, float) and value.is_integer():
+    return int(value)
+  if isinstance(value, list):
+    return [whole_numbers_as_ints(v) for v in value]
+  if isinstance(value, dict):
+    return {k: whole_numbers_as_ints(v) for k, v in value.items()}
+  return value
+
+
 def run_step(spec_class, cli: Sequence[str], values: dict) -> None:
   """The body of every task: runs the component's CLI on the task's artifacts and parameters.
 
@@ -165,7 +181,9 @@ def run_step(spec_class, cli: Sequence[str], values: dict) -> None:
                for name in spec_class.OUTPUTS}
     params_path = os.path.join(scratch, "parameters.json")
     with open(params_path, "w", encoding="utf-8") as f:
-      json.dump({name: values[name] for name in spec_class.PARAMETERS if name in values}, f)
+      json.dump({name: whole_numbers_as_ints(values[name]) if param.type in (list, dict)
+                 else values[name]
+                 for name, param in spec_class.PARAMETERS.items() if name in values}, f)
     argv = [sys.executable, *cli, f"--params_json={params_path}"]
     for name in spec_class.INPUTS:
       if values.get(name) is not None:

@@ -13,7 +13,7 @@ from bert_keras.errors import UserError
 from configs.pipeline import demo_config
 from pipeline.definitions import build_pipeline
 from pipeline.kfp_compiler import (BLESSED, KfpOptions, compile_pipeline, is_chief, run_step,
-                                   step_function, step_signature)
+                                   step_function, step_signature, whole_numbers_as_ints)
 from components.fine_tuner.spec import FineTunerSpec
 from components.vocabulary.spec import VocabularySpec
 from tests.pipeline import tiny_components
@@ -130,6 +130,15 @@ def test_signature_follows_the_spec():
   assert params["max_train_examples"].default == 0
   assert "beam_pipeline_args" in step_signature(VocabularySpec).parameters
   assert BLESSED in step_signature(tiny_components.TinyEvaluatorSpec).parameters
+
+
+def test_dict_parameters_get_their_integers_back():
+  # KFP hands list and dict parameters over as protobuf Structs: every number a double.
+  assert whole_numbers_as_ints({"train_batch_size": 8.0, "learning_rate": 5e-4,
+                                "thresholds": [{"lower_bound": 1.0}], "task": "polarity"}) == {
+      "train_batch_size": 8, "learning_rate": 5e-4, "thresholds": [{"lower_bound": 1}],
+      "task": "polarity"}
+  assert isinstance(whole_numbers_as_ints({"n": 8.0})["n"], int)
 
 
 def test_an_image_with_another_spec_version_is_refused():

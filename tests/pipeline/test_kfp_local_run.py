@@ -70,7 +70,8 @@ def kfp_local_run(tmp_path, monkeypatch):
 
 def _task_dir(run_dir, task):
   """The outputs of `task` (under its condition's directory when it runs inside one), or None."""
-  found = glob.glob(os.path.join(run_dir, "**", task), recursive=True)
+  found = [d for d in [os.path.join(run_dir, task)] + glob.glob(
+      os.path.join(run_dir, "condition-*", task)) if os.path.isdir(d)]
   assert len(found) <= 1, found
   return found[0] if found else None
 
