@@ -224,3 +224,25 @@ def test_compile_command(tmp_path):
     assert done.returncode == 2 and message in done.stderr, (flags, done.stderr[-500:])
     assert len(done.stderr.strip().splitlines()) == 1
   assert not os.path.exists(tmp_path / "x.yaml")
+
+
+def test_the_pretrainer_as_a_multi_worker_job(tmp_path):
+  pipeline = build_pipeline(demo_config(), "gs://bucket/root", "/gcs/bucket/serving")
+  wrapped = []
+
+  def make_job(op):  # what GCPC's create_custom_training_job_from_component is given and returns
+    wrapped.append(op.name)
+    return op
+
+  compile_pipeline(pipeline, KfpOptions(image="i", multi_worker={"pretrainer": make_job}),
+                   str(tmp_path / "p.yaml"))
+  assert wrapped == ["pretrainer"]
+  tasks = _tasks(components.load_component_from_file(str(tmp_path / "p.yaml")).pipeline_spec)
+  strategy = tasks["pretrainer"][0].inputs.parameters["distribution_strategy"]
+  assert strategy.runtime_value.constant.string_value == "multi_worker_mirrored"
+  fine_tuner = tasks["fine-tuner-polarity-pretrained"][0].inputs.parameters["distribution_strategy"]
+  assert fine_tuner.component_input_parameter == "distribution_strategy"
+  for names, message in [({"nope": make_job}, "unknown components"),
+                         ({"vocabulary": make_job}, "does not train")]:
+    with pytest.raises(UserError, match=message):
+      compile_pipeline(pipeline, KfpOptions(image="i", multi_worker=names), str(tmp_path / "q.yaml"))
