@@ -21,7 +21,7 @@ from absl import app, flags
 
 from bert_keras.errors import UserError, parse_flags, run_main, split_args
 from configs.pipeline import DEMO_PRETRAIN_STEPS, PipelineConfig, demo_config, smoke_config
-from configs.training import DISTRIBUTIONS
+from configs.training import FINETUNE_DISTRIBUTIONS
 
 flags.DEFINE_string("pipeline", "demo", "demo, smoke, or package.module:function.")
 flags.DEFINE_string("image", None, "The component image (Dockerfile), best by digest.")
@@ -36,7 +36,7 @@ flags.DEFINE_string("dataflow_region", "", "Dataflow's region.")
 flags.DEFINE_string("dataflow_temp_location", "", "Dataflow's temp location (gs://...).")
 flags.DEFINE_string("setup_file", "/app/setup.py", "The project's setup.py inside the image "
                     "(Dataflow installs the project on its workers from it).")
-flags.DEFINE_enum("distribution_strategy", "default", [d for d in DISTRIBUTIONS if d != "tpu"],
+flags.DEFINE_enum("distribution_strategy", "default", list(FINETUNE_DISTRIBUTIONS),
                   "tf.distribute strategy of the trainers.")
 flags.DEFINE_bool("caching", True, "Let KFP reuse earlier executions of unchanged steps.")
 flags.DEFINE_list("no_cache_components", [], "Components that always rerun.")

@@ -218,6 +218,8 @@ def test_compile_command(tmp_path):
   for flags, message in [(("--serving_dir=gs://b/s",), "a path the steps mount"),
                          (("--serving_dir=/s", "--dataflow_project=p"), "--dataflow_region"),
                          (("--serving_dir=/s", "--pipeline=nope"), "package.module:function"),
+                         (("--serving_dir=/s", "--distribution_strategy=multi_worker_mirrored"),
+                          "distribution_strategy"),
                          (("--serving_dir=/s", "--pretrainer_replicas=2"),
                           "google-cloud-pipeline-components")]:
     done = _compile("--image=i", f"--output={tmp_path / 'x.yaml'}", *flags)
