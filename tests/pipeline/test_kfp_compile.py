@@ -12,8 +12,10 @@ from kfp import components, dsl
 from bert_keras.errors import UserError
 from configs.pipeline import demo_config
 from pipeline.definitions import build_pipeline
+from pipeline.pipeline import Pipeline
 from pipeline.kfp_compiler import (BLESSED, KfpOptions, compile_pipeline, is_chief, run_step,
                                    step_function, step_signature, whole_numbers_as_ints)
+from components.base.component import Component
 from components.fine_tuner.spec import FineTunerSpec
 from components.vocabulary.spec import VocabularySpec
 from tests.pipeline import tiny_components
@@ -248,3 +250,17 @@ def test_the_pretrainer_as_a_multi_worker_job(tmp_path):
                          ({"vocabulary": make_job}, "does not train")]:
     with pytest.raises(UserError, match=message):
       compile_pipeline(pipeline, KfpOptions(image="i", multi_worker=names), str(tmp_path / "q.yaml"))
+
+
+def test_an_artifact_from_outside_the_pipeline_is_imported(tmp_path):
+  number = tiny_components.Number(str(tmp_path / "number"))
+  add = Component(tiny_components.AddSpec, "add", inputs={"a": number})
+  compile_pipeline(Pipeline("imports", str(tmp_path), [add]), KfpOptions(image="i"),
+                   str(tmp_path / "p.yaml"))
+  spec = components.load_component_from_file(str(tmp_path / "p.yaml")).pipeline_spec
+  (importer,) = [name for name in spec.root.dag.tasks if name.startswith("importer")]
+  source = spec.root.dag.tasks["add"].inputs.artifacts["a"].task_output_artifact
+  assert source.producer_task == importer
+  importer_spec = json_format.MessageToDict(spec.deployment_spec)["executors"]
+  assert any(e.get("importer", {}).get("artifactUri", {}).get("constant") == number.uri
+             for e in importer_spec.values())
