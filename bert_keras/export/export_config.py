@@ -32,6 +32,9 @@ class ExportConfig:
   doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
   jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
   row_groups: Optional[int] = None  # TransformerBlock.row_groups of the plain graph (None: by width)
+  # Text-in calls pad to their longest row's bucket: "auto" (16, 32, 64, ... max_seq_length),
+  # "fixed" (max_seq_length only) or ascending lengths "16,48" (bert_keras/text/length_buckets.py).
+  length_buckets: str = "auto"
 
   def __post_init__(self):
     if not self.output_dir:
@@ -48,13 +51,23 @@ class ExportConfig:
     if self.row_groups is not None and (not isinstance(self.row_groups, int)
                                         or self.row_groups < 1):
       raise UserError(f"row_groups={self.row_groups!r}; expected an integer >= 1")
+    self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
+
+  def buckets(self, max_seq_length: int) -> tuple[int, ...]:
+    """The bucket lengths for an export of `max_seq_length`; UserError on a bad setting."""
+    from bert_keras.text.length_buckets import resolve_buckets
+    try:
+      return resolve_buckets(self.length_buckets, max_seq_length)
+    except ValueError as e:
+      raise UserError(str(e)) from None
 
   def bert_only_settings(self) -> list[str]:
     """The settings given that only BERT exports use (GPT-1 exports take none of them)."""
     given = {"max_seq_length": self.max_seq_length is not None,
              "row_groups": self.row_groups is not None, "jit_compile": self.jit_compile is not False,
              "doc_stride": self.doc_stride != 0, "vocab_file": bool(self.vocab_file),
-             "lower_case": self.lower_case is not None}
+             "lower_case": self.lower_case is not None,
+             "length_buckets": self.length_buckets != "auto"}
     return [name for name, is_given in given.items() if is_given]
 
   def to_json(self) -> str:
@@ -172,7 +185,8 @@ def run_export(config: ExportConfig) -> dict:
     kind = exporter.kind_for(model, info)
     exporter.export_finetuned(model, info, tokenizer, config.output_dir,
                               jit_compile=config.jit_compile, extra_files=extra_files,
-                              doc_stride=config.doc_stride, row_groups=config.row_groups)
+                              doc_stride=config.doc_stride, row_groups=config.row_groups,
+                              length_buckets=config.buckets(int(info["max_seq_length"])))
     task = info.get("task", "")
   else:
     from bert_keras.interop.loader import load_encoder
@@ -195,6 +209,7 @@ def run_export(config: ExportConfig) -> dict:
     exporter.export_task_model(encoder, kind, tokenizer, config.output_dir,
                                max_seq_length=config.max_seq_length, task=task,
                                jit_compile=config.jit_compile, extra_files=extra_files,
-                               row_groups=config.row_groups)
+                               row_groups=config.row_groups,
+                               length_buckets=config.buckets(config.max_seq_length))
   return {"output_dir": config.output_dir, "kind": kind, "task": task, "vocab_file": vocab,
           "lower_case": tokenizer.lower_case}

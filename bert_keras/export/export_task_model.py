@@ -31,8 +31,10 @@ _SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_quer
 
 
 def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: str,
-                extra: Mapping, jit_compile: bool | str, row_groups: int | None):
-  common = dict(task=task, jit_compile=jit_compile, row_groups=row_groups)
+                extra: Mapping, jit_compile: bool | str, row_groups: int | None,
+                length_buckets=None):
+  common = dict(task=task, jit_compile=jit_compile, row_groups=row_groups,
+                length_buckets=length_buckets)
   extra = dict(extra or {})
   if kind == "encoder":
     return EncoderServing(model, tokenizer, max_seq_length, **common)
@@ -55,12 +57,12 @@ def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: 
 def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                          labels: Sequence[str] | None = None, task: str = "",
                          extra: Mapping | None = None, jit_compile: bool | str = False,
-                         row_groups: int | None = None):
+                         row_groups: int | None = None, length_buckets=None):
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
   if kind not in KINDS:
     raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
   return _module_for(kind, task_model, tokenizer, int(max_seq_length), labels, task or kind,
-                     extra or {}, jit_compile, row_groups)
+                     extra or {}, jit_compile, row_groups, length_buckets)
 
 
 def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] | None = None) -> str:
@@ -107,7 +109,7 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
                       labels: Sequence[str] | None = None, task: str = "",
                       extra: Mapping | None = None, jit_compile: bool | str = False,
                       extra_files: Mapping[str, str] | None = None,
-                      row_groups: int | None = None) -> str:
+                      row_groups: int | None = None, length_buckets=None) -> str:
   """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`.
 
   kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
@@ -120,11 +122,14 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   row_groups: independent groups of positions in every Transformer block of the plain graph
   (TransformerBlock.row_groups; same outputs, both cores busy at small batches); 1 = unsplit;
   None = by the model's width (serving_module.default_row_groups: 2, or 1 from hidden 768 on).
+  length_buckets: the lengths text-in calls pad to (the bucket of each call's longest row):
+  None or "auto" = 16, 32, 64, ... max_seq_length; "fixed" = max_seq_length only; or ascending
+  ints (bert_keras/text/length_buckets.py).
   Returns output_dir.
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
                                 task=task, extra=extra, jit_compile=jit_compile,
-                                row_groups=row_groups)
+                                row_groups=row_groups, length_buckets=length_buckets)
   return save_serving_module(module, output_dir, extra_files=extra_files)
 
 
@@ -150,7 +155,8 @@ def kind_for(task_model, task_info: Mapping) -> str:
 def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
                      jit_compile: bool | str = False,
                      extra_files: Mapping[str, str] | None = None,
-                     doc_stride: int = 0, row_groups: int | None = None) -> str:
+                     doc_stride: int = 0, row_groups: int | None = None,
+                     length_buckets=None) -> str:
   """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info).
 
   doc_stride: pieces between window starts for texts longer than one window (squad, tagging);
@@ -175,4 +181,4 @@ def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
   return export_task_model(task_model, kind, tokenizer, output_dir, max_seq_length=seq,
                            labels=task_info.get("label_names"), task=task_info.get("task", ""),
                            extra=extra, jit_compile=jit_compile, extra_files=extra_files,
-                           row_groups=row_groups)
+                           row_groups=row_groups, length_buckets=length_buckets)

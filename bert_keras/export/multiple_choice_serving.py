@@ -30,8 +30,8 @@ class MultipleChoiceServing(ServingModule):
     batch, choices = tf.shape(endings)[0], tf.shape(endings)[1]
     # The context is tokenized once and repeated for each of its endings.
     contexts = tf.gather(self.tokenize(context), tf.repeat(tf.range(batch), choices))
-    packed = self.packer([contexts, self.tokenize(tf.reshape(endings, [-1]))])
-    shape = [batch, choices, self.seq_length]
+    packed = self.to_bucket(self.packer([contexts, self.tokenize(tf.reshape(endings, [-1]))]))
+    shape = tf.stack([batch, choices, tf.shape(packed["input_word_ids"])[1]])
     return self._answers({name: tf.reshape(value, shape) for name, value in packed.items()})
 
   @tf.function(autograph=False)
@@ -42,8 +42,9 @@ class MultipleChoiceServing(ServingModule):
   @tf.function(autograph=False)
   def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
     """int32 (batch, choices, seq) each."""
-    return self._answers({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                          "input_type_ids": input_type_ids})
+    return self._answers(self.check_length({"input_word_ids": input_word_ids,
+                                            "input_mask": input_mask,
+                                            "input_type_ids": input_type_ids}))
 
   def signatures(self) -> dict:
     self.serve.get_concrete_function(strings(None), strings(None, None))

@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from bert_keras.lazy_cond import lazy_cond
 from bert_keras.models.transformer_block import TransformerBlock
+from bert_keras.text import length_buckets as length_buckets_lib
 from bert_keras.text.bert_packer import BertPacker
 
 _INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
@@ -115,16 +116,26 @@ class ServingModule(tf.Module):
 
   Attributes readable after `tf.saved_model.load`: `task`, `kind` (string scalars),
   `max_seq_length` (int32), `lower_case` (bool), `labels` (string (K,), empty when the task has
-  none), `vocab_file` (an Asset: `loaded.vocab_file.asset_path`), plus the subclass's settings.
+  none), `length_buckets` (int32 (B,)), `vocab_file` (an Asset:
+  `loaded.vocab_file.asset_path`), plus the subclass's settings.
+
+  Text-in signatures pad each call to its longest packed row rounded up to one of
+  `length_buckets` (bert_keras/text/length_buckets.py; default 16, 32, 64, ... up to
+  max_seq_length), not to max_seq_length: a short sentence runs the Transformer at 16 or 32
+  positions. Per-position outputs (sequence_output, span logits, tags) are as long as the
+  bucket; on the real tokens they equal those of fixed padding. length_buckets="fixed" pads every
+  call to max_seq_length (one shape, what a TPU server wants). With jit_compile, XLA compiles one
+  program per bucket length (and batch size) on its first call.
   """
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int,
                labels: Sequence[str] | None = None, task: str = "",
                jit_compile: bool | str = False, row_groups: int | None = None,
-               name: str | None = None):
+               length_buckets=None, name: str | None = None):
     super().__init__(name=name)
     if max_seq_length < 3:
       raise ValueError(f"max_seq_length={max_seq_length} must be >= 3 ([CLS] x [SEP])")
+    self.buckets = length_buckets_lib.resolve_buckets(length_buckets, int(max_seq_length))
     self.kind_name = kind
     # The Keras objects stay out of the SavedModel's object graph (saving them makes
     # tf.saved_model walk and trace every layer, for nothing a loader could use); the variables
@@ -140,6 +151,8 @@ class ServingModule(tf.Module):
     self.max_seq_length = tf.Variable(self.seq_length, dtype=tf.int32, trainable=False,
                                       name="max_seq_length")
     self.lower_case = tf.Variable(bool(tokenizer.lower_case), trainable=False, name="lower_case")
+    self.length_buckets = tf.Variable(self.buckets, dtype=tf.int32, trainable=False,
+                                      name="length_buckets")
     self.labels = tf.Variable(tf.constant(self.label_list, dtype=tf.string, shape=[len(
         self.label_list)]), trainable=False, shape=tf.TensorShape([None]), name="labels")
     # Model-only part, optionally XLA-compiled: the tokenizer ops have no XLA kernels, so only the
@@ -194,6 +207,21 @@ class ServingModule(tf.Module):
     return lazy_cond(rows <= AUTO_XLA_MAX_ROWS, lambda: self._xla_model(inputs),
                      lambda: self._graph_model(inputs))
 
+  def to_bucket(self, inputs: Mapping[str, tf.Tensor]) -> dict:
+    """Packed inputs (..., max_seq_length) cut to the bucket of their longest row."""
+    return length_buckets_lib.trim_to_bucket(dict(inputs), self.buckets)
+
+  def check_length(self, inputs: Mapping[str, tf.Tensor]) -> dict:
+    """`serving_tokenized` inputs of any length up to max_seq_length; longer ones fail with a
+    clear message (the model was exported for at most that many positions)."""
+    length = tf.shape(inputs["input_word_ids"])[-1]
+    check = tf.debugging.Assert(
+        length <= self.seq_length,
+        [tf.strings.format("input length {} exceeds max_seq_length={}",
+                           (length, self.seq_length))])
+    with tf.control_dependencies([check]):
+      return {name: tf.identity(value) for name, value in inputs.items()}
+
   def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """string (batch,) -> int32 ragged (batch, (pieces))."""
     return self._tokenize(text)
@@ -211,4 +239,5 @@ class ServingModule(tf.Module):
     """JSON-able description written beside the SavedModel (assets.extra/export_info.json)."""
     return {"task": self.task.numpy().decode(), "kind": self.kind_name,
             "max_seq_length": self.seq_length, "lower_case": bool(self.lower_case.numpy()),
-            "labels": self.label_list, "row_groups": self.row_groups}
+            "labels": self.label_list, "row_groups": self.row_groups,
+            "length_buckets": list(self.buckets)}

@@ -62,17 +62,18 @@ class SpanServing(ServingModule):
 
   def _serve_batch(self, question, context):
     s = self.settings
-    seq = self.seq_length
     # The question keeps at least one context piece per window.
-    max_query = min(s["max_query_length"], seq - 4)
+    max_query = min(s["max_query_length"], self.seq_length - 4)
     query = self.tokenize(question)[:, :max_query]  # ragged (batch, (q))
     doc, doc_begin, doc_end = self.tokenize_with_offsets(context)  # ragged (batch, (d))
     query_length = tf.cast(query.row_lengths(), tf.int32)  # (batch,)
     doc_length = tf.cast(doc.row_lengths(), tf.int32)
-    example, start, length = text_ops.doc_windows(doc_length, seq - 3 - query_length,
+    example, start, length = text_ops.doc_windows(doc_length, self.seq_length - 3 - query_length,
                                                   s["doc_stride"])  # each (windows,)
     window = text_ops.gather_windows(doc, example, start, length)  # ragged (windows, (length))
-    inputs = self.packer([tf.gather(query, example), window])  # no trimming: it fits by design
+    # No trimming: it fits by design. Padded to the bucket of the call's longest window.
+    inputs = self.to_bucket(self.packer([tf.gather(query, example), window]))
+    seq = tf.shape(inputs["input_word_ids"])[1]  # the bucket length
     outputs = self._run_model(inputs)
     start_logits = tf.cast(outputs["start_logits"], tf.float32)  # (windows, seq)
     end_logits = tf.cast(outputs["end_logits"], tf.float32)
@@ -96,7 +97,8 @@ class SpanServing(ServingModule):
     k = tf.minimum(s["n_best_size"], seq)
     top_start = start_logits >= tf.math.top_k(start_logits, k).values[:, -1:]
     top_end = end_logits >= tf.math.top_k(end_logits, k).values[:, -1:]
-    band = tf.cast(tf.linalg.band_part(tf.ones([seq, seq]), 0, s["max_answer_length"] - 1),
+    band = tf.cast(tf.linalg.band_part(tf.ones(tf.stack([seq, seq])), 0,
+                                       s["max_answer_length"] - 1),
                    tf.bool)  # (seq, seq): 0 <= j - i < max_answer_length
     valid = ((max_context & top_start)[:, :, None] & (in_context & top_end)[:, None, :]
              & band[None])
@@ -146,8 +148,9 @@ class SpanServing(ServingModule):
   @tf.function(autograph=False)
   def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
     """Packed windows in, the raw span logits out (batch, seq) each: post-processing is yours."""
-    outputs = self._run_model({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                               "input_type_ids": input_type_ids})
+    outputs = self._run_model(self.check_length({"input_word_ids": input_word_ids,
+                                                 "input_mask": input_mask,
+                                                 "input_type_ids": input_type_ids}))
     return {"start_logits": tf.cast(outputs["start_logits"], tf.float32),
             "end_logits": tf.cast(outputs["end_logits"], tf.float32)}
 

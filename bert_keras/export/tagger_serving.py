@@ -92,9 +92,10 @@ class TaggerServing(ServingModule):
                                                     self.stride)  # each (windows,)
     else:  # one window per text; the caller cut the text to it
       example, start, length = tf.range(tf.size(lengths)), tf.zeros_like(lengths), lengths
-    tags, _ = self._tags(self.packer([text_ops.gather_windows(ids, example, start, length)]))
+    inputs = self.to_bucket(self.packer([text_ops.gather_windows(ids, example, start, length)]))
+    tags, _ = self._tags(inputs)  # (windows, bucket length)
     # [CLS] sits at position 0, so piece p of a window is at p + 1.
-    within = tf.range(self.seq_length)[None, :] - 1  # (1, seq)
+    within = tf.range(tf.shape(tags)[1])[None, :] - 1  # (1, seq)
     row_start = tf.gather(tf.cast(ids.row_starts(), tf.int32), example)  # (windows,)
     piece = row_start[:, None] + start[:, None] + within  # (windows, seq) flat piece index
     total = tf.size(ids.flat_values, tf.int32)
@@ -170,8 +171,9 @@ class TaggerServing(ServingModule):
   @tf.function(autograph=False)
   def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
     """Per-piece labels: `tag_id` int32 (batch, seq), `tag` string, `probabilities` (.., K)."""
-    tags, probabilities = self._tags({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                                      "input_type_ids": input_type_ids})
+    tags, probabilities = self._tags(self.check_length({
+        "input_word_ids": input_word_ids, "input_mask": input_mask,
+        "input_type_ids": input_type_ids}))
     return {"tag_id": tags, "tag": tf.gather(self.labels, tags), "probabilities": probabilities}
 
   def signatures(self) -> dict:

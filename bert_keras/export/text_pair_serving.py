@@ -51,12 +51,14 @@ class TextPairServing(ServingModule):
     raise NotImplementedError
 
   def _pack(self, text_a, text_b):
+    """Packed inputs, padded to the bucket of the batch's longest row (ServingModule)."""
     segment_a = self.tokenize(text_a)
     if text_b is None:
-      return self.packer([segment_a])
+      return self.to_bucket(self.packer([segment_a]))
     if self.pair:
-      return self.packer([segment_a, self.tokenize(text_b)])
-    return text_ops.pack_optional_pair(self.packer, segment_a, self.tokenize(text_b))
+      return self.to_bucket(self.packer([segment_a, self.tokenize(text_b)]))
+    return self.to_bucket(
+        text_ops.pack_optional_pair(self.packer, segment_a, self.tokenize(text_b)))
 
   @tf.function(autograph=False)
   def serve(self, text_a, text_b=None):
@@ -67,8 +69,10 @@ class TextPairServing(ServingModule):
 
   @tf.function(autograph=False)
   def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
-    return self._outputs({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                          "input_type_ids": input_type_ids})
+    """Packed ids of any length up to max_seq_length, run at that length."""
+    return self._outputs(self.check_length({"input_word_ids": input_word_ids,
+                                            "input_mask": input_mask,
+                                            "input_type_ids": input_type_ids}))
 
   def signatures(self) -> dict:
     # Batched and scalar forms of `serve`, for Python callers: thin wrappers of the two graphs.

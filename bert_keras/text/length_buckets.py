@@ -1,0 +1,81 @@
+"""Length buckets: pad a batch to its longest row rounded up to one of a few fixed lengths.
+
+Real inputs are mostly short (movie-review sentences: 10-40 WordPiece pieces), so padding every
+batch to max_seq_length spends most of the Transformer's work on padding (attention is quadratic
+in the padded length, everything else linear). Padding to the batch's longest row alone would
+make a new shape for almost every batch: a new XLA program each time, and a new graph shape for
+TPUs. Rounding up to a few fixed lengths (16, 32, 64, ... doubling, then max_seq_length) bounds
+the shapes to about log2(max_seq_length / 16) + 1 while keeping padding under half of each row's
+bucket. Outputs on the real tokens do not change: padding is masked out of attention and of
+every per-token reduction.
+
+Shared by the fine-tuning input pipeline (bert_keras/tasks/length_batches.py) and the serving
+signatures (bert_keras/export/serving_module.py), so training and serving use the same shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import tensorflow as tf
+
+SMALLEST_BUCKET = 16  # one row of [CLS] + a few words + [SEP]; smaller buckets save little
+
+
+def default_buckets(max_seq_length: int) -> tuple[int, ...]:
+  """SMALLEST_BUCKET, 2x, 4x, ... below max_seq_length, then max_seq_length itself.
+
+  128 -> (16, 32, 64, 128); 384 -> (16, 32, 64, 128, 256, 384); 10 -> (10,).
+  """
+  buckets, length = [], SMALLEST_BUCKET
+  while length < max_seq_length:
+    buckets.append(length)
+    length *= 2
+  return tuple(buckets) + (int(max_seq_length),)
+
+
+def resolve_buckets(spec, max_seq_length: int) -> tuple[int, ...]:
+  """Bucket lengths from a user setting: None or "auto" (default_buckets), "fixed" (pad to
+  max_seq_length only, the layout TPUs prefer) or ascending lengths, to which max_seq_length is
+  appended when missing. ValueError names the bad value."""
+  if spec is None or spec == "auto":
+    return default_buckets(max_seq_length)
+  if spec == "fixed":
+    return (int(max_seq_length),)
+  if isinstance(spec, str):
+    try:
+      spec = [int(x) for x in spec.split(",") if x.strip()]
+    except ValueError:
+      raise ValueError(f"length_buckets={spec!r}; expected 'auto', 'fixed' or ascending "
+                       "integers like '16,32,64'") from None
+  lengths = [int(x) for x in spec]
+  if not lengths or any(b <= a for a, b in zip(lengths, lengths[1:])) or lengths[0] < 3:
+    raise ValueError(f"length_buckets={list(spec)}: expected ascending lengths >= 3")
+  if lengths[-1] > max_seq_length:
+    raise ValueError(f"length_buckets={lengths}: {lengths[-1]} exceeds max_seq_length="
+                     f"{max_seq_length}")
+  if lengths[-1] != max_seq_length:
+    lengths.append(int(max_seq_length))
+  return tuple(lengths)
+
+
+def bucket_length(longest: tf.Tensor, buckets: Sequence[int]) -> tf.Tensor:
+  """The smallest bucket >= `longest` (int32 scalar or any shape); the last bucket above them.
+
+  buckets: ascending Python ints. Works inside tf.data maps and serving graphs alike.
+  """
+  table = tf.constant(list(buckets), tf.int32)
+  index = tf.searchsorted(table, tf.reshape(tf.cast(longest, tf.int32), [-1]), side="left")
+  index = tf.minimum(index, len(buckets) - 1)
+  return tf.reshape(tf.gather(table, index), tf.shape(longest))
+
+
+def trim_to_bucket(inputs: dict, buckets: Sequence[int]) -> dict:
+  """Packed inputs (dict of int (..., max_seq_length), padding at the end of every row) cut to
+  the bucket of their longest row, read from `input_mask`. Every tensor keeps its leading axes;
+  positions past the bucket are padding in every row, so nothing real is dropped."""
+  if len(buckets) == 1:  # fixed padding: nothing to compute
+    return inputs
+  longest = tf.reduce_max(tf.reduce_sum(tf.cast(inputs["input_mask"], tf.int32), axis=-1))
+  width = bucket_length(longest, buckets)
+  return {name: value[..., :width] for name, value in inputs.items()}
