@@ -54,6 +54,9 @@ flags.DEFINE_enum("distribution_strategy", "default", list(FINETUNE_DISTRIBUTION
 flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_float16", "mixed_bfloat16"],
                   "Numeric precision policy.")
 flags.DEFINE_bool("save_model", True, "Write model.keras.")
+flags.DEFINE_bool("length_buckets", True, "Batch examples of similar length and pad each batch "
+                  "to 16, 32, 64, ... max_seq_length (its longest row's bucket); "
+                  "--nolength_buckets pads every batch to max_seq_length (one shape, for TPUs).")
 flags.mark_flags_as_required(["output_dir"])
 # A missing --task names the choices (absl's required-flag message would only say it needs a value).
 flags.register_validator("task", lambda value: value is not None,
@@ -78,7 +81,8 @@ def main(argv):
       model_config=FLAGS.model_config, vocab_file=FLAGS.vocab_file,
       lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
       distribution_strategy=FLAGS.distribution_strategy, mixed_precision=FLAGS.mixed_precision,
-      max_train_examples=FLAGS.max_train_examples, save_model=FLAGS.save_model)
+      max_train_examples=FLAGS.max_train_examples, save_model=FLAGS.save_model,
+      length_buckets=FLAGS.length_buckets)
   results = run_finetuning(task_config, run)
   print({k: v for k, v in results.items() if isinstance(v, dict)})
 

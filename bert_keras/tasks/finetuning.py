@@ -38,8 +38,10 @@ from bert_keras.json_io import read_json_file
 from configs.model import ConfigError, ModelConfig, get_model_config, MODEL_PRESETS
 from configs.tasks import TaskConfig
 from configs.training import FINETUNE_DISTRIBUTIONS
+from bert_keras.tasks import length_batches
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features
+from bert_keras.text import length_buckets
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +58,9 @@ class RunConfig:
   mixed_precision: str = "float32"
   max_train_examples: int = 0  # 0 = all; for quick runs
   save_model: bool = True
+  # Batches of similar length cut to 16, 32, 64, ... max_seq_length (tasks/length_batches.py);
+  # False pads every batch to max_seq_length (one shape: what TPUs prefer).
+  length_buckets: bool = True
 
   def __post_init__(self):
     n = self.max_train_examples
@@ -242,13 +247,19 @@ def _publish(stage: str, output_dir: str) -> None:
   os.rmdir(stage)
 
 
-def make_dataset(features: Features, shuffle: bool, seed: int) -> tf.data.Dataset:
+def batch_lengths(task_config: TaskConfig, run: RunConfig) -> tuple[int, ...]:
+  """The padded lengths of training and evaluation batches (see tasks/length_batches.py)."""
+  seq = task_config.max_seq_length
+  return length_buckets.default_buckets(seq) if run.length_buckets else (seq,)
+
+
+def make_dataset(features: Features, batch_size: int, seed: int,
+                 buckets: tuple[int, ...]) -> tf.data.Dataset:
+  """Endless shuffled training batches, each padded to one of `buckets`."""
   if features.labels is None:
     raise UserError("the training split has no labels")
-  ds = tf.data.Dataset.from_tensor_slices((features.inputs, features.labels))
-  if shuffle:
-    ds = ds.shuffle(len(features), seed=seed, reshuffle_each_iteration=True)
-  return ds
+  return length_batches.train_batches(features.inputs, features.labels, batch_size, seed,
+                                      buckets).prefetch(tf.data.AUTOTUNE)
 
 
 def _limit(examples: list, n: int, seed: int) -> list:
@@ -344,22 +355,28 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, stage: str) -> dic
   write_json(os.path.join(stage, "config.json"), resolved)
 
   # === Train ===
-  dataset = make_dataset(train_features, True, task_config.seed)
-  dataset = dataset.repeat().batch(task_config.batch_size).prefetch(tf.data.AUTOTUNE)
+  buckets = batch_lengths(task_config, run)
+  dataset = make_dataset(train_features, task_config.batch_size, task_config.seed, buckets)
   start = time.time()
+  epoch_starts = []  # the first epoch also traces a step per batch length
+  timer = keras.callbacks.LambdaCallback(on_epoch_begin=lambda *_: epoch_starts.append(
+      time.time()))
   history = model.fit(dataset, epochs=epochs, steps_per_epoch=math.ceil(total_steps / epochs),
-                      shuffle=False, verbose=2)  # the dataset is already shuffled
+                      shuffle=False, verbose=2, callbacks=[timer])  # the dataset is shuffled
   train_seconds = time.time() - start
+  epoch_seconds = [round(b - a, 2) for a, b in zip(epoch_starts, epoch_starts[1:] + [
+      start + train_seconds])]
 
   # === Evaluate ===
   results: dict = {"task": task.name, "train_examples": len(train_examples),
                    "train_features": len(train_features), "train_steps": total_steps,
-                   "train_seconds": round(train_seconds, 1),
+                   "train_seconds": round(train_seconds, 1), "epoch_seconds": epoch_seconds,
+                   "batch_lengths": list(buckets),
                    "final_train_loss": float(history.history["loss"][-1]),
                    "init": encoder_desc["init"]}
   for split, examples in eval_examples.items():
     features = task.make_features(examples, tokenizer, training=False)
-    outputs = model.predict(features.inputs, batch_size=task_config.eval_batch_size, verbose=0)
+    outputs = length_batches.predict(model, features.inputs, task_config.eval_batch_size, buckets)
     predictions = task.postprocess(examples, features, outputs)
     results[split] = task.evaluate(examples, predictions)
     results[split]["examples"] = len(examples)
