@@ -16,7 +16,6 @@ output directory does, when the owner it records is a process of this host that 
 
 from __future__ import annotations
 
-import dataclasses
 import glob
 import json
 import math
@@ -35,35 +34,12 @@ from absl import logging
 from bert_keras.atomic_io import check_output_dir, write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
+from configs.finetuning import RunConfig
 from configs.model import ConfigError, ModelConfig, get_model_config, MODEL_PRESETS
 from configs.tasks import TaskConfig
 from configs.training import FINETUNE_DISTRIBUTIONS
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features
-
-
-@dataclasses.dataclass(frozen=True)
-class RunConfig:
-  """Where things are and how to run, besides the task's own hyperparameters."""
-
-  data_dir: str = ""
-  output_dir: str = ""
-  init_checkpoint: str = ""  # any format bert_keras.interop reads; "" = random initialisation
-  model_config: str = ""  # preset name, ModelConfig JSON, or a checkpoint dir (random init only)
-  vocab_file: str = ""  # default: the vocab.txt beside the checkpoint
-  lower_case: bool | None = None  # default: the checkpoint's casing, else True
-  distribution_strategy: str = "default"
-  mixed_precision: str = "float32"
-  max_train_examples: int = 0  # 0 = all; for quick runs
-  save_model: bool = True
-
-  def __post_init__(self):
-    n = self.max_train_examples
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-      raise ConfigError(f"max_train_examples={n!r} must be an integer >= 0 (0 = all)")
-
-  def to_dict(self) -> dict:
-    return dataclasses.asdict(self)
 
 
 def write_json(path: str, values: Any) -> None:

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from bert_keras.data.pretraining_data_config import PretrainingDataConfig
+from configs.pretraining_data import PretrainingDataConfig
 from configs.model import ConfigError, ModelConfig, get_model_config
 from configs.training import DECAYS, DISTRIBUTIONS, OBJECTIVES, OPTIMIZERS, PRECISIONS
 from configs.training import TrainingConfig, get_training_config
