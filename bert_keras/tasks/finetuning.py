@@ -303,7 +303,7 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, stage: str) -> dic
     check_tokenizer_casing(ckpt_lower, tokenizer, run.init_checkpoint or run.model_config)
     model = task.build_model(encoder)
     train_features = task.make_features(train_examples, tokenizer, training=True)
-    steps_per_epoch = max(1, math.ceil(len(train_features) / task_config.batch_size))
+    steps_per_epoch = max(1, math.ceil(len(train_features) / task_config.train_batch_size))
     total_steps = max(1, math.ceil(steps_per_epoch * task_config.num_epochs))
     epochs = max(1, math.ceil(task_config.num_epochs))
     optimizer = create_optimizer(
@@ -321,7 +321,7 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, stage: str) -> dic
 
   # === Train ===
   dataset = make_dataset(train_features, True, task_config.seed)
-  dataset = dataset.repeat().batch(task_config.batch_size).prefetch(tf.data.AUTOTUNE)
+  dataset = dataset.repeat().batch(task_config.train_batch_size).prefetch(tf.data.AUTOTUNE)
   start = time.time()
   history = model.fit(dataset, epochs=epochs, steps_per_epoch=math.ceil(total_steps / epochs),
                       shuffle=False, verbose=2)  # the dataset is already shuffled
