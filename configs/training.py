@@ -269,7 +269,7 @@ class TrainingConfig(Config):
     """A copy with fields given by their flat names (flags); unknown names are refused naming
     them, renamed ones are accepted with a deprecation warning."""
     changes: dict[str, dict] = {}
-    for name, value in _current_flat(flat, "TrainingConfig flag").items():
+    for name, value in _current_flat(flat, "TrainingConfig").items():
       section, field = _flat_map()[name]
       changes.setdefault(section, {})[field.name] = value
     return dataclasses.replace(self, **{

@@ -57,7 +57,7 @@ def test_run_pretraining_unknown_config_key(files):
   path = files["p"]("unknown_key.json")
   B.user_error_line(B.run_script("run_pretraining", f"--config_json={path}",
                                  f"--model_dir={files['p']('pretrain')}"),
-                    path, "unknown training config keys ['num_trian_steps']")
+                    path, "unknown key 'num_trian_steps' in TrainingConfig")
 
 
 def test_convert_checkpoint_refuses_pickle(files):

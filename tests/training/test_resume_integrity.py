@@ -28,7 +28,7 @@ def _config(pattern, model_dir, **kw):
                 num_warmup_steps=1, learning_rate=1e-3, checkpoint_every=2, log_every=1,
                 model_dir=str(model_dir), vocab_size=128)
   values.update(kw)
-  return TrainingConfig(**values)
+  return TrainingConfig.from_flat(**values)
 
 
 def _rows(model_dir):
