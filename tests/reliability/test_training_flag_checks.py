@@ -142,7 +142,8 @@ def test_help_explains_every_flag():
     assert name in blocks, f"--{name} missing from --help"
     assert len(blocks[name]) > 30 and "(default" in blocks[name], (name, blocks[name])
   for name, choices in (("objective", OBJECTIVES), ("optimizer", OPTIMIZERS), ("decay", DECAYS),
-                        ("distribution", DISTRIBUTIONS), ("precision", PRECISIONS)):
+                        ("distribution_strategy", DISTRIBUTIONS),
+                        ("mixed_precision", PRECISIONS)):
     for choice in choices:
       assert choice in blocks[name], (name, choice, blocks[name])
   for boundary in ("log_every", "checkpoint_every", "eval_every"):
@@ -177,7 +178,7 @@ def test_docstring_quickstart_data_matches_the_preset_and_the_shard_names():
   data, train = commands["create_pretraining_data.py"], commands["run_pretraining.py"]
   preset = get_training_config(_flag(train, "preset"))
   assert int(_flag(data, "max_seq_length")) == preset.data.max_seq_length
-  assert int(_flag(data, "max_predictions_per_seq")) == preset.max_predictions_per_seq
+  assert int(_flag(data, "max_predictions_per_seq")) == preset.data.max_predictions_per_seq
   pattern = _flag(train, "input_files")
   assert os.path.dirname(pattern) == _flag(data, "output_dir")
   shard = PretrainingDataConfig(input_pattern="x", output_dir="y").shard_name(0)

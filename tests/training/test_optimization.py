@@ -99,9 +99,9 @@ def test_training_config_round_trip_and_optimizer(tmp_path):
   assert loaded == config and loaded.optimizer.decay_power == 3.0
   # A config written before the field existed loads as the linear decay.
   old = config.to_dict()
-  del old["decay_power"]
-  old["decay"] = "linear"
-  assert TrainingConfig.from_dict(old).decay_power == 1.0
+  del old["optimizer"]["decay_power"]
+  old["optimizer"]["decay"] = "linear"
+  assert TrainingConfig.from_dict(old).optimizer.decay_power == 1.0
   # The pretrainer's optimizer gets the power.
   from bert_keras.training.pretrain import build_optimizer  # pylint: disable=import-outside-toplevel
   schedule = build_optimizer(loaded)._learning_rate
