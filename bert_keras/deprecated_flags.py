@@ -48,7 +48,8 @@ def define_alias(old: str, new: str, flag_values: flags.FlagValues = flags.FLAGS
 
 def add_alias(parser: argparse.ArgumentParser, old: str, new: str) -> None:
   """Adds `old` (e.g. "--random_seed") as an alias of the argparse option `new` that warns."""
-  action = next(a for a in parser._actions if new in a.option_strings)  # pylint: disable=protected-access
+  # pylint: disable-next=protected-access
+  action = next(a for a in parser._actions if new in a.option_strings)
 
   class _DeprecatedAlias(argparse.Action):
 

@@ -144,15 +144,16 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
           # Sentence polarity: 200 sentences, every 5th held out; chance is 0.5.
           # Small models take larger steps (the tiny BERT from 5e-4, MiniLM from 1e-4).
           FineTuneConfig(task="polarity",
-                         task_config=dict(max_seq_length=64, train_batch_size=16, learning_rate=5e-4,
-                                          **fine_tune),
+                         task_config=dict(max_seq_length=64, train_batch_size=16,
+                                          learning_rate=5e-4, **fine_tune),
                          # MiniLM was tuned for sentence embeddings, not its [CLS] pooler: more steps.
                          base_task_config={"imported": dict(learning_rate=1e-4,
                                                             num_epochs=2 * finetune_epochs)},
                          thresholds={"accuracy": {"lower_bound": 0.55}}),
           # Lee document similarity: rated pairs of news documents; correlation with humans.
           FineTuneConfig(task="lee_similarity",
-                         task_config=dict(max_seq_length=128, train_batch_size=16, learning_rate=5e-4,
+                         task_config=dict(max_seq_length=128, train_batch_size=16,
+                                          learning_rate=5e-4,
                                           num_epochs=min(finetune_epochs, 1.0)),
                          base_task_config={"imported": dict(learning_rate=5e-5)},
                          max_train_examples=600,

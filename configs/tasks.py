@@ -68,8 +68,8 @@ class TaskConfig(Config):
     self.validate()
 
   def validate(self) -> None:
-    for name in ("max_seq_length", "train_batch_size", "eval_batch_size", "lstm_units", "doc_stride",
-                 "max_query_length", "n_best_size", "max_answer_length", "dev_every"):
+    for name in ("max_seq_length", "train_batch_size", "eval_batch_size", "lstm_units",
+                 "doc_stride", "max_query_length", "n_best_size", "max_answer_length", "dev_every"):
       value = getattr(self, name)
       if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ConfigError(f"{name}={value!r} must be a positive integer")

@@ -1,7 +1,7 @@
 """Typed pretraining config and its named presets (BERT section 3.1, appendix A.2).
 
-`TrainingConfig` nests five configs by concern, as Model Garden nests its experiment configs: `data`,
-`model`, `optimizer`, `runtime`, `outputs`. Every field is also a flag of scripts/run_pretraining.py
+`TrainingConfig` nests five configs by concern, as Model Garden nests its experiment configs:
+`data`, `model`, `optimizer`, `runtime`, `outputs`. Every field is also a flag of scripts/run_pretraining.py
 under its flat name (the field's name; `optimizer.type` is --optimizer): `TrainingConfig.from_flat`,
 `override` and `to_flat` are the one place that maps the flat names onto the nested fields.
 training_config.json files written flat (before the nesting) still load, with a deprecation warning.
@@ -191,12 +191,15 @@ class OptimizerConfig(Config):
 class RuntimeConfig(Config):
   """Where and how the steps run: strategy, devices, precision, compilation, seed."""
 
-  distribution_strategy: str = _field("default", f"tf.distribute strategy, one of {'|'.join(DISTRIBUTIONS)}")
-  tpu: str = _field("", "TPU address for --distribution=tpu (grpc://host:port or a Cloud TPU name)")
+  distribution_strategy: str = _field("default", "tf.distribute strategy, one of "
+                                      f"{'|'.join(DISTRIBUTIONS)}")
+  tpu: str = _field("", "TPU address for --distribution_strategy=tpu (grpc://host:port or a Cloud "
+                    "TPU name)")
   num_gpus: int = _field(0, "GPUs to use (>= 0): mirrored uses that many (0: all visible), "
                          "one_device uses /gpu:0 when 1 (0: the CPU)")
-  mixed_precision: str = _field("float32", f"compute precision, one of {'|'.join(PRECISIONS)} (mixed_* "
-                          "keep float32 weights; float16 adds loss scaling)")
+  mixed_precision: str = _field("float32", f"compute precision (the Keras mixed-precision policy), "
+                                f"one of {'|'.join(PRECISIONS)} (mixed_* keep float32 weights; "
+                                "float16 adds loss scaling)")
   jit_compile: bool = _field(False, "compile the train step with XLA")
   steps_per_execution: int = _field(1, "train steps per tf.function call (fewer host round trips); "
                                     "capped so that no call crosses a log_every, checkpoint_every "
@@ -468,22 +471,21 @@ _SECTIONS = ("data", "model", "optimizer", "runtime", "outputs")
 # The paper's runs (section 3.1, appendix A.2): batch 256, 1M steps, lr 1e-4, 10k warmup; 90% of the
 # steps at length 128 (20 predictions), then 512 (80 predictions). Ablations of section 5.1 keep the
 # same schedule with another objective. "tiny_debug" is a seconds-long smoke run.
+_flat = TrainingConfig.from_flat
 TRAINING_PRESETS: dict[str, TrainingConfig] = {
-    "bert_base_phase1": TrainingConfig.from_flat(model_preset="bert_base", phase=1, max_seq_length=128,
-                                       max_predictions_per_seq=20),
-    "bert_base_phase2": TrainingConfig.from_flat(model_preset="bert_base", phase=2, max_seq_length=512,
-                                       max_predictions_per_seq=80,
-                                       init_checkpoint="<phase-1 model_dir>"),
-    "bert_large_phase1": TrainingConfig.from_flat(model_preset="bert_large", phase=1),
-    "bert_large_phase2": TrainingConfig.from_flat(model_preset="bert_large", phase=2, max_seq_length=512,
-                                        max_predictions_per_seq=80,
-                                        init_checkpoint="<phase-1 model_dir>"),
-    "ablation_no_nsp": TrainingConfig.from_flat(model_preset="bert_base", objective="mlm"),
-    "ablation_ltr_no_nsp": TrainingConfig.from_flat(model_preset="bert_base", objective="ltr"),
-    "tiny_debug": TrainingConfig.from_flat(model_preset="bert_tiny", train_batch_size=16,
-                                 num_train_steps=100, num_warmup_steps=10, learning_rate=1e-3,
-                                 max_seq_length=64, max_predictions_per_seq=10,
-                                 checkpoint_every=50, log_every=10, shuffle_buffer_size=1000),
+    "bert_base_phase1": _flat(model_preset="bert_base", phase=1, max_seq_length=128,
+                              max_predictions_per_seq=20),
+    "bert_base_phase2": _flat(model_preset="bert_base", phase=2, max_seq_length=512,
+                              max_predictions_per_seq=80, init_checkpoint="<phase-1 model_dir>"),
+    "bert_large_phase1": _flat(model_preset="bert_large", phase=1),
+    "bert_large_phase2": _flat(model_preset="bert_large", phase=2, max_seq_length=512,
+                               max_predictions_per_seq=80, init_checkpoint="<phase-1 model_dir>"),
+    "ablation_no_nsp": _flat(model_preset="bert_base", objective="mlm"),
+    "ablation_ltr_no_nsp": _flat(model_preset="bert_base", objective="ltr"),
+    "tiny_debug": _flat(model_preset="bert_tiny", train_batch_size=16, num_train_steps=100,
+                        num_warmup_steps=10, learning_rate=1e-3, max_seq_length=64,
+                        max_predictions_per_seq=10, checkpoint_every=50, log_every=10,
+                        shuffle_buffer_size=1000),
 }
 
 

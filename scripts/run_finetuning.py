@@ -61,8 +61,8 @@ flags.mark_flags_as_required(["output_dir"])
 flags.register_validator("task", lambda value: value is not None,
                          message=f"--task is required; registered tasks: {_TASKS}")
 
-_OVERRIDES = ("learning_rate", "train_batch_size", "num_epochs", "warmup_proportion", "dropout_rate",
-              "max_seq_length", "doc_stride", "max_query_length", "n_best_size",
+_OVERRIDES = ("learning_rate", "train_batch_size", "num_epochs", "warmup_proportion",
+              "dropout_rate", "max_seq_length", "doc_stride", "max_query_length", "n_best_size",
               "max_answer_length", "tagging_scheme", "approach", "feature_layers", "lstm_units",
               "seed")
 

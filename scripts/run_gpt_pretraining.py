@@ -37,8 +37,8 @@ def main(argv):
   F = flags.FLAGS
   config = GPTPretrainingConfig(learning_rate=F.learning_rate, num_train_steps=F.num_train_steps,
                                 num_warmup_steps=F.num_warmup_steps, decay=F.decay,
-                                train_batch_size=F.train_batch_size, max_seq_length=F.max_seq_length,
-                                seed=F.seed)
+                                train_batch_size=F.train_batch_size,
+                                max_seq_length=F.max_seq_length, seed=F.seed)
   metrics = run_gpt_pretraining(F.model, F.bpe_model, F.corpora, F.input_files, config,
                                 F.output_dir)
   print(" ".join(f"{k}={v:.4g}" for k, v in sorted(metrics.items()) if isinstance(v, float)))

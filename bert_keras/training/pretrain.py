@@ -48,9 +48,10 @@ def build_pretrainer(config: TrainingConfig) -> BertPretrainer:
 
 def build_optimizer(config: TrainingConfig) -> keras.optimizers.Optimizer:
   optimizer = create_optimizer(
-      config.optimizer.learning_rate, config.optimizer.num_train_steps, config.optimizer.num_warmup_steps,
-      optimizer_type=config.optimizer.type, weight_decay_rate=config.optimizer.weight_decay_rate,
-      beta_1=config.optimizer.beta_1, beta_2=config.optimizer.beta_2, epsilon=config.optimizer.epsilon,
+      config.optimizer.learning_rate, config.optimizer.num_train_steps,
+      config.optimizer.num_warmup_steps, optimizer_type=config.optimizer.type,
+      weight_decay_rate=config.optimizer.weight_decay_rate, beta_1=config.optimizer.beta_1,
+      beta_2=config.optimizer.beta_2, epsilon=config.optimizer.epsilon,
       clip_global_norm=None,  # the Trainer clips the all-reduced gradient
       decay=config.optimizer.decay, end_learning_rate=config.optimizer.end_learning_rate,
       decay_power=config.optimizer.decay_power)
@@ -61,7 +62,8 @@ def _dataset_fn(config: TrainingConfig, files: str | InputFiles, training: bool,
                 accum: int):
   def fn(ctx, skip_batches=0):
     return make_dataset(
-        files, seq_length=config.data.max_seq_length, max_predictions=config.data.max_predictions_per_seq,
+        files, seq_length=config.data.max_seq_length,
+        max_predictions=config.data.max_predictions_per_seq,
         batch_size=batch_size, gradient_accumulation_steps=accum, objective=config.model.objective,
         input_context=ctx, training=training, seed=config.runtime.seed,
         shuffle_buffer_size=config.data.shuffle_buffer_size, cycle_length=config.data.cycle_length,
@@ -152,12 +154,14 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
 
 def unigram_baseline(config: TrainingConfig, input_files: InputFiles | None = None) -> dict:
   """The most frequent prediction target of the TRAINING data (see `label_frequencies`;
-  `input_files`: config.data.input_files as resolved and checked before training, None: listed here).
+  `input_files`: config.data.input_files as resolved and checked before training, None: listed
+  here).
 
   Always predicting it is what a model that ignores the context can do best on average; held-out
   masked-LM accuracy has to rise clearly above it to show that the model reads the context.
   """
-  counts = label_frequencies(input_files or config.data.input_files, seq_length=config.data.max_seq_length,
+  counts = label_frequencies(input_files or config.data.input_files,
+                             seq_length=config.data.max_seq_length,
                              max_predictions=config.data.max_predictions_per_seq,
                              objective=config.model.objective,
                              max_records=config.outputs.unigram_baseline_records)
@@ -260,7 +264,8 @@ def check_resume_config(config: TrainingConfig, input_files: InputFiles | None =
   old = flat_values(old)  # by flat names, as written nested or (earlier versions) flat
   new = config.to_flat()
   files = input_files.files if input_files else None
-  old_values = _resume_values(old, files if old.get("input_files") == config.data.input_files else None)
+  old_values = _resume_values(
+      old, files if old.get("input_files") == config.data.input_files else None)
   new_values = _resume_values(new, files)
   changes = [f"{name}: {old_values[name]!r} in {path}, {new_values[name]!r} now"
              + (f" ({_PHASE_HINT})" if name == "phase" and 2 in (old_values[name],
@@ -273,10 +278,10 @@ def check_resume_config(config: TrainingConfig, input_files: InputFiles | None =
                      f"{path}, {new_model.get(name)!r} now")
   if changes:
     raise UserError(
-        f"model_dir {config.outputs.model_dir} holds a checkpoint of a run with another config; a resume "
-        f"must keep: {'; '.join(changes)}. To go on with another config (a new phase), pass "
-        f"--init_checkpoint={config.outputs.model_dir} and a new --model_dir (as phase 2 does), or give "
-        "the old values again to resume")
+        f"model_dir {config.outputs.model_dir} holds a checkpoint of a run with another config; a "
+        f"resume must keep: {'; '.join(changes)}. To go on with another config (a new phase), pass "
+        f"--init_checkpoint={config.outputs.model_dir} and a new --model_dir (as phase 2 does), or "
+        "give the old values again to resume")
   _log_schedule_change(old, config, path)
 
 
@@ -292,9 +297,9 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
     before = WarmupDecaySchedule(old["learning_rate"], old["num_train_steps"],
                                  old["num_warmup_steps"], old["decay"], old["end_learning_rate"],
                                  old["decay_power"])
-    after = WarmupDecaySchedule(config.optimizer.learning_rate, config.optimizer.num_train_steps,
-                                config.optimizer.num_warmup_steps, config.optimizer.decay, config.optimizer.end_learning_rate,
-                                config.optimizer.decay_power)
+    o = config.optimizer
+    after = WarmupDecaySchedule(o.learning_rate, o.num_train_steps, o.num_warmup_steps, o.decay,
+                                o.end_learning_rate, o.decay_power)
     rates = (f"; the update after step {step} uses learning rate "
              f"{float(after(step)):.4g}, the recorded schedule's {float(before(step)):.4g}")
   except (KeyError, TypeError, ValueError, UserError):  # a recorded schedule that no longer builds
@@ -302,7 +307,8 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
   logging.warning(
       "resuming model_dir %s at step %d with another learning-rate schedule (%s)%s. The steps "
       "before followed the recorded schedule: the result is neither run's schedule. Intended (a "
-      "longer run, a lower peak)? Go on; if not, give the recorded values again", config.outputs.model_dir,
+      "longer run, a lower peak)? Go on; if not, give the recorded values again",
+      config.outputs.model_dir,
       step, "; ".join(f"{name}: {old.get(name)!r} in {path}, {config.flat(name)!r} now"
                       for name in changed), rates)
 
@@ -324,17 +330,20 @@ def _check_inputs(config: TrainingConfig
     check_resume_config(config)  # first: compared with the patterns as given
     raise
   check_resume_config(config, train)
-  _check_records(config, train, True, config.data.train_batch_size, config.optimizer.gradient_accumulation_steps)
+  _check_records(config, train, True, config.data.train_batch_size,
+                 config.optimizer.gradient_accumulation_steps)
   evaluation = None
   if config.data.eval_input_files:
     evaluation = resolve_input_files(config.data.eval_input_files)
-    _check_records(config, evaluation, False, config.data.eval_batch_size or config.data.train_batch_size, 1)
+    _check_records(config, evaluation, False,
+                   config.data.eval_batch_size or config.data.train_batch_size, 1)
   checked = [("input_files", train)] + ([("eval_input_files", evaluation)] if evaluation else [])
   for flag, inputs in checked:
     check_recorded_sizes(inputs, flag)
   vocab_size = config.model_config().vocab_size
   for flag, inputs in checked:
-    check_vocab_fits(inputs, flag, vocab_size, config.model.model_preset, dict(config.model.model_overrides))
+    check_vocab_fits(inputs, flag, vocab_size, config.model.model_preset,
+                     dict(config.model.model_overrides))
   path = config.model.init_checkpoint
   if path and not tf.train.latest_checkpoint(config.outputs.model_dir) and not (
       tf.io.gfile.exists(path) or tf.io.gfile.exists(path + ".index")):
@@ -352,7 +361,8 @@ def _check_records(config: TrainingConfig, inputs: InputFiles, training: bool, b
                    accum: int) -> None:
   """The first record of every file has the configured lengths (check_record_shapes), and the
   input pipeline builds: the one check of the files that the pipelines built later rely on."""
-  check_record_shapes(list(inputs.files), config.data.max_seq_length, config.data.max_predictions_per_seq)
+  check_record_shapes(list(inputs.files), config.data.max_seq_length,
+                      config.data.max_predictions_per_seq)
   _dataset_fn(config, inputs, training, batch_size, accum)(None)
 
 
@@ -370,8 +380,8 @@ def _after_corrupt_input(config: TrainingConfig) -> str:
   """What to do after a corrupt input stopped the run: the last checkpoint (written before the
   failure, so intact) and how to resume from it."""
   latest = tf.train.latest_checkpoint(config.outputs.model_dir)
-  resume = (f"the last checkpoint, {latest} (step {_restored_step(config.outputs.model_dir)}), is intact"
-            if latest else "no checkpoint was written yet")
+  resume = (f"the last checkpoint, {latest} (step {_restored_step(config.outputs.model_dir)}), is "
+            "intact" if latest else "no checkpoint was written yet")
   return (f"training stopped; {resume}; replace the file with an intact copy of the same name (or "
           "write it again) and re-run the same command to resume (other files would be another "
           "run, which a resume refuses)")
@@ -397,7 +407,8 @@ def run_pretraining(config: TrainingConfig) -> dict:
 
 def _run_pretraining(config: TrainingConfig) -> dict:
   check_output_dir(config.outputs.model_dir, "model_dir")
-  strategy = distribute.get_strategy(config.runtime.distribution_strategy, tpu=config.runtime.tpu or None,
+  strategy = distribute.get_strategy(config.runtime.distribution_strategy,
+                                     tpu=config.runtime.tpu or None,
                                      num_gpus=config.runtime.num_gpus)
   is_chief = distribute.is_chief(strategy)
   # Workers agree on the checkpoint they will restore (so on the step and weights the restore
@@ -405,7 +416,8 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   # leave the others waiting in a collective).
   check_workers_agree(strategy, _restored_step(config.outputs.model_dir), config.outputs.model_dir)
   train_files, eval_files, vocab = _check_inputs(config)
-  precision.set_precision(config.runtime.mixed_precision)  # process-wide: only once the checks passed
+  # Process-wide: only once the checks passed.
+  precision.set_precision(config.runtime.mixed_precision)
   logging.info("strategy %s with %d replica(s), precision %s", type(strategy).__name__,
                strategy.num_replicas_in_sync, config.runtime.mixed_precision)
 
@@ -419,13 +431,15 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   task = PretrainingTask(config.model.objective, unigram_id=baseline and baseline["token_id"],
                          nsp_weight=config.model.nsp_loss_weight)
   trainer = Trainer(strategy, model, optimizer, task,
-                    model_dir=config.outputs.model_dir, global_batch_size=config.data.train_batch_size,
+                    model_dir=config.outputs.model_dir,
+                    global_batch_size=config.data.train_batch_size,
                     gradient_accumulation_steps=config.optimizer.gradient_accumulation_steps,
                     clip_global_norm=config.optimizer.clip_global_norm or None,
                     jit_compile=config.runtime.jit_compile, jit_loss=True,
                     steps_per_execution=config.runtime.steps_per_execution,
                     checkpoint_every=config.outputs.checkpoint_every,
-                    keep_checkpoints=config.outputs.keep_checkpoints, log_every=config.outputs.log_every,
+                    keep_checkpoints=config.outputs.keep_checkpoints,
+                    log_every=config.outputs.log_every,
                     history_path=os.path.join(config.outputs.model_dir, "history.jsonl"))
   if not trainer.restore() and config.model.init_checkpoint:
     initialize_from(trainer, model, config)
@@ -459,7 +473,8 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   # inside tf.data with an error naming no file: the files are read through only then, to name it.
   with corrupt_records_are_user_errors(train_files, "input_files",
                                        lambda: _after_corrupt_input(config)):
-    history = trainer.train(train_data, end_step, eval_fn=eval_fn, eval_every=config.outputs.eval_every)
+    history = trainer.train(train_data, end_step, eval_fn=eval_fn,
+                            eval_every=config.outputs.eval_every)
 
   if is_chief:
     trainer.write_history()

@@ -33,7 +33,7 @@ def _finetune(files, task, data, *extra):
   return B.run_script("run_finetuning", f"--task={task}", f"--data_dir={files['p'](data)}",
                       f"--output_dir={files['p']('out', task.replace('/', '_'))}",
                       f"--model_config={files['config']}", f"--vocab_file={files['vocab']}",
-                      "--num_epochs=1", "--batch_size=2", "--max_seq_length=32", "--save_model=false",
+                      "--num_epochs=1", "--train_batch_size=2", "--max_seq_length=32", "--save_model=false",
                       *extra)
 
 
