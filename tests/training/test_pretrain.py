@@ -80,7 +80,7 @@ def test_two_phases_outputs_and_resume(tmp_path):
   for name in ("training_config.json", "history.jsonl", "export/encoder.weights.h5",
                "export/encoder.keras", "export/model_config.json"):
     assert os.path.exists(os.path.join(phase1, name)), name
-  assert json.load(open(os.path.join(phase1, "training_config.json")))["phase"] == 1
+  assert json.load(open(os.path.join(phase1, "training_config.json")))["optimizer"]["phase"] == 1
   encoder = keras.saving.load_model(os.path.join(phase1, "export", "encoder.keras"))
   assert encoder.model_config.hidden_size == TINY_MODEL["hidden_size"]
   # Restarting a finished run trains nothing more.
