@@ -83,7 +83,6 @@ class TrainingDataConfig(Config):
   update equals the one of a single batch of `train_batch_size` (section "Gradient accumulation" in
   trainer.py).
   """
-  """What the pretrainer reads: the records, their lengths, the batches, dynamic masking."""
 
   input_files: str = _field("", "comma-separated glob patterns of the training TFRecords (e.g. "
                             "'data/pretraining-*.tfrecord'; not summary.json)")
@@ -227,7 +226,6 @@ class OutputsConfig(Config):
   eval_steps: int = _field(20, "batches per evaluation")
   unigram_baseline_records: int = _field(100_000, "training records scanned for the unigram "
                                          "baseline's most frequent target (eval only; > 0)")
-
 
   def __post_init__(self):
     _check_types(self)
