@@ -19,7 +19,7 @@ from configs.model import ModelConfig, get_model_config
 from configs.tasks import get_task_config
 from . import task_fixtures as fx
 
-TINY = dict(max_seq_length=32, batch_size=8, num_epochs=1.0, eval_batch_size=16,
+TINY = dict(max_seq_length=32, train_batch_size=8, num_epochs=1.0, eval_batch_size=16,
             learning_rate=1e-3)
 
 
