@@ -27,7 +27,7 @@ class UserError(Exception):
 # The last line of a worker's traceback that a Beam runner copies into the exception it raises in
 # the main process: `bert_keras.errors.UserError: <message>[ [while running '<step>']]`.
 _WORKER_USER_ERROR = re.compile(
-    r"^(?:bert_keras\.errors\.UserError|configs\.model\.ConfigError): (.+?)"
+    r"^(?:bert_keras\.errors\.UserError|(?:[\w.]*\.)?ConfigError): (.+?)"
     r"(?: \[while running '[^\n]*'\])?$", re.MULTILINE)
 
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping
 
-from configs.model import ConfigError
+from configs.base import Config, ConfigError
 
 FAMILIES = ("bert", "gpt", "elmo")
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr", "lm")
 
 
 @dataclasses.dataclass(frozen=True)
-class AblationVariant:
+class AblationVariant(Config):
   """One row of BERT Table 5 / GPT-1 Table 5.
 
   family: "bert" (BertEncoder + BertPretrainer objective), "gpt" (GPTDecoder + LM), or "elmo"
@@ -117,7 +117,7 @@ def get_ablation(name: str) -> AblationVariant:
 
 
 @dataclasses.dataclass(frozen=True)
-class StudyConfig:
+class StudyConfig(Config):
   """One fixed budget for every variant: same vocabulary, corpus, steps, seeds and model size.
 
   The defaults are deliberately tiny so three seeds of every variant fit a short CPU budget: a
@@ -127,7 +127,7 @@ class StudyConfig:
 
   corpora: tuple = ("lee_background", "wikipedia")
   vocab_size: int = 800
-  seq_length: int = 32
+  max_seq_length: int = 32
   hidden_size: int = 64
   num_layers: int = 2
   num_heads: int = 2
@@ -147,6 +147,8 @@ class StudyConfig:
       default_factory=lambda: dict(DEFAULT_TASK_VARIANTS))
   layer_transfer_task: str = "polarity"  # GPT-1 Figure 2 left: k = 0..num_layers
 
+  RENAMED_KEYS = {"seq_length": "max_seq_length"}  # the name of the other configs
+
   def __post_init__(self):
     object.__setattr__(self, "corpora", tuple(self.corpora))
     object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
@@ -154,7 +156,7 @@ class StudyConfig:
     if not 0 <= self.pretrain_warmup_steps <= self.pretrain_steps:
       raise ConfigError(f"pretrain_warmup_steps={self.pretrain_warmup_steps} must be in "
                         f"[0, pretrain_steps={self.pretrain_steps}]")
-    for name in ("vocab_size", "seq_length", "hidden_size", "num_layers", "num_heads",
+    for name in ("vocab_size", "max_seq_length", "hidden_size", "num_layers", "num_heads",
                  "pretrain_steps", "pretrain_batch_size", "finetune_batch_size", "lee_train_pairs",
                  "span_examples", "span_per_sentence"):
       value = getattr(self, name)
@@ -173,9 +175,6 @@ class StudyConfig:
         raise ConfigError(f"unknown study task {task!r}; expected one of {sorted(STUDY_TASKS)}")
       for v in variants:
         get_ablation(v)
-
-  def replace(self, **changes: Any) -> "StudyConfig":
-    return dataclasses.replace(self, **changes)
 
   def only_variants(self, names) -> "StudyConfig":
     """The same budget running only `names` (e.g. to re-measure one variant after a fix).
@@ -199,15 +198,18 @@ class StudyConfig:
     zero_shot = self.zero_shot_points if "gpt1" in names else 0
     return self.replace(tasks=tasks, layer_transfer_task=transfer, zero_shot_points=zero_shot)
 
-  def to_dict(self) -> dict:
-    values = dataclasses.asdict(self)
-    values["tasks"] = {k: list(v) for k, v in self.tasks.items()}
-    values["variants"] = {n: dataclasses.asdict(ABLATIONS[n])
-                          for n in sorted({v for vs in self.tasks.values() for v in vs})}
-    return values
-
   def to_json(self) -> str:
-    return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+    """The study's record (study_config.json): its fields and, for the reader, the variants it
+    runs (derived data: `from_dict` ignores them)."""
+    variants = {n: ABLATIONS[n].to_dict()
+                for n in sorted({v for vs in self.tasks.values() for v in vs})}
+    return json.dumps({**self.to_dict(), "variants": variants}, indent=2, sort_keys=True)
+
+  @classmethod
+  def from_dict(cls, values: Mapping[str, Any]) -> "StudyConfig":
+    if isinstance(values, Mapping):
+      values = {k: v for k, v in values.items() if k != "variants"}
+    return super().from_dict(values)
 
 
 # The variants of the "pretraining" budget: pre-trained vs not (both families), aux LM vs not,
@@ -225,13 +227,13 @@ PRETRAINING_TASK_VARIANTS = {
 # match 0); docs/ablation_study/ now reports the `signal` budget below.
 STUDY_PRESETS = {
     "small": StudyConfig(),
-    "pretraining": StudyConfig(vocab_size=1000, seq_length=48, pretrain_steps=400,
+    "pretraining": StudyConfig(vocab_size=1000, max_seq_length=48, pretrain_steps=400,
                                pretrain_batch_size=32, pretrain_warmup_steps=40,
                                finetune_epochs=8.0, zero_shot_points=2,
                                span_examples=400, span_per_sentence=3, seeds=(0, 1),
                                tasks=dict(PRETRAINING_TASK_VARIANTS)),
-    "smoke": StudyConfig(corpora=("lee_background",), vocab_size=300, seq_length=24, hidden_size=16,
-                         num_layers=1, num_heads=2, pretrain_steps=6, pretrain_batch_size=8,
+    "smoke": StudyConfig(corpora=("lee_background",), vocab_size=300, max_seq_length=24,
+                         hidden_size=16, num_layers=1, num_heads=2, pretrain_steps=6, pretrain_batch_size=8,
                          pretrain_warmup_steps=1,
                          finetune_epochs=0.5, lee_train_pairs=16, span_examples=24, seeds=(0,),
                          zero_shot_points=2),
@@ -253,7 +255,7 @@ SIGNAL_TASK_VARIANTS = {
     "polarity": ("gpt1", "gpt1_no_pretraining", "gpt1_no_aux_lm"),
 }
 STUDY_PRESETS["signal"] = StudyConfig(
-    vocab_size=1000, seq_length=64, hidden_size=128, num_layers=2, num_heads=2,
+    vocab_size=1000, max_seq_length=64, hidden_size=128, num_layers=2, num_heads=2,
     pretrain_steps=600, pretrain_batch_size=32, pretrain_warmup_steps=60,
     pretrain_learning_rate=1e-3, finetune_learning_rate=5e-4, finetune_batch_size=16,
     finetune_epochs=6.0, span_examples=800, span_per_sentence=6, seeds=(0, 1),

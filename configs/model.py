@@ -7,61 +7,17 @@ One vocabulary across the project: `hidden_size` (H), `num_layers` (L), `num_hea
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 from typing import Any, Mapping
 
-from bert_keras.errors import UserError
-from bert_keras.json_io import read_json_file
+from configs.base import (Config, ConfigError, is_int, is_number,  # pylint: disable=unused-import
+                          read_config_json)
 
 HIDDEN_ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
 ATTENTION_KINDS = ("bidirectional", "causal")
 
 
-class ConfigError(UserError, ValueError):
-  """A config value is missing, of the wrong type, or out of range.
-
-  `key` is the config field at fault (None when several are), so that readers of other formats
-  (bert_config.json, HF config.json) can name their own key for it.
-  """
-
-  def __init__(self, message: str, key: str | None = None):
-    super().__init__(message)
-    self.key = key
-
-
-def is_int(value: Any) -> bool:
-  """A JSON integer (bool is an int subclass in Python, but true/false is not a size)."""
-  return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_number(value: Any) -> bool:
-  """A finite JSON number (int or float, not bool, NaN or infinity)."""
-  return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def read_config_json(path: str, what: str) -> dict:
-  """The JSON object of a config file (one shared reader: file named, line of a syntax error,
-  "nested too deeply", top-level type checked); see bert_keras/json_io.py."""
-  try:
-    return read_json_file(path, what, expected=dict)
-  except UserError as e:
-    raise ConfigError(str(e)) from None
-
-
-def config_from_json_file(cls, path: str, what: str):
-  """`cls.from_dict` of the JSON object in `path`; every error names the file."""
-  values = read_config_json(path, what)
-  try:
-    return cls.from_dict(values)
-  except ConfigError as e:
-    raise ConfigError(f"{path}: {e}", key=e.key) from None
-  except TypeError as e:  # a comparison of a wrongly typed value the checks did not foresee
-    raise ConfigError(f"{path}: {e}") from None
-
-
 @dataclasses.dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(Config):
   """Hyperparameters of a Transformer encoder (BERT) or decoder (GPT-1).
 
   Defaults are BERT-Base (Devlin et al., 2018, section 3): L=12, H=768, A=12, feed-forward 4H,
@@ -112,29 +68,6 @@ class ModelConfig:
       if not is_number(value) or not value > 0:
         raise ConfigError(f"{name}={value!r} must be a number > 0", key=name)
 
-  def replace(self, **changes: Any) -> "ModelConfig":
-    """A copy with `changes` (overrides of a preset); unknown keys are refused, listing the fields."""
-    check_model_config_keys(changes, "model config")
-    return dataclasses.replace(self, **changes)
-
-  def to_dict(self) -> dict:
-    return dataclasses.asdict(self)
-
-  @classmethod
-  def from_dict(cls, values: Mapping[str, Any]) -> "ModelConfig":
-    """Builds a config from plain data, rejecting unknown keys (configs are data, never code)."""
-    if not isinstance(values, Mapping):
-      raise ConfigError(f"model config must be a JSON object, got {type(values).__name__}")
-    check_model_config_keys(values, "model config")
-    return cls(**dict(values))
-
-  def to_json(self) -> str:
-    return json.dumps(self.to_dict(), indent=2, sort_keys=True)
-
-  @classmethod
-  def from_json_file(cls, path: str) -> "ModelConfig":
-    return config_from_json_file(cls, path, "model config file")
-
 
 def check_model_config_keys(values: Mapping[str, Any], what: str, key: str | None = None) -> None:
   """Refuses keys that are not ModelConfig fields (a typo such as "num_layer" would otherwise reach
@@ -163,12 +96,38 @@ MODEL_PRESETS: dict[str, ModelConfig] = {
 }
 
 
-def all_model_presets() -> dict[str, ModelConfig]:
-  """Every named model: BERT's (above) and GPT-1's (configs/gpt.py GPT_PRESETS: gpt_nano ... gpt1).
+# GPT-1 (Radford et al., 2018) reuses ModelConfig (one vocabulary for one idea): attention="causal",
+# type_vocab_size=0 (no segment embeddings), tanh-GELU and LayerNorm epsilon 1e-5 as in the released
+# code (finetune-transformer-lm), 512 learned positions and a 40,000-merge BPE vocabulary (section
+# 4.1): 40,000 merges on top of the 478 base symbols of the released encoder, plus the three special
+# tokens (start, delimiter, extract) that fine-tuning appends (section 3.3).
+GPT1_BPE_VOCAB_SIZE = 40478
+NUM_SPECIAL_TOKENS = 3
 
-  The GPT presets are imported here, not at the top, because configs/gpt.py imports this module.
-  """
-  from configs.gpt import GPT_PRESETS  # pylint: disable=g-import-not-at-top
+
+def _gpt(num_layers: int, hidden_size: int, num_heads: int, **kw) -> ModelConfig:
+  values = dict(vocab_size=GPT1_BPE_VOCAB_SIZE + NUM_SPECIAL_TOKENS, num_layers=num_layers,
+                hidden_size=hidden_size, num_heads=num_heads, intermediate_size=4 * hidden_size,
+                hidden_act="gelu_tanh", dropout_rate=0.1, attention_dropout_rate=0.1,
+                max_position_embeddings=512, type_vocab_size=0, initializer_range=0.02,
+                layer_norm_epsilon=1e-5, attention="causal")
+  values.update(kw)
+  return ModelConfig(**values)
+
+
+# "gpt1" is the paper's (section 4.1: 12 layers, 768 states, 12 heads, 3072 feed-forward). The small
+# presets share BERT's small grid so the ablations compare like with like at tiny scale.
+GPT_PRESETS: dict[str, ModelConfig] = {
+    "gpt_nano": _gpt(1, 64, 2, max_position_embeddings=128),
+    "gpt_tiny": _gpt(2, 128, 2),
+    "gpt_mini": _gpt(4, 256, 4),
+    "gpt_small": _gpt(4, 512, 8),
+    "gpt1": _gpt(12, 768, 12),
+}
+
+
+def all_model_presets() -> dict[str, ModelConfig]:
+  """Every named model: BERT's (bert_tiny ... bert_large) and GPT-1's (gpt_nano ... gpt1)."""
   return {**MODEL_PRESETS, **GPT_PRESETS}
 
 
@@ -179,3 +138,10 @@ def get_model_config(name: str, **overrides: Any) -> ModelConfig:
   if name not in presets:
     raise ConfigError(f"unknown model preset {name!r}; expected one of {sorted(presets)}")
   return presets[name].replace(**overrides)
+
+
+def get_gpt_config(name: str, **overrides: Any) -> ModelConfig:
+  """The named GPT preset with field overrides (e.g. `vocab_size` of a trained BPE model)."""
+  if name not in GPT_PRESETS:
+    raise ConfigError(f"unknown GPT preset {name!r}; expected one of {sorted(GPT_PRESETS)}")
+  return GPT_PRESETS[name].replace(**overrides)

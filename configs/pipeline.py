@@ -8,16 +8,15 @@ one machine's layout in code.
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any, Mapping
 
-from configs.model import ConfigError
+from configs.base import Config, ConfigError
 
 BASES = ("pretrained", "imported")
 
 
 @dataclasses.dataclass(frozen=True)
-class CorpusConfig:
+class CorpusConfig(Config):
   """Pretraining text sources (paths or globs) and an optional document budget (0 = all)."""
 
   wikipedia_dumps: tuple = ()
@@ -28,7 +27,7 @@ class CorpusConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class PretrainingConfig:
+class PretrainingConfig(Config):
   """Vocabulary, example generation (create_pretraining_data) and pretrainer budgets."""
 
   vocab_size: int = 8000
@@ -40,13 +39,15 @@ class PretrainingConfig:
   masked_lm_prob: float = 0.15
   short_seq_prob: float = 0.1
   dupe_factor: int = 2
-  random_seed: int = 12345
-  # TrainingConfig fields (configs/training.py) for the pretrainer.
+  seed: int = 12345
+  # TrainingConfig fields by their flag names (configs/training.py) for the pretrainer.
   training: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+  RENAMED_KEYS = {"random_seed": "seed"}  # one name per idea: the training configs' name
 
 
 @dataclasses.dataclass(frozen=True)
-class FineTuneConfig:
+class FineTuneConfig(Config):
   """One task: TaskConfig overrides (configs/tasks.py), a training budget and blessing thresholds."""
 
   task: str
@@ -60,14 +61,14 @@ class FineTuneConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class PipelineConfig:
+class PipelineConfig(Config):
   name: str = "bert_pipeline"
   corpus: CorpusConfig = CorpusConfig()
   pretraining: PretrainingConfig = PretrainingConfig()
   # A Hugging Face or Google checkpoint directory to import ("" = none).
   checkpoint_dir: str = ""
   checkpoint_vocab_path: str = ""
-  tasks: tuple = ()
+  tasks: tuple[FineTuneConfig, ...] = ()
   # Blessed models are pushed to <serving_dir>/<base>/<task>/<version>/ (relative: under the output dir).
   serving_dir: str = "serving"
 
@@ -91,12 +92,6 @@ class PipelineConfig:
       if "imported" in t.bases and not self.checkpoint_dir:
         raise ConfigError(f"task {t.task!r} fine-tunes the imported checkpoint but "
                           f"checkpoint_dir is empty")
-
-  def to_dict(self) -> dict:
-    return dataclasses.asdict(self)
-
-  def to_json(self) -> str:
-    return json.dumps(self.to_dict(), indent=2, sort_keys=True, default=list)
 
 
 # The demo's pretraining steps: demo_config's default and pipeline/demo.py's --pretrain_steps.
@@ -149,15 +144,16 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
           # Sentence polarity: 200 sentences, every 5th held out; chance is 0.5.
           # Small models take larger steps (the tiny BERT from 5e-4, MiniLM from 1e-4).
           FineTuneConfig(task="polarity",
-                         task_config=dict(max_seq_length=64, batch_size=16, learning_rate=5e-4,
-                                          **fine_tune),
+                         task_config=dict(max_seq_length=64, train_batch_size=16,
+                                          learning_rate=5e-4, **fine_tune),
                          # MiniLM was tuned for sentence embeddings, not its [CLS] pooler: more steps.
                          base_task_config={"imported": dict(learning_rate=1e-4,
                                                             num_epochs=2 * finetune_epochs)},
                          thresholds={"accuracy": {"lower_bound": 0.55}}),
           # Lee document similarity: rated pairs of news documents; correlation with humans.
           FineTuneConfig(task="lee_similarity",
-                         task_config=dict(max_seq_length=128, batch_size=16, learning_rate=5e-4,
+                         task_config=dict(max_seq_length=128, train_batch_size=16,
+                                          learning_rate=5e-4,
                                           num_epochs=min(finetune_epochs, 1.0)),
                          base_task_config={"imported": dict(learning_rate=5e-5)},
                          max_train_examples=600,
@@ -168,7 +164,7 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
 def smoke_config(max_documents: int = 12) -> PipelineConfig:
   """The end-to-end test's slice: a dozen Wikipedia articles, a few steps, tiny fine-tuning."""
   config = demo_config(pretrain_steps=4, finetune_epochs=1.0, max_documents=max_documents)
-  tiny = dict(max_seq_length=32, batch_size=8)
+  tiny = dict(max_seq_length=32, train_batch_size=8)
   return dataclasses.replace(
       config, name="bert_smoke",
       pretraining=dataclasses.replace(

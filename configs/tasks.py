@@ -9,10 +9,9 @@ data, builds the head and computes the metrics.
 from __future__ import annotations
 
 import dataclasses
-import json
-from typing import Any, Mapping
+from typing import Any
 
-from configs.model import ConfigError
+from configs.base import Config, ConfigError
 
 APPROACHES = ("fine_tuning", "feature_based")
 TAGGING_SCHEMES = ("iob1", "iob2")
@@ -26,13 +25,13 @@ def _layer_index(value) -> int:
 
 
 @dataclasses.dataclass(frozen=True)
-class TaskConfig:
+class TaskConfig(Config):
   """Everything a fine-tuning run needs besides the encoder and the data location."""
 
   task: str = "polarity"  # registered task name (bert_keras.tasks.get_task).
   max_seq_length: int = 128
   learning_rate: float = 2e-5
-  batch_size: int = 32
+  train_batch_size: int = 32
   eval_batch_size: int = 64
   num_epochs: float = 3.0
   warmup_proportion: float = 0.1
@@ -54,6 +53,8 @@ class TaskConfig:
   # Embedded sets without an official split (polarity, lee_similarity): every k-th item is dev.
   dev_every: int = 5
 
+  RENAMED_KEYS = {"batch_size": "train_batch_size"}  # the pretraining config's name
+
   def __post_init__(self):
     layers = self.feature_layers
     if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
@@ -67,8 +68,8 @@ class TaskConfig:
     self.validate()
 
   def validate(self) -> None:
-    for name in ("max_seq_length", "batch_size", "eval_batch_size", "lstm_units", "doc_stride",
-                 "max_query_length", "n_best_size", "max_answer_length", "dev_every"):
+    for name in ("max_seq_length", "train_batch_size", "eval_batch_size", "lstm_units",
+                 "doc_stride", "max_query_length", "n_best_size", "max_answer_length", "dev_every"):
       value = getattr(self, name)
       if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ConfigError(f"{name}={value!r} must be a positive integer")
@@ -93,29 +94,8 @@ class TaskConfig:
     if not self.feature_layers:
       raise ConfigError("feature_layers must name at least one encoder layer")
 
-  def replace(self, **changes: Any) -> "TaskConfig":
-    return dataclasses.replace(self, **changes)
 
-  def to_dict(self) -> dict:
-    values = dataclasses.asdict(self)
-    values["feature_layers"] = list(self.feature_layers)
-    return values
-
-  @classmethod
-  def from_dict(cls, values: Mapping[str, Any]) -> "TaskConfig":
-    if not isinstance(values, Mapping):
-      raise ConfigError(f"task config must be a JSON object, got {type(values).__name__}")
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-      raise ConfigError(f"unknown task config keys {unknown}; expected a subset of {sorted(known)}")
-    return cls(**dict(values))
-
-  def to_json(self) -> str:
-    return json.dumps(self.to_dict(), indent=2, sort_keys=True)
-
-
-_GLUE = dict(max_seq_length=128, learning_rate=2e-5, batch_size=32, num_epochs=3.0)
+_GLUE = dict(max_seq_length=128, learning_rate=2e-5, train_batch_size=32, num_epochs=3.0)
 
 # Section 4.1 (GLUE): batch 32, 3 epochs, best lr of {5e-5, 4e-5, 3e-5, 2e-5} on dev; 2e-5 default.
 # Section 4.2/4.3 (SQuAD): lr 5e-5, batch 32 (v1.1, 3 epochs) / 48 (v2.0, 2 epochs), seq 384.
@@ -131,20 +111,20 @@ TASK_PRESETS: dict[str, TaskConfig] = {
     "glue/rte": TaskConfig(task="glue/rte", **_GLUE),
     "glue/wnli": TaskConfig(task="glue/wnli", **_GLUE),
     "squad_v1": TaskConfig(task="squad_v1", max_seq_length=384, learning_rate=5e-5,
-                           batch_size=32, num_epochs=3.0),
+                           train_batch_size=32, num_epochs=3.0),
     "squad_v2": TaskConfig(task="squad_v2", max_seq_length=384, learning_rate=5e-5,
-                           batch_size=48, num_epochs=2.0),
-    "swag": TaskConfig(task="swag", max_seq_length=128, learning_rate=2e-5, batch_size=16,
+                           train_batch_size=48, num_epochs=2.0),
+    "swag": TaskConfig(task="swag", max_seq_length=128, learning_rate=2e-5, train_batch_size=16,
                        num_epochs=3.0),
     "conll2003": TaskConfig(task="conll2003", max_seq_length=128, learning_rate=5e-5,
-                            batch_size=32, num_epochs=3.0, tagging_scheme="iob1"),
+                            train_batch_size=32, num_epochs=3.0, tagging_scheme="iob1"),
     # The embedded real sets (README, "Data"): small, so a higher lr and more epochs.
     # 160 training sentences: batch 16 and 5 epochs give 50 updates instead of 15 (the paper
     # notes small sets need care, section 4.1); 64 pieces hold 99% of the sentences.
     "polarity": TaskConfig(task="polarity", max_seq_length=64, learning_rate=5e-5,
-                           batch_size=16, num_epochs=5.0),
+                           train_batch_size=16, num_epochs=5.0),
     "lee_similarity": TaskConfig(task="lee_similarity", max_seq_length=128,
-                                 learning_rate=5e-5, batch_size=32, num_epochs=3.0),
+                                 learning_rate=5e-5, train_batch_size=32, num_epochs=3.0),
 }
 # Section 5.3's feature-based variant, named so runs can cite it.
 TASK_PRESETS["conll2003_feature_based"] = TASK_PRESETS["conll2003"].replace(

@@ -13,6 +13,7 @@ the error when `--task` is missing.
 
 from absl import app, flags
 
+from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
 from configs.tasks import TASK_PRESETS
 from configs.training import FINETUNE_DISTRIBUTIONS
@@ -32,7 +33,8 @@ flags.DEFINE_enum("lower_case", "auto", ["auto", "true", "false"],
                   "Tokenizer casing; auto = the checkpoint's.")
 flags.DEFINE_string("output_dir", None, "Where metrics, predictions and the model go.")
 flags.DEFINE_float("learning_rate", None, "Peak Adam learning rate (paper: 5e-5, 4e-5, 3e-5, 2e-5).")
-flags.DEFINE_integer("batch_size", None, "Training batch size (paper: 32).")
+flags.DEFINE_integer("train_batch_size", None, "Training batch size (paper: 32).")
+define_alias("batch_size", "train_batch_size")
 flags.DEFINE_float("num_epochs", None, "Training epochs (paper: 3).")
 flags.DEFINE_float("warmup_proportion", None, "Fraction of steps of linear warmup (paper: 0.1).")
 flags.DEFINE_float("dropout_rate", None, "Dropout in encoder and head (paper: 0.1).")
@@ -62,8 +64,8 @@ flags.mark_flags_as_required(["output_dir"])
 flags.register_validator("task", lambda value: value is not None,
                          message=f"--task is required; registered tasks: {_TASKS}")
 
-_OVERRIDES = ("learning_rate", "batch_size", "num_epochs", "warmup_proportion", "dropout_rate",
-              "max_seq_length", "doc_stride", "max_query_length", "n_best_size",
+_OVERRIDES = ("learning_rate", "train_batch_size", "num_epochs", "warmup_proportion",
+              "dropout_rate", "max_seq_length", "doc_stride", "max_query_length", "n_best_size",
               "max_answer_length", "tagging_scheme", "approach", "feature_layers", "lstm_units",
               "seed")
 

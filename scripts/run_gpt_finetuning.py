@@ -1,7 +1,7 @@
 """Fine-tunes GPT-1 on a registered task with L3 = L2 + lambda * L1 (section 3.2) and exports it.
 
   python scripts/run_gpt_finetuning.py --task=gpt/polarity --pretrained_dir=out/gpt \
-      --output_dir=out/gpt_polarity [--lm_coef=0.5] [--seq_length=64]
+      --output_dir=out/gpt_polarity [--lm_coef=0.5] [--max_seq_length=64]
 
 --lm_coef=0 is the "without auxiliary LM" ablation; no --pretrained_dir (with --bpe_model and
 --model) is "without pre-training". The task resolves through the task registry (gpt/<task>; its
@@ -12,6 +12,7 @@ SavedModel that takes raw strings) into --output_dir.
 
 from absl import app, flags
 
+from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
 from bert_keras.gpt.gpt_runs import run_gpt_finetuning
 from configs.gpt import GPTFinetuningConfig
@@ -26,20 +27,22 @@ flags.DEFINE_string("bpe_model", None, "BPE model, when starting from a random d
 flags.DEFINE_string("model", "gpt_tiny", "GPT preset, when starting from a random decoder.")
 flags.DEFINE_string("output_dir", None, "Where the model, metrics and export go.")
 flags.DEFINE_float("learning_rate", _DEFAULTS.learning_rate, "Peak learning rate.")
-flags.DEFINE_integer("batch_size", _DEFAULTS.batch_size, "Examples per step.")
+flags.DEFINE_integer("train_batch_size", _DEFAULTS.train_batch_size, "Examples per step.")
 flags.DEFINE_float("num_epochs", _DEFAULTS.num_epochs, "Epochs.")
 flags.DEFINE_float("lm_coef", _DEFAULTS.lm_coef, "lambda of the auxiliary LM loss (0 = none).")
-flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+flags.DEFINE_integer("max_seq_length", 128, "Tokens per sequence.")
 flags.DEFINE_integer("seed", 0, "Random seed.")
+define_alias("batch_size", "train_batch_size")
+define_alias("seq_length", "max_seq_length")
 flags.mark_flag_as_required("output_dir")
 
 
 def main(argv):
   del argv
   F = flags.FLAGS
-  config = GPTFinetuningConfig(learning_rate=F.learning_rate, batch_size=F.batch_size,
+  config = GPTFinetuningConfig(learning_rate=F.learning_rate, train_batch_size=F.train_batch_size,
                                num_epochs=F.num_epochs, lm_coef=F.lm_coef,
-                               seq_length=F.seq_length, seed=F.seed)
+                               max_seq_length=F.max_seq_length, seed=F.seed)
   scores = run_gpt_finetuning(F.task, F.pretrained_dir, config, F.output_dir, F.data_dir,
                               F.model, F.bpe_model)
   print(" ".join(f"{k}={v:.4f}" for k, v in sorted(scores.items())))

@@ -1,7 +1,7 @@
 """Pretrains GPT-1 with the LM objective L1 (Radford et al., 2018, section 3.1) on real corpora.
 
   python scripts/run_gpt_pretraining.py --bpe_model=out/bpe.model --output_dir=out/gpt \
-      --model=gpt_tiny --num_train_steps=1000 --seq_length=128 --batch_size=32
+      --model=gpt_tiny --num_train_steps=1000 --max_seq_length=128 --train_batch_size=32
 
 Defaults are the paper's schedule (Adam(W), 2,000 warmup steps, cosine decay, max lr 2.5e-4).
 Writes config.json, history.jsonl, metrics.json, decoder.keras and bpe.model into --output_dir.
@@ -9,6 +9,7 @@ Writes config.json, history.jsonl, metrics.json, decoder.keras and bpe.model int
 
 from absl import app, flags
 
+from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
 from bert_keras.gpt.gpt_runs import run_gpt_pretraining
 from configs.gpt import GPTPretrainingConfig
@@ -23,9 +24,11 @@ flags.DEFINE_float("learning_rate", _DEFAULTS.learning_rate, "Peak learning rate
 flags.DEFINE_integer("num_train_steps", _DEFAULTS.num_train_steps, "Training steps.")
 flags.DEFINE_integer("num_warmup_steps", _DEFAULTS.num_warmup_steps, "Linear warmup steps.")
 flags.DEFINE_enum("decay", _DEFAULTS.decay, ["cosine", "linear", "constant"], "Decay after warmup.")
-flags.DEFINE_integer("batch_size", _DEFAULTS.batch_size, "Sequences per step.")
-flags.DEFINE_integer("seq_length", _DEFAULTS.seq_length, "Tokens per contiguous window.")
+flags.DEFINE_integer("train_batch_size", _DEFAULTS.train_batch_size, "Sequences per step.")
+flags.DEFINE_integer("max_seq_length", _DEFAULTS.max_seq_length, "Tokens per contiguous window.")
 flags.DEFINE_integer("seed", 0, "Random seed.")
+define_alias("batch_size", "train_batch_size")
+define_alias("seq_length", "max_seq_length")
 flags.mark_flags_as_required(["bpe_model", "output_dir"])
 
 
@@ -34,7 +37,8 @@ def main(argv):
   F = flags.FLAGS
   config = GPTPretrainingConfig(learning_rate=F.learning_rate, num_train_steps=F.num_train_steps,
                                 num_warmup_steps=F.num_warmup_steps, decay=F.decay,
-                                batch_size=F.batch_size, seq_length=F.seq_length, seed=F.seed)
+                                train_batch_size=F.train_batch_size,
+                                max_seq_length=F.max_seq_length, seed=F.seed)
   metrics = run_gpt_pretraining(F.model, F.bpe_model, F.corpora, F.input_files, config,
                                 F.output_dir)
   print(" ".join(f"{k}={v:.4g}" for k, v in sorted(metrics.items()) if isinstance(v, float)))

@@ -22,19 +22,21 @@ pretraining-*.tfrecord shards, not summary.json beside them. More options:
       --input_files='data/len512/pretraining-*.tfrecord' --init_checkpoint=out/phase1 \
       --model_dir=out/phase2
 
-Every TrainingConfig field is a flag of the same name (model_overrides as JSON); --help gives each
-one's meaning and default (configs/training.py documents them). Flags given on the command line
+Every TrainingConfig field is a flag of its flat name (model_overrides as JSON; TrainingConfig nests
+them by section: data, model, optimizer, runtime, outputs); --help gives each one's meaning and
+default (configs/training.py documents them). --distribution and --precision are the deprecated
+names of --distribution_strategy and --mixed_precision. Flags given on the command line
 override the --preset (or --config_json) values. Re-running the same command resumes from the last
 checkpoint in --model_dir.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from absl import app, flags, logging
 
+from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import UserError, parse_flags, run_main
 from bert_keras.json_io import parse_json
 from configs.training import TRAINING_PRESETS, TrainingConfig, field_help, get_training_config
@@ -45,7 +47,7 @@ flags.DEFINE_string("preset", None, "start from this training preset of configs/
 flags.DEFINE_string("config_json", None, "start from this TrainingConfig JSON file (e.g. a "
                     "training_config.json); other flags override its values")
 
-_FIELDS = {f.name: f for f in dataclasses.fields(TrainingConfig)}
+_FIELDS = TrainingConfig.flat_fields()  # {flag name: the field of a TrainingConfig section}
 for _name, _field in _FIELDS.items():
   # The field's own documentation (configs/training.py); a --preset or --config_json replaces the
   # default, so the flags themselves default to None ("not given").
@@ -62,6 +64,8 @@ for _name, _field in _FIELDS.items():
     flags.DEFINE_list(_name, None, _help + "; comma-separated ids")
   else:
     flags.DEFINE_string(_name, None, _help)
+for _old, _new in TrainingConfig.RENAMED_FLAT.items():
+  define_alias(_old, _new)
 
 
 def config_from_flags() -> TrainingConfig:
@@ -88,8 +92,8 @@ def config_from_flags() -> TrainingConfig:
       value = parse_json(value, "--model_overrides", expected=dict)
     changes[name] = value
   if config is None:
-    return TrainingConfig.from_dict(changes)
-  return config.replace(**changes)
+    return TrainingConfig.from_flat(changes)
+  return config.override(**changes)
 
 
 def main(argv):

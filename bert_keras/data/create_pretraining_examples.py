@@ -66,7 +66,7 @@ def instances_for_request(doc_id: str, sentences, dupe_index: int, bucket_docume
 
   `bucket_documents`: (doc_id, sentences) sorted by doc_id (the order is part of the determinism).
   """
-  rng = random.Random(stable_hash(config.random_seed, doc_id, dupe_index))
+  rng = random.Random(stable_hash(config.seed, doc_id, dupe_index))
   random_document = lambda r: pick_random_document(bucket_documents, doc_id, r)
   return create_instances_from_document(
       sentences, random_document, config.max_seq_length, config.short_seq_prob, config.masked_lm_prob,
@@ -112,7 +112,7 @@ class _CreateInstancesInBucket(beam.DoFn):
       instances = instances_for_request(doc_id, unpack_tokenized_document(packed), dupe_index,
                                         bucket_documents, config, self._special, self._is_continuation)
       for index, instance in enumerate(instances):
-        key = stable_hash(config.random_seed, doc_id, dupe_index, index)
+        key = stable_hash(config.seed, doc_id, dupe_index, index)
         stats["instances"] += 1
         stats["instance_tokens"] += len(instance.input_ids)
         stats["masked_positions"] += len(instance.masked_lm_positions)
@@ -144,7 +144,7 @@ class CreatePretrainingExamples(beam.PTransform):
                | "NumBuckets" >> beam.Map(num_buckets, config.docs_per_bucket))
     return (documents
             | "RouteToBuckets" >> beam.FlatMap(
-                lambda packed, b: route_document(packed, config.random_seed, config.dupe_factor, b),
+                lambda packed, b: route_document(packed, config.seed, config.dupe_factor, b),
                 beam.pvalue.AsSingleton(buckets))
             | "GroupBuckets" >> beam.GroupByKey()
             # Declared (what Beam infers): building the pipeline skips inferring it from bytecode.

@@ -33,7 +33,8 @@ from bert_keras.data import beam_metrics
 from bert_keras.data.beam_args import add_help_aliases, check_beam_args
 from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
-from bert_keras.data.pretraining_data_config import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
+from bert_keras.deprecated_flags import add_alias
+from configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
 from bert_keras.data.tokenize_documents import TokenizeDocuments
 from bert_keras.errors import UserError, worker_user_errors
@@ -63,7 +64,9 @@ def _parser() -> argparse.ArgumentParser:
   parser.add_argument("--masked_lm_prob", type=float, default=d.masked_lm_prob)
   parser.add_argument("--short_seq_prob", type=float, default=d.short_seq_prob)
   parser.add_argument("--dupe_factor", type=int, default=d.dupe_factor)
-  parser.add_argument("--random_seed", type=int, default=d.random_seed)
+  parser.add_argument("--seed", type=int, default=d.seed,
+                      help="seed of the masks and sentence pairs")
+  add_alias(parser, "--random_seed", "--seed")  # google-research/bert's name
   parser.add_argument("--do_whole_word_mask", type=_bool, nargs="?", const=True,
                       default=d.whole_word_mask)
   parser.add_argument("--num_shards", type=int, default=d.num_shards)
@@ -104,7 +107,7 @@ def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:
       vocab_file=args.vocab_file or resources.uncased_vocab_path(), lower_case=args.do_lower_case,
       max_seq_length=args.max_seq_length, max_predictions_per_seq=args.max_predictions_per_seq,
       masked_lm_prob=args.masked_lm_prob, short_seq_prob=args.short_seq_prob,
-      dupe_factor=args.dupe_factor, random_seed=args.random_seed, whole_word_mask=args.do_whole_word_mask,
+      dupe_factor=args.dupe_factor, seed=args.seed, whole_word_mask=args.do_whole_word_mask,
       num_shards=args.num_shards, compression=args.compression, docs_per_bucket=args.docs_per_bucket,
       min_sentences_per_document=args.min_sentences_per_document, max_line_bytes=args.max_line_bytes,
       json_text_key=args.json_text_key, tfds_split=args.tfds_split, tfds_data_dir=args.tfds_data_dir)

@@ -22,7 +22,7 @@ import apache_beam as beam
 
 from bert_keras.atomic_io import check_output_dir
 from bert_keras.data import beam_metrics
-from bert_keras.data.pretraining_data_config import INPUT_FORMATS, PretrainingDataConfig
+from configs.pretraining_data import INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.data.beam_args import add_help_aliases, check_beam_args
 from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
 from bert_keras.data.pretraining_data_pipeline import _bool, output_dir_errors, read_documents

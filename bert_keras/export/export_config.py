@@ -1,77 +1,17 @@
-"""What scripts/export_model.py exports, as a typed config, and the call that does it."""
+"""The export of scripts/export_model.py: `run_export(ExportConfig)` (configs/export.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-from typing import Optional
 
 from bert_keras.atomic_io import check_output_dir as check_writable_dir
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
+from configs.export import ExportConfig
 
 FINETUNE_FILES = ("model.keras", "task_info.json")
 DEFAULT_MAX_SEQ_LENGTH = 128  # encoder exports
-
-
-@dataclasses.dataclass(frozen=True)
-class ExportConfig:
-  """Exactly one source: a fine-tuning output directory (model.keras, task_info.json, vocab.txt,
-  as run_finetuning writes them) or an encoder checkpoint in any format bert_keras.interop reads
-  (exported for feature extraction). lower_case None = the source's own casing. None for
-  max_seq_length / row_groups means "not given": the defaults apply to BERT exports, and a GPT
-  fine-tuning directory refuses every BERT-only setting rather than ignoring it."""
-
-  output_dir: str
-  finetune_dir: str = ""
-  encoder_checkpoint: str = ""
-  vocab_file: str = ""
-  lower_case: Optional[bool] = None
-  max_seq_length: Optional[int] = None  # encoder exports only (default 128); a task keeps its own
-  doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
-  jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
-  row_groups: Optional[int] = None  # TransformerBlock.row_groups of the plain graph (None: by width)
-  # Text-in calls pad to their longest row's bucket: "auto" (16, 32, 64, ... max_seq_length),
-  # "fixed" (max_seq_length only) or ascending lengths "16,48" (bert_keras/text/length_buckets.py).
-  length_buckets: str = "auto"
-
-  def __post_init__(self):
-    if not self.output_dir:
-      raise UserError("output_dir is required")
-    if bool(self.finetune_dir) == bool(self.encoder_checkpoint):
-      raise UserError("give exactly one of finetune_dir (a run_finetuning output directory) or "
-                      "encoder_checkpoint")
-    if self.max_seq_length is not None and self.max_seq_length < 3:
-      raise UserError(f"max_seq_length={self.max_seq_length} must be >= 3")
-    if self.doc_stride < 0:
-      raise UserError(f"doc_stride={self.doc_stride} must be >= 0 (0 = the task's own)")
-    if self.jit_compile not in (True, False, "auto"):
-      raise UserError(f"jit_compile={self.jit_compile!r}; expected true, false or auto")
-    if self.row_groups is not None and (not isinstance(self.row_groups, int)
-                                        or self.row_groups < 1):
-      raise UserError(f"row_groups={self.row_groups!r}; expected an integer >= 1")
-    self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
-
-  def buckets(self, max_seq_length: int) -> tuple[int, ...]:
-    """The bucket lengths for an export of `max_seq_length`; UserError on a bad setting."""
-    from bert_keras.text.length_buckets import resolve_buckets
-    try:
-      return resolve_buckets(self.length_buckets, max_seq_length)
-    except ValueError as e:
-      raise UserError(str(e)) from None
-
-  def bert_only_settings(self) -> list[str]:
-    """The settings given that only BERT exports use (GPT-1 exports take none of them)."""
-    given = {"max_seq_length": self.max_seq_length is not None,
-             "row_groups": self.row_groups is not None, "jit_compile": self.jit_compile is not False,
-             "doc_stride": self.doc_stride != 0, "vocab_file": bool(self.vocab_file),
-             "lower_case": self.lower_case is not None,
-             "length_buckets": self.length_buckets != "auto"}
-    return [name for name, is_given in given.items() if is_given]
-
-  def to_json(self) -> str:
-    return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n"
 
 
 def _read_task_info(path: str) -> dict:
@@ -147,7 +87,7 @@ def run_export(config: ExportConfig) -> dict:
                         f"{', '.join(bert_only)} apply to BERT exports only: leave them unset")
       from bert_keras.gpt.gpt_runs import export_gpt_finetuned
       export_gpt_finetuned(config.finetune_dir, config.output_dir,
-                           extra_files={"export_config.json": config.to_json()})
+                           extra_files={"export_config.json": config.to_json() + "\n"})
       return {"output_dir": config.output_dir, "kind": "gpt", "task": task, "vocab_file": "",
               "lower_case": False}
   if config.finetune_dir and config.max_seq_length is not None:
@@ -159,7 +99,7 @@ def run_export(config: ExportConfig) -> dict:
   config = dataclasses.replace(
       config, max_seq_length=(DEFAULT_MAX_SEQ_LENGTH if config.max_seq_length is None
                               else config.max_seq_length))
-  extra_files = {"export_config.json": config.to_json()}
+  extra_files = {"export_config.json": config.to_json() + "\n"}
   if config.finetune_dir:
     for name in FINETUNE_FILES:
       if not os.path.isfile(os.path.join(config.finetune_dir, name)):

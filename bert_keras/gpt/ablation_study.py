@@ -51,7 +51,7 @@ def _model_config(study: StudyConfig, vocab_size: int, variant: AblationVariant)
   hidden -= hidden % study.num_heads
   return dict(vocab_size=vocab_size, hidden_size=hidden, num_layers=study.num_layers,
               num_heads=study.num_heads, intermediate_size=4 * hidden,
-              max_position_embeddings=study.seq_length)
+              max_position_embeddings=study.max_seq_length)
 
 
 def build_backbone(study: StudyConfig, vocab_size: int, variant: AblationVariant,
@@ -202,7 +202,8 @@ def _pretrain_gpt(study, vocab, windows, size, seed, model_dir, probe: Callable 
   config = GPTPretrainingConfig(learning_rate=study.pretrain_learning_rate,
                                 num_warmup_steps=study.pretrain_warmup_steps,
                                 num_train_steps=study.pretrain_steps,
-                                batch_size=study.pretrain_batch_size, seq_length=study.seq_length,
+                                train_batch_size=study.pretrain_batch_size,
+                                max_seq_length=study.max_seq_length,
                                 seed=seed)
   optimizer = gpt_training.pretraining_optimizer(config)
   points = study.zero_shot_points if probe else 1
@@ -212,7 +213,7 @@ def _pretrain_gpt(study, vocab, windows, size, seed, model_dir, probe: Callable 
   done, step_cache, task = 0, {}, GPTPretrainingTask()
   for i, bound in enumerate(bounds):
     gpt_training.fit_in_process(lm, task, windows, optimizer=optimizer,
-                                num_steps=bound - done, batch_size=config.batch_size,
+                                num_steps=bound - done, batch_size=config.train_batch_size,
                                 seed=seed * 1000 + i, clip_global_norm=config.clip_global_norm,
                                 step_cache=step_cache)
     done = bound
@@ -388,28 +389,28 @@ def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = 
   documents = study_data.read_documents(study.corpora)
   vocab = study_data.build_vocabulary(documents, study.vocab_size)
   token_docs = study_data.tokenize_documents(vocab, documents)
-  windows = study_data.gpt_windows(token_docs, study.seq_length)
+  windows = study_data.gpt_windows(token_docs, study.max_seq_length)
   sets = {}
   for task in study.tasks:
     if task == "span":
-      sets[task] = study_data.span_sets(vocab, study.seq_length, study.span_examples,
+      sets[task] = study_data.span_sets(vocab, study.max_seq_length, study.span_examples,
                                         per_sentence=study.span_per_sentence)
     elif task == "lee_probe":
-      sets[task] = study_data.lee_probe_set(vocab, study.seq_length)
+      sets[task] = study_data.lee_probe_set(vocab, study.max_seq_length)
     elif task == "polarity_probe":
-      sets[task] = study_data.polarity_probe_set(vocab, study.seq_length)
+      sets[task] = study_data.polarity_probe_set(vocab, study.max_seq_length)
     else:
       sets[task] = study_data.classification_sets(
-          vocab, task, study.seq_length,
+          vocab, task, study.max_seq_length,
           max_train=study.lee_train_pairs if task == "lee_similarity" else None)
   polarity_texts = None
   if study.zero_shot_points:
     polarity = sets.get("polarity") or study_data.classification_sets(vocab, "polarity",
-                                                                       study.seq_length)
+                                                                       study.max_seq_length)
     polarity_texts = polarity["train"]["texts"] + polarity["dev"]["texts"]
     polarity_labels = np.concatenate([polarity["train"]["labels"], polarity["dev"]["labels"]])
   log(f"data ready in {time.time() - started:.0f}s: {len(token_docs)} documents, "
-      f"{windows['input_ids'].shape[0]} LM windows of {study.seq_length}, vocab "
+      f"{windows['input_ids'].shape[0]} LM windows of {study.max_seq_length}, vocab "
       f"{vocab.tokenizer.vocab_size}; " + ", ".join(
           f"{t}: {len(d['bert']['input_mask'])} rows (probe)" if t in PROBE_TASKS else
           f"{t}: {len(d['train']['labels'])} train / {len(d['dev']['labels'])} dev"
@@ -436,14 +437,14 @@ def run_study(study: StudyConfig, output_dir: str, log: Callable[[str], None] = 
       if key[2] == 1.0 and polarity_texts:
         def probe(step, lm):
           predictions = zero_shot.zero_shot_sentiment(lm, vocab.tokenizer, polarity_texts,
-                                                      study.seq_length)
+                                                      study.max_seq_length)
           add({"experiment": "zero_shot", "variant": "gpt1", "task": "polarity",
                "metric": "accuracy", "step": step, "seed": seed,
                "value": metrics_lib.accuracy(polarity_labels, predictions)})
       weights = _pretrain_gpt(study, vocab, windows, key[2], seed, model_dir, probe)
     else:
       if seed not in instances_by_seed:
-        instances_by_seed[seed] = study_data.bert_instances(vocab, token_docs, study.seq_length,
+        instances_by_seed[seed] = study_data.bert_instances(vocab, token_docs, study.max_seq_length,
                                                             seed)
       weights = _pretrain_bert(study, vocab, instances_by_seed[seed], key[1], key[3], seed,
                                model_dir)

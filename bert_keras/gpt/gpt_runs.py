@@ -70,8 +70,8 @@ def run_gpt_pretraining(model_preset: str, bpe_model: str, corpora: Sequence[str
   """Pretrains GPT-1 (L1) with the generic Trainer; writes decoder.keras, bpe.model, history."""
   tokenizer = GPTTokenizer(model_path=bpe_model)
   model_config = get_gpt_config(model_preset, vocab_size=tokenizer.vocab_size)
-  if config.seq_length > model_config.max_position_embeddings:
-    raise UserError(f"seq_length={config.seq_length} > max_position_embeddings="
+  if config.max_seq_length > model_config.max_position_embeddings:
+    raise UserError(f"max_seq_length={config.max_seq_length} > max_position_embeddings="
                     f"{model_config.max_position_embeddings} of preset {model_preset!r}")
   os.makedirs(output_dir, exist_ok=True)
   write_json(os.path.join(output_dir, "config.json"),
@@ -79,7 +79,7 @@ def run_gpt_pretraining(model_preset: str, bpe_model: str, corpora: Sequence[str
               "corpora": list(corpora), "input_files": list(input_files), "bpe_model": bpe_model})
   documents = _read_texts(corpora, input_files)
   ids = [[t for s in tokenizer.encode(list(doc)) for t in s] for doc in documents]
-  windows = lm_data.contiguous_windows(ids, config.seq_length)
+  windows = lm_data.contiguous_windows(ids, config.max_seq_length)
   keras.utils.set_random_seed(config.seed)
   lm = GPTLanguageModel(GPTDecoder.from_model_config(model_config))
   trainer = gpt_training.pretrain(lm, windows, config, os.path.join(output_dir, "checkpoints"))
@@ -116,7 +116,7 @@ def run_gpt_finetuning(task_name: str, pretrained_dir: str | None, config: GPTFi
   bpe.model and task_info.json, then exports them (`export_gpt_finetuned`) to a SavedModel that
   takes raw strings. Without `pretrained_dir` the decoder is random (the "w/o pre-training"
   ablation) and `bpe_model` must be given."""
-  task = get_task(TaskConfig(task=gpt_task_name(task_name), max_seq_length=config.seq_length,
+  task = get_task(TaskConfig(task=gpt_task_name(task_name), max_seq_length=config.max_seq_length,
                              dropout_rate=config.classifier_dropout, seed=config.seed))
   if not isinstance(task, GPTTask):
     raise UserError(f"task {task.name!r} is not a GPT task; expected one of "

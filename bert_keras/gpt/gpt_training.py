@@ -97,28 +97,28 @@ def pretrain(model: keras.Model, windows: dict, config: GPTPretrainingConfig, mo
   keras.utils.set_random_seed(config.seed)
   optimizer = trainer.optimizer if trainer else pretraining_optimizer(config)
   return fit(model, GPTPretrainingTask(), windows, optimizer=optimizer,
-             num_steps=num_steps or config.num_train_steps, batch_size=config.batch_size,
+             num_steps=num_steps or config.num_train_steps, batch_size=config.train_batch_size,
              model_dir=model_dir, seed=config.seed, clip_global_norm=config.clip_global_norm,
              log_every=log_every, trainer=trainer)
 
 
 def finetune_num_steps(num_examples: int, config: GPTFinetuningConfig) -> int:
-  return max(1, math.ceil(num_examples * config.num_epochs / config.batch_size))
+  return max(1, math.ceil(num_examples * config.num_epochs / config.train_batch_size))
 
 
 def finetune(model: keras.Model, features: dict, config: GPTFinetuningConfig, model_dir: str,
              log_every: int = 100) -> Trainer:
   """Fine-tunes a GPTTaskModel with L3 = L2 + lm_coef * L1 (section 3.2), linear decay with warmup
-  over `warmup_fraction` of training (section 4.1)."""
+  over `warmup_proportion` of training (section 4.1)."""
   keras.utils.set_random_seed(config.seed)
   num_steps = finetune_num_steps(len(features["labels"]), config)
   optimizer = create_optimizer(config.learning_rate, num_steps,
-                               int(config.warmup_fraction * num_steps), optimizer_type="adamw",
+                               int(config.warmup_proportion * num_steps), optimizer_type="adamw",
                                weight_decay_rate=config.weight_decay_rate, decay=config.decay,
                                clip_global_norm=None, epsilon=1e-8)
   task = GPTFinetuningTask(model.task_type, config.lm_coef)
   return fit(model, task, features, optimizer=optimizer, num_steps=num_steps,
-             batch_size=min(config.batch_size, len(features["labels"])), model_dir=model_dir,
+             batch_size=min(config.train_batch_size, len(features["labels"])), model_dir=model_dir,
              seed=config.seed, log_every=min(log_every, num_steps))
 
 

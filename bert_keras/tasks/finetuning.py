@@ -16,7 +16,6 @@ output directory does, when the owner it records is a process of this host that 
 
 from __future__ import annotations
 
-import dataclasses
 import glob
 import json
 import math
@@ -35,6 +34,7 @@ from absl import logging
 from bert_keras.atomic_io import check_output_dir, write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
+from configs.finetuning import RunConfig
 from configs.model import ConfigError, ModelConfig, get_model_config, MODEL_PRESETS
 from configs.tasks import TaskConfig
 from configs.training import FINETUNE_DISTRIBUTIONS
@@ -42,33 +42,6 @@ from bert_keras.tasks import length_batches
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features
 from bert_keras.text import length_buckets
-
-
-@dataclasses.dataclass(frozen=True)
-class RunConfig:
-  """Where things are and how to run, besides the task's own hyperparameters."""
-
-  data_dir: str = ""
-  output_dir: str = ""
-  init_checkpoint: str = ""  # any format bert_keras.interop reads; "" = random initialisation
-  model_config: str = ""  # preset name, ModelConfig JSON, or a checkpoint dir (random init only)
-  vocab_file: str = ""  # default: the vocab.txt beside the checkpoint
-  lower_case: bool | None = None  # default: the checkpoint's casing, else True
-  distribution_strategy: str = "default"
-  mixed_precision: str = "float32"
-  max_train_examples: int = 0  # 0 = all; for quick runs
-  save_model: bool = True
-  # Batches of similar length cut to 16, 32, 64, ... max_seq_length (tasks/length_batches.py);
-  # False pads every batch to max_seq_length (one shape: what TPUs prefer).
-  length_buckets: bool = True
-
-  def __post_init__(self):
-    n = self.max_train_examples
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-      raise ConfigError(f"max_train_examples={n!r} must be an integer >= 0 (0 = all)")
-
-  def to_dict(self) -> dict:
-    return dataclasses.asdict(self)
 
 
 def write_json(path: str, values: Any) -> None:
@@ -338,7 +311,7 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, stage: str) -> dic
     check_tokenizer_casing(ckpt_lower, tokenizer, run.init_checkpoint or run.model_config)
     model = task.build_model(encoder)
     train_features = task.make_features(train_examples, tokenizer, training=True)
-    steps_per_epoch = max(1, math.ceil(len(train_features) / task_config.batch_size))
+    steps_per_epoch = max(1, math.ceil(len(train_features) / task_config.train_batch_size))
     total_steps = max(1, math.ceil(steps_per_epoch * task_config.num_epochs))
     epochs = max(1, math.ceil(task_config.num_epochs))
     optimizer = create_optimizer(
@@ -355,8 +328,8 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, stage: str) -> dic
   write_json(os.path.join(stage, "config.json"), resolved)
 
   # === Train ===
-  buckets = batch_lengths(task_config, run)
-  dataset = make_dataset(train_features, task_config.batch_size, task_config.seed, buckets)
+  dataset = make_dataset(train_features, True, task_config.seed)
+  dataset = dataset.repeat().batch(task_config.train_batch_size).prefetch(tf.data.AUTOTUNE)
   start = time.time()
   epoch_starts = []  # the first epoch also traces a step per batch length
   timer = keras.callbacks.LambdaCallback(on_epoch_begin=lambda *_: epoch_starts.append(

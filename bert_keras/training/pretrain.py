@@ -37,37 +37,39 @@ from bert_keras.training.records_vocab import export_vocab
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
 from bert_keras.training.vocab_fit import check_vocab_fits
 from configs.model import ConfigError, get_model_config
-from configs.training import TrainingConfig
+from configs.training import TrainingConfig, flat_values
 
 
 def build_pretrainer(config: TrainingConfig) -> BertPretrainer:
-  """The encoder of `config.model_config()` with the heads of `config.objective`."""
+  """The encoder of `config.model_config()` with the heads of `config.model.objective`."""
   encoder = BertEncoder.from_model_config(config.model_config(), name="encoder")
-  return BertPretrainer(encoder, objective=config.objective, name="pretrainer")
+  return BertPretrainer(encoder, objective=config.model.objective, name="pretrainer")
 
 
 def build_optimizer(config: TrainingConfig) -> keras.optimizers.Optimizer:
   optimizer = create_optimizer(
-      config.learning_rate, config.num_train_steps, config.num_warmup_steps,
-      optimizer_type=config.optimizer, weight_decay_rate=config.weight_decay_rate,
-      beta_1=config.beta_1, beta_2=config.beta_2, epsilon=config.epsilon,
+      config.optimizer.learning_rate, config.optimizer.num_train_steps,
+      config.optimizer.num_warmup_steps, optimizer_type=config.optimizer.type,
+      weight_decay_rate=config.optimizer.weight_decay_rate, beta_1=config.optimizer.beta_1,
+      beta_2=config.optimizer.beta_2, epsilon=config.optimizer.epsilon,
       clip_global_norm=None,  # the Trainer clips the all-reduced gradient
-      decay=config.decay, end_learning_rate=config.end_learning_rate,
-      decay_power=config.decay_power)
-  return precision.wrap_optimizer(optimizer, config.precision)
+      decay=config.optimizer.decay, end_learning_rate=config.optimizer.end_learning_rate,
+      decay_power=config.optimizer.decay_power)
+  return precision.wrap_optimizer(optimizer, config.runtime.mixed_precision)
 
 
 def _dataset_fn(config: TrainingConfig, files: str | InputFiles, training: bool, batch_size: int,
                 accum: int):
   def fn(ctx, skip_batches=0):
     return make_dataset(
-        files, seq_length=config.max_seq_length, max_predictions=config.max_predictions_per_seq,
-        batch_size=batch_size, gradient_accumulation_steps=accum, objective=config.objective,
-        input_context=ctx, training=training, seed=config.seed,
-        shuffle_buffer_size=config.shuffle_buffer_size, cycle_length=config.cycle_length,
-        skip_batches=skip_batches, dynamic_masking=config.dynamic_masking,
-        masked_lm_prob=config.masked_lm_prob, mask_token_id=config.mask_token_id,
-        vocab_size=config.masking_vocab_size(), special_token_ids=config.special_token_ids)
+        files, seq_length=config.data.max_seq_length,
+        max_predictions=config.data.max_predictions_per_seq,
+        batch_size=batch_size, gradient_accumulation_steps=accum, objective=config.model.objective,
+        input_context=ctx, training=training, seed=config.runtime.seed,
+        shuffle_buffer_size=config.data.shuffle_buffer_size, cycle_length=config.data.cycle_length,
+        skip_batches=skip_batches, dynamic_masking=config.data.dynamic_masking,
+        masked_lm_prob=config.data.masked_lm_prob, mask_token_id=config.data.mask_token_id,
+        vocab_size=config.masking_vocab_size(), special_token_ids=config.data.special_token_ids)
   return fn
 
 
@@ -82,7 +84,7 @@ def _is_our_checkpoint(path: str) -> str | None:
 
 
 def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingConfig) -> None:
-  """Phase 2 / warm start from `config.init_checkpoint`.
+  """Phase 2 / warm start from `config.model.init_checkpoint`.
 
   - A Trainer checkpoint with phase=2: model, optimizer state and global step continue (the paper's
     one schedule, whose last 10% runs at length 512); the new data stream starts at that step.
@@ -90,10 +92,10 @@ def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingCon
   - Anything else (Google or Hugging Face release, encoder .keras / .weights.h5): encoder weights
     only, through bert_keras.interop.loader.
   """
-  path = config.init_checkpoint
+  path = config.model.init_checkpoint
   prefix = _is_our_checkpoint(path)
   if prefix is not None:
-    if config.phase == 2:
+    if config.optimizer.phase == 2:
       trainer.checkpoint.restore(prefix).assert_existing_objects_matched()
       trainer.data_start_step.assign(trainer.global_step)
       first, _ = config.phase_steps()
@@ -133,7 +135,7 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
                    config.model_config().to_json() + "\n")
   if vocab is None:
     try:
-      vocab = export_vocab(config.vocab_file, config.input_files,
+      vocab = export_vocab(config.data.vocab_file, config.data.input_files,
                            encoder.model_config.vocab_size)
     except UserError as e:
       vocab = None, str(e)
@@ -152,15 +154,17 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
 
 def unigram_baseline(config: TrainingConfig, input_files: InputFiles | None = None) -> dict:
   """The most frequent prediction target of the TRAINING data (see `label_frequencies`;
-  `input_files`: config.input_files as resolved and checked before training, None: listed here).
+  `input_files`: config.data.input_files as resolved and checked before training, None: listed
+  here).
 
   Always predicting it is what a model that ignores the context can do best on average; held-out
   masked-LM accuracy has to rise clearly above it to show that the model reads the context.
   """
-  counts = label_frequencies(input_files or config.input_files, seq_length=config.max_seq_length,
-                             max_predictions=config.max_predictions_per_seq,
-                             objective=config.objective,
-                             max_records=config.unigram_baseline_records)
+  counts = label_frequencies(input_files or config.data.input_files,
+                             seq_length=config.data.max_seq_length,
+                             max_predictions=config.data.max_predictions_per_seq,
+                             objective=config.model.objective,
+                             max_records=config.outputs.unigram_baseline_records)
   token_id = int(counts.argmax())
   return {"token_id": token_id, "train_frequency": float(counts[token_id] / counts.sum()),
           "train_targets": float(counts.sum())}
@@ -214,7 +218,8 @@ def _resume_values(values: dict, files: tuple | None = None) -> dict:
   """The values of a config (training_config.json or the new one) that a resume compares.
   `files`: what its input_files matched when already resolved; None: listed here."""
   out = {name: values.get(name) for name in RESUME_FIELDS}
-  out["loss scaling (precision mixed_float16)"] = values.get("precision") == "mixed_float16"
+  out["loss scaling (mixed_precision mixed_float16)"] = (
+      values.get("mixed_precision") == "mixed_float16")
   try:
     matched = list_files(values["input_files"]) if files is None else files
     out["input_files (the files matched)"] = [
@@ -243,22 +248,24 @@ def check_resume_config(config: TrainingConfig, input_files: InputFiles | None =
   variables) or go on silently wrong (another batch, seed or input changes which records the
   resume skips; another phase, which step range and data stream the checkpoint continues).
   A changed learning-rate schedule is allowed, with a warning (see SCHEDULE_FIELDS).
-  `input_files`: config.input_files resolved (also taken for the recorded input_files when they
+  `input_files`: config.data.input_files resolved (also taken for the recorded input_files when they
   are the same patterns); None: the patterns are listed here."""
-  path = os.path.join(config.model_dir, "training_config.json")
-  if not (tf.train.latest_checkpoint(config.model_dir) and tf.io.gfile.exists(path)):
+  path = os.path.join(config.outputs.model_dir, "training_config.json")
+  if not (tf.train.latest_checkpoint(config.outputs.model_dir) and tf.io.gfile.exists(path)):
     return
   with tf.io.gfile.GFile(path) as f:
     try:
       old = json.load(f)
     except ValueError as e:
       raise UserError(f"{path}: not JSON ({e}); it records the config of the checkpoints in "
-                      f"{config.model_dir}") from None
+                      f"{config.outputs.model_dir}") from None
   if not isinstance(old, dict):
     raise UserError(f"{path}: expected a JSON object (the run's TrainingConfig)")
-  new = json.loads(config.to_json())
+  old = flat_values(old)  # by flat names, as written nested or (earlier versions) flat
+  new = config.to_flat()
   files = input_files.files if input_files else None
-  old_values = _resume_values(old, files if old.get("input_files") == config.input_files else None)
+  old_values = _resume_values(
+      old, files if old.get("input_files") == config.data.input_files else None)
   new_values = _resume_values(new, files)
   changes = [f"{name}: {old_values[name]!r} in {path}, {new_values[name]!r} now"
              + (f" ({_PHASE_HINT})" if name == "phase" and 2 in (old_values[name],
@@ -271,28 +278,28 @@ def check_resume_config(config: TrainingConfig, input_files: InputFiles | None =
                      f"{path}, {new_model.get(name)!r} now")
   if changes:
     raise UserError(
-        f"model_dir {config.model_dir} holds a checkpoint of a run with another config; a resume "
-        f"must keep: {'; '.join(changes)}. To go on with another config (a new phase), pass "
-        f"--init_checkpoint={config.model_dir} and a new --model_dir (as phase 2 does), or give "
-        "the old values again to resume")
+        f"model_dir {config.outputs.model_dir} holds a checkpoint of a run with another config; a "
+        f"resume must keep: {'; '.join(changes)}. To go on with another config (a new phase), pass "
+        f"--init_checkpoint={config.outputs.model_dir} and a new --model_dir (as phase 2 does), or "
+        "give the old values again to resume")
   _log_schedule_change(old, config, path)
 
 
 def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
   """A warning when the resumed run's learning-rate schedule (SCHEDULE_FIELDS) differs from the
   recorded one: each field with both values, and the rate of the next update under each."""
-  changed = [name for name in SCHEDULE_FIELDS if old.get(name) != getattr(config, name)]
+  changed = [name for name in SCHEDULE_FIELDS if old.get(name) != config.flat(name)]
   if not changed:
     return
-  step = _restored_step(config.model_dir)
+  step = _restored_step(config.outputs.model_dir)
   rates = ""
   try:
     before = WarmupDecaySchedule(old["learning_rate"], old["num_train_steps"],
                                  old["num_warmup_steps"], old["decay"], old["end_learning_rate"],
                                  old["decay_power"])
-    after = WarmupDecaySchedule(config.learning_rate, config.num_train_steps,
-                                config.num_warmup_steps, config.decay, config.end_learning_rate,
-                                config.decay_power)
+    o = config.optimizer
+    after = WarmupDecaySchedule(o.learning_rate, o.num_train_steps, o.num_warmup_steps, o.decay,
+                                o.end_learning_rate, o.decay_power)
     rates = (f"; the update after step {step} uses learning rate "
              f"{float(after(step)):.4g}, the recorded schedule's {float(before(step)):.4g}")
   except (KeyError, TypeError, ValueError, UserError):  # a recorded schedule that no longer builds
@@ -300,8 +307,9 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
   logging.warning(
       "resuming model_dir %s at step %d with another learning-rate schedule (%s)%s. The steps "
       "before followed the recorded schedule: the result is neither run's schedule. Intended (a "
-      "longer run, a lower peak)? Go on; if not, give the recorded values again", config.model_dir,
-      step, "; ".join(f"{name}: {old.get(name)!r} in {path}, {getattr(config, name)!r} now"
+      "longer run, a lower peak)? Go on; if not, give the recorded values again",
+      config.outputs.model_dir,
+      step, "; ".join(f"{name}: {old.get(name)!r} in {path}, {config.flat(name)!r} now"
                       for name in changed), rates)
 
 
@@ -317,27 +325,30 @@ def _check_inputs(config: TrainingConfig
   input pipelines, with the vocabulary export/ gets (`export_vocab`), resolved now so that a
   summary.json that cannot be read shows before training, not after it."""
   try:
-    train = resolve_input_files(config.input_files)
+    train = resolve_input_files(config.data.input_files)
   except UserError:
     check_resume_config(config)  # first: compared with the patterns as given
     raise
   check_resume_config(config, train)
-  _check_records(config, train, True, config.train_batch_size, config.gradient_accumulation_steps)
+  _check_records(config, train, True, config.data.train_batch_size,
+                 config.optimizer.gradient_accumulation_steps)
   evaluation = None
-  if config.eval_input_files:
-    evaluation = resolve_input_files(config.eval_input_files)
-    _check_records(config, evaluation, False, config.eval_batch_size or config.train_batch_size, 1)
+  if config.data.eval_input_files:
+    evaluation = resolve_input_files(config.data.eval_input_files)
+    _check_records(config, evaluation, False,
+                   config.data.eval_batch_size or config.data.train_batch_size, 1)
   checked = [("input_files", train)] + ([("eval_input_files", evaluation)] if evaluation else [])
   for flag, inputs in checked:
     check_recorded_sizes(inputs, flag)
   vocab_size = config.model_config().vocab_size
   for flag, inputs in checked:
-    check_vocab_fits(inputs, flag, vocab_size, config.model_preset, dict(config.model_overrides))
-  path = config.init_checkpoint
-  if path and not tf.train.latest_checkpoint(config.model_dir) and not (
+    check_vocab_fits(inputs, flag, vocab_size, config.model.model_preset,
+                     dict(config.model.model_overrides))
+  path = config.model.init_checkpoint
+  if path and not tf.train.latest_checkpoint(config.outputs.model_dir) and not (
       tf.io.gfile.exists(path) or tf.io.gfile.exists(path + ".index")):
     raise UserError(f"init_checkpoint {path}: no such file or directory")
-  vocab = export_vocab(config.vocab_file, train, vocab_size)
+  vocab = export_vocab(config.data.vocab_file, train, vocab_size)
   if vocab[0]:
     logging.info("export/vocab.txt will be a copy of %s (%s)", vocab[0], vocab[1])
   else:
@@ -350,7 +361,8 @@ def _check_records(config: TrainingConfig, inputs: InputFiles, training: bool, b
                    accum: int) -> None:
   """The first record of every file has the configured lengths (check_record_shapes), and the
   input pipeline builds: the one check of the files that the pipelines built later rely on."""
-  check_record_shapes(list(inputs.files), config.max_seq_length, config.max_predictions_per_seq)
+  check_record_shapes(list(inputs.files), config.data.max_seq_length,
+                      config.data.max_predictions_per_seq)
   _dataset_fn(config, inputs, training, batch_size, accum)(None)
 
 
@@ -367,9 +379,9 @@ def _restored_step(model_dir: str) -> int:
 def _after_corrupt_input(config: TrainingConfig) -> str:
   """What to do after a corrupt input stopped the run: the last checkpoint (written before the
   failure, so intact) and how to resume from it."""
-  latest = tf.train.latest_checkpoint(config.model_dir)
-  resume = (f"the last checkpoint, {latest} (step {_restored_step(config.model_dir)}), is intact"
-            if latest else "no checkpoint was written yet")
+  latest = tf.train.latest_checkpoint(config.outputs.model_dir)
+  resume = (f"the last checkpoint, {latest} (step {_restored_step(config.outputs.model_dir)}), is "
+            "intact" if latest else "no checkpoint was written yet")
   return (f"training stopped; {resume}; replace the file with an intact copy of the same name (or "
           "write it again) and re-run the same command to resume (other files would be another "
           "run, which a resume refuses)")
@@ -377,12 +389,12 @@ def _after_corrupt_input(config: TrainingConfig) -> str:
 
 def run_pretraining(config: TrainingConfig) -> dict:
   """Trains (or resumes) per `config`; returns the last train/eval metrics."""
-  if not config.model_dir:
+  if not config.outputs.model_dir:
     raise UserError("model_dir is required")
-  if not config.input_files:
+  if not config.data.input_files:
     raise UserError("input_files is required")
-  keras.utils.set_random_seed(config.seed)
-  if not config.deterministic or tf_config.is_op_determinism_enabled():
+  keras.utils.set_random_seed(config.runtime.seed)
+  if not config.runtime.deterministic or tf_config.is_op_determinism_enabled():
     return _run_pretraining(config)
   # Determinism is a process-wide switch: turned off again afterwards, so that code running later
   # in the same process (the pipeline's next components, a caller's own unseeded ops) is unaffected.
@@ -394,18 +406,20 @@ def run_pretraining(config: TrainingConfig) -> dict:
 
 
 def _run_pretraining(config: TrainingConfig) -> dict:
-  check_output_dir(config.model_dir, "model_dir")
-  strategy = distribute.get_strategy(config.distribution, tpu=config.tpu or None,
-                                     num_gpus=config.num_gpus)
+  check_output_dir(config.outputs.model_dir, "model_dir")
+  strategy = distribute.get_strategy(config.runtime.distribution_strategy,
+                                     tpu=config.runtime.tpu or None,
+                                     num_gpus=config.runtime.num_gpus)
   is_chief = distribute.is_chief(strategy)
   # Workers agree on the checkpoint they will restore (so on the step and weights the restore
   # gives), before any of them can fail alone on its model_dir's config (a lone failure would
   # leave the others waiting in a collective).
-  check_workers_agree(strategy, _restored_step(config.model_dir), config.model_dir)
+  check_workers_agree(strategy, _restored_step(config.outputs.model_dir), config.outputs.model_dir)
   train_files, eval_files, vocab = _check_inputs(config)
-  precision.set_precision(config.precision)  # process-wide: only once the checks passed
+  # Process-wide: only once the checks passed.
+  precision.set_precision(config.runtime.mixed_precision)
   logging.info("strategy %s with %d replica(s), precision %s", type(strategy).__name__,
-               strategy.num_replicas_in_sync, config.precision)
+               strategy.num_replicas_in_sync, config.runtime.mixed_precision)
 
   baseline = unigram_baseline(config, train_files) if eval_files else None
   if baseline:
@@ -414,30 +428,32 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   with strategy.scope():
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
-  task = PretrainingTask(config.objective, unigram_id=baseline and baseline["token_id"],
-                         nsp_weight=config.nsp_loss_weight)
+  task = PretrainingTask(config.model.objective, unigram_id=baseline and baseline["token_id"],
+                         nsp_weight=config.model.nsp_loss_weight)
   trainer = Trainer(strategy, model, optimizer, task,
-                    model_dir=config.model_dir, global_batch_size=config.train_batch_size,
-                    gradient_accumulation_steps=config.gradient_accumulation_steps,
-                    clip_global_norm=config.clip_global_norm or None,
-                    jit_compile=config.jit_compile, jit_loss=True,
-                    steps_per_execution=config.steps_per_execution,
-                    checkpoint_every=config.checkpoint_every,
-                    keep_checkpoints=config.keep_checkpoints, log_every=config.log_every,
-                    history_path=os.path.join(config.model_dir, "history.jsonl"))
-  if not trainer.restore() and config.init_checkpoint:
+                    model_dir=config.outputs.model_dir,
+                    global_batch_size=config.data.train_batch_size,
+                    gradient_accumulation_steps=config.optimizer.gradient_accumulation_steps,
+                    clip_global_norm=config.optimizer.clip_global_norm or None,
+                    jit_compile=config.runtime.jit_compile, jit_loss=True,
+                    steps_per_execution=config.runtime.steps_per_execution,
+                    checkpoint_every=config.outputs.checkpoint_every,
+                    keep_checkpoints=config.outputs.keep_checkpoints,
+                    log_every=config.outputs.log_every,
+                    history_path=os.path.join(config.outputs.model_dir, "history.jsonl"))
+  if not trainer.restore() and config.model.init_checkpoint:
     initialize_from(trainer, model, config)
   # Only now (inputs checked, the checkpoint restored) does the run create and write model_dir.
-  tf.io.gfile.makedirs(config.model_dir)
+  tf.io.gfile.makedirs(config.outputs.model_dir)
   if is_chief:
-    gfile_write_text(os.path.join(config.model_dir, "training_config.json"),
+    gfile_write_text(os.path.join(config.outputs.model_dir, "training_config.json"),
                      config.to_json() + "\n")
 
   eval_fn = None
   if eval_files:
-    eval_batch = config.eval_batch_size or config.train_batch_size
+    eval_batch = config.data.eval_batch_size or config.data.train_batch_size
     eval_data = _dataset_fn(config, eval_files, False, eval_batch, 1)
-    metrics_path = os.path.join(config.model_dir, "eval_metrics.json")
+    metrics_path = os.path.join(config.outputs.model_dir, "eval_metrics.json")
     earlier = []
     if tf.io.gfile.exists(metrics_path):  # a resumed run keeps the curve so far
       with tf.io.gfile.GFile(metrics_path) as f:
@@ -446,22 +462,23 @@ def _run_pretraining(config: TrainingConfig) -> dict:
     def eval_fn():
       with corrupt_records_are_user_errors(eval_files, "eval_input_files",
                                            lambda: _after_corrupt_input(config)):
-        metrics = trainer.evaluate(eval_data, config.eval_steps)
+        metrics = trainer.evaluate(eval_data, config.outputs.eval_steps)
       if is_chief:
         write_eval_metrics(metrics_path, baseline, trainer.history, earlier)
       return metrics
   _, end_step = config.phase_steps()
-  train_data = _dataset_fn(config, train_files, True, config.train_batch_size,
-                           config.gradient_accumulation_steps)
+  train_data = _dataset_fn(config, train_files, True, config.data.train_batch_size,
+                           config.optimizer.gradient_accumulation_steps)
   # A file damaged past its first record (which the checks before training do not read) fails
   # inside tf.data with an error naming no file: the files are read through only then, to name it.
   with corrupt_records_are_user_errors(train_files, "input_files",
                                        lambda: _after_corrupt_input(config)):
-    history = trainer.train(train_data, end_step, eval_fn=eval_fn, eval_every=config.eval_every)
+    history = trainer.train(train_data, end_step, eval_fn=eval_fn,
+                            eval_every=config.outputs.eval_every)
 
   if is_chief:
     trainer.write_history()
-    export_encoder(model, config, os.path.join(config.model_dir, "export"), vocab)
+    export_encoder(model, config, os.path.join(config.outputs.model_dir, "export"), vocab)
   last = {}
   for row in history:
     last[row["split"]] = row

@@ -28,7 +28,7 @@ class FineTunerExecutor(BaseExecutor):
                     max_train_examples=parameters["max_train_examples"])
     self.log(f"fine-tuning {task_config.task} from {base.producer or base.uri} "
              f"({task_config.num_epochs:g} epochs, seq {task_config.max_seq_length}, "
-             f"batch {task_config.batch_size}, lr {task_config.learning_rate:g})")
+             f"batch {task_config.train_batch_size}, lr {task_config.learning_rate:g})")
     results = run_finetuning(task_config, run)
     for split in ("dev",):
       if isinstance(results.get(split), dict):

@@ -128,7 +128,7 @@ class PretrainerExecutor(BaseExecutor):
     overrides = dict(training.pop("model_overrides", {}), vocab_size=len(tokens))
     model_dir = os.path.join(self.context.tmp_dir, "training")
     data = dict(input_files=examples.path(examples.properties["file_pattern"]))
-    batch = int(training.get("train_batch_size", TrainingConfig.train_batch_size))
+    batch = int(training.get("train_batch_size", TrainingConfig().data.train_batch_size))
     split = None
     if parameters["heldout_fraction"] > 0:
       split = split_heldout(sorted(glob.glob(data["input_files"])),
@@ -143,19 +143,19 @@ class PretrainerExecutor(BaseExecutor):
     elif parameters["heldout_fraction"] > 0:
       self.log(f"too few examples to hold out {parameters['heldout_fraction']:.0%} "
                f"(at least one batch of {batch}): no held-out evaluation")
-    # from_dict: a misspelt key in the `training` parameter names the known ones (ConfigError).
-    config = TrainingConfig.from_dict(dict(
+    # from_flat: a misspelt key in the `training` parameter names the known ones (ConfigError).
+    config = TrainingConfig.from_flat(dict(
         training, **data,
         max_seq_length=int(examples.properties["max_seq_length"]),
         max_predictions_per_seq=int(examples.properties["max_predictions_per_seq"]),
         vocab_size=len(tokens), mask_token_id=index["[MASK]"],
         special_token_ids=tuple(index[t] for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
                                 if t in index),
-        model_overrides=overrides, distribution=self.context.distribution_strategy,
+        model_overrides=overrides, distribution_strategy=self.context.distribution_strategy,
         model_dir=model_dir, vocab_file=vocab_path))
-    self.log(f"pretraining {config.model_preset} ({config.objective}) for "
-             f"{config.num_train_steps} steps, batch {config.train_batch_size}, "
-             f"vocab {len(tokens)}, strategy {config.distribution}")
+    self.log(f"pretraining {config.model.model_preset} ({config.model.objective}) for "
+             f"{config.optimizer.num_train_steps} steps, batch {config.data.train_batch_size}, "
+             f"vocab {len(tokens)}, strategy {config.runtime.distribution_strategy}")
     last = run_pretraining(config)
 
     encoder_dir = model.path(ENCODER_DIR)
@@ -177,8 +177,9 @@ class PretrainerExecutor(BaseExecutor):
                             if k not in _NOT_CURVES and isinstance(v, (int, float))})
     if split:
       model.metrics["heldout_examples"] = split["heldout_records"]
-      if config.objective == "mlm_nsp":
-        evaluated = config.eval_steps * (config.eval_batch_size or config.train_batch_size)
+      if config.model.objective == "mlm_nsp":
+        evaluated = config.outputs.eval_steps * (config.data.eval_batch_size
+                                                 or config.data.train_batch_size)
         records = read_nsp_padding([split["heldout"]], evaluated)
         if records is not None:
           model.metrics.update({f"eval_{k}": v for k, v in nsp_padding_rule(*records).items()})

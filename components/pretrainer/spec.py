@@ -18,7 +18,8 @@ class PretrainerSpec(ComponentSpec):
   INPUTS = {"examples": InputSpec(Examples), "vocabulary": InputSpec(Vocabulary)}
   OUTPUTS = {"model": Model}
   PARAMETERS = {
-      "training": Parameter(dict, {}, doc="TrainingConfig fields (configs/training.py)."),
+      "training": Parameter(dict, {},
+                            doc="TrainingConfig fields by flag name (configs/training.py)."),
       "heldout_fraction": Parameter(float, 0.05,
                                     doc="Share held out for MLM and NSP accuracy; 0 = none."),
   }

@@ -14,7 +14,7 @@ class PretrainingExamplesExecutor(BaseExecutor):
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from bert_keras.data import beam_metrics, pretraining_data_pipeline
-    from bert_keras.data.pretraining_data_config import PretrainingDataConfig
+    from configs.pretraining_data import PretrainingDataConfig
     from bert_keras.data.tfrecord_shards import prepare_staging_dir, publish_shards
 
     corpus, vocabulary, examples = inputs["corpus"], inputs["vocabulary"], outputs["examples"]
@@ -26,7 +26,7 @@ class PretrainingExamplesExecutor(BaseExecutor):
         max_seq_length=parameters["max_seq_length"],
         max_predictions_per_seq=parameters["max_predictions_per_seq"],
         masked_lm_prob=parameters["masked_lm_prob"], short_seq_prob=parameters["short_seq_prob"],
-        dupe_factor=parameters["dupe_factor"], random_seed=parameters["random_seed"],
+        dupe_factor=parameters["dupe_factor"], seed=parameters["random_seed"],
         num_shards=parameters["num_shards"])
     beam_args = local_beam_args(self.context.beam_pipeline_args)
     self.log(f"creating pretraining examples with Beam {beam_args}")

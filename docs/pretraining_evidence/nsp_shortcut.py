@@ -79,8 +79,8 @@ def run_stats(run_dir: str, take: int) -> dict:
   latest = tf.train.latest_checkpoint(run_dir)
   if not latest:
     raise SystemExit(f"error: no checkpoint in {run_dir}")
-  spec = feature_spec(config.max_seq_length, config.max_predictions_per_seq)
-  dataset = _records(config.eval_input_files, take).map(
+  spec = feature_spec(config.data.max_seq_length, config.data.max_predictions_per_seq)
+  dataset = _records(config.data.eval_input_files, take).map(
       lambda raw: tf.io.parse_single_example(raw, spec)).batch(64)
   model = build_pretrainer(config)
 
@@ -99,7 +99,7 @@ def run_stats(run_dir: str, take: int) -> dict:
     labels.append(batch["next_sentence_labels"].numpy()[:, 0])
     lengths.append(batch["input_mask"].numpy().sum(-1))
   labels, predictions, lengths = map(np.concatenate, (labels, predictions, lengths))
-  correct, padded = predictions == labels, lengths < config.max_seq_length
+  correct, padded = predictions == labels, lengths < config.data.max_seq_length
   return {"run": run_dir, "checkpoint": os.path.basename(latest), "all": _part(labels, correct),
           "full_length": _part(labels[~padded], correct[~padded]),
           "padded": _part(labels[padded], correct[padded]),

@@ -120,10 +120,12 @@ def model_dir_copy(tmp_path, monkeypatch):
 
 
 def training_config(model_dir, **changes):
-  """The run's training_config.json, as `--config_json=... --model_dir=...` reads it."""
+  """The run's training_config.json (flat, as 43b6168 wrote it), as `--config_json=...
+  --model_dir=...` reads it: with a deprecation warning for the flat keys and the old names."""
   from configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
-  config = TrainingConfig.from_json_file(os.path.join(model_dir, "training_config.json"))
-  return config.replace(model_dir=model_dir, **changes)
+  with pytest.warns(FutureWarning, match="flat keys"):
+    config = TrainingConfig.from_json_file(os.path.join(model_dir, "training_config.json"))
+  return config.override(model_dir=model_dir, **changes)
 
 
 def slot_norms(variables):
@@ -147,13 +149,13 @@ def test_trainer_restores_step_weights_and_optimizer_slots(model_dir_copy):
   from bert_keras.training.pretraining_task import PretrainingTask
   from bert_keras.training.trainer import Trainer
   config = training_config(model_dir_copy)
-  strategy = distribute.get_strategy(config.distribution)
+  strategy = distribute.get_strategy(config.runtime.distribution_strategy)
   with strategy.scope():
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.objective),
-                    model_dir=model_dir_copy, global_batch_size=config.train_batch_size,
-                    clip_global_norm=config.clip_global_norm)
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
+                    model_dir=model_dir_copy, global_batch_size=config.data.train_batch_size,
+                    clip_global_norm=config.optimizer.clip_global_norm)
   want = expected("expected_checkpoint_step_2.npz")
   assert max(slot_norms(optimizer.variables)) == 0.0  # fresh: what a restore must replace
   assert trainer.restore()

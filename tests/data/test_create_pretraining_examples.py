@@ -12,7 +12,7 @@ from apache_beam.testing.util import assert_that
 
 from bert_keras import resources
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples, num_buckets, route_document
-from bert_keras.data.pretraining_data_config import PretrainingDataConfig
+from configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.pretraining_instances import stable_hash
 from bert_keras.data.tokenize_documents import pack_tokenized_document
 
@@ -66,5 +66,5 @@ def test_transform_output_is_deterministic_and_uses_several_buckets(tmp_path):
   # Another input order (as from other workers) gives the same keyed records; another seed does not.
   first = _run(docs, config, tmp_path / "a.pkl")
   assert _run(list(reversed(docs)), config, tmp_path / "b.pkl") == first
-  other_seed = PretrainingDataConfig(**{**config.__dict__, "random_seed": 1})
+  other_seed = PretrainingDataConfig(**{**config.__dict__, "seed": 1})
   assert _run(docs, other_seed, tmp_path / "c.pkl") != first

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from bert_keras import resources
-from bert_keras.data.pretraining_data_config import PretrainingDataConfig
+from configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.pretraining_data_pipeline import config_from_args, parse_args, run
 from bert_keras.data.pretraining_dataset import parse_pretraining_example
 from bert_keras.errors import UserError
@@ -121,7 +121,7 @@ def test_multi_processing_gives_the_same_bytes_as_in_memory(lee_run, tmp_path):
 def test_other_seed_gives_other_bytes_and_gzip_is_readable(lee_run, tmp_path):
   out, summary = lee_run
   other = str(tmp_path / "gz")
-  summary_gz = run(_lee_args(other, "--random_seed=7", "--compression=gzip", *IN_MEMORY))
+  summary_gz = run(_lee_args(other, "--seed=7", "--compression=gzip", *IN_MEMORY))
   assert all(name.endswith(".tfrecord.gz") for name in _shard_bytes(other))
   data = _parse_all(other, compression="GZIP")
   assert len(data["input_ids"]) == summary_gz["instances"]

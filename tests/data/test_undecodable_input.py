@@ -11,7 +11,7 @@ import pytest
 
 from bert_keras import resources
 from bert_keras.data import pretraining_data_pipeline, wordpiece_vocab_pipeline
-from bert_keras.data.pretraining_data_config import PretrainingDataConfig
+from configs.pretraining_data import PretrainingDataConfig
 from bert_keras.errors import UserError
 
 IN_MEMORY = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]

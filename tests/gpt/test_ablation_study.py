@@ -122,7 +122,7 @@ def _study_data():
   like rows, BERT `[CLS] x [SEP]` like rows with segment ids)."""
   study = get_study_config("smoke")
   def split(n, seed):
-    bert = harness.random_inputs(batch=n, seq=study.seq_length, vocab_size=VOCAB, num_padding=5,
+    bert = harness.random_inputs(batch=n, seq=study.max_seq_length, vocab_size=VOCAB, num_padding=5,
                                  seed=seed)
     gpt = {k: bert[k] for k in ("input_word_ids", "input_mask")}
     return {"bert": bert, "gpt": gpt, "labels": np.arange(n, dtype=np.int32) % 2}

@@ -47,10 +47,10 @@ def test_gpt_training_configs_follow_the_paper():
   pre = GPTPretrainingConfig()
   assert (pre.learning_rate, pre.num_warmup_steps, pre.decay) == (2.5e-4, 2000, "cosine")
   fine = GPTFinetuningConfig()
-  assert (fine.lm_coef, fine.learning_rate, fine.batch_size) == (0.5, 6.25e-5, 32)
+  assert (fine.lm_coef, fine.learning_rate, fine.train_batch_size) == (0.5, 6.25e-5, 32)
   with pytest.raises(ConfigError, match="lm_coef=-1"):
     GPTFinetuningConfig(lm_coef=-1)
-  with pytest.raises(ConfigError, match="unknown GPTPretrainingConfig keys"):
+  with pytest.raises(ConfigError, match="unknown key 'lr' in GPTPretrainingConfig"):
     GPTPretrainingConfig.from_dict({"lr": 1})
 
 

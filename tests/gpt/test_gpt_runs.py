@@ -26,7 +26,7 @@ def test_bpe_pretrain_finetune_export(tmp_path, monkeypatch):
   tokenizer = gpt_runs.run_train_bpe(["lee_background"], [], 400, bpe)
   assert tokenizer.vocab_size == 400 and os.path.exists(bpe + ".json")
   pre_dir = str(tmp_path / "gpt")
-  config = GPTPretrainingConfig(num_train_steps=4, num_warmup_steps=1, batch_size=4, seq_length=16,
+  config = GPTPretrainingConfig(num_train_steps=4, num_warmup_steps=1, train_batch_size=4, max_seq_length=16,
                                 learning_rate=1e-3)
   metrics = gpt_runs.run_gpt_pretraining("gpt_nano", bpe, ["lee_background"], [], config, pre_dir)
   assert np.isfinite(metrics["lm_loss"])
@@ -44,7 +44,7 @@ def test_bpe_pretrain_finetune_export(tmp_path, monkeypatch):
   monkeypatch.setattr(gpt_training, "finetune", recording_finetune)
   fine_dir = str(tmp_path / "polarity")
   scores = gpt_runs.run_gpt_finetuning(
-      "polarity", pre_dir, GPTFinetuningConfig(num_epochs=0.2, batch_size=32, seq_length=24),
+      "polarity", pre_dir, GPTFinetuningConfig(num_epochs=0.2, train_batch_size=32, max_seq_length=24),
       fine_dir)
   pretrained = keras_classes.load_model(os.path.join(pre_dir, "decoder.keras")).get_weights()
   assert len(finetuned["start"]) == len(pretrained)

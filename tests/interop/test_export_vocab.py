@@ -38,7 +38,7 @@ def _copy(real, directory, summary=True):
 
 
 def _config(pattern, model_dir, vocab_size, **extra):
-  return TrainingConfig(model_preset="bert_tiny",
+  return TrainingConfig.from_flat(model_preset="bert_tiny",
                         model_overrides=dict(R.TINY_MODEL, vocab_size=vocab_size),
                         input_files=pattern, max_seq_length=32, max_predictions_per_seq=5,
                         train_batch_size=8, num_train_steps=2, num_warmup_steps=1,

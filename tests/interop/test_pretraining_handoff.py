@@ -104,7 +104,7 @@ def test_pretraining_then_finetuning_from_the_model_dir(tmp_path):
 
   _run(os.path.join(scripts, "run_finetuning.py"), "--task=polarity",
        "--init_checkpoint=out/pretrain", "--output_dir=out/polarity", "--num_epochs=1",
-       "--max_train_examples=16", "--batch_size=8", cwd=tmp_path)
+       "--max_train_examples=16", "--train_batch_size=8", cwd=tmp_path)
   resolved = json.loads((tmp_path / "out" / "polarity" / "config.json").read_text())
   assert "out/pretrain/export/encoder.keras" in json.dumps(resolved)
   assert (tmp_path / "out" / "polarity" / "metrics.json").is_file()

@@ -72,13 +72,13 @@ def test_training_config_sequence_longer_than_positions(tmp_path):
   from configs.training import TrainingConfig, get_training_config
   B.raises(lambda: get_training_config("tiny_debug", max_seq_length=1024),
           "max_seq_length=1024 exceeds max_position_embeddings=512")
-  B.raises(lambda: TrainingConfig(model_preset="bert_tiny", max_seq_length=128,
+  B.raises(lambda: TrainingConfig.from_flat(model_preset="bert_tiny", max_seq_length=128,
                                  model_overrides={"max_position_embeddings": 64}),
           "max_seq_length=128 exceeds max_position_embeddings=64")
   path = B.write(str(tmp_path / "train.json"), json.dumps(
       {"model_preset": "bert_tiny", "max_seq_length": 600}))
   B.raises(lambda: TrainingConfig.from_json_file(path), path, "max_seq_length=600 exceeds")
-  assert get_training_config("tiny_debug", max_seq_length=512).max_seq_length == 512
+  assert get_training_config("tiny_debug", max_seq_length=512).data.max_seq_length == 512
 
 
 def test_finetuning_checks_sequence_length_before_reading_anything(tmp_path):

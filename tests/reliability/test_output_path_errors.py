@@ -48,7 +48,7 @@ def test_run_finetuning_output_dir_is_a_file(paths):
   B.write(os.path.join(data, "dev.tsv"), "sentence\tlabel\nthe film\t0\ngood film\t1\n")
   B.user_error_line(B.run_script("run_finetuning", "--task=glue/sst2", f"--data_dir={data}",
                                  f"--output_dir={paths['file']}", f"--model_config={paths['config']}",
-                                 f"--vocab_file={paths['vocab']}", "--num_epochs=1", "--batch_size=2",
+                                 f"--vocab_file={paths['vocab']}", "--num_epochs=1", "--train_batch_size=2",
                                  "--max_seq_length=32", "--save_model=false"),
                     paths["file"], "expected a directory")
   _file_kept(paths)

@@ -254,12 +254,12 @@ def test_pretraining_input_records_of_another_format(tmp_path):
 def test_training_config_json_errors(tmp_path):
   from configs.training import TrainingConfig
   missing = str(tmp_path / "nope.json")
-  B.raises(lambda: TrainingConfig.from_json_file(missing), missing, "no such training config file")
+  B.raises(lambda: TrainingConfig.from_json_file(missing), missing, "no such TrainingConfig JSON file")
   bad = B.write(str(tmp_path / "bad.json"), "{\n  'model_preset': 1\n}")
   B.raises(lambda: TrainingConfig.from_json_file(bad), f"{bad}:2: not valid JSON")
   unknown = B.write(str(tmp_path / "unknown.json"), json.dumps({"num_trian_steps": 5}))
   B.raises(lambda: TrainingConfig.from_json_file(unknown), unknown,
-          "unknown training config keys ['num_trian_steps']")
+          "unknown key 'num_trian_steps' in TrainingConfig")
   wrong = B.write(str(tmp_path / "wrong.json"), json.dumps({"num_train_steps": "5"}))
   B.raises(lambda: TrainingConfig.from_json_file(wrong), wrong, "num_train_steps='5' must be an integer")
   array = B.write(str(tmp_path / "array.json"), "[1, 2]")
@@ -278,7 +278,7 @@ def test_model_config_json_errors(tmp_path):
 def test_task_config_unknown_key():
   from configs.tasks import TaskConfig
   B.raises(lambda: TaskConfig.from_dict({"task": "polarity", "learning_rte": 1e-4}),
-          "unknown task config keys ['learning_rte']")
+          "unknown key 'learning_rte' in TaskConfig")
 
 
 def test_component_parameters_unknown_and_wrong_type():

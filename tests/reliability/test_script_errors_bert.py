@@ -33,7 +33,7 @@ def _finetune(files, task, data, *extra):
   return B.run_script("run_finetuning", f"--task={task}", f"--data_dir={files['p'](data)}",
                       f"--output_dir={files['p']('out', task.replace('/', '_'))}",
                       f"--model_config={files['config']}", f"--vocab_file={files['vocab']}",
-                      "--num_epochs=1", "--batch_size=2", "--max_seq_length=32", "--save_model=false",
+                      "--num_epochs=1", "--train_batch_size=2", "--max_seq_length=32", "--save_model=false",
                       *extra)
 
 
@@ -57,7 +57,7 @@ def test_run_pretraining_unknown_config_key(files):
   path = files["p"]("unknown_key.json")
   B.user_error_line(B.run_script("run_pretraining", f"--config_json={path}",
                                  f"--model_dir={files['p']('pretrain')}"),
-                    path, "unknown training config keys ['num_trian_steps']")
+                    path, "unknown key 'num_trian_steps' in TrainingConfig")
 
 
 def test_convert_checkpoint_refuses_pickle(files):

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from bert_keras.data.pretraining_data_config import PretrainingDataConfig
+from configs.pretraining_data import PretrainingDataConfig
 from configs.model import ConfigError, ModelConfig, get_model_config
 from configs.training import DECAYS, DISTRIBUTIONS, OBJECTIVES, OPTIMIZERS, PRECISIONS
 from configs.training import TrainingConfig, get_training_config
@@ -34,9 +34,9 @@ def _run_without_tensorflow(*args):
 
 def test_unknown_model_override_names_the_key_and_the_fields():
   with pytest.raises(ConfigError, match=r"unknown model_overrides keys \['nope'\]") as info:
-    TrainingConfig(model_overrides={"nope": 1, "num_layers": 1})
+    TrainingConfig.from_flat(model_overrides={"nope": 1, "num_layers": 1})
   assert "num_layers" in str(info.value) and "vocab_size" in str(info.value)
-  with pytest.raises(ConfigError, match=r"\['num_layer'\].*'num_layers'"):
+  with pytest.raises(ConfigError, match=r"'num_layer'.*'num_layers'"):
     get_model_config("bert_tiny", num_layer=1)
   with pytest.raises(ConfigError, match="nope"):
     ModelConfig().replace(nope=1)
@@ -58,11 +58,11 @@ def test_unknown_model_override_flag_is_one_error_line_before_tensorflow():
 # === Dynamic masking against the model's vocabulary ===
 
 def test_masking_vocab_size_defaults_to_the_models():
-  c = TrainingConfig(model_preset="bert_tiny", dynamic_masking=True,
+  c = TrainingConfig.from_flat(model_preset="bert_tiny", dynamic_masking=True,
                      model_overrides={"vocab_size": 8000})
-  assert c.vocab_size == 0 and c.masking_vocab_size() == 8000
-  assert c.replace(vocab_size=5000).masking_vocab_size() == 5000
-  assert TrainingConfig(dynamic_masking=True).masking_vocab_size() == 30522
+  assert c.data.vocab_size == 0 and c.masking_vocab_size() == 8000
+  assert c.override(vocab_size=5000).masking_vocab_size() == 5000
+  assert TrainingConfig.from_flat(dynamic_masking=True).masking_vocab_size() == 30522
 
 
 @pytest.mark.parametrize("changes, needles", [
@@ -74,14 +74,14 @@ def test_masking_vocab_size_defaults_to_the_models():
     (dict(vocab_size=-5), ["vocab_size=-5"]),
 ])
 def test_masking_ids_outside_the_model_vocabulary_are_refused(changes, needles):
-  B.raises(lambda: TrainingConfig(dynamic_masking=True, **changes), *needles)
+  B.raises(lambda: TrainingConfig.from_flat(dynamic_masking=True, **changes), *needles)
 
 
 def test_dataset_gets_the_models_vocab_size_for_dynamic_masking(monkeypatch):
   from bert_keras.training import pretrain  # pylint: disable=g-import-not-at-top
   seen = {}
   monkeypatch.setattr(pretrain, "make_dataset", lambda *a, **kw: seen.update(kw))
-  config = TrainingConfig(model_preset="bert_tiny", dynamic_masking=True,
+  config = TrainingConfig.from_flat(model_preset="bert_tiny", dynamic_masking=True,
                           model_overrides={"vocab_size": 8000})
   pretrain._dataset_fn(config, "x", True, 8, 1)(None)  # pylint: disable=protected-access
   assert seen["vocab_size"] == 8000 and seen["dynamic_masking"]
@@ -110,16 +110,16 @@ def test_dataset_gets_the_models_vocab_size_for_dynamic_masking(monkeypatch):
     (dict(unigram_baseline_records=0), "unigram_baseline_records=0"),
     (dict(unigram_baseline_records=-1), "unigram_baseline_records=-1"),
     (dict(max_seq_length=16, max_predictions_per_seq=20), "max_predictions_per_seq=20"),
-    (dict(distribution="one_device", num_gpus=2), "num_gpus=2"),
+    (dict(distribution_strategy="one_device", num_gpus=2), "num_gpus=2"),
 ])
 def test_out_of_range_values_are_named(changes, needle):
-  B.raises(lambda: TrainingConfig(**changes), needle)
+  B.raises(lambda: TrainingConfig.from_flat(**changes), needle)
 
 
 def test_range_limits_themselves_are_accepted():
-  TrainingConfig(beta_1=0.0, beta_2=0.0, weight_decay_rate=0.0, clip_global_norm=0.0, seed=0,
+  TrainingConfig.from_flat(beta_1=0.0, beta_2=0.0, weight_decay_rate=0.0, clip_global_norm=0.0, seed=0,
                  end_learning_rate=1e-4, num_gpus=0, num_warmup_steps=0)
-  TrainingConfig(seed=2**32 - 1, distribution="one_device", num_gpus=1)
+  TrainingConfig.from_flat(seed=2**32 - 1, distribution_strategy="one_device", num_gpus=1)
 
 
 def test_out_of_range_flag_is_one_error_line_before_tensorflow():
@@ -138,11 +138,12 @@ def test_help_explains_every_flag():
   blocks = {}  # flag name -> its help text (up to the next flag)
   for match in re.finditer(r"^  --(?:\[no\])?(\w+): (.*?)(?=^  --|\Z)", text, re.M | re.S):
     blocks[match.group(1)] = " ".join(match.group(2).split())
-  for name in TrainingConfig.__dataclass_fields__:
+  for name in TrainingConfig.flat_fields():
     assert name in blocks, f"--{name} missing from --help"
     assert len(blocks[name]) > 30 and "(default" in blocks[name], (name, blocks[name])
   for name, choices in (("objective", OBJECTIVES), ("optimizer", OPTIMIZERS), ("decay", DECAYS),
-                        ("distribution", DISTRIBUTIONS), ("precision", PRECISIONS)):
+                        ("distribution_strategy", DISTRIBUTIONS),
+                        ("mixed_precision", PRECISIONS)):
     for choice in choices:
       assert choice in blocks[name], (name, choice, blocks[name])
   for boundary in ("log_every", "checkpoint_every", "eval_every"):
@@ -176,8 +177,8 @@ def test_docstring_quickstart_data_matches_the_preset_and_the_shard_names():
   commands = _docstring_commands()
   data, train = commands["create_pretraining_data.py"], commands["run_pretraining.py"]
   preset = get_training_config(_flag(train, "preset"))
-  assert int(_flag(data, "max_seq_length")) == preset.max_seq_length
-  assert int(_flag(data, "max_predictions_per_seq")) == preset.max_predictions_per_seq
+  assert int(_flag(data, "max_seq_length")) == preset.data.max_seq_length
+  assert int(_flag(data, "max_predictions_per_seq")) == preset.data.max_predictions_per_seq
   pattern = _flag(train, "input_files")
   assert os.path.dirname(pattern) == _flag(data, "output_dir")
   shard = PretrainingDataConfig(input_pattern="x", output_dir="y").shard_name(0)

@@ -19,7 +19,7 @@ from configs.model import ModelConfig, get_model_config
 from configs.tasks import get_task_config
 from . import task_fixtures as fx
 
-TINY = dict(max_seq_length=32, batch_size=8, num_epochs=1.0, eval_batch_size=16,
+TINY = dict(max_seq_length=32, train_batch_size=8, num_epochs=1.0, eval_batch_size=16,
             learning_rate=1e-3)
 
 
@@ -41,7 +41,7 @@ def test_polarity_end_to_end_writes_export_artifacts(tmp_path):
   info = json.load(open(os.path.join(out, "task_info.json")))
   assert info["label_names"] == ["neg", "pos"] and info["max_seq_length"] == 32
   config = json.load(open(os.path.join(out, "config.json")))
-  assert config["task"]["batch_size"] == 8 and config["encoder"]["init"] == "random"
+  assert config["task"]["train_batch_size"] == 8 and config["encoder"]["init"] == "random"
   predictions = json.load(open(os.path.join(out, "predictions_dev.json")))
   assert len(predictions) == 40
   accuracy = np.mean([p["prediction"] == e for p, e in zip(
@@ -171,7 +171,7 @@ def test_conll_fine_tuning_and_feature_based(tmp_path, monkeypatch, approach):
   fx.write_conll(tmp_path)
   initial = _record_initial_encoder(monkeypatch)
   results, out = _run("conll2003", tmp_path, data_dir=str(tmp_path), approach=approach,
-                      feature_layers=(-2, -1), lstm_units=16, num_epochs=3.0, batch_size=4)
+                      feature_layers=(-2, -1), lstm_units=16, num_epochs=3.0, train_batch_size=4)
   assert {"precision", "recall", "f1"} <= set(results["dev"])
   assert os.path.exists(os.path.join(out, "predictions_dev.txt"))
   info = json.load(open(os.path.join(out, "task_info.json")))

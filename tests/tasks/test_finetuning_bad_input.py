@@ -103,7 +103,7 @@ from bert_keras import resources
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
 from configs.tasks import get_task_config
 keras.Model.fit = lambda *args, **kwargs: time.sleep(600)  # killed while it trains
-run_finetuning(get_task_config("polarity", max_seq_length=32, batch_size=8),
+run_finetuning(get_task_config("polarity", max_seq_length=32, train_batch_size=8),
                RunConfig(output_dir=sys.argv[1], model_config="bert_tiny",
                          vocab_file=resources.uncased_vocab_path(), max_train_examples=16))
 """

@@ -26,7 +26,7 @@ def config(pattern: str):
   and a clip norm low enough to be active."""
   from configs.training import TrainingConfig  # pylint: disable=g-import-not-at-top
   from tests.training.pretraining_runs import TINY_MODEL  # pylint: disable=g-import-not-at-top
-  return TrainingConfig(
+  return TrainingConfig.from_flat(
       input_files=pattern, model_preset="bert_tiny", optimizer="lamb",
       model_overrides=dict(TINY_MODEL, num_layers=1, dropout_rate=0.0, attention_dropout_rate=0.0),
       max_seq_length=32, max_predictions_per_seq=5, train_batch_size=BATCH, num_train_steps=10,
@@ -38,7 +38,7 @@ def run(strategy, cfg, model_dir: str, steps: int = STEPS, first_gradients: bool
   """Builds model and optimizer (build_optimizer) under `strategy`, trains `steps` steps with the
   Trainer and returns {"optimizer": class name, "initial"/"final": weights by path, "slots":
   optimizer variables by path (name scope dropped), "checkpoint": the Trainer's last checkpoint}.
-  For a mixed `cfg.precision`, set that global policy (precision.set_precision) before the call.
+  For a mixed `cfg.runtime.mixed_precision`, set that global policy (precision.set_precision) before the call.
 
   first_gradients: also "gradients" (by path) and "unused" (paths), the first step's gradients as
   the Trainer's own code computes them before its all-reduce and clipping (default strategy only;
@@ -57,15 +57,15 @@ def run(strategy, cfg, model_dir: str, steps: int = STEPS, first_gradients: bool
   with strategy.scope():
     model = build_pretrainer(cfg)
     optimizer = build_optimizer(cfg)
-  task = PretrainingTask(cfg.objective)
+  task = PretrainingTask(cfg.model.objective)
   trainer = Trainer(strategy, model, optimizer, task, model_dir=model_dir, global_batch_size=BATCH,
-                    gradient_accumulation_steps=accum, clip_global_norm=cfg.clip_global_norm,
+                    gradient_accumulation_steps=accum, clip_global_norm=cfg.optimizer.clip_global_norm,
                     checkpoint_every=100, log_every=100)
   if prepare is not None:
     prepare(trainer)
   data = lambda ctx, skip: make_dataset(
-      cfg.input_files, seq_length=32, max_predictions=5, batch_size=BATCH,
-      gradient_accumulation_steps=accum, objective=cfg.objective, input_context=ctx, seed=3,
+      cfg.data.input_files, seq_length=32, max_predictions=5, batch_size=BATCH,
+      gradient_accumulation_steps=accum, objective=cfg.model.objective, input_context=ctx, seed=3,
       skip_batches=skip)
   weights = lambda: {v.path: np.asarray(v.numpy()) for v in model.trainable_variables}
   out = {"optimizer": type(optimizer).__name__, "initial": weights()}

@@ -36,13 +36,13 @@ def train(strategy, config, accum, model_dir):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   initial = [np.asarray(v.numpy()) for v in model.weights]
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.objective),
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
                     model_dir=model_dir, global_batch_size=BATCH,
-                    gradient_accumulation_steps=accum, clip_global_norm=config.clip_global_norm,
+                    gradient_accumulation_steps=accum, clip_global_norm=config.optimizer.clip_global_norm,
                     checkpoint_every=100, log_every=100, steps_per_execution=STEPS)
   data = lambda ctx, skip: make_dataset(
-      config.input_files, seq_length=32, max_predictions=5, batch_size=BATCH,
-      gradient_accumulation_steps=accum, objective=config.objective, input_context=ctx, seed=3,
+      config.data.input_files, seq_length=32, max_predictions=5, batch_size=BATCH,
+      gradient_accumulation_steps=accum, objective=config.model.objective, input_context=ctx, seed=3,
       skip_batches=skip)
   trainer.train(data, STEPS)
   return initial, [np.asarray(v.numpy()) for v in model.weights]
@@ -56,7 +56,7 @@ def main(pattern, out_dir):
   one_device = tf.distribute.OneDeviceStrategy(cpus[0])
   mirrored = tf.distribute.MirroredStrategy(cpus[:2])
   for objective in ("mlm_nsp", "ltr"):
-    config = TrainingConfig(
+    config = TrainingConfig.from_flat(
         input_files=pattern, model_preset="bert_tiny", objective=objective,
         model_overrides=dict(vocab_size=128, num_layers=1, hidden_size=32, num_heads=2,
                              intermediate_size=64, max_position_embeddings=64, dropout_rate=0.0,

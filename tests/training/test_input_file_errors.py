@@ -215,7 +215,7 @@ def _run_config(pattern, model_dir, **kw):
                 num_warmup_steps=1, learning_rate=1e-3, checkpoint_every=2, log_every=1,
                 model_dir=str(model_dir), vocab_size=128, eval_batch_size=8, eval_steps=5)
   values.update(kw)
-  return TrainingConfig(**values)
+  return TrainingConfig.from_flat(**values)
 
 
 def test_a_corrupt_eval_file_is_named_after_the_training_checkpoint(tmp_path):

@@ -64,7 +64,7 @@ def _config(pattern, model_dir, vocab_size=128, **kw):
                 log_every=1, model_dir=str(model_dir), vocab_size=vocab_size, eval_batch_size=8,
                 eval_steps=2)
   values.update(kw)
-  return TrainingConfig(**values)
+  return TrainingConfig.from_flat(**values)
 
 
 @pytest.fixture
@@ -96,9 +96,9 @@ def calls(monkeypatch):
 def _checkpoint_of(config):
   """A checkpoint and training_config.json in model_dir, as a run leaves them: a resume."""
   manager = tf.train.CheckpointManager(tf.train.Checkpoint(step=tf.Variable(1)),
-                                       config.model_dir, max_to_keep=1)
+                                       config.outputs.model_dir, max_to_keep=1)
   manager.save()
-  with open(os.path.join(config.model_dir, "training_config.json"), "w", encoding="utf-8") as f:
+  with open(os.path.join(config.outputs.model_dir, "training_config.json"), "w", encoding="utf-8") as f:
     f.write(config.to_json())
 
 

@@ -221,9 +221,9 @@ def test_trainer_step_default_strategy_matches_the_reference(pattern, tmp_path):
   used = {k: a for k, a in out["initial"].items() if k not in out["unused"]}
   excluded = {k for k in used if k.rsplit("/", 1)[-1] in ("bias", "output_bias", "gamma", "beta")}
   assert any("layer_norm/gamma" in k for k in excluded) and len(excluded) < len(used)
-  want = lamb_reference(used, [(cfg.learning_rate, out["gradients"])], cfg.weight_decay_rate,
-                        excluded, clip=cfg.clip_global_norm, beta_1=cfg.beta_1,
-                        beta_2=cfg.beta_2, epsilon=cfg.epsilon)[0]
+  want = lamb_reference(used, [(cfg.optimizer.learning_rate, out["gradients"])], cfg.optimizer.weight_decay_rate,
+                        excluded, clip=cfg.optimizer.clip_global_norm, beta_1=cfg.optimizer.beta_1,
+                        beta_2=cfg.optimizer.beta_2, epsilon=cfg.optimizer.epsilon)[0]
   differences = scaled_differences({k: out["final"][k] for k in used}, want)
   assert all(d <= 1e-5 for d in differences.values()), differences
   for k in out["unused"]:

@@ -35,7 +35,7 @@ def _run(cfg, policy, model_dir, **kwargs):
   held = []
   precision.set_precision(policy)
   try:
-    out = lamb_probe.run(tf.distribute.get_strategy(), cfg.replace(precision=policy), model_dir,
+    out = lamb_probe.run(tf.distribute.get_strategy(), cfg.override(mixed_precision=policy), model_dir,
                          steps=1, prepare=held.append, **kwargs)
   finally:
     precision.set_precision("float32")
@@ -50,7 +50,7 @@ def test_clipped_float16_step_matches_float32(pattern, tmp_path):
   excluded variables (no ratio) move by about lr g_clipped, and in the adapted ones the clipped gradient
   competes with wd w, so a wrong clip factor turns their update's direction. lr 1.0 moves the
   LayerNorm weights (~1.0) by ~400 float32 ulps, so their rounding does not count."""
-  cfg = lamb_probe.config(pattern).replace(learning_rate=1.0, epsilon=1.0, clip_global_norm=0.01)
+  cfg = lamb_probe.config(pattern).override(learning_rate=1.0, epsilon=1.0, clip_global_norm=0.01)
   full = _run(cfg, "float32", str(tmp_path / "float32"), first_gradients=True)
   half = _run(cfg, "mixed_float16", str(tmp_path / "float16"))
   optimizer = half["trainer"].optimizer
@@ -61,7 +61,7 @@ def test_clipped_float16_step_matches_float32(pattern, tmp_path):
   assert float(optimizer.dynamic_scale.numpy()) == 2.0 ** 15
   assert int(optimizer.inner_optimizer.iterations.numpy()) == 1
   norm = np.sqrt(sum(np.sum(g.astype(np.float64) ** 2) for g in full["gradients"].values()))
-  assert norm > 10 * cfg.clip_global_norm, norm  # the clip decides the update's size
+  assert norm > 10 * cfg.optimizer.clip_global_norm, norm  # the clip decides the update's size
   assert all(np.array_equal(full["initial"][k], half["initial"][k]) for k in full["initial"])
   used = [k for k in full["initial"] if k not in full["unused"]]
   for excluded in (True, False):
@@ -78,7 +78,7 @@ def test_overflow_step_is_skipped(pattern, tmp_path):
   overflow to inf. The Trainer's clip turns the gradients NaN (tf.clip_by_global_norm of an
   infinite norm) and the LossScaleOptimizer must skip LAMB: weights, moments and LAMB's step count
   unchanged, the scale halved, the growth counter reset; the Trainer's step still advances."""
-  cfg = lamb_probe.config(pattern).replace(precision="mixed_float16")
+  cfg = lamb_probe.config(pattern).override(mixed_precision="mixed_float16")
   precision.set_precision("mixed_float16")
   try:
     keras.utils.set_random_seed(1)
@@ -88,13 +88,13 @@ def test_overflow_step_is_skipped(pattern, tmp_path):
       optimizer = build_optimizer(cfg)
   finally:
     precision.set_precision("float32")
-  task = PretrainingTask(cfg.objective)
+  task = PretrainingTask(cfg.model.objective)
   trainer = Trainer(strategy, model, optimizer, task, model_dir=str(tmp_path),
-                    global_batch_size=lamb_probe.BATCH, clip_global_norm=cfg.clip_global_norm,
+                    global_batch_size=lamb_probe.BATCH, clip_global_norm=cfg.optimizer.clip_global_norm,
                     checkpoint_every=100, log_every=100)
   data = lambda ctx, skip: make_dataset(
-      cfg.input_files, seq_length=32, max_predictions=5, batch_size=lamb_probe.BATCH,
-      objective=cfg.objective, input_context=ctx, seed=3, skip_batches=skip)
+      cfg.data.input_files, seq_length=32, max_predictions=5, batch_size=lamb_probe.BATCH,
+      objective=cfg.model.objective, input_context=ctx, seed=3, skip_batches=skip)
   inner = optimizer.inner_optimizer
   assert type(inner) is Lamb
   state = lambda: {v.path: np.array(v.numpy()) for v in model.trainable_variables + inner.variables}

@@ -20,7 +20,7 @@ def test_workers_with_different_model_dirs_refuse_to_resume(tmp_path):
   runs.run(runs.tiny_flags(pattern, dirs[0], 2, num_layers=1))  # one process: checkpoint 2
   ports = runs.free_ports(2)
   procs = [subprocess.Popen(runs.tiny_flags(pattern, d, 4, num_layers=1,
-                                             distribution="multi_worker_mirrored"),
+                                             distribution_strategy="multi_worker_mirrored"),
                             env=runs.env(runs.cluster(ports, i)), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
            for i, d in enumerate(dirs)]

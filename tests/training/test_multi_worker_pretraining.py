@@ -34,7 +34,7 @@ def _flags(data, model_dir, **extra):
   pattern, vocab_size = data
   # No dropout: a one-worker run draws its masks over the whole batch, two workers over halves.
   return runs.tiny_flags(pattern, model_dir, STEPS, dropout=0.0, num_layers=1,
-                         vocab_size=vocab_size, distribution="multi_worker_mirrored", **extra)
+                         vocab_size=vocab_size, distribution_strategy="multi_worker_mirrored", **extra)
 
 
 def _two_workers(cmd, timeout=600):

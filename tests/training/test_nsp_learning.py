@@ -87,7 +87,7 @@ def test_heldout_nsp_accuracy_clears_the_majority_baseline(tmp_path):
 
   model_dir = str(tmp_path / "run")
   batches = len(heldout) // 16
-  config = TrainingConfig(
+  config = TrainingConfig.from_flat(
       input_files=str(tmp_path / "train.tfrecord"),
       eval_input_files=str(tmp_path / "heldout.tfrecord"), model_preset="bert_tiny",
       model_overrides=dict(vocab_size=VOCAB, num_layers=2, hidden_size=32, num_heads=2,
@@ -116,8 +116,8 @@ def test_nsp_loss_weight_scales_only_the_nsp_term():
   assert float(losses.loss_from_sums(mlm_only, 4.0)) == pytest.approx(3.0)
   assert float(PretrainingTask("mlm_nsp", nsp_weight=4.0).loss(sums)) == pytest.approx(4.0)
 
-  config = TrainingConfig(model_preset="bert_tiny", nsp_loss_weight=4.0)
-  assert TrainingConfig.from_dict(json.loads(config.to_json())).nsp_loss_weight == 4.0
-  assert TrainingConfig(model_preset="bert_tiny").nsp_loss_weight == 1.0  # the paper's sum
+  config = TrainingConfig.from_flat(model_preset="bert_tiny", nsp_loss_weight=4.0)
+  assert TrainingConfig.from_dict(json.loads(config.to_json())).model.nsp_loss_weight == 4.0
+  assert TrainingConfig.from_flat(model_preset="bert_tiny").model.nsp_loss_weight == 1.0  # the paper's sum
   with pytest.raises(ConfigError, match="nsp_loss_weight"):
-    TrainingConfig(model_preset="bert_tiny", nsp_loss_weight=-1.0)
+    TrainingConfig.from_flat(model_preset="bert_tiny", nsp_loss_weight=-1.0)

@@ -80,28 +80,28 @@ def test_bad_power_is_named(power):
   with pytest.raises(UserError, match=f"decay_power={power!r}"):
     create_optimizer(PEAK, STEPS, WARMUP, decay="polynomial", decay_power=power)
   with pytest.raises(ConfigError, match="decay_power="):
-    TrainingConfig(decay="polynomial", decay_power=power)
+    TrainingConfig.from_flat(decay="polynomial", decay_power=power)
 
 
 def test_power_other_than_one_needs_the_polynomial_decay():
   with pytest.raises(UserError, match="decay_power=3.0 applies only to decay='polynomial'"):
     WarmupDecaySchedule(PEAK, STEPS, WARMUP, decay="linear", decay_power=3.0)
   with pytest.raises(ConfigError, match="decay_power=3.0 applies only"):
-    TrainingConfig(decay="cosine", decay_power=3.0)
+    TrainingConfig.from_flat(decay="cosine", decay_power=3.0)
 
 
 def test_training_config_round_trip_and_optimizer(tmp_path):
-  config = TrainingConfig(model_preset="bert_tiny", decay="polynomial", decay_power=3.0,
+  config = TrainingConfig.from_flat(model_preset="bert_tiny", decay="polynomial", decay_power=3.0,
                           learning_rate=PEAK, num_train_steps=STEPS, num_warmup_steps=WARMUP)
   path = tmp_path / "training_config.json"
   path.write_text(config.to_json())
   loaded = TrainingConfig.from_json_file(str(path))
-  assert loaded == config and loaded.decay_power == 3.0
+  assert loaded == config and loaded.optimizer.decay_power == 3.0
   # A config written before the field existed loads as the linear decay.
   old = config.to_dict()
-  del old["decay_power"]
-  old["decay"] = "linear"
-  assert TrainingConfig.from_dict(old).decay_power == 1.0
+  del old["optimizer"]["decay_power"]
+  old["optimizer"]["decay"] = "linear"
+  assert TrainingConfig.from_dict(old).optimizer.decay_power == 1.0
   # The pretrainer's optimizer gets the power.
   from bert_keras.training.pretrain import build_optimizer  # pylint: disable=import-outside-toplevel
   schedule = build_optimizer(loaded)._learning_rate

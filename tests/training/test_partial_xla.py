@@ -20,10 +20,10 @@ def _weights_after(config, model_dir, **trainer_kwargs):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   initial = [v.numpy().copy() for v in model.trainable_variables]
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.objective),
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
                     model_dir=model_dir, global_batch_size=8, log_every=100, **trainer_kwargs)
-  data = lambda ctx, skip: make_dataset(config.input_files, seq_length=32, max_predictions=5,
-                                        batch_size=8, objective=config.objective,
+  data = lambda ctx, skip: make_dataset(config.data.input_files, seq_length=32, max_predictions=5,
+                                        batch_size=8, objective=config.model.objective,
                                         input_context=ctx, seed=3, skip_batches=skip)
   history = trainer.train(data, 2)
   return initial, [v.numpy() for v in model.trainable_variables], history
@@ -32,7 +32,7 @@ def _weights_after(config, model_dir, **trainer_kwargs):
 def test_partial_xla_trains_the_same_model(tmp_path):
   """The exact GELU (the model's default); test_activations.py checks both forms op by op."""
   pattern = write_records(str(tmp_path / "records"), num_files=1, per_file=32)
-  config = TrainingConfig(
+  config = TrainingConfig.from_flat(
       input_files=pattern, model_preset="bert_tiny",
       model_overrides=dict(TINY_MODEL, num_layers=1, hidden_act="gelu"),
       max_seq_length=32, max_predictions_per_seq=5, train_batch_size=8, num_train_steps=10,

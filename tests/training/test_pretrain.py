@@ -26,7 +26,7 @@ def _config(pattern, model_dir, **kw):
                 checkpoint_every=3, log_every=3, eval_steps=2, model_dir=model_dir,
                 vocab_size=128, steps_per_execution=2)
   values.update(kw)
-  return TrainingConfig(**values)
+  return TrainingConfig.from_flat(**values)
 
 
 TRAIN_TAGS = ("loss", "mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy", "learning_rate",
@@ -51,8 +51,8 @@ def _check_train_summaries(model_dir, config):
   rows = {r["step"]: r for r in map(json.loads, open(os.path.join(model_dir, "history.jsonl")))
           if r["split"] == "train"}
   assert sorted(rows) == [3, 6, 9], sorted(rows)
-  schedule = WarmupDecaySchedule(config.learning_rate, config.num_train_steps,
-                                 config.num_warmup_steps)
+  schedule = WarmupDecaySchedule(config.optimizer.learning_rate, config.optimizer.num_train_steps,
+                                 config.optimizer.num_warmup_steps)
   for tag in TRAIN_TAGS:
     values = scalars.get(f"train/{tag}")
     assert values is not None and sorted(values) == [3, 6, 9], (tag, sorted(scalars))
@@ -67,7 +67,7 @@ def _check_train_summaries(model_dir, config):
     assert 0.0 <= scalars["train/nsp_accuracy"][step] <= 1.0
     assert scalars["train/steps_per_sec"][step] > 0
     assert np.isclose(scalars["train/sequences_per_sec"][step],
-                      config.train_batch_size * scalars["train/steps_per_sec"][step], rtol=1e-5)
+                      config.data.train_batch_size * scalars["train/steps_per_sec"][step], rtol=1e-5)
 
 
 def test_two_phases_outputs_and_resume(tmp_path):
@@ -80,7 +80,7 @@ def test_two_phases_outputs_and_resume(tmp_path):
   for name in ("training_config.json", "history.jsonl", "export/encoder.weights.h5",
                "export/encoder.keras", "export/model_config.json"):
     assert os.path.exists(os.path.join(phase1, name)), name
-  assert json.load(open(os.path.join(phase1, "training_config.json")))["phase"] == 1
+  assert json.load(open(os.path.join(phase1, "training_config.json")))["optimizer"]["phase"] == 1
   encoder = keras.saving.load_model(os.path.join(phase1, "export", "encoder.keras"))
   assert encoder.model_config.hidden_size == TINY_MODEL["hidden_size"]
   # Restarting a finished run trains nothing more.
@@ -132,7 +132,7 @@ def test_dynamic_masking_reaches_the_input_pipeline(tmp_path, monkeypatch, dynam
   assert kwargs["training"] is True
   assert kwargs["dynamic_masking"] is dynamic
   assert (kwargs["masked_lm_prob"], kwargs["mask_token_id"], kwargs["vocab_size"]) == (0.2, 100, 128)
-  assert kwargs["seed"] == config.seed
+  assert kwargs["seed"] == config.runtime.seed
 
 
 def test_missing_input_is_a_one_line_user_error(tmp_path):

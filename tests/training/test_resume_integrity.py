@@ -10,7 +10,7 @@ import pytest
 from bert_keras.errors import UserError
 from bert_keras.training import trainer as trainer_lib
 from bert_keras.training.pretrain import run_pretraining
-from configs.training import TrainingConfig
+from configs.training import TrainingConfig, flat_values
 from tests.training.pretraining_records import write_records
 from tests.training.pretraining_runs import TINY_MODEL
 
@@ -28,7 +28,7 @@ def _config(pattern, model_dir, **kw):
                 num_warmup_steps=1, learning_rate=1e-3, checkpoint_every=2, log_every=1,
                 model_dir=str(model_dir), vocab_size=128)
   values.update(kw)
-  return TrainingConfig(**values)
+  return TrainingConfig.from_flat(**values)
 
 
 def _rows(model_dir):
@@ -71,7 +71,7 @@ def test_resume_refuses_a_changed_config_and_keeps_its_record(pattern, tmp_path)
   model_dir = tmp_path / "run"
   run_pretraining(_config(pattern, model_dir, num_train_steps=2))
   recorded = (model_dir / "training_config.json").read_text()
-  changes = [dict(train_batch_size=16, seed=7), dict(precision="mixed_float16"),
+  changes = [dict(train_batch_size=16, seed=7), dict(mixed_precision="mixed_float16"),
              dict(model_overrides=dict(TINY_MODEL, num_layers=2)), dict(objective="mlm"),
              dict(max_seq_length=64, max_predictions_per_seq=10)]
   for change in changes:
@@ -80,23 +80,30 @@ def test_resume_refuses_a_changed_config_and_keeps_its_record(pattern, tmp_path)
     message = str(error.value)
     assert "--init_checkpoint" in message and "new --model_dir" in message, message
     for name, value in change.items():
-      if name == "precision":
-        assert "loss scaling (precision mixed_float16): False in" in message, message
+      if name == "mixed_precision":
+        assert "loss scaling (mixed_precision mixed_float16): False in" in message, message
         assert "True now" in message, message
       elif name == "model_overrides":
         assert "model num_layers" in message and "1 in" in message and "2 now" in message, message
       else:
         assert f"{name}: " in message and f"{value!r} now" in message, message
     assert (model_dir / "training_config.json").read_text() == recorded
+  # A record written flat, as before the nesting (with the old name "precision"), reads the same.
+  flat = flat_values(json.loads(recorded))
+  flat["precision"] = flat.pop("mixed_precision")
+  (model_dir / "training_config.json").write_text(json.dumps(flat))
+  with pytest.raises(UserError, match="train_batch_size: 8 in .*, 16 now"):
+    run_pretraining(_config(pattern, model_dir, num_train_steps=3, train_batch_size=16))
   # The schedule's length, logging and checkpointing may change; so may the accumulation (the
   # same global batch), float32 <-> mixed_bfloat16 (the same variables) and the text of
   # input_files when it names the same files.
   same_files = os.path.join(os.path.dirname(pattern), ".", os.path.basename(pattern)) + ", "
   result = run_pretraining(_config(pattern, model_dir, num_train_steps=3, log_every=3,
                                    checkpoint_every=3, gradient_accumulation_steps=2,
-                                   precision="mixed_bfloat16", input_files=same_files))
+                                   mixed_precision="mixed_bfloat16", input_files=same_files))
   assert result["train"]["step"] == 3
-  assert json.loads((model_dir / "training_config.json").read_text())["num_train_steps"] == 3
+  recorded = json.loads((model_dir / "training_config.json").read_text())
+  assert recorded["optimizer"]["num_train_steps"] == 3  # written nested again
 
 
 def test_resume_refuses_another_phase_and_names_the_phase_2_command(pattern, tmp_path):

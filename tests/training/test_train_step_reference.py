@@ -58,7 +58,7 @@ VOCAB = SPECIAL + WORDS  # 5 + ~90 < the model's 128
 
 def config(**overrides) -> TrainingConfig:
   """The paper's optimizer settings (TrainingConfig defaults) on a one-layer bert_tiny."""
-  return TrainingConfig(
+  return TrainingConfig.from_flat(
       input_files="unused", model_preset="bert_tiny", objective="mlm_nsp",
       model_overrides=dict(vocab_size=128, num_layers=1, hidden_size=32, num_heads=2,
                            intermediate_size=64, max_position_embeddings=SEQ, dropout_rate=0.0,
@@ -122,7 +122,7 @@ def run_trainer(strategy, accum: int, batches: list, model_dir: str) -> dict:
     optimizer = build_optimizer(cfg)
   trainer = Trainer(strategy, model, optimizer, PretrainingTask("mlm_nsp"), model_dir=model_dir,
                     global_batch_size=BATCH, gradient_accumulation_steps=accum,
-                    clip_global_norm=cfg.clip_global_norm, checkpoint_every=1000,
+                    clip_global_norm=cfg.optimizer.clip_global_norm, checkpoint_every=1000,
                     log_every=1000)
   variables = model.trainable_variables
   initial = {v.path: v.numpy().copy() for v in variables}
@@ -202,7 +202,7 @@ def reference_run(model, gradient, initial: dict, batches: list, *, decay_all=Fa
   forward and backward pass; the model's weights are set to the float32 rounding of the reference
   weights before each step."""
   cfg = config()
-  b1, b2, eps, wd = cfg.beta_1, cfg.beta_2, cfg.epsilon, cfg.weight_decay_rate
+  b1, b2, eps, wd = cfg.optimizer.beta_1, cfg.optimizer.beta_2, cfg.optimizer.epsilon, cfg.optimizer.weight_decay_rate
   variables = model.trainable_variables
   paths = [v.path for v in variables]
   w = {p: initial[p].astype(np.float64) for p in paths}
@@ -217,7 +217,7 @@ def reference_run(model, gradient, initial: dict, batches: list, *, decay_all=Fa
     norm = np.sqrt(sum(np.sum(x * x) for x in g.values()))
     norms.append(norm)
     if clip:
-      g = {p: x * min(1.0, cfg.clip_global_norm / norm) for p, x in g.items()}
+      g = {p: x * min(1.0, cfg.optimizer.clip_global_norm / norm) for p, x in g.items()}
     lr = reference_lr(max(step + lr_shift, 0))
     t = step + 1
     for p in paths:

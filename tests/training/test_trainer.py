@@ -30,12 +30,12 @@ def _accumulation_weights(strategy, config, accum, model_dir):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   initial = [np.asarray(v.numpy()) for v in model.weights]
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.objective),
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
                     model_dir=model_dir, global_batch_size=8, gradient_accumulation_steps=accum,
-                    clip_global_norm=config.clip_global_norm, checkpoint_every=100, log_every=100)
+                    clip_global_norm=config.optimizer.clip_global_norm, checkpoint_every=100, log_every=100)
   data = lambda ctx, skip: make_dataset(
-      config.input_files, seq_length=32, max_predictions=5, batch_size=8,
-      gradient_accumulation_steps=accum, objective=config.objective, input_context=ctx, seed=3,
+      config.data.input_files, seq_length=32, max_predictions=5, batch_size=8,
+      gradient_accumulation_steps=accum, objective=config.model.objective, input_context=ctx, seed=3,
       skip_batches=skip)
   trainer.train(data, 3)
   return initial, [np.asarray(v.numpy()) for v in model.weights]
@@ -51,7 +51,7 @@ def test_accumulated_micro_batches_equal_one_big_batch(pattern, tmp_path, strate
   objective = "mlm_nsp"
   strategy = (tf.distribute.OneDeviceStrategy("/cpu:0") if strategy_name == "one_device"
               else tf.distribute.get_strategy())
-  config = TrainingConfig(
+  config = TrainingConfig.from_flat(
       input_files=pattern, model_preset="bert_tiny", objective=objective,
       model_overrides=dict(TINY_MODEL, num_layers=1, dropout_rate=0.0, attention_dropout_rate=0.0),
       max_seq_length=32, max_predictions_per_seq=5, train_batch_size=8, num_train_steps=10,
@@ -66,7 +66,7 @@ def test_accumulated_micro_batches_equal_one_big_batch(pattern, tmp_path, strate
 
 def _config(pattern, **kw):
   # One layer: nothing checked below depends on depth, and every test traces a train step.
-  return TrainingConfig(input_files=pattern, model_preset="bert_tiny",
+  return TrainingConfig.from_flat(input_files=pattern, model_preset="bert_tiny",
                         model_overrides=dict(TINY_MODEL, num_layers=1), max_seq_length=32,
                         max_predictions_per_seq=5, train_batch_size=8, num_train_steps=4,
                         num_warmup_steps=1, learning_rate=1e-3, **kw)
@@ -77,11 +77,11 @@ def _train(config, model_dir, steps=2):
   with strategy.scope():
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.objective),
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
                     model_dir=model_dir, global_batch_size=8, log_every=1)
   before = {v.path: v.numpy().copy() for v in model.trainable_variables}
-  data = lambda ctx, skip: make_dataset(config.input_files, seq_length=32, max_predictions=5,
-                                        batch_size=8, objective=config.objective,
+  data = lambda ctx, skip: make_dataset(config.data.input_files, seq_length=32, max_predictions=5,
+                                        batch_size=8, objective=config.model.objective,
                                         input_context=ctx, skip_batches=skip)
   history = trainer.train(data, steps)
   after = {v.path: v.numpy() for v in model.trainable_variables}
@@ -117,13 +117,13 @@ def _one_step_weights(config, policy, model_dir):
     strategy = tf.distribute.get_strategy()
     with strategy.scope():
       model = build_pretrainer(config)
-      optimizer = build_optimizer(config.replace(precision=policy))
+      optimizer = build_optimizer(config.override(mixed_precision=policy))
     initial = {v.path: v.numpy().copy() for v in model.trainable_variables}
-    trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.objective),
+    trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
                       model_dir=model_dir, global_batch_size=8,
-                      clip_global_norm=config.clip_global_norm, log_every=1)
-    data = lambda ctx, skip: make_dataset(config.input_files, seq_length=32, max_predictions=5,
-                                          batch_size=8, objective=config.objective,
+                      clip_global_norm=config.optimizer.clip_global_norm, log_every=1)
+    data = lambda ctx, skip: make_dataset(config.data.input_files, seq_length=32, max_predictions=5,
+                                          batch_size=8, objective=config.model.objective,
                                           input_context=ctx, seed=3, skip_batches=skip)
     trainer.train(data, 1)
   finally:
@@ -141,7 +141,7 @@ def test_clipping_under_loss_scaling_matches_float32(pattern, tmp_path, optimize
   step is lr * g / (|g| + epsilon): with the default epsilon it is lr * sign(g) whatever the clip
   factor; epsilon 1.0, far above the clipped gradient's entries, makes the step proportional to
   the clipped gradient, so a wrong clip factor shows in the weights."""
-  config = _config(pattern, optimizer=optimizer, epsilon=1.0, clip_global_norm=0.01).replace(
+  config = _config(pattern, optimizer=optimizer, epsilon=1.0, clip_global_norm=0.01).override(
       learning_rate=1.0, num_warmup_steps=0,
       model_overrides=dict(TINY_MODEL, num_layers=1, dropout_rate=0.0, attention_dropout_rate=0.0))
   initial32, after32 = _one_step_weights(config, "float32", str(tmp_path / "float32"))

@@ -7,25 +7,26 @@ from configs.training import TRAINING_PRESETS, TrainingConfig, get_training_conf
 
 
 def test_defaults_are_the_papers_optimizer():
-  c = TrainingConfig()
-  assert (c.learning_rate, c.beta_1, c.beta_2, c.epsilon) == (1e-4, 0.9, 0.999, 1e-6)
-  assert (c.weight_decay_rate, c.num_warmup_steps, c.clip_global_norm) == (0.01, 10_000, 1.0)
-  assert c.decay == "linear" and c.optimizer == "adamw"
+  c = TrainingConfig.from_flat()
+  o = c.optimizer
+  assert (o.learning_rate, o.beta_1, o.beta_2, o.epsilon) == (1e-4, 0.9, 0.999, 1e-6)
+  assert (o.weight_decay_rate, o.num_warmup_steps, o.clip_global_norm) == (0.01, 10_000, 1.0)
+  assert o.decay == "linear" and o.type == "adamw"
 
 
 @pytest.mark.parametrize("changes, message", [
     (dict(objective="bidi"), "objective='bidi'"),
     (dict(train_batch_size=10, gradient_accumulation_steps=4), "not divisible"),
     (dict(phase=2), "init_checkpoint"),
-    (dict(distribution="tpu"), "tpu address"),
-    (dict(precision="float16"), "precision='float16'"),
+    (dict(distribution_strategy="tpu"), "tpu address"),
+    (dict(mixed_precision="float16"), "mixed_precision='float16'"),
     (dict(steps_per_execution=0), "steps_per_execution=0"),
     (dict(model_preset="bert_huge"), "bert_huge"),
     (dict(objective="ltr", dynamic_masking=True), "dynamic_masking"),
 ])
 def test_invalid_values_are_named(changes, message):
   with pytest.raises(ConfigError, match=message):
-    TrainingConfig(**changes)
+    TrainingConfig.from_flat(**changes)
 
 
 def test_json_round_trip(tmp_path):
@@ -39,14 +40,14 @@ def test_json_round_trip(tmp_path):
 
 
 def test_phases_split_the_schedule_90_10():
-  c = TrainingConfig(num_train_steps=1000)
+  c = TrainingConfig.from_flat(num_train_steps=1000)
   assert c.phase_steps() == (0, 1000)
-  assert c.replace(phase=1).phase_steps() == (0, 900)
-  assert c.replace(phase=2, init_checkpoint="x").phase_steps() == (900, 1000)
+  assert c.override(phase=1).phase_steps() == (0, 900)
+  assert c.override(phase=2, init_checkpoint="x").phase_steps() == (900, 1000)
 
 
 def test_presets_and_ltr_is_causal():
   for name in TRAINING_PRESETS:
     assert get_training_config(name).model_config().vocab_size > 0
   assert get_training_config("ablation_ltr_no_nsp").model_config().attention == "causal"
-  assert get_training_config("bert_base_phase2").max_seq_length == 512
+  assert get_training_config("bert_base_phase2").data.max_seq_length == 512
