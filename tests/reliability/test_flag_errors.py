@@ -39,15 +39,15 @@ def test_argparse_script_without_a_required_flag():
 
 
 @pytest.mark.parametrize("script, flag", [("run_pretraining", "--special_token_ids=a,b"),
-                                          ("run_ablation", "--seeds=a,b")])
+                                          (B.ABLATION, "--seeds=a,b")])
 def test_bad_flag_value_is_answered_before_tensorflow_loads(script, flag):
   """These scripts check their flag values before importing TensorFlow (seconds to load), so a
   typo is answered at once. Run here with TensorFlow made unimportable."""
   out = "--model_dir" if script == "run_pretraining" else "--output_dir"
-  argv = [f"{script}.py", flag, f"{out}=/nonexistent/never_written"]
+  argv = [os.path.basename(B.script_path(script)), flag, f"{out}=/nonexistent/never_written"]
   driver = ("import runpy, sys; sys.modules['tensorflow'] = None; "
             f"sys.argv = {argv!r}; "
-            f"runpy.run_path({os.path.join(B.SCRIPTS, script + '.py')!r}, run_name='__main__')")
+            f"runpy.run_path({B.script_path(script)!r}, run_name='__main__')")
   result = subprocess.run([sys.executable, "-c", driver], cwd=B.ROOT, capture_output=True,
                           text=True, timeout=240, env=dict(os.environ, PYTHONPATH=B.ROOT))
   _one_error_line(result, flag)

@@ -9,7 +9,7 @@ the other records:
   masks undone), thresholded by a logistic regression, i.e. "do A and B share rare words?"; beside
   the pretrainer's padding rule (padded -> random next) and the label majority.
 
-  python docs/pretraining_evidence/lexical_baselines.py \
+  python studies/pretraining_evidence/lexical_baselines.py \
       --examples 'demo_out/pipeline/pretraining_examples/examples/pretraining-*'
 
 Prints one JSON object.
