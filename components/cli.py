@@ -53,10 +53,15 @@ def run(name: str) -> None:
   spec = spec_class(name)
   kwargs = {"distributions": _DISTRIBUTIONS[name]} if name in _DISTRIBUTIONS else {}
   component_cli.define_flags(spec_class=spec, **kwargs)
-  app.run(run_main(lambda argv: component_cli.run_from_flags(spec)), flags_parser=parse_flags)
+
+  def main(argv):
+    del argv
+    return component_cli.run_from_flags(spec)
+
+  app.run(run_main(main), flags_parser=parse_flags)
 
 
-def main(argv: list) -> None:
+def run_named(argv: list) -> None:
   """`python -m components.cli NAME [flags]`: NAME is taken off `argv` (sys.argv, which absl
   parses next), then `run(NAME)`."""
   if len(argv) < 2 or argv[1].startswith("-"):
@@ -65,4 +70,4 @@ def main(argv: list) -> None:
 
 
 if __name__ == "__main__":
-  run_main(main)(sys.argv)
+  run_main(run_named)(sys.argv)

@@ -22,6 +22,7 @@ import json
 import tensorflow as tf
 from tensorflow.python.util import deprecation  # silence(): not public
 
+from bert_keras.data.pretraining_records import TOKEN_ID_FEATURES
 from bert_keras.errors import UserError
 from bert_keras.training.input_files import InputFiles, each_file, resolve_input_files
 from bert_keras.training.pretraining_input import record_options
@@ -30,7 +31,6 @@ from bert_keras.training.records_summary import (SummaryUnreadable, count_lines,
 
 # Records read from the start of each file that no summary.json covers (one stream per file).
 RECORDS_PER_FILE = 8
-_ID_FEATURES = ("input_ids", "masked_lm_ids")
 
 
 def summary_vocabulary(directory: str, read=read_records_summary
@@ -73,7 +73,7 @@ def largest_token_ids(files: list[str], records: int = RECORDS_PER_FILE) -> list
         if i >= records:
           break
         feats = tf.train.Example.FromString(raw).features.feature
-        for name in _ID_FEATURES:
+        for name in TOKEN_ID_FEATURES:
           values = feats[name].int64_list.value if name in feats else ()
           if values:
             best = max(best if best is not None else -1, max(values))

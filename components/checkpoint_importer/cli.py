@@ -1,4 +1,5 @@
-"""python -m components.checkpoint_importer.cli [flags]: the same as `python -m components.cli checkpoint_importer [flags]`."""
+"""Runs the CheckpointImporter component alone: `python -m components.checkpoint_importer.cli [flags]`, the same as
+`python -m components.cli checkpoint_importer [flags]` (components/cli.py)."""
 
 from components.cli import run
 

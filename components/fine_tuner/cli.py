@@ -1,4 +1,5 @@
-"""python -m components.fine_tuner.cli [flags]: the same as `python -m components.cli fine_tuner [flags]`."""
+"""Runs the FineTuner component alone: `python -m components.fine_tuner.cli [flags]`, the same as
+`python -m components.cli fine_tuner [flags]` (components/cli.py)."""
 
 from components.cli import run
 

@@ -1,4 +1,5 @@
-"""python -m components.pretrainer.cli [flags]: the same as `python -m components.cli pretrainer [flags]`."""
+"""Runs the Pretrainer component alone: `python -m components.pretrainer.cli [flags]`, the same as
+`python -m components.cli pretrainer [flags]` (components/cli.py)."""
 
 from components.cli import run
 

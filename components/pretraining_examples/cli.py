@@ -1,4 +1,5 @@
-"""python -m components.pretraining_examples.cli [flags]: the same as `python -m components.cli pretraining_examples [flags]`."""
+"""Runs the PretrainingExamples component alone: `python -m components.pretraining_examples.cli [flags]`, the same as
+`python -m components.cli pretraining_examples [flags]` (components/cli.py)."""
 
 from components.cli import run
 

@@ -1,4 +1,5 @@
-"""python -m components.vocabulary.cli [flags]: the same as `python -m components.cli vocabulary [flags]`."""
+"""Runs the Vocabulary component alone: `python -m components.vocabulary.cli [flags]`, the same as
+`python -m components.cli vocabulary [flags]` (components/cli.py)."""
 
 from components.cli import run
 

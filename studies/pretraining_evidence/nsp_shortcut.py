@@ -70,7 +70,7 @@ def record_stats(pattern: str, take: int) -> dict:
 def run_stats(run_dir: str, take: int) -> dict:
   """NSP accuracy of the run's latest checkpoint on its eval_input_files, full vs padded."""
   # pylint: disable=import-outside-toplevel
-  from bert_keras.data.pretraining_dataset import feature_spec
+  from bert_keras.data.pretraining_records import feature_spec
   from bert_keras.training.pretrain import build_pretrainer
   from bert_keras.training.trainer import model_variables
   from configs.training import TrainingConfig

@@ -8,7 +8,6 @@ import json
 import pytest
 import tensorflow as tf
 
-from bert_keras.data import tfrecord_shards
 from bert_keras.training import records_summary
 from bert_keras.training.records_vocab import records_vocab
 from bert_keras.training.vocab_fit import summary_vocabulary
@@ -35,11 +34,6 @@ def vocab(tmp_path):
   path = tmp_path / "vocab.txt"
   path.write_text("\n".join(VOCAB) + "\n")
   return path
-
-
-def test_the_summary_name_is_the_writers():
-  """tfrecord_shards (which imports Beam) writes it; run_pretraining reads it without Beam."""
-  assert records_summary.SUMMARY_NAME == tfrecord_shards.SUMMARY_NAME
 
 
 def test_both_readers_take_the_same_summary(tmp_path, vocab):
