@@ -1,5 +1,5 @@
 """The ablations of BERT section 5.1 and GPT-1 section 5 as named configurations, and the budget of
-the small-scale study that runs them (`scripts/run_ablation.py`).
+the small-scale study that runs them (`python -m studies.bert_gpt_ablation.run_ablation`).
 
 Every variant is data: which model family, which pretraining objective, which attention, whether it
 is pretrained at all, the auxiliary-LM weight at fine-tuning, and (span tasks) a BiLSTM on top.
@@ -224,7 +224,7 @@ PRETRAINING_TASK_VARIANTS = {
 # the smallest budget at which the pretrained models have actually learned something (LM loss well
 # below its start): ~0.7 epochs of the corpora, 2-3x the windows per step of "small" and 7x the
 # steps. It left every variant at chance (polarity 0.42-0.49 on 40 dev sentences, span exact
-# match 0); docs/ablation_study/ now reports the `signal` budget below.
+# match 0); studies/bert_gpt_ablation/ now reports the `signal` budget below.
 STUDY_PRESETS = {
     "small": StudyConfig(),
     "pretraining": StudyConfig(vocab_size=1000, max_seq_length=48, pretrain_steps=400,
@@ -239,7 +239,7 @@ STUDY_PRESETS = {
                          zero_shot_points=2),
 }
 
-# "signal": the smallest budget found whose numbers separate the variants (docs/ablation_study/).
+# "signal": the smallest budget found whose numbers separate the variants (studies/bert_gpt_ablation/).
 # bert_tiny width (2 x 128), 64-piece sequences (cheaper steps), 600 pretraining steps of 32, and
 # evaluations with little variance: frozen-feature probes over every rated Lee pair and all 200
 # polarity sentences (BERT 5.3), span extraction scored by token F1 on a 4x larger span set, and

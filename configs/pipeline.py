@@ -118,14 +118,14 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
           max_predictions_per_seq=20,
           # 5 passes over the corpus (~27k examples, ~15 s): with 2, the ~10k training pairs were
           # seen 4-5 times and NSP memorised them; with 5 each pair is seen 2-3 times and held-out
-          # NSP rises above the majority from step ~1400-1800 (docs/pretraining_evidence/README.md).
+          # NSP rises above the majority from step ~1400-1800 (studies/pretraining_evidence/README.md).
           dupe_factor=5,
           # No short-target passes: they make short, mostly random-next examples, and "padded ->
-          # random next" would pass for NSP learning (docs/pretraining_evidence/README.md).
+          # random next" would pass for NSP learning (studies/pretraining_evidence/README.md).
           short_seq_prob=0.0,
           training=dict(model_preset="bert_tiny", num_train_steps=pretrain_steps,
                         # Masked LM underfits in 2000 steps: no dropout (fine-tuning sets its own
-                        # hidden dropout), and the steps are cheaper (docs/pretraining_evidence).
+                        # hidden dropout), and the steps are cheaper (studies/pretraining_evidence).
                         # Initial weights of std 0.05 rather than BERT's 0.02: at H=128 the
                         # attention starts less uniform, and on three paired seeds held-out NSP
                         # ends 0.013-0.048 higher (0.611-0.639) and masked LM 0.002-0.005 higher.
@@ -133,7 +133,7 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
                                              initializer_range=0.05),
                         num_warmup_steps=max(1, pretrain_steps // 10), train_batch_size=32,
                         # 2e-3 rather than 1e-3: masked LM learns faster, and NSP (which starts
-                        # once the token features exist) ends higher (docs/pretraining_evidence).
+                        # once the token features exist) ends higher (studies/pretraining_evidence).
                         learning_rate=2e-3, checkpoint_every=max(pretrain_steps, 1),
                         log_every=max(1, min(25, pretrain_steps // 10)),
                         # Held-out masked-LM / NSP accuracy (5% of the examples, see

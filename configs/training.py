@@ -136,7 +136,7 @@ class TrainingModelConfig(Config):
                           "others as mlm_loss / mlm_accuracy)")
   # Weight of the NSP cross-entropy in the loss (the paper sums both terms: 1.0). A larger weight
   # moves more of a small encoder's shared capacity to NSP, at a cost in masked LM (measured in
-  # docs/pretraining_evidence/README.md); it changes nothing for objectives without NSP.
+  # studies/pretraining_evidence/README.md); it changes nothing for objectives without NSP.
   nsp_loss_weight: float = _field(1.0, "weight of the NSP cross-entropy in the loss (>= 0; the "
                                   "paper: 1.0)")
   init_checkpoint: str = _field("", "start from this checkpoint: the phase-1 model_dir for phase 2, "

@@ -8,7 +8,7 @@ from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 import apache_beam as beam
 
 from bert_keras.data import beam_metrics
-from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, decode_utf8, iter_bounded_lines
+from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, iter_text_lines
 from bert_keras.data.matched_files import ReadMatchingFiles
 
 
@@ -19,21 +19,11 @@ def iter_bert_corpus_documents(f: BinaryIO, source: str, drop: Callable[[str], N
   """Yields (doc_id, sentences) from a file in the Google format, holding one document at a time.
 
   doc_id is "<source>:<line of the document's first sentence>". Undecodable and over-long lines are
-  dropped (`drop(reason)`), and so are documents left without sentences; `on_undecodable(line)`
-  is also told the line number of each undecodable line (so the run can say where they are).
+  dropped and counted (corpus_text.iter_text_lines), and so are documents left without sentences.
   """
   sentences: List[str] = []
   first_line = 0
-  for line_number, data in iter_bounded_lines(f, max_line_bytes):
-    if data is None:
-      drop("line_too_long")
-      continue
-    text = decode_utf8(data)
-    if text is None:
-      drop("undecodable_line")
-      if on_undecodable is not None:
-        on_undecodable(line_number)
-      continue
+  for line_number, text in iter_text_lines(f, drop, max_line_bytes, on_undecodable):
     text = text.strip()
     if text:
       if not sentences:

@@ -8,7 +8,7 @@ corpus and stable across runs (it seeds the random numbers, see pretraining_inst
 from __future__ import annotations
 
 import re
-from typing import BinaryIO, Iterator, List, Optional, Tuple
+from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
 # Lines longer than this are dropped (a corpus line of megabytes is a broken file, not a sentence).
 DEFAULT_MAX_LINE_BYTES = 1 << 20
@@ -44,6 +44,29 @@ def decode_utf8(data: bytes) -> Optional[str]:
     return data.decode("utf-8")
   except UnicodeDecodeError:
     return None
+
+
+def iter_text_lines(f: BinaryIO, drop: Callable[[str], None],
+                    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                    on_undecodable: Optional[Callable[[int], None]] = None
+                    ) -> Iterator[Tuple[int, str]]:
+  """Yields (line_number (1-based), text) of every line of `f` that the corpus readers can use.
+
+  Lines over `max_line_bytes` and lines that are not UTF-8 are dropped and counted (`drop(reason)`:
+  "line_too_long", "undecodable_line"); `on_undecodable(line_number)` is also told where each
+  undecodable line is, so that the run can say where the first one was.
+  """
+  for line_number, data in iter_bounded_lines(f, max_line_bytes):
+    if data is None:
+      drop("line_too_long")
+      continue
+    text = decode_utf8(data)
+    if text is None:
+      drop("undecodable_line")
+      if on_undecodable is not None:
+        on_undecodable(line_number)
+      continue
+    yield line_number, text
 
 
 # Abbreviations after which a period does not end a sentence (lowercased, without the period).

@@ -13,7 +13,7 @@ from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 import apache_beam as beam
 
 from bert_keras.data import beam_metrics
-from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, decode_utf8, iter_bounded_lines, split_sentences
+from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, iter_text_lines, split_sentences
 from bert_keras.data.matched_files import ReadMatchingFiles
 
 
@@ -24,19 +24,10 @@ def iter_line_documents(f: BinaryIO, source: str, drop: Callable[[str], None], j
   """Yields (doc_id, sentences), doc_id "<source>:<line number>" (or "<source>:<id field>" for JSONL).
 
   `json_text_key` None reads plain text lines; otherwise every line must be a JSON object whose
-  `json_text_key` field is the document text. `on_undecodable(line)` is told the line number of
-  each line that is not UTF-8 (so the run can say where they are).
+  `json_text_key` field is the document text. Undecodable and over-long lines are dropped and
+  counted (corpus_text.iter_text_lines).
   """
-  for line_number, data in iter_bounded_lines(f, max_line_bytes):
-    if data is None:
-      drop("line_too_long")
-      continue
-    text = decode_utf8(data)
-    if text is None:
-      drop("undecodable_line")
-      if on_undecodable is not None:
-        on_undecodable(line_number)
-      continue
+  for line_number, text in iter_text_lines(f, drop, max_line_bytes, on_undecodable):
     doc_key = str(line_number)
     if json_text_key is not None:
       if not text.strip():

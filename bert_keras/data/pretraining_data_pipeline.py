@@ -12,8 +12,9 @@ by default) and on Dataflow:
 No worker imports TensorFlow for the default, uncompressed local output (examples and TFRecord
 frames are written by example_encoding.py, byte-equal to TensorFlow's).
 
-`parse_args(argv)` -> (known_args, beam_args); `build_pipeline(p, args)` builds the graph; `run(argv)`
-runs it, then publishes the shards and writes the summary (counts, ratios, every drop by reason).
+`parse_args(argv)` -> (known_args, beam_args); `build_pipeline(p, args)` builds the graph;
+`create_pretraining_data(config, beam_args)` runs it, then publishes the shards and writes the
+summary (counts, ratios, every drop by reason); `run(argv)` is that from flags.
 """
 
 from __future__ import annotations
@@ -191,19 +192,26 @@ def warn_undecodable(summary: dict) -> None:
 
 
 def run(argv: Sequence[str]) -> dict:
-  """Parses flags, runs the pipeline to completion, publishes the shards; returns the summary."""
-  from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top
-
+  """Parses flags, then `create_pretraining_data`; returns the summary."""
   known, beam_args = parse_args(argv)
   check_runner_available(beam_args)
-  config = config_from_args(known)
+  return create_pretraining_data(config_from_args(known), beam_args)
+
+
+def create_pretraining_data(config: PretrainingDataConfig, beam_args: Sequence[str]) -> dict:
+  """The whole run, the one entry point of scripts/create_pretraining_data.py (through `run`) and of
+  the pretraining_examples component: checks the output directory and the vocabulary, runs the
+  pipeline with `beam_args` to completion, refuses a run without instances, then publishes the
+  shards and writes summary.json (last). Returns the summary."""
+  from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top
+
   check_output_dir(config.output_dir)
   check_vocabulary(config)
   with output_dir_errors(config.output_dir, "create the staging directory "
                          f"{staging_dir_for(config.output_dir)}"):
     prepare_staging_dir(config.output_dir)
   with worker_user_errors():
-    pipeline = beam.Pipeline(options=PipelineOptions(beam_args))
+    pipeline = beam.Pipeline(options=PipelineOptions(list(beam_args)))
     build_pipeline(pipeline, config)
     result = pipeline.run()
     result.wait_until_finish()

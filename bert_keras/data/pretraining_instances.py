@@ -20,6 +20,8 @@ import random
 import struct
 from typing import Callable, List, Optional, Sequence
 
+from bert_keras.data import pretraining_records as records
+
 @dataclasses.dataclass(frozen=True)
 class SpecialIds:
   """Ids the masking procedure needs: [CLS], [SEP], [MASK] and the vocabulary size."""
@@ -260,10 +262,11 @@ def pick_random_document(candidates: Sequence, own_id: str, rng: random.Random):
 
 
 def pad_instance(instance: TrainingInstance, max_seq_length: int, max_predictions_per_seq: int) -> dict:
-  """Pads to fixed lengths with the original's feature names and values (write_instance_to_example_files).
+  """Pads to fixed lengths with the original's feature names and values (write_instance_to_example_files):
+  the features of pretraining_records.FEATURES, as lists, in its order.
 
-  Returns lists: input_ids, input_mask, segment_ids (max_seq_length), masked_lm_positions,
-  masked_lm_ids (max_predictions_per_seq, padded with 0), masked_lm_weights (1.0 real, 0.0 padding),
+  input_ids, input_mask, segment_ids (max_seq_length), masked_lm_positions, masked_lm_ids
+  (max_predictions_per_seq, padded with 0), masked_lm_weights (1.0 real, 0.0 padding),
   next_sentence_labels ([1] when B is a random next, [0] when B is the actual next).
   """
   n = len(instance.input_ids)
@@ -272,7 +275,7 @@ def pad_instance(instance: TrainingInstance, max_seq_length: int, max_prediction
   pad = max_seq_length - n
   m = len(instance.masked_lm_positions)
   mpad = max_predictions_per_seq - m
-  return {
+  return _in_record_order({
       "input_ids": instance.input_ids + [0] * pad,
       "input_mask": [1] * n + [0] * pad,
       "segment_ids": instance.segment_ids + [0] * pad,
@@ -280,11 +283,21 @@ def pad_instance(instance: TrainingInstance, max_seq_length: int, max_prediction
       "masked_lm_ids": instance.masked_lm_ids + [0] * mpad,
       "masked_lm_weights": [1.0] * m + [0.0] * mpad,
       "next_sentence_labels": [1 if instance.is_random_next else 0],
-  }
+  })
+
+
+def _in_record_order(values: dict) -> dict:
+  """`values` in the order of pretraining_records.FEATURES; a ValueError (a bug) unless they are
+  exactly its features."""
+  if set(values) != set(records.FEATURES):
+    raise ValueError(f"features {sorted(values)} are not the record format's "
+                     f"{sorted(records.FEATURES)}")
+  return {name: values[name] for name in records.FEATURES}
 
 
 def serialize_instance(instance: TrainingInstance, max_seq_length: int, max_predictions_per_seq: int) -> bytes:
-  """A serialized tf.train.Example with the original feature names and dtypes (pad_instance's values).
+  """A serialized tf.train.Example of the record format (pretraining_records.FEATURES: the
+  original's names, dtypes and lengths) holding pad_instance's values.
 
   The bytes are those of `example_pb2.Example.SerializeToString(deterministic=True)` (sorted
   feature map, so they do not depend on a per-process hash seed), written without TensorFlow
@@ -300,16 +313,28 @@ def serialize_instance(instance: TrainingInstance, max_seq_length: int, max_pred
   if m > max_predictions_per_seq:
     raise ValueError(f"instance has {m} predictions > max_predictions_per_seq={max_predictions_per_seq}")
   pad, mpad = b"\x00" * (max_seq_length - n), b"\x00" * (max_predictions_per_seq - m)
-  int64, seq, pred = ee.INT64_LIST, max_seq_length, max_predictions_per_seq
-  return ee.encode_packed_example({
-      "input_ids": (int64, ee.pack_varints(instance.input_ids) + pad, seq),
-      "input_mask": (int64, b"\x01" * n + pad, seq),
-      "segment_ids": (int64, ee.pack_varints(instance.segment_ids) + pad, seq),
-      "masked_lm_positions": (int64, ee.pack_varints(instance.masked_lm_positions) + mpad, pred),
-      "masked_lm_ids": (int64, ee.pack_varints(instance.masked_lm_ids) + mpad, pred),
-      "masked_lm_weights": (ee.FLOAT_LIST, _weights(m, pred), pred),
-      "next_sentence_labels": (int64, b"\x01" if instance.is_random_next else b"\x00", 1),
-  })
+  packed = {
+      "input_ids": ee.pack_varints(instance.input_ids) + pad,
+      "input_mask": b"\x01" * n + pad,
+      "segment_ids": ee.pack_varints(instance.segment_ids) + pad,
+      "masked_lm_positions": ee.pack_varints(instance.masked_lm_positions) + mpad,
+      "masked_lm_ids": ee.pack_varints(instance.masked_lm_ids) + mpad,
+      "masked_lm_weights": _weights(m, max_predictions_per_seq),
+      "next_sentence_labels": b"\x01" if instance.is_random_next else b"\x00",
+  }
+  return ee.encode_packed_example({name: (tag, packed[name], length) for name, tag, length
+                                   in _layout(max_seq_length, max_predictions_per_seq)})
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(max_seq_length: int, max_predictions_per_seq: int) -> tuple:
+  """(name, list field tag, number of values) of each feature of the record format
+  (pretraining_records.FEATURES) at these lengths."""
+  from bert_keras.data import example_encoding as ee  # pylint: disable=g-import-not-at-top
+
+  lengths = records.feature_lengths(max_seq_length, max_predictions_per_seq)
+  return tuple((name, ee.FLOAT_LIST if dtype == "float32" else ee.INT64_LIST, lengths[name])
+               for name, (dtype, _) in records.FEATURES.items())
 
 
 @functools.lru_cache(maxsize=1024)

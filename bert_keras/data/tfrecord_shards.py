@@ -17,10 +17,9 @@ import os
 from typing import Dict, Iterable, List
 
 from bert_keras import atomic_io
-from bert_keras.data import example_encoding, sorted_shards
+from bert_keras.data import example_encoding, pretraining_records, sorted_shards
 
 STAGING_DIR_NAME = ".staging"
-SUMMARY_NAME = "summary.json"
 
 
 _is_local = sorted_shards.is_local
@@ -127,7 +126,7 @@ def publish_shards(output_dir: str, config, summary: Dict) -> List[str]:
   """
   files = _Files(output_dir)
   staging = staging_dir_for(output_dir)
-  summary_path = os.path.join(output_dir, SUMMARY_NAME)
+  summary_path = os.path.join(output_dir, pretraining_records.SUMMARY_NAME)
   if files.exists(summary_path):
     files.remove(summary_path)
   names = [config.shard_name(i) for i in range(config.num_shards)]
@@ -142,7 +141,8 @@ def publish_shards(output_dir: str, config, summary: Dict) -> List[str]:
     final = os.path.join(output_dir, name)
     files.rename(staged, final)
     paths.append(final)
-  summary = dict(summary, files=[{"name": os.path.basename(p), "bytes": files.size(p)} for p in paths])
+  summary = dict(summary, files=pretraining_records.summary_files(
+      {os.path.basename(p): files.size(p) for p in paths}))
   text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
   (atomic_io.write_text if files.local else atomic_io.gfile_write_text)(summary_path, text)
   sorted_shards.remove_dir(staging)

@@ -7,6 +7,7 @@ Entry points (use these; the modules below are their parts):
   info = load_encoder_weights(encoder, path_or_dir)          # into an encoder you already built
   prefix, warnings = save_google_checkpoint(encoder_or_pretrainer, output_dir, vocab_path=None)
   config = load_model_config(path_or_dir)                    # ModelConfig only, weights unread
+  checkpoint = resolve_checkpoint(path_or_dir)               # format detected once, passed along
 
 `path_or_dir` may be any of (the format is detected, `detect_format`):
   - a Google release: a directory with bert_config.json + bert_model.ckpt.{index,data-*} (+ vocab.txt),
@@ -35,8 +36,10 @@ Conversions between formats: `scripts/convert_checkpoint.py --from google|hf|ker
 
 from bert_keras.interop.casing import check_tokenizer_casing
 from bert_keras.interop.checkpoint_info import CheckpointInfo
-from bert_keras.interop.loader import (detect_format, load_encoder, load_encoder_weights,
-                                       load_model_config, load_pretrainer, save_google_checkpoint)
+from bert_keras.interop.loader import (CheckpointPath, detect_format, load_encoder,
+                                       load_encoder_weights, load_model_config, load_pretrainer,
+                                       resolve_checkpoint, save_google_checkpoint)
 
-__all__ = ["CheckpointInfo", "check_tokenizer_casing", "detect_format", "load_encoder",
-           "load_encoder_weights", "load_model_config", "load_pretrainer", "save_google_checkpoint"]
+__all__ = ["CheckpointInfo", "CheckpointPath", "check_tokenizer_casing", "detect_format",
+           "load_encoder", "load_encoder_weights", "load_model_config", "load_pretrainer",
+           "resolve_checkpoint", "save_google_checkpoint"]

@@ -33,6 +33,31 @@ PRETRAINING_CONFIG_NAME = "training_config.json"
 PRETRAINING_EXPORT_DIR = "export"
 
 
+@dataclasses.dataclass(frozen=True)
+class CheckpointPath:
+  """A checkpoint path resolved once (`resolve_checkpoint`): its format and the file, prefix or
+  directory to read. Every function here that takes a path takes one of these without detecting
+  the format again; str() is the path as given, which messages name."""
+  given: str
+  format: str
+  path: str
+
+  def __str__(self) -> str:
+    return self.given
+
+
+def resolve_checkpoint(path: str) -> CheckpointPath:
+  """The format and location of the checkpoint at `path` (`detect_format`), for passing along."""
+  return CheckpointPath(os.fspath(path), *detect_format(path))
+
+
+def _format_and_path(path: str | CheckpointPath) -> tuple[str, str]:
+  """(format, resolved path): a CheckpointPath's, or detect_format's for a path."""
+  if isinstance(path, CheckpointPath):
+    return path.format, path.path
+  return detect_format(path)
+
+
 def detect_format(path: str) -> tuple[str, str]:
   """(format, resolved path): the Google checkpoint prefix, HF directory or Keras file to read."""
   path = os.fspath(path)
@@ -235,9 +260,9 @@ class OpenedCheckpoint:
   config_path: str
 
 
-def open_checkpoint(path: str, config_required: bool = True) -> OpenedCheckpoint:
+def open_checkpoint(path: str | CheckpointPath, config_required: bool = True) -> OpenedCheckpoint:
   """Reads config and (lazily) weights of any supported format, renamed to Google names."""
-  fmt, resolved = detect_format(path)
+  fmt, resolved = _format_and_path(path)
   lower_case = None
   if fmt == "google":
     directory = os.path.dirname(resolved) or "."
@@ -275,9 +300,9 @@ def open_checkpoint(path: str, config_required: bool = True) -> OpenedCheckpoint
   return OpenedCheckpoint(info=info, weights=weights, config_path=config_path)
 
 
-def load_model_config(path: str) -> ModelConfig:
+def load_model_config(path: str | CheckpointPath) -> ModelConfig:
   """Only the ModelConfig of a checkpoint (no weights read, except for a .keras file)."""
-  fmt, resolved = detect_format(path)
+  fmt, resolved = _format_and_path(path)
   if fmt == "google":
     config_path = os.path.join(os.path.dirname(resolved) or ".", google_checkpoint.CONFIG_NAME)
     return google_checkpoint.read_config(config_path)
@@ -366,7 +391,7 @@ def build_pretrainer(opened: OpenedCheckpoint, objective: str = "mlm_nsp", **ove
   return pretrainer, _fill(opened, weight_map.pretrainer_slots(pretrainer), desc, config)
 
 
-def load_encoder(path: str, **overrides):
+def load_encoder(path: str | CheckpointPath, **overrides):
   """(BertEncoder, CheckpointInfo) from any supported checkpoint.
 
   `overrides` are ModelConfig fields that do not change the architecture (dropout_rate,

@@ -25,7 +25,7 @@ import shutil
 import socket
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import keras
 import tensorflow as tf
@@ -42,6 +42,9 @@ from bert_keras.tasks import length_batches
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features
 from bert_keras.text import length_buckets
+
+if TYPE_CHECKING:
+  from bert_keras.interop.loader import CheckpointPath
 
 
 def write_json(path: str, values: Any) -> None:
@@ -84,58 +87,67 @@ def check_sequence_length(max_seq_length: int, config: ModelConfig, source: str)
                     f"{config.max_position_embeddings}")
 
 
-def _config_without_weights(spec: str):
-  """The ModelConfig of a preset, a ModelConfig JSON or a checkpoint, reading no weights; None when
-  that needs loading a model (.keras) or `spec` names nothing (reported when the model is built)."""
-  config = _config_only(spec)
-  if config is not None:
-    return config
-  if not (os.path.exists(spec) or os.path.exists(spec + ".index")):
-    return None
+@dataclasses.dataclass(frozen=True)
+class EncoderSource:
+  """Where the encoder comes from: --init_checkpoint or --model_config, resolved once
+  (`resolve_encoder_source`) before any data is read; the checks and the build read this."""
+  spec: str  # the flag's value, as messages name it
+  checkpoint: CheckpointPath | None  # --init_checkpoint's; None: random initialisation
+  config: ModelConfig | None  # None only for a .keras checkpoint (known once loaded)
+  vocab_path: str | None = None  # the vocab.txt beside a --model_config checkpoint
+  lower_case: bool | None = None  # that checkpoint's casing
+  config_only: bool = False  # --model_config is a preset or ModelConfig JSON: no vocab.txt
+
+
+def resolve_encoder_source(run: RunConfig) -> EncoderSource:
+  """--init_checkpoint (its format detected once; its config read without weights, except for a
+  .keras file) or else --model_config; UserError when neither is given or the path names nothing."""
   from bert_keras import interop
-  if interop.detect_format(spec)[0] == "keras":
-    return None
-  return interop.load_model_config(spec)
+
+  if run.init_checkpoint:
+    checkpoint = interop.resolve_checkpoint(run.init_checkpoint)
+    config = None if checkpoint.format == "keras" else interop.load_model_config(checkpoint)
+    return EncoderSource(run.init_checkpoint, checkpoint, config)
+  if not run.model_config:
+    raise UserError("pass --init_checkpoint (to fine-tune) or --model_config (random init)")
+  config = _config_only(run.model_config)
+  if config is not None:
+    return EncoderSource(run.model_config, None, config, config_only=True)
+  config, vocab, lower_case = resolve_model_config(run.model_config)
+  return EncoderSource(run.model_config, None, config, vocab, lower_case)
 
 
-def check_model_fits_task(run: RunConfig, task_config: TaskConfig) -> None:
+def check_model_fits_task(source: EncoderSource, task_config: TaskConfig) -> None:
   """Checks the sequence length against the model config before any data is read or model built
   (a .keras checkpoint is checked once loaded, in `build_encoder`)."""
-  spec = run.init_checkpoint or run.model_config
-  config = _config_without_weights(spec) if spec else None
-  if config is not None:
-    check_sequence_length(task_config.max_seq_length, config, spec)
+  if source.config is not None:
+    check_sequence_length(task_config.max_seq_length, source.config, source.spec)
 
 
-def check_vocab_source(run: RunConfig) -> None:
+def check_vocab_source(run: RunConfig, source: EncoderSource) -> None:
   """Without --vocab_file the vocabulary is the vocab.txt beside a checkpoint; a random-init model
   from a preset or ModelConfig JSON has none, so say so before any data is read."""
-  spec = run.model_config
-  if run.vocab_file or run.init_checkpoint or not spec:
-    return
-  if _config_only(spec) is not None:
-    raise UserError(f"--vocab_file is needed when no checkpoint is given: --model_config={spec} "
-                    "has no vocab.txt (or pass --init_checkpoint to use the checkpoint's)")
+  if source.config_only and not run.vocab_file:
+    raise UserError(f"--vocab_file is needed when no checkpoint is given: --model_config="
+                    f"{source.spec} has no vocab.txt (or pass --init_checkpoint to use the "
+                    "checkpoint's)")
 
 
-def build_encoder(run: RunConfig, task_config: TaskConfig, dtype=None):
+def build_encoder(source: EncoderSource, task_config: TaskConfig, dtype=None):
   """(encoder, description dict, vocab path or None, lower_case or None)."""
   from bert_keras import interop
   from bert_keras.models.bert_encoder import BertEncoder
-  if run.init_checkpoint:
-    encoder, info = interop.load_encoder(run.init_checkpoint, dropout_rate=task_config.dropout_rate,
+  if source.checkpoint is not None:
+    encoder, info = interop.load_encoder(source.checkpoint, dropout_rate=task_config.dropout_rate,
                                          dtype=dtype)
-    check_sequence_length(task_config.max_seq_length, encoder.model_config, run.init_checkpoint)
+    check_sequence_length(task_config.max_seq_length, encoder.model_config, source.spec)
     described = {"init": "checkpoint", "format": info.format, "path": info.path,
                  "loaded": len(info.loaded), "missing": info.missing}
     return encoder, described, info.vocab_path, info.lower_case
-  if not run.model_config:
-    raise UserError("pass --init_checkpoint (to fine-tune) or --model_config (random init)")
-  config, vocab, lower_case = resolve_model_config(run.model_config)
-  check_sequence_length(task_config.max_seq_length, config, run.model_config)
-  config = config.replace(dropout_rate=task_config.dropout_rate)
+  config = source.config.replace(dropout_rate=task_config.dropout_rate)
   encoder = BertEncoder.from_model_config(config, dtype=dtype)
-  return encoder, {"init": "random", "model_config": run.model_config}, vocab, lower_case
+  return encoder, {"init": "random", "model_config": source.spec}, source.vocab_path, \
+      source.lower_case
 
 
 def _missing_dirs(path: str) -> list[str]:
@@ -251,8 +263,9 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
   if run.distribution_strategy not in FINETUNE_DISTRIBUTIONS:
     raise UserError(f"distribution_strategy={run.distribution_strategy!r}: fine-tuning supports "
                     f"{FINETUNE_DISTRIBUTIONS}")
-  check_model_fits_task(run, task_config)
-  check_vocab_source(run)
+  source = resolve_encoder_source(run)
+  check_model_fits_task(source, task_config)
+  check_vocab_source(run, source)
   keras.utils.set_random_seed(task_config.seed)
   # If this run creates --output_dir (and parents) and then fails, e.g. on bad input, they are
   # removed again when empty, so a failed run leaves no empty directory behind.
@@ -262,7 +275,7 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
     os.makedirs(run.output_dir, exist_ok=True)
     remove_dead_stages(run.output_dir)
     stage = _new_stage(run.output_dir)
-    results = _train_and_write(task_config, run, stage)
+    results = _train_and_write(task_config, run, source, stage)
     _publish(stage, run.output_dir)
     return results
   except BaseException:
@@ -276,7 +289,8 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
     raise
 
 
-def _train_and_write(task_config: TaskConfig, run: RunConfig, stage: str) -> dict:
+def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSource,
+                     stage: str) -> dict:
   """Reads the data, builds and trains the model, evaluates it and writes every output to `stage`
   (a new empty directory inside run.output_dir); returns the metrics dict."""
   from bert_keras.interop import check_tokenizer_casing
@@ -297,10 +311,10 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, stage: str) -> dic
   set_precision(run.mixed_precision)
   strategy = get_strategy(run.distribution_strategy)
   with strategy.scope():
-    encoder, encoder_desc, vocab, ckpt_lower = build_encoder(run, task_config)
+    encoder, encoder_desc, vocab, ckpt_lower = build_encoder(source, task_config)
     vocab = run.vocab_file or vocab
     if not vocab:
-      raise UserError(f"{run.init_checkpoint or run.model_config}: no vocab.txt beside the "
+      raise UserError(f"{source.spec}: no vocab.txt beside the "
                       "checkpoint; pass --vocab_file")
     lower_case = run.lower_case if run.lower_case is not None else (
         ckpt_lower if ckpt_lower is not None else True)
@@ -308,7 +322,7 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, stage: str) -> dic
     if tokenizer.vocab_size != encoder.model_config.vocab_size:
       raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
                       f"vocab_size={encoder.model_config.vocab_size}")
-    check_tokenizer_casing(ckpt_lower, tokenizer, run.init_checkpoint or run.model_config)
+    check_tokenizer_casing(ckpt_lower, tokenizer, source.spec)
     model = task.build_model(encoder)
     train_features = task.make_features(train_examples, tokenizer, training=True)
     steps_per_epoch = max(1, math.ceil(len(train_features) / task_config.train_batch_size))

@@ -49,11 +49,9 @@ class InputFiles:
     return found
 
 
-def resolve_input_files(patterns: str | InputFiles) -> InputFiles:
+def resolve_input_files(patterns: str) -> InputFiles:
   """Lists `patterns` (list_files' checks and errors) and reads each directory's summary.json once.
-  An InputFiles is returned as it is: functions that take either resolve only a pattern."""
-  if isinstance(patterns, InputFiles):
-    return patterns
+  """
   matched = _matched(patterns)
   files = tuple(path for path, _ in matched)
   directories = sorted({split_path(path)[0] for path in files})

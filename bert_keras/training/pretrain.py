@@ -13,6 +13,7 @@ export/{encoder.weights.h5, encoder.keras, model_config.json, vocab.txt}, and wi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -114,13 +115,13 @@ def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingCon
 
 
 def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: str,
-                   vocab: tuple[str | None, str] | None = None) -> None:
+                   vocab: tuple[str | None, str]) -> None:
   """encoder.weights.h5 + encoder.keras + model_config.json, and vocab.txt, each written atomically
   (a temporary name, then a rename). The directory is then a checkpoint that run_finetuning and
   convert_checkpoint take as it is (the model_dir itself leads there).
 
-  `vocab`: (the vocab.txt to copy, how it was found) or (None, why none), as `export_vocab` gives
-  it before training; None resolves it here. A vocabulary that cannot be copied now is a warning:
+  `vocab`: (the vocab.txt to copy, how it was found) or (None, why none), as PretrainingInputs
+  holds it (`export_vocab`, before training). A vocabulary that cannot be copied now is a warning:
   the encoder files are written and the run is not failed after training for it."""
   tf.io.gfile.makedirs(export_dir)
   encoder = model.encoder
@@ -133,12 +134,6 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
     tf.io.gfile.rename(tmp, os.path.join(export_dir, name), overwrite=True)
   gfile_write_text(os.path.join(export_dir, "model_config.json"),
                    config.model_config().to_json() + "\n")
-  if vocab is None:
-    try:
-      vocab = export_vocab(config.data.vocab_file, config.data.input_files,
-                           encoder.model_config.vocab_size)
-    except UserError as e:
-      vocab = None, str(e)
   path, why_not = vocab
   if path:
     try:
@@ -152,16 +147,14 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
                   export_dir, why_not)
 
 
-def unigram_baseline(config: TrainingConfig, input_files: InputFiles | None = None) -> dict:
-  """The most frequent prediction target of the TRAINING data (see `label_frequencies`;
-  `input_files`: config.data.input_files as resolved and checked before training, None: listed
-  here).
+def unigram_baseline(config: TrainingConfig, inputs: InputFiles) -> dict:
+  """The most frequent prediction target of the TRAINING data (see `label_frequencies`; `inputs`:
+  config.data.input_files as resolved and checked before training).
 
   Always predicting it is what a model that ignores the context can do best on average; held-out
   masked-LM accuracy has to rise clearly above it to show that the model reads the context.
   """
-  counts = label_frequencies(input_files or config.data.input_files,
-                             seq_length=config.data.max_seq_length,
+  counts = label_frequencies(inputs, seq_length=config.data.max_seq_length,
                              max_predictions=config.data.max_predictions_per_seq,
                              objective=config.model.objective,
                              max_records=config.outputs.unigram_baseline_records)
@@ -214,19 +207,23 @@ _PHASE_HINT = ("each phase has its own model_dir: phase 2 takes a new --model_di
                "schedule it goes on")
 
 
-def _resume_values(values: dict, files: tuple | None = None) -> dict:
+def _resume_values(values: dict, files: tuple | None) -> dict:
   """The values of a config (training_config.json or the new one) that a resume compares.
-  `files`: what its input_files matched when already resolved; None: listed here."""
+  `files`: what its input_files matched; None when they match nothing (compared as written)."""
   out = {name: values.get(name) for name in RESUME_FIELDS}
   out["loss scaling (mixed_precision mixed_float16)"] = (
       values.get("mixed_precision") == "mixed_float16")
-  try:
-    matched = list_files(values["input_files"]) if files is None else files
-    out["input_files (the files matched)"] = [
-        os.path.abspath(f) if "://" not in f else f for f in matched]
-  except (UserError, KeyError, TypeError, AttributeError):
-    out["input_files (the files matched)"] = values.get("input_files")
+  out["input_files (the files matched)"] = values.get("input_files") if files is None else [
+      os.path.abspath(f) if "://" not in f else f for f in files]
   return out
+
+
+def _recorded_files(patterns) -> tuple | None:
+  """The files a recorded config's input_files match now; None when they match nothing."""
+  try:
+    return tuple(list_files(patterns))
+  except (UserError, TypeError, AttributeError):
+    return None
 
 
 def _model_fields(values: dict) -> dict:
@@ -241,15 +238,15 @@ def _model_fields(values: dict) -> dict:
     return {"model_preset": values.get("model_preset"), "model_overrides": overrides}
 
 
-def check_resume_config(config: TrainingConfig, input_files: InputFiles | None = None) -> None:
+def check_resume_config(config: TrainingConfig, inputs: InputFiles | None) -> None:
   """UserError when model_dir holds a checkpoint of a run whose training_config.json differs from
   `config` in a field that a resume cannot change (RESUME_FIELDS, the model): restoring it would
   fail mid-way (another model or optimizer, or loss scaling on or off, changes the checkpoint's
   variables) or go on silently wrong (another batch, seed or input changes which records the
   resume skips; another phase, which step range and data stream the checkpoint continues).
   A changed learning-rate schedule is allowed, with a warning (see SCHEDULE_FIELDS).
-  `input_files`: config.data.input_files resolved (also taken for the recorded input_files when they
-  are the same patterns); None: the patterns are listed here."""
+  `inputs`: config.data.input_files as resolved once (also taken for the recorded input_files
+  when they are the same patterns); None when they resolve to no file (compared as written)."""
   path = os.path.join(config.outputs.model_dir, "training_config.json")
   if not (tf.train.latest_checkpoint(config.outputs.model_dir) and tf.io.gfile.exists(path)):
     return
@@ -263,9 +260,9 @@ def check_resume_config(config: TrainingConfig, input_files: InputFiles | None =
     raise UserError(f"{path}: expected a JSON object (the run's TrainingConfig)")
   old = flat_values(old)  # by flat names, as written nested or (earlier versions) flat
   new = config.to_flat()
-  files = input_files.files if input_files else None
-  old_values = _resume_values(
-      old, files if old.get("input_files") == config.data.input_files else None)
+  files = inputs.files if inputs else None
+  same = old.get("input_files") == config.data.input_files
+  old_values = _resume_values(old, files if same else _recorded_files(old.get("input_files")))
   new_values = _resume_values(new, files)
   changes = [f"{name}: {old_values[name]!r} in {path}, {new_values[name]!r} now"
              + (f" ({_PHASE_HINT})" if name == "phase" and 2 in (old_values[name],
@@ -313,21 +310,28 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
                       for name in changed), rates)
 
 
-def _check_inputs(config: TrainingConfig
-                  ) -> tuple[InputFiles, InputFiles | None, tuple[str | None, str]]:
-  """The checks a run can fail before it trains, done before model_dir is created or written: the
-  resumed config (first: a changed length or input names its fields), the input files (the
-  pipelines' own checks, the sizes their summary.json records, then that their token ids fit the
-  model's vocabulary), the init checkpoint's path, the given vocab_file.
+@dataclasses.dataclass(frozen=True)
+class PretrainingInputs:
+  """A run's inputs, resolved once before training (`resolve_inputs`): every check before training
+  and the run itself (the input pipelines, the unigram baseline, the vocab.txt of export/) read
+  these, and none lists a file or reads a summary.json again."""
+  train: InputFiles  # --input_files
+  evaluation: InputFiles | None  # --eval_input_files, None without
+  vocab: tuple  # (the vocab.txt export/ gets, how it was found), or (None, why none)
 
-  Each input flag is resolved once here (input_files.resolve_input_files: one listing, one read of
-  each summary.json) and every check takes that result. Returns it, for the training and held-out
-  input pipelines, with the vocabulary export/ gets (`export_vocab`), resolved now so that a
+
+def resolve_inputs(config: TrainingConfig) -> PretrainingInputs:
+  """Resolves each input flag once (input_files.resolve_input_files: one listing, one read of each
+  summary.json) and runs on that result the checks a run can fail before it trains, before
+  model_dir is created or written: the resumed config (first: a changed length or input names its
+  fields), the input files (the pipelines' own checks, the sizes their summary.json records, then
+  that their token ids fit the model's vocabulary), the init checkpoint's path, the given
+  vocab_file. The vocabulary export/ gets (`export_vocab`) is resolved now too, so that a
   summary.json that cannot be read shows before training, not after it."""
   try:
     train = resolve_input_files(config.data.input_files)
   except UserError:
-    check_resume_config(config)  # first: compared with the patterns as given
+    check_resume_config(config, None)  # first: compared with the patterns as given
     raise
   check_resume_config(config, train)
   _check_records(config, train, True, config.data.train_batch_size,
@@ -354,7 +358,7 @@ def _check_inputs(config: TrainingConfig
   else:
     logging.warning("no vocab.txt will be copied to export/: %s; pass --vocab_file=<the vocab.txt "
                     "the records were made with> to have one", vocab[1])
-  return train, evaluation, vocab
+  return PretrainingInputs(train=train, evaluation=evaluation, vocab=vocab)
 
 
 def _check_records(config: TrainingConfig, inputs: InputFiles, training: bool, batch_size: int,
@@ -415,9 +419,9 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   # gives), before any of them can fail alone on its model_dir's config (a lone failure would
   # leave the others waiting in a collective).
   check_workers_agree(strategy, _restored_step(config.outputs.model_dir), config.outputs.model_dir)
-  train_files, eval_files, vocab = _check_inputs(config)
-  # Process-wide: only once the checks passed.
-  precision.set_precision(config.runtime.mixed_precision)
+  inputs = resolve_inputs(config)
+  train_files, eval_files = inputs.train, inputs.evaluation
+  precision.set_precision(config.runtime.mixed_precision)  # process-wide: only once the checks passed
   logging.info("strategy %s with %d replica(s), precision %s", type(strategy).__name__,
                strategy.num_replicas_in_sync, config.runtime.mixed_precision)
 
@@ -478,7 +482,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
 
   if is_chief:
     trainer.write_history()
-    export_encoder(model, config, os.path.join(config.outputs.model_dir, "export"), vocab)
+    export_encoder(model, config, os.path.join(config.outputs.model_dir, "export"), inputs.vocab)
   last = {}
   for row in history:
     last[row["split"]] = row

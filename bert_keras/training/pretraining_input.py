@@ -24,7 +24,7 @@ import tensorflow as tf
 from absl import logging
 from tensorflow.python.util import deprecation  # silence(): not public
 
-from bert_keras.data.pretraining_dataset import feature_spec
+from bert_keras.data import pretraining_records
 from bert_keras.errors import UserError
 from bert_keras.training.input_files import InputFiles, each_file, join_path, list_files
 
@@ -59,14 +59,16 @@ def _check_file(path: str, seq_length: int, max_predictions: int) -> str | None:
   except Exception as e:  # google.protobuf.message.DecodeError (not importable everywhere)
     return (f"{path}: record 1 is not a tf.train.Example ({type(e).__name__}: {_first_line(e)}); "
             "expected BERT pretraining TFRecords")
-  for name, expected in (("input_ids", seq_length), ("masked_lm_positions", max_predictions)):
+  lengths = pretraining_records.feature_lengths(seq_length, max_predictions)
+  for name, (dtype, length) in pretraining_records.FEATURES.items():
     if name not in feats:
       return (f"{path}: record 1 has no feature {name!r}; expected the BERT "
-              f"pretraining format ({sorted(feature_spec(1, 1))})")
-    got = len(feats[name].int64_list.value)
-    if got != expected:
+              f"pretraining format ({sorted(pretraining_records.FEATURES)})")
+    values = feats[name].float_list if dtype == "float32" else feats[name].int64_list
+    got = len(values.value)
+    if got != lengths[name]:
       return (f"{path}: record 1 has {name} of length {got}, but the config says "
-              f"{expected} (max_seq_length / max_predictions_per_seq)")
+              f"{lengths[name]} ({length})")
   return ""
 
 
@@ -252,11 +254,9 @@ def label_frequencies(input_files: str | InputFiles, *, seq_length: int, max_pre
   Returns float64 counts indexed by token id.
   """
   files = _files_to_read(input_files, seq_length, max_predictions)
-  spec = feature_spec(seq_length, max_predictions)
 
   def targets(record):
-    f = tf.io.parse_single_example(record, spec)
-    f = {k: tf.cast(v, tf.int32) if v.dtype == tf.int64 else v for k, v in f.items()}
+    f = pretraining_records.parse_pretraining_example(record, seq_length, max_predictions)
     if objective == "ltr":
       return unmask(f)[1:], tf.cast(f["input_mask"][1:], tf.float32)
     return f["masked_lm_ids"], f["masked_lm_weights"]
@@ -314,11 +314,9 @@ def make_dataset(input_files: str | InputFiles, *, seq_length: int, max_predicti
     ds = ds.skip(skip_batches * batch_size)
   if num_pipelines > 1:
     ds = ds.shard(num_pipelines, pipeline_id)
-  spec = feature_spec(seq_length, max_predictions)
 
   def parse(index, record):
-    features = tf.io.parse_single_example(record, spec)
-    features = {k: tf.cast(v, tf.int32) if v.dtype == tf.int64 else v for k, v in features.items()}
+    features = pretraining_records.parse_pretraining_example(record, seq_length, max_predictions)
     if objective == "ltr":
       # Every position predicts the next token of the ORIGINAL text: undo the stored masking.
       features["input_ids"] = unmask(features)

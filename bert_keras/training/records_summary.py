@@ -1,5 +1,5 @@
-"""The summary.json that create_pretraining_data writes beside the shards it publishes, read in one
-place for run_pretraining: the vocabulary check before training (vocab_fit), the vocab.txt copied
+"""The summary.json that create_pretraining_data writes beside the shards it publishes (its name and
+contents: bert_keras.data.pretraining_records), read in one place for run_pretraining: the vocabulary check before training (vocab_fit), the vocab.txt copied
 into export/ (records_vocab) and the size check of the shards (recorded_sizes) take what this module
 reads, once per directory (input_files.InputFiles holds it).
 
@@ -19,9 +19,8 @@ import os
 
 import tensorflow as tf
 
-# bert_keras.data.tfrecord_shards.SUMMARY_NAME, not imported from there: that module imports Beam,
-# which run_pretraining does not need (tests/training/test_records_summary.py ties the two).
-SUMMARY_NAME = "summary.json"
+from bert_keras.data.pretraining_records import SUMMARY_NAME
+
 
 
 class SummaryUnreadable(Exception):

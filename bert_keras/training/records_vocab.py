@@ -16,19 +16,19 @@ import os
 import tensorflow as tf
 
 from bert_keras.errors import UserError
-from bert_keras.training.input_files import InputFiles, resolve_input_files
+from bert_keras.training.input_files import InputFiles
 from bert_keras.training.records_summary import SummaryUnreadable, count_lines, split_path
 
 
-def records_vocab(input_files: str | InputFiles, vocab_size: int) -> tuple[str | None, str]:
-  """(vocab path, how it was found) when the summary.json files describing the matched files of
-  `input_files` (patterns, or their resolved InputFiles) name one and the same readable vocabulary
-  of `vocab_size` lines (their recorded vocab_size too); else (None, why not). Files that no
-  summary describes (another directory, a name its `files` do not list) do not count: the
-  vocabulary check before training read their token ids. Filesystem errors (tf.errors.OpError,
-  OSError) are reasons, not raised."""
+def records_vocab(inputs: InputFiles, vocab_size: int) -> tuple[str | None, str]:
+  """(vocab path, how it was found) when the summary.json files describing the files of `inputs`
+  (as resolved, with their summaries, by input_files.resolve_input_files) name one and the same
+  readable vocabulary of `vocab_size` lines (their recorded vocab_size too); else (None, why not).
+  Files that no summary describes (another directory, a name its `files` do not list) do not
+  count: the vocabulary check before training read their token ids. Filesystem errors
+  (tf.errors.OpError, OSError) are reasons, not raised."""
   try:
-    return _records_vocab(resolve_input_files(input_files), vocab_size)
+    return _records_vocab(inputs, vocab_size)
   except (tf.errors.OpError, OSError) as e:
     return None, f"{type(e).__name__}: {e}"
 
@@ -72,13 +72,12 @@ def _records_vocab(inputs: InputFiles, vocab_size: int) -> tuple[str | None, str
   return vocab, how
 
 
-def export_vocab(vocab_file: str, input_files: str | InputFiles,
-                 vocab_size: int) -> tuple[str | None, str]:
+def export_vocab(vocab_file: str, inputs: InputFiles, vocab_size: int) -> tuple[str | None, str]:
   """(the vocab.txt to copy into export/, how it was found) or (None, why none). `vocab_file`
   (TrainingConfig.vocab_file) when given: a UserError, before training, when it cannot be read or
   its line count is not the model's `vocab_size`. Else `records_vocab`."""
   if not vocab_file:
-    return records_vocab(input_files, vocab_size)
+    return records_vocab(inputs, vocab_size)
   try:
     lines = count_lines(vocab_file) if tf.io.gfile.exists(vocab_file) else None
   except (tf.errors.OpError, OSError) as e:

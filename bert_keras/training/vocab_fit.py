@@ -22,15 +22,15 @@ import json
 import tensorflow as tf
 from tensorflow.python.util import deprecation  # silence(): not public
 
+from bert_keras.data.pretraining_records import TOKEN_ID_FEATURES
 from bert_keras.errors import UserError
-from bert_keras.training.input_files import InputFiles, each_file, resolve_input_files
+from bert_keras.training.input_files import InputFiles, each_file
 from bert_keras.training.pretraining_input import record_options
 from bert_keras.training.records_summary import (SummaryUnreadable, count_lines,
                                                  read_records_summary, split_path)
 
 # Records read from the start of each file that no summary.json covers (one stream per file).
 RECORDS_PER_FILE = 8
-_ID_FEATURES = ("input_ids", "masked_lm_ids")
 
 
 def summary_vocabulary(directory: str, read=read_records_summary
@@ -73,7 +73,7 @@ def largest_token_ids(files: list[str], records: int = RECORDS_PER_FILE) -> list
         if i >= records:
           break
         feats = tf.train.Example.FromString(raw).features.feature
-        for name in _ID_FEATURES:
+        for name in TOKEN_ID_FEATURES:
           values = feats[name].int64_list.value if name in feats else ()
           if values:
             best = max(best if best is not None else -1, max(values))
@@ -95,13 +95,12 @@ def _fix(overrides: dict, size: int | None) -> str:
           "were made with")
 
 
-def check_vocab_fits(input_files: str | InputFiles, flag: str, vocab_size: int, model_preset: str,
+def check_vocab_fits(inputs: InputFiles, flag: str, vocab_size: int, model_preset: str,
                      model_overrides: dict) -> None:
-  """UserError when the records of `input_files` (given by `--flag`; patterns or their resolved
-  InputFiles) hold, or were made with a vocabulary holding, token ids at or above the model's
-  `vocab_size`. The message names the files, the vocabulary size or largest id found, the model's
-  vocab_size and the --model_overrides that fits."""
-  inputs = resolve_input_files(input_files)
+  """UserError when the records of `inputs` (given by `--flag`, as resolved with their summaries)
+  hold, or were made with a vocabulary holding, token ids at or above the model's `vocab_size`.
+  The message names the files, the vocabulary size or largest id found, the model's vocab_size
+  and the --model_overrides that fits."""
   model = (f"the model's vocab_size is {vocab_size} (model_preset={model_preset!r} with "
            f"model_overrides {json.dumps(model_overrides, sort_keys=True)})")
   unchecked = []
@@ -111,7 +110,7 @@ def check_vocab_fits(input_files: str | InputFiles, flag: str, vocab_size: int, 
     unchecked.extend(p for p in paths if p not in covered)
     if covered and found[0] > vocab_size:
       raise UserError(
-          f"--{flag}={input_files}: the records in {directory} were made with a vocabulary of "
+          f"--{flag}={inputs}: the records in {directory} were made with a vocabulary of "
           f"{found[0]} tokens ({found[1]}), but {model}: their token ids up to {found[0] - 1} fall "
           f"outside its embedding table; {_fix(model_overrides, found[0])} (the line count of that "
           "vocab.txt, which learn_vocab_config.json records as vocab_tokens)")
@@ -121,6 +120,6 @@ def check_vocab_fits(input_files: str | InputFiles, flag: str, vocab_size: int, 
   worst = max(range(len(unchecked)), key=lambda i: -1 if largest[i] is None else largest[i])
   if largest[worst] is not None and largest[worst] >= vocab_size:
     raise UserError(
-        f"--{flag}={input_files}: {unchecked[worst]} holds token id {largest[worst]} (the largest "
+        f"--{flag}={inputs}: {unchecked[worst]} holds token id {largest[worst]} (the largest "
         f"in the first {RECORDS_PER_FILE} records of each file), but {model}: ids must be below "
         f"it; {_fix(model_overrides, None)} (at least {largest[worst] + 1})")

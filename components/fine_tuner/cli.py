@@ -1,21 +1,7 @@
-"""Runs the FineTuner component alone (e.g. as one orchestrator step); see components/base/component_cli.py.
+"""Runs the FineTuner component alone: `python -m components.fine_tuner.cli [flags]`, the same as
+`python -m components.cli fine_tuner [flags]` (components/cli.py)."""
 
-  python -m components.fine_tuner.cli --input NAME=ARTIFACT_DIR ... --output NAME=ARTIFACT_DIR \\
-      --param NAME=VALUE ... [--force]
-"""
-
-from absl import app
-
-from bert_keras.errors import parse_flags, run_main
-from components.base import component_cli
-from components.fine_tuner.spec import FineTunerSpec
-
-
-def main(argv):
-  del argv
-  return component_cli.run_from_flags(FineTunerSpec)
-
+from components.cli import run
 
 if __name__ == "__main__":
-  component_cli.define_flags(spec_class=FineTunerSpec)
-  app.run(run_main(main), flags_parser=parse_flags)
+  run("fine_tuner")

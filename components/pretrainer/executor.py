@@ -9,7 +9,7 @@ need: `encoder/` (encoder.keras, model_config.json, vocab.txt; see checkpoint_im
 Held-out split: every k-th record (k = round(1 / heldout_fraction)) of the Examples shards is set
 aside in the scratch directory and never trained on. The shards are a seeded global shuffle of all
 instances, so this is a random example-level split; with dupe_factor > 1 the same sentences can
-occur, differently masked and paired, on both sides (docs/pretraining_evidence/README.md measures
+occur, differently masked and paired, on both sides (studies/pretraining_evidence/README.md measures
 the document-level split beside it).
 """
 
@@ -99,7 +99,7 @@ def nsp_padding_rule(labels, padded) -> dict:
   `create_instances_from_document` (as google-research/bert) gives a tenth of the document passes a
   short target length; those passes make many short, often one-sentence chunks, and a one-sentence
   chunk always gets a random next segment. So padded examples are mostly "random next", and this
-  rule can beat the majority baseline without comparing A with B (docs/pretraining_evidence/README.md).
+  rule can beat the majority baseline without comparing A with B (studies/pretraining_evidence/README.md).
   Held-out NSP accuracy has to clear it too. `labels`, `padded`: (n,) from `read_nsp_padding`.
   Returns {"nsp_padding_rule_accuracy", "nsp_padded_fraction"}.
   """

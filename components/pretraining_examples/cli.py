@@ -1,21 +1,7 @@
-"""Runs the PretrainingExamples component alone (e.g. as one orchestrator step); see components/base/component_cli.py.
+"""Runs the PretrainingExamples component alone: `python -m components.pretraining_examples.cli [flags]`, the same as
+`python -m components.cli pretraining_examples [flags]` (components/cli.py)."""
 
-  python -m components.pretraining_examples.cli --input NAME=ARTIFACT_DIR ... --output NAME=ARTIFACT_DIR \\
-      --param NAME=VALUE ... [--force]
-"""
-
-from absl import app
-
-from bert_keras.errors import parse_flags, run_main
-from components.base import component_cli
-from components.pretraining_examples.spec import PretrainingExamplesSpec
-
-
-def main(argv):
-  del argv
-  return component_cli.run_from_flags(PretrainingExamplesSpec)
-
+from components.cli import run
 
 if __name__ == "__main__":
-  component_cli.define_flags(spec_class=PretrainingExamplesSpec)
-  app.run(run_main(main), flags_parser=parse_flags)
+  run("pretraining_examples")

@@ -1,4 +1,6 @@
-"""Pretraining examples executor: `bert_keras.data.pretraining_data_pipeline` on the ingested corpus."""
+"""Pretraining examples executor: the ingested corpus through the entry point of
+scripts/create_pretraining_data.py (`pretraining_data_pipeline.create_pretraining_data`), so the
+component and the script check, refuse and publish alike."""
 
 from __future__ import annotations
 
@@ -10,12 +12,8 @@ class PretrainingExamplesExecutor(BaseExecutor):
 
   def run(self, inputs, outputs, parameters):
     # pylint: disable=import-outside-toplevel
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    from bert_keras.data import beam_metrics, pretraining_data_pipeline
+    from bert_keras.data.pretraining_data_pipeline import create_pretraining_data
     from configs.pretraining_data import PretrainingDataConfig
-    from bert_keras.data.tfrecord_shards import prepare_staging_dir, publish_shards
 
     corpus, vocabulary, examples = inputs["corpus"], inputs["vocabulary"], outputs["examples"]
     config = PretrainingDataConfig(
@@ -30,20 +28,7 @@ class PretrainingExamplesExecutor(BaseExecutor):
         num_shards=parameters["num_shards"])
     beam_args = local_beam_args(self.context.beam_pipeline_args)
     self.log(f"creating pretraining examples with Beam {beam_args}")
-    prepare_staging_dir(config.output_dir)
-    p = beam.Pipeline(options=PipelineOptions(beam_args))
-    pretraining_data_pipeline.build_pipeline(p, config)
-    result = p.run()
-    result.wait_until_finish()
-    summary = pretraining_data_pipeline.summarize(config, beam_metrics.query_counters(result),
-                                                  beam_metrics.query_first_drops(result))
-    pretraining_data_pipeline.warn_undecodable(summary)
-    publish_shards(config.output_dir, config, summary)
-    if not summary["instances"]:
-      from bert_keras.errors import UserError  # pylint: disable=import-outside-toplevel
-      note = beam_metrics.undecodable_note(summary["dropped"], summary.get("first_dropped", {}))
-      raise UserError(f"no pretraining instance was created from {config.input_pattern} "
-                      f"(dropped: {summary['dropped']})" + (f"; {note}" if note else ""))
+    summary = create_pretraining_data(config, beam_args)
     examples.metrics.update({k: summary[k] for k in (
         "documents", "instances", "mask_ratio", "random_next_fraction") if k in summary})
     examples.properties.update(

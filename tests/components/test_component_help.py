@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 from components.base.spec_help import markdown_table
+from components.cli import SPECS, spec_class
 from components.checkpoint_importer.spec import CheckpointImporterSpec
 from components.corpus_ingestion.spec import CorpusIngestionSpec
 from components.evaluator.spec import EvaluatorSpec
@@ -59,6 +60,20 @@ def test_the_list_holds_every_component():
   on_disk = sorted(name for name in os.listdir(os.path.join(ROOT, "components"))
                    if os.path.isfile(os.path.join(ROOT, "components", name, "spec.py")))
   assert sorted(name for name, _ in COMPONENTS) == on_disk
+  # The one CLI knows each by its name, in the same order.
+  assert [(name, spec_class(name)) for name in SPECS] == list(COMPONENTS)
+
+
+def test_the_one_cli_runs_a_component_by_name():
+  """`python -m components.cli NAME` is `python -m components.NAME.cli`; a wrong NAME is one line."""
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", PYTHONPATH=ROOT)
+  run = lambda *args: subprocess.run([sys.executable, "-m", "components.cli", *args], cwd=ROOT,
+                                     env=env, capture_output=True, text=True, timeout=240)
+  result = run("pusher", "--help")
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert "serving_dir (str, required)" in result.stdout and "--[no]force:" in result.stdout
+  _error_line(run("pushr", "--help"), "unknown component 'pushr'", "'pusher'")
+  _error_line(run("--help"), "python -m components.cli NAME", "'vocabulary'")
 
 
 def _sections(help_text):

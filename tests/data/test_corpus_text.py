@@ -2,7 +2,7 @@
 
 import io
 
-from bert_keras.data.corpus_text import decode_utf8, iter_bounded_lines, split_sentences
+from bert_keras.data.corpus_text import decode_utf8, iter_bounded_lines, iter_text_lines, split_sentences
 
 
 def test_bounded_lines_skip_a_line_of_megabytes_without_losing_the_next():
@@ -19,6 +19,16 @@ def test_line_exactly_at_the_limit_is_kept():
 def test_decode_utf8():
   assert decode_utf8("héllo".encode()) == "héllo"
   assert decode_utf8(b"\xff\xfe bad") is None
+
+
+def test_text_lines_drop_long_and_undecodable_lines_and_say_where():
+  """The one line loop of both corpus readers (bert_corpus_reader, line_document_reader)."""
+  dropped, undecodable = [], []
+  data = b"one\n" + b"x" * 9 + b"\ncaf\xe9\n\ntwo"
+  lines = list(iter_text_lines(io.BytesIO(data), dropped.append, max_line_bytes=8,
+                               on_undecodable=undecodable.append))
+  assert lines == [(1, "one"), (4, ""), (5, "two")]
+  assert dropped == ["line_too_long", "undecodable_line"] and undecodable == [3]
 
 
 def test_split_sentences():

@@ -11,7 +11,7 @@ import tensorflow as tf
 from bert_keras import resources
 from configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.pretraining_data_pipeline import config_from_args, parse_args, run
-from bert_keras.data.pretraining_dataset import parse_pretraining_example
+from bert_keras.data.pretraining_records import parse_pretraining_example
 from bert_keras.errors import UserError
 
 IN_MEMORY = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]

@@ -103,7 +103,7 @@ def test_the_flag_and_the_pretraining_examples_component_are_refused_before_read
 
 
 def test_pretraining_examples_component_on_only_undecodable_lines_says_so(tmp_path):
-  """The component's own no-instance error names the undecodable lines too."""
+  """The component's no-instance error (the script's) names the undecodable lines too."""
   import shutil  # pylint: disable=import-outside-toplevel
 
   from components.base.base_executor import ExecutionContext  # pylint: disable=import-outside-toplevel
@@ -117,7 +117,7 @@ def test_pretraining_examples_component_on_only_undecodable_lines_says_so(tmp_pa
   parameters = dict(max_seq_length=32, max_predictions_per_seq=5, masked_lm_prob=0.15,
                     short_seq_prob=0.1, dupe_factor=1, random_seed=1, num_shards=1)
   executor = PretrainingExamplesExecutor(ExecutionContext(beam_pipeline_args=tuple(IN_MEMORY)))
-  with pytest.raises(UserError, match=(r"^no pretraining instance was created .*; 3 lines were not "
+  with pytest.raises(UserError, match=(r"^no pretraining instances from .*; 3 lines were not "
                                        rf"valid UTF-8 \(first: {first}:1\)$")):
     executor.run({"corpus": Corpus(str(tmp_path / "corpus")),
                   "vocabulary": Vocabulary(str(tmp_path / "vocabulary"))},

@@ -70,7 +70,7 @@ def test_pretraining_budget_covers_the_claims():
 
 
 def test_only_variants_keeps_the_budget_and_drops_the_rest():
-  # Re-measuring one variant after a fix (scripts/run_ablation.py --variants): same budget, only
+  # Re-measuring one variant after a fix (studies/bert_gpt_ablation/run_ablation.py --variants): same budget, only
   # that variant's tasks, and no GPT-1 side analyses unless gpt1 itself is kept.
   extra = get_study_config("signal_extra")
   elmo = extra.only_variants(["elmo_ltr_rtl"])

@@ -16,6 +16,7 @@ from bert_keras import interop, resources
 from bert_keras.errors import UserError
 from bert_keras.keras_classes import load_model
 from bert_keras.models.bert_encoder import BertEncoder
+from bert_keras.training.input_files import resolve_input_files
 from bert_keras.training.records_vocab import records_vocab
 from configs.model import get_model_config
 
@@ -65,12 +66,13 @@ def test_records_vocab_is_the_one_their_summary_names(tmp_path):
   records.mkdir()
   (records / "pretraining-00000-of-00001.tfrecord").write_bytes(b"")
   pattern = str(records / "pretraining-*.tfrecord")
-  assert records_vocab(pattern, len(VOCAB))[0] is None  # no summary.json yet
+  assert records_vocab(resolve_input_files(pattern), len(VOCAB))[0] is None  # no summary.json yet
   (records / "summary.json").write_text(json.dumps(
       {"config": {"vocab_file": str(vocab)},
        "files": [{"name": "pretraining-00000-of-00001.tfrecord", "bytes": 0}]}))
-  assert records_vocab(pattern, len(VOCAB)) == (str(vocab), f"named by {records}/summary.json")
-  found, why_not = records_vocab(pattern, 30522)
+  assert records_vocab(resolve_input_files(pattern), len(VOCAB)) == (
+      str(vocab), f"named by {records}/summary.json")
+  found, why_not = records_vocab(resolve_input_files(pattern), 30522)
   assert found is None and f"{len(VOCAB)} entries but the model has vocab_size=30522" in why_not
 
 

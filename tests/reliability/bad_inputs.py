@@ -13,6 +13,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "scripts")
+# The ablation study's script (studies/, outside the library), run like the scripts.
+ABLATION = "studies/bert_gpt_ablation/run_ablation"
 
 # Small WordPiece vocabulary with the BERT special tokens (ids 0-4) and some words.
 VOCAB = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -72,11 +74,17 @@ def conll_rows(tags) -> str:
   return "\n".join(lines) + "\n\n"
 
 
+def script_path(name: str) -> str:
+  """scripts/<name>.py; a `name` with a slash is a path from the repository root (a study's
+  script: "studies/bert_gpt_ablation/run_ablation")."""
+  return os.path.join(ROOT if "/" in name else SCRIPTS, f"{name}.py")
+
+
 def run_script(name: str, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-  """Runs scripts/<name>.py with `args` in a fresh interpreter (TF logs quiet, no GPU)."""
+  """Runs script_path(name) with `args` in a fresh interpreter (TF logs quiet, no GPU)."""
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
              PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-  return subprocess.run([sys.executable, os.path.join(SCRIPTS, f"{name}.py"), *args], cwd=ROOT,
+  return subprocess.run([sys.executable, script_path(name), *args], cwd=ROOT,
                         env=env, capture_output=True, text=True, timeout=timeout)
 
 

@@ -39,15 +39,15 @@ def test_argparse_script_without_a_required_flag():
 
 
 @pytest.mark.parametrize("script, flag", [("run_pretraining", "--special_token_ids=a,b"),
-                                          ("run_ablation", "--seeds=a,b")])
+                                          (B.ABLATION, "--seeds=a,b")])
 def test_bad_flag_value_is_answered_before_tensorflow_loads(script, flag):
   """These scripts check their flag values before importing TensorFlow (seconds to load), so a
   typo is answered at once. Run here with TensorFlow made unimportable."""
   out = "--model_dir" if script == "run_pretraining" else "--output_dir"
-  argv = [f"{script}.py", flag, f"{out}=/nonexistent/never_written"]
+  argv = [os.path.basename(B.script_path(script)), flag, f"{out}=/nonexistent/never_written"]
   driver = ("import runpy, sys; sys.modules['tensorflow'] = None; "
             f"sys.argv = {argv!r}; "
-            f"runpy.run_path({os.path.join(B.SCRIPTS, script + '.py')!r}, run_name='__main__')")
+            f"runpy.run_path({B.script_path(script)!r}, run_name='__main__')")
   result = subprocess.run([sys.executable, "-c", driver], cwd=B.ROOT, capture_output=True,
                           text=True, timeout=240, env=dict(os.environ, PYTHONPATH=B.ROOT))
   _one_error_line(result, flag)
@@ -109,7 +109,8 @@ def test_run_main_turns_argparse_errors_into_one_line(capsys):
 _ENTRY_POINTS = sorted(
     [os.path.join("components", d, "cli.py") for d in os.listdir(os.path.join(B.ROOT, "components"))
      if os.path.exists(os.path.join(B.ROOT, "components", d, "cli.py"))]
-    + [os.path.join("pipeline", "demo.py"), os.path.join("pipeline", "query_served_models.py")])
+    + [os.path.join("components", "cli.py"), os.path.join("pipeline", "demo.py"),
+       os.path.join("pipeline", "query_served_models.py")])
 
 
 def _run_module(module, *args, timeout=240):
@@ -120,10 +121,17 @@ def _run_module(module, *args, timeout=240):
 
 
 def test_every_component_and_pipeline_entry_point_parses_flags_through_the_contract():
-  assert len(_ENTRY_POINTS) >= 11, _ENTRY_POINTS
+  """components/cli.py and the pipeline's entry points call absl through the contract; each
+  components/<name>/cli.py hands its name to components/cli.py."""
+  assert len(_ENTRY_POINTS) >= 12, _ENTRY_POINTS
   for path in _ENTRY_POINTS:
     with open(os.path.join(B.ROOT, path), encoding="utf-8") as f:
-      assert "app.run(run_main(main), flags_parser=parse_flags)" in f.read(), path
+      text = f.read()
+    parts = path.split(os.sep)
+    if len(parts) == 3:  # components/<name>/cli.py
+      assert f'run("{parts[1]}")' in text and "from components.cli import run" in text, path
+    else:
+      assert "app.run(run_main(main), flags_parser=parse_flags)" in text, path
 
 
 def test_component_cli_unknown_flag_and_help():

@@ -49,7 +49,7 @@ def test_run_gpt_finetuning_missing_pretrained_dir(root):
 
 
 def test_run_ablation_unknown_preset(root):
-  B.user_error_line(B.run_script("run_ablation", "--preset=huge", f"--output_dir={root}/ab"),
+  B.user_error_line(B.run_script(B.ABLATION, "--preset=huge", f"--output_dir={root}/ab"),
                     "unknown study preset 'huge'", "'small'")
 
 
@@ -95,5 +95,5 @@ def test_create_pretraining_data_vocab_without_unk(root):
 
 
 def test_run_ablation_seeds_not_integers(root):
-  B.user_error_line(B.run_script("run_ablation", "--seeds=a,b", f"--output_dir={root}/ab_seeds"),
+  B.user_error_line(B.run_script(B.ABLATION, "--seeds=a,b", f"--output_dir={root}/ab_seeds"),
                     "--seeds=a,b", "integers")

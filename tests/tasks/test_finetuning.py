@@ -9,6 +9,7 @@ import pytest
 from bert_keras import resources
 from bert_keras.errors import UserError
 from bert_keras.keras_classes import load_model
+from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.tasks import finetuning
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
 from bert_keras.tasks.heads.bert_feature_tagger import BertFeatureTagger
@@ -96,17 +97,39 @@ def test_config_only_model_configs_are_told_apart_by_one_rule(tmp_path):
   for name, expected in (("bert_tiny", get_model_config("bert_tiny")),
                          (spec, ModelConfig.from_json_file(spec))):
     assert finetuning.resolve_model_config(name) == (expected, None, None)
-    assert finetuning._config_without_weights(name) == expected  # pylint: disable=protected-access
+    run = RunConfig(model_config=name)
+    source = finetuning.resolve_encoder_source(run)
+    assert (source.config, source.config_only, source.checkpoint) == (expected, True, None)
     with pytest.raises(UserError, match="--vocab_file is needed"):
-      finetuning.check_vocab_source(RunConfig(model_config=name))
+      finetuning.check_vocab_source(run, source)
   other = str(tmp_path / "other.json")
   with open(other, "w", encoding="utf-8") as f:
     json.dump({"hidden_size": 8, "note": "not a model config: no vocab_size"}, f)
-  for check in (finetuning.resolve_model_config,
-                finetuning._config_without_weights):  # pylint: disable=protected-access
+  for check in (lambda: finetuning.resolve_model_config(other),
+                lambda: finetuning.resolve_encoder_source(RunConfig(model_config=other))):
     with pytest.raises(UserError, match="other.json: unknown checkpoint file"):
-      check(other)
-  finetuning.check_vocab_source(RunConfig(model_config=other))  # not taken for a config: no claim
+      check()
+
+
+def test_init_checkpoint_is_resolved_once(tmp_path, monkeypatch):
+  """--init_checkpoint's format is detected once, before any data is read; the checks and the
+  model build read the result (they detected it again, up to six times)."""
+  from bert_keras.interop import loader  # pylint: disable=import-outside-toplevel
+
+  directory = str(tmp_path / "ckpt")
+  os.makedirs(directory)
+  encoder = BertEncoder.from_model_config(get_model_config("bert_tiny", num_layers=1))
+  encoder.save(os.path.join(directory, "encoder.keras"))
+  calls = []
+  detect = loader.detect_format
+  monkeypatch.setattr(loader, "detect_format", lambda path: calls.append(path) or detect(path))
+  source = finetuning.resolve_encoder_source(RunConfig(init_checkpoint=directory))
+  task_config = get_task_config("polarity", max_seq_length=16)
+  finetuning.check_model_fits_task(source, task_config)
+  finetuning.check_vocab_source(RunConfig(init_checkpoint=directory), source)
+  built, described, _, _ = finetuning.build_encoder(source, task_config)
+  assert calls == [directory]
+  assert described["format"] == "keras" and built.model_config.num_layers == 1
 
 
 @pytest.mark.slow

@@ -7,7 +7,6 @@ A record file whose size differs from the bytes its summary.json records (a copy
 refused before training with one error naming the file and both sizes. A `.gz` shard cut short
 otherwise fails only when training reaches the cut, or, having lost no more than gzip's trailer,
 never."""
-# pylint: disable=protected-access  (pretrain._check_inputs: the checks before training)
 
 import collections
 import json
@@ -113,11 +112,11 @@ def test_each_pattern_is_listed_once_and_each_summary_read_once(tmp_path, calls,
   if resumed:
     _checkpoint_of(config)
   calls.clear()
-  resolved = pretrain._check_inputs(config)
+  resolved = pretrain.resolve_inputs(config)
   assert calls["glob"] == 3, calls
   assert calls["open summary.json"] == 3, calls
   assert calls["stat"] == 6 and calls["record reads"] == 6, calls
-  train_files, eval_files, _ = resolved
+  train_files, eval_files = resolved.train, resolved.evaluation
   assert len(train_files.files) == 4 and len(eval_files.files) == 2
 
   calls.clear()
@@ -159,7 +158,7 @@ def test_intact_shards_pass_and_unlisted_files_are_not_checked(tmp_path):
   summary.write_text(json.dumps(values))
   _cut(str(tmp_path / "data" / "pretraining-00001-of-00003.tfrecord.gz"))
   _cut(str(tmp_path / "data" / "pretraining-00002-of-00003.tfrecord.gz"))
-  train_files, _, _ = pretrain._check_inputs(_config(pattern, tmp_path / "run"))
+  train_files = pretrain.resolve_inputs(_config(pattern, tmp_path / "run")).train
   assert len(train_files.files) == 3
 
 
@@ -169,7 +168,7 @@ def test_a_truncated_held_out_shard_is_refused_naming_eval_input_files(tmp_path)
   bad = str(tmp_path / "eval" / "pretraining-00000-of-00001.tfrecord.gz")
   recorded, actual = _cut(bad, tail=100)
   with pytest.raises(UserError) as info:
-    pretrain._check_inputs(_config(pattern, tmp_path / "run", eval_input_files=heldout))
+    pretrain.resolve_inputs(_config(pattern, tmp_path / "run", eval_input_files=heldout))
   message = str(info.value)
   assert message.startswith(f"{bad}: {actual} bytes on disk, but") and f"records {recorded} " \
       "bytes" in message, message
@@ -197,9 +196,9 @@ def test_create_pretraining_data_records_the_final_size_of_its_shards(tmp_path, 
   records pass as written, and a shard cut short is refused."""
   pattern, size = write_real_records(str(tmp_path / "data"), compression=compression)
   config = _config(pattern, tmp_path / "run", vocab_size=size)
-  train_files, _, _ = pretrain._check_inputs(config)
+  train_files = pretrain.resolve_inputs(config).train
   assert [f.endswith(".gz") for f in train_files.files] == [compression == "gzip"] * 2
   bad = train_files.files[1]
   _cut(bad, tail=3)
   with pytest.raises(UserError, match=f"^{bad}: .* bytes on disk, but .*summary.json records"):
-    pretrain._check_inputs(config)
+    pretrain.resolve_inputs(config)

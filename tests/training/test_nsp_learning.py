@@ -21,7 +21,7 @@ import pytest
 import tensorflow as tf
 
 from bert_keras.data import pretraining_instances as pinst
-from bert_keras.data.pretraining_dataset import feature_spec
+from bert_keras.data.pretraining_records import feature_spec
 from bert_keras.training import losses
 from bert_keras.training.pretrain import run_pretraining
 from bert_keras.training.pretraining_task import PretrainingTask

@@ -8,8 +8,8 @@ import json
 import pytest
 import tensorflow as tf
 
-from bert_keras.data import tfrecord_shards
 from bert_keras.training import records_summary
+from bert_keras.training.input_files import resolve_input_files
 from bert_keras.training.records_vocab import records_vocab
 from bert_keras.training.vocab_fit import summary_vocabulary
 
@@ -37,14 +37,9 @@ def vocab(tmp_path):
   return path
 
 
-def test_the_summary_name_is_the_writers():
-  """tfrecord_shards (which imports Beam) writes it; run_pretraining reads it without Beam."""
-  assert records_summary.SUMMARY_NAME == tfrecord_shards.SUMMARY_NAME
-
-
 def test_both_readers_take_the_same_summary(tmp_path, vocab):
   pattern = _records(tmp_path / "data", vocab)
-  assert records_vocab(pattern, len(VOCAB)) == (str(vocab),
+  assert records_vocab(resolve_input_files(pattern), len(VOCAB)) == (str(vocab),
                                                 f"named by {tmp_path}/data/summary.json")
   size, where, names = summary_vocabulary(str(tmp_path / "data"))
   assert (size, names) == (len(VOCAB), {SHARD}) and str(vocab) in where
@@ -53,7 +48,7 @@ def test_both_readers_take_the_same_summary(tmp_path, vocab):
 def test_the_recorded_vocab_size_must_match_the_vocab_file(tmp_path, vocab):
   """A vocab.txt changed since the records were made is not theirs any more."""
   pattern = _records(tmp_path / "data", vocab, vocab_size=len(VOCAB) + 1)
-  found, why_not = records_vocab(pattern, len(VOCAB))
+  found, why_not = records_vocab(resolve_input_files(pattern), len(VOCAB))
   assert found is None, why_not
   assert f"records vocab_size={len(VOCAB) + 1}" in why_not and "changed" in why_not
 
@@ -61,16 +56,16 @@ def test_the_recorded_vocab_size_must_match_the_vocab_file(tmp_path, vocab):
 def test_only_the_files_a_summary_lists_count(tmp_path, vocab):
   listed = _records(tmp_path / "data", vocab, names=(SHARD, "pretraining-extra.tfrecord"),
                     listed=("pretraining-extra.tfrecord",))
-  assert records_vocab(listed, len(VOCAB))[0] == str(vocab)
+  assert records_vocab(resolve_input_files(listed), len(VOCAB))[0] == str(vocab)
   unlisted = str(tmp_path / "data" / SHARD)
-  found, why_not = records_vocab(unlisted, len(VOCAB))
+  found, why_not = records_vocab(resolve_input_files(unlisted), len(VOCAB))
   assert found is None and "no summary.json describes" in why_not, why_not
   # Files no summary describes (unlisted, or in a directory without one) beside those it does:
   # the summary's vocabulary, with a note.
   other = tmp_path / "other"
   other.mkdir()
   (other / "part.tfrecord").write_bytes(b"")
-  found, how = records_vocab(f"{listed},{other}/part.tfrecord", len(VOCAB))
+  found, how = records_vocab(resolve_input_files(f"{listed},{other}/part.tfrecord"), len(VOCAB))
   assert found == str(vocab) and "2 input file(s) no summary.json describes" in how, how
 
 
@@ -79,7 +74,7 @@ def test_a_summary_that_is_a_directory_is_a_reason(tmp_path, vocab):
   data.mkdir()
   (data / SHARD).write_bytes(b"")
   (data / "summary.json").mkdir()
-  found, why_not = records_vocab(str(data / SHARD), len(VOCAB))
+  found, why_not = records_vocab(resolve_input_files(str(data / SHARD)), len(VOCAB))
   assert found is None and f"{data}/summary.json cannot be read" in why_not, why_not
   assert summary_vocabulary(str(data)) is None  # the vocabulary check reads the records instead
 
@@ -92,10 +87,10 @@ def test_a_filesystem_error_is_a_reason(tmp_path, vocab, monkeypatch):
     raise tf.errors.PermissionDeniedError(None, None, f"{path}: permission denied")
 
   monkeypatch.setattr(tf.io.gfile, "GFile", denied)
-  found, why_not = records_vocab(pattern, len(VOCAB))
+  found, why_not = records_vocab(resolve_input_files(pattern), len(VOCAB))
   assert found is None and "PermissionDeniedError" in why_not, why_not
   monkeypatch.setattr(tf.io.gfile, "exists", denied)
-  found, why_not = records_vocab(pattern, len(VOCAB))
+  found, why_not = records_vocab(resolve_input_files(pattern), len(VOCAB))
   assert found is None and "permission denied" in why_not, why_not
 
 
@@ -107,13 +102,13 @@ def test_a_relative_vocab_file_resolves_beside_the_summary_when_there(tmp_path, 
   elsewhere = tmp_path / "elsewhere"
   elsewhere.mkdir()
   monkeypatch.chdir(elsewhere)
-  found, how = records_vocab(pattern, len(VOCAB))
+  found, how = records_vocab(resolve_input_files(pattern), len(VOCAB))
   assert found == f"{data}/vocab.txt", how
   assert f"resolved against the summary's directory {data}" in how, how
 
   (data / "vocab.txt").unlink()
   (elsewhere / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
-  found, how = records_vocab(pattern, len(VOCAB))
+  found, how = records_vocab(resolve_input_files(pattern), len(VOCAB))
   assert found == str(elsewhere / "vocab.txt"), how
   assert "resolved against the working directory" in how, how
 

@@ -10,6 +10,7 @@ import os
 import pytest
 
 from bert_keras.errors import UserError
+from bert_keras.training.input_files import resolve_input_files
 from bert_keras.training.pretrain import run_pretraining
 from bert_keras.training.vocab_fit import check_vocab_fits
 from configs.training import TrainingConfig
@@ -71,7 +72,8 @@ def test_summary_without_vocab_size_counts_the_vocab_files_lines(real, tmp_path)
       (data / entry["name"]).write_bytes(src.read())
   (data / "summary.json").write_text(json.dumps(values), encoding="utf-8")
   with pytest.raises(UserError) as info:
-    check_vocab_fits(str(data / "pretraining-*.tfrecord"), "input_files", SMALL, "bert_tiny", {})
+    check_vocab_fits(resolve_input_files(str(data / "pretraining-*.tfrecord")), "input_files",
+                     SMALL, "bert_tiny", {})
   message = str(info.value)
   assert f"the {size} lines of {values['config']['vocab_file']}" in message, message
   assert f'--model_overrides=\'{{"vocab_size": {size}}}\'' in message, message
@@ -79,8 +81,8 @@ def test_summary_without_vocab_size_counts_the_vocab_files_lines(real, tmp_path)
 
 def test_a_model_as_large_as_the_vocabulary_passes(real):
   pattern, size, _ = real
-  check_vocab_fits(pattern, "input_files", size, "bert_tiny", {})
-  check_vocab_fits(pattern, "input_files", size + 100, "bert_tiny", {})
+  check_vocab_fits(resolve_input_files(pattern), "input_files", size, "bert_tiny", {})
+  check_vocab_fits(resolve_input_files(pattern), "input_files", size + 100, "bert_tiny", {})
 
 
 def test_records_without_summary_are_checked_by_their_largest_id(tmp_path):
@@ -93,7 +95,7 @@ def test_records_without_summary_are_checked_by_their_largest_id(tmp_path):
   assert "holds token id 12" in message and "the model's vocab_size is 110" in message, message
   assert "with N the line count of the vocab.txt" in message, message
   assert not os.path.exists(tmp_path / "run")
-  check_vocab_fits(pattern, "input_files", 128, "bert_tiny", {})
+  check_vocab_fits(resolve_input_files(pattern), "input_files", 128, "bert_tiny", {})
 
 
 def test_eval_records_are_checked_too(tmp_path):

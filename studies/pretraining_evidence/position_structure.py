@@ -5,11 +5,11 @@ Mean cosine similarity between the position-embedding rows of positions i and i 
 that encode order are more alike at distance 1 than at 5 or 50; rows still at their random
 initialisation are alike at no distance.
 
-  python docs/pretraining_evidence/position_structure.py \
+  python studies/pretraining_evidence/position_structure.py \
       --weights demo_out/pipeline/pretrainer/model/encoder/encoder.weights.h5
   # a fully trained BERT for comparison: the all-MiniLM-L6-v2 checkpoint (Hugging Face names)
   minilm=$(python -c 'from bert_keras import resources; print(resources.minilm_dir())')
-  python docs/pretraining_evidence/position_structure.py --weights "$minilm/model.safetensors"
+  python studies/pretraining_evidence/position_structure.py --weights "$minilm/model.safetensors"
 
 Prints one JSON object.
 """

@@ -4,10 +4,10 @@ Same reader, model and loss sums as run_pretraining (`pretraining_input.make_dat
 `BertPretrainer`, `PretrainingTask`), in a plain loop so the two loss terms can be weighted:
 
   # 1. overfit: NSP on the first N training examples, evaluated on the same N (a bug keeps it at 50%)
-  python docs/pretraining_evidence/nsp_probe.py --train 'data64/train/pretraining-*' --overfit 256 \
+  python studies/pretraining_evidence/nsp_probe.py --train 'data64/train/pretraining-*' --overfit 256 \
       --steps 400 --lr 1e-3 --warmup 0
   # 2. held-out NSP every --every steps, optionally without the masked-LM term (--mlm_weight 0)
-  python docs/pretraining_evidence/nsp_probe.py --train 'data64/train/pretraining-*' \
+  python studies/pretraining_evidence/nsp_probe.py --train 'data64/train/pretraining-*' \
       --heldout 'data64/heldout/pretraining-*' --steps 600 --lr 2e-3 --mlm_weight 0
 
 Prints one JSON line per evaluation: step, seconds, masked-LM accuracy, NSP accuracy and loss.

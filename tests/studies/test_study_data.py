@@ -9,7 +9,7 @@ import pytest
 
 from bert_keras import resources
 from bert_keras.data.corpus_text import split_sentences
-from bert_keras.gpt import study_data
+from studies.bert_gpt_ablation import study_data
 from bert_keras.tasks.registry import get_task
 from configs.tasks import TaskConfig
 

@@ -8,11 +8,11 @@ A with B at all: "padded -> random next, full -> is next". Only the full-length 
 the topic signal NSP is meant to teach.
 
   # the records: label balance of padded and full-length examples, accuracy of the padding rule
-  python docs/pretraining_evidence/nsp_shortcut.py --records 'out/examples/pretraining-*' \
+  python studies/pretraining_evidence/nsp_shortcut.py --records 'out/examples/pretraining-*' \
       --records heldout.tfrecord --take 576
   # a finished run_pretraining model_dir (its latest checkpoint): held-out NSP accuracy split
   # into full-length and padded examples, beside the majority of each part
-  python docs/pretraining_evidence/nsp_shortcut.py --run runs/w5_s1
+  python studies/pretraining_evidence/nsp_shortcut.py --run runs/w5_s1
 
 Prints one JSON object per --records / --run.
 """
@@ -70,7 +70,7 @@ def record_stats(pattern: str, take: int) -> dict:
 def run_stats(run_dir: str, take: int) -> dict:
   """NSP accuracy of the run's latest checkpoint on its eval_input_files, full vs padded."""
   # pylint: disable=import-outside-toplevel
-  from bert_keras.data.pretraining_dataset import feature_spec
+  from bert_keras.data.pretraining_records import feature_spec
   from bert_keras.training.pretrain import build_pretrainer
   from bert_keras.training.trainer import model_variables
   from configs.training import TrainingConfig

@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 
 from bert_keras import resources
-from bert_keras.gpt import lm_data, zero_shot
+from bert_keras.gpt import lm_data
 from bert_keras.gpt.bpe_training import train_bpe_model
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
-from bert_keras.gpt.layer_transfer import transfer_layers
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.models.gpt_language_model import GPTLanguageModel
+from studies.bert_gpt_ablation import zero_shot
+from studies.bert_gpt_ablation.layer_transfer import transfer_layers
 
 TINY = dict(vocab_size=300, hidden_size=16, num_layers=3, num_heads=2, intermediate_size=32,
             dropout_rate=0.0, attention_dropout_rate=0.0, max_position_embeddings=24)

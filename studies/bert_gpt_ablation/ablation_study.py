@@ -21,10 +21,9 @@ import tensorflow as tf
 
 from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
-from bert_keras.gpt import gpt_training, study_data, zero_shot
+from bert_keras.gpt import gpt_training
 from bert_keras.gpt.gpt_finetuning_task import GPTFinetuningTask
 from bert_keras.gpt.gpt_pretraining_task import GPTPretrainingTask
-from bert_keras.gpt.layer_transfer import transfer_layers
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.models.gpt_decoder import GPTDecoder
@@ -37,6 +36,8 @@ from bert_keras.training.optimization import create_optimizer
 from bert_keras.training.pretraining_task import PretrainingTask
 from configs.ablations import CLAIMS, AblationVariant, StudyConfig, get_ablation
 from configs.gpt import GPTPretrainingConfig
+from studies.bert_gpt_ablation import study_data, zero_shot
+from studies.bert_gpt_ablation.layer_transfer import transfer_layers
 
 TASK_METRIC = {"polarity": "accuracy", "lee_similarity": "pearson", "span": "token_f1",
                "lee_probe": "spearman", "polarity_probe": "accuracy"}

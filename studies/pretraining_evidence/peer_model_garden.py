@@ -11,7 +11,7 @@ line per evaluation: held-out masked-LM accuracy and loss, NSP accuracy and loss
 
 Runs in Model Garden's own virtualenv (the benchmark's, TF 2.20 with tf_keras):
 
-  bench/.venvs/tfm/bin/python docs/pretraining_evidence/peer_model_garden.py \
+  bench/.venvs/tfm/bin/python studies/pretraining_evidence/peer_model_garden.py \
       --examples 'demo_out/pipeline/pretraining_examples/examples/pretraining-*' --vocab_size 8121
 """
 

@@ -1,9 +1,11 @@
 """Runs the BERT section 5.1 / GPT-1 section 5 ablations at small scale and writes the table + plot.
 
-  python scripts/run_ablation.py --output_dir=out/ablation [--preset=small] [--seeds=0,1,2]
+  python -m studies.bert_gpt_ablation.run_ablation --output_dir=out/ablation [--preset=small]
+      [--seeds=0,1,2]
       [--pretrain_steps=150] [--tasks=polarity,lee_similarity,span] [--variants=elmo_ltr_rtl]
 
-Writes study_config.json, results.jsonl, table.md and ablation.png into --output_dir. To use more
+Run from the repository root (`studies` is not installed with the package). Writes
+study_config.json, results.jsonl, table.md and ablation.png into --output_dir. To use more
 processes, run one seed per process (--seeds=0 --output_dir=out/s0, ...) then
 --merge=out/s0,out/s1,out/s2 --output_dir=out/ablation. A measurement present in several merged
 runs is taken from the first run listed, so a re-measurement (e.g. --variants=elmo_ltr_rtl after a
@@ -51,7 +53,7 @@ def main(argv):
   if F.variants:
     study = study.only_variants(F.variants)
   # Imported once the flags are checked: a bad flag is answered before TensorFlow loads.
-  from bert_keras.gpt.ablation_study import merge_runs, run_study  # pylint: disable=import-outside-toplevel
+  from studies.bert_gpt_ablation.ablation_study import merge_runs, run_study  # pylint: disable=import-outside-toplevel
   if F.merge:
     merge_runs(F.merge, study, F.output_dir)
   else:

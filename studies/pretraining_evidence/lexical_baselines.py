@@ -9,7 +9,7 @@ the other records:
   masks undone), thresholded by a logistic regression, i.e. "do A and B share rare words?"; beside
   the pretrainer's padding rule (padded -> random next) and the label majority.
 
-  python docs/pretraining_evidence/lexical_baselines.py \
+  python studies/pretraining_evidence/lexical_baselines.py \
       --examples 'demo_out/pipeline/pretraining_examples/examples/pretraining-*'
 
 Prints one JSON object.
@@ -27,11 +27,11 @@ from scipy import sparse
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.linear_model import LogisticRegression
 
+from bert_keras.data.pretraining_records import FEATURES
 from bert_keras.training.pretraining_input import unmask
 from components.pretrainer.executor import nsp_padding_rule
 
-NAMES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids",
-         "masked_lm_weights", "next_sentence_labels")
+NAMES = tuple(FEATURES)
 
 
 def read_all(files):

@@ -1,6 +1,6 @@
 """Plots held-out pretraining curves (eval_metrics.json of run_pretraining) against the baseline.
 
-  python docs/pretraining_evidence/plot_curves.py --out docs/pretraining_evidence/curves.png \
+  python studies/pretraining_evidence/plot_curves.py --out studies/pretraining_evidence/curves.png \
       LABEL=MODEL_DIR [LABEL=MODEL_DIR ...]
 
 Writes the PNG (masked-LM accuracy with the unigram baseline, NSP accuracy, masked-LM loss, each
