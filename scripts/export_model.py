@@ -33,6 +33,8 @@ flags.DEFINE_enum("jit_compile", "false", ["false", "true", "auto"],
 flags.DEFINE_integer("row_groups", None, "Plain graph: independent groups of positions in every "
                      "Transformer block (same outputs; lets TF's inter-op pool use several cores "
                      "on small batches); 1 = unsplit; default by width: 2 below hidden 768, else 1.")
+flags.DEFINE_bool("overwrite", False, "Replace an earlier export of a different task at "
+                  "--output_dir (an earlier export of the same task is always replaced).")
 flags.mark_flags_as_required(["output_dir"])
 
 
@@ -46,7 +48,7 @@ def main(argv):
       lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
       max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
       jit_compile={"true": True, "false": False, "auto": "auto"}[FLAGS.jit_compile],
-      row_groups=FLAGS.row_groups)
+      row_groups=FLAGS.row_groups, overwrite=FLAGS.overwrite)
   summary = run_export(config)
   print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")
 

@@ -13,7 +13,6 @@ SavedModel that takes raw strings) into --output_dir.
 from absl import app, flags
 
 from bert_keras.errors import parse_flags, run_main
-from bert_keras.gpt.gpt_runs import run_gpt_finetuning
 from configs.gpt import GPTFinetuningConfig
 
 _DEFAULTS = GPTFinetuningConfig()
@@ -40,6 +39,8 @@ def main(argv):
   config = GPTFinetuningConfig(learning_rate=F.learning_rate, batch_size=F.batch_size,
                                num_epochs=F.num_epochs, lm_coef=F.lm_coef,
                                seq_length=F.seq_length, seed=F.seed)
+  # After the flags and config are checked: TensorFlow takes seconds to import.
+  from bert_keras.gpt.gpt_runs import run_gpt_finetuning  # pylint: disable=g-import-not-at-top
   scores = run_gpt_finetuning(F.task, F.pretrained_dir, config, F.output_dir, F.data_dir,
                               F.model, F.bpe_model)
   print(" ".join(f"{k}={v:.4f}" for k, v in sorted(scores.items())))

@@ -10,7 +10,6 @@ Writes config.json, history.jsonl, metrics.json, decoder.keras and bpe.model int
 from absl import app, flags
 
 from bert_keras.errors import parse_flags, run_main
-from bert_keras.gpt.gpt_runs import run_gpt_pretraining
 from configs.gpt import GPTPretrainingConfig
 
 _DEFAULTS = GPTPretrainingConfig()
@@ -35,6 +34,8 @@ def main(argv):
   config = GPTPretrainingConfig(learning_rate=F.learning_rate, num_train_steps=F.num_train_steps,
                                 num_warmup_steps=F.num_warmup_steps, decay=F.decay,
                                 batch_size=F.batch_size, seq_length=F.seq_length, seed=F.seed)
+  # After the flags and config are checked: TensorFlow takes seconds to import.
+  from bert_keras.gpt.gpt_runs import run_gpt_pretraining  # pylint: disable=g-import-not-at-top
   metrics = run_gpt_pretraining(F.model, F.bpe_model, F.corpora, F.input_files, config,
                                 F.output_dir)
   print(" ".join(f"{k}={v:.4g}" for k, v in sorted(metrics.items()) if isinstance(v, float)))
