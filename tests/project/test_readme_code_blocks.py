@@ -1,0 +1,128 @@
+"""Every fenced code block of README.md with a language runs as written, read from the README at
+test time (a diagram, a block without a language, is not code).
+
+- python blocks run in a fresh interpreter that can import only tensorflow and tensorflow_text
+  (as a user's notebook would), in a temporary working directory where every path the block names
+  that ends in `_export` holds a tiny untrained export of the kind its name says (squad, swag,
+  conll, ..., see KIND_BY_NAME): the code's calls and attribute reads are what is tested, not the
+  answers.
+- shell blocks: every command is checked, none is skipped. `make X` runs as `make -n X` (the
+  target exists and its recipe expands; demo and test take minutes). A `python scripts/...` or
+  `python -m ...` command runs as written with `--help` appended: the script exists and accepts
+  every flag of ours as written (absl parses and checks every flag before it prints the help; the
+  Beam scripts' argparse converts the values before `--help`, Beam's own options are then not
+  checked). Cheap commands whose inputs exist in the temporary directory also run for real:
+  `scripts/predict.py` on the tiny export.
+Training, pretraining, Dataflow and TPU commands are only flag-checked: they need data, hours or
+hardware a test does not have.
+"""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+# Four tiny exports and their loads: about a minute on a quiet 2-core machine, four under load.
+pytestmark = pytest.mark.slow
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+README = os.path.join(ROOT, "README.md")
+# Export kinds (tests/export/tiny_exports.py) by a word in the path's name; first match wins.
+KIND_BY_NAME = (("squad", "squad"), ("swag", "multiple_choice"), ("conll", "tagging"),
+                ("ner", "tagging"), ("stsb", "regression"), ("similarity", "regression"),
+                ("mrpc", "pair_classification"), ("encoder", "encoder"),
+                ("minilm", "encoder"), ("", "classification"))
+_BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_EXPORT_PATH = re.compile(r"""["']([\w./-]*_export)["']""")
+# Only tensorflow and tensorflow_text: the project's packages cannot be imported.
+_SANDBOX = """
+import importlib.abc, sys
+class _NoProject(importlib.abc.MetaPathFinder):
+  def find_spec(self, name, path=None, target=None):
+    if name.split(".")[0] in ("bert_keras", "configs", "components", "pipeline", "tests"):
+      raise ImportError("not importable in a user's environment: " + name)
+sys.meta_path.insert(0, _NoProject())
+exec(compile(open(sys.argv[1], encoding="utf-8").read(), "README.md block", "exec"), {})
+"""
+
+
+def _blocks(language):
+  with open(README, encoding="utf-8") as f:
+    text = f.read()
+  return [body for lang, body in _BLOCK.findall(text) if lang == language]
+
+
+def _commands(block):
+  """The block's commands: continuation lines joined, comments and blank lines dropped."""
+  joined = re.sub(r"\\\n\s*", " ", block)
+  commands = []
+  for line in joined.splitlines():
+    line = line.split(" #")[0].strip() if not line.lstrip().startswith("#") else ""
+    if line:
+      commands.append(shlex.split(line))
+  return commands
+
+
+def _kind(path):
+  name = os.path.basename(path).lower()
+  return next(kind for word, kind in KIND_BY_NAME if word in name)
+
+
+def _env():
+  return dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+  """A working directory holding a tiny export for every `*_export` path the README names."""
+  from tests.export import tiny_exports  # pylint: disable=import-outside-toplevel
+
+  work = tmp_path_factory.mktemp("readme")
+  vocab = tiny_exports.tokenizer()
+  paths = {p for lang in ("python", "bash") for block in _blocks(lang)
+           for p in _EXPORT_PATH.findall(block) + re.findall(r"=([\w./-]+_export)\b", block)}
+  for path in sorted(paths):
+    tiny_exports.export(_kind(path), str(work / path), vocab)
+  return work
+
+
+def test_readme_has_code_blocks():
+  assert _blocks("python") and _blocks("bash")
+
+
+def test_python_blocks_run_as_written(workdir):
+  for i, block in enumerate(_blocks("python")):
+    script = workdir / f"block_{i}.py"
+    script.write_text(block, encoding="utf-8")
+    env = {k: v for k, v in _env().items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    run = subprocess.run([sys.executable, "-I", "-c", _SANDBOX, str(script)], cwd=workdir,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, f"README python block {i}:\n{block}\n{run.stderr[-3000:]}"
+
+
+def test_shell_blocks_commands_are_valid(workdir):
+  commands = [c for block in _blocks("bash") for c in _commands(block)]
+  assert commands
+  for command in commands:
+    where = " ".join(command)
+    if command[0] == "make":
+      run = subprocess.run(["make", "-n", *command[1:]], cwd=ROOT, capture_output=True,
+                           text=True, timeout=60)
+      assert run.returncode == 0, f"{where}: {run.stderr[-2000:]}"
+      continue
+    assert command[0] == "python", f"{where}: add how to check this command to the test"
+    target = command[1:]
+    if target[0] != "-m":
+      target = [os.path.join(ROOT, target[0])] + target[1:]
+    run = subprocess.run([sys.executable, *target, "--help"], cwd=workdir, env=_env(),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"{where} --help: {run.stderr[-2000:]}"
+    assert "error:" not in run.stderr, f"{where} --help: {run.stderr[-2000:]}"
+    if target[0].endswith(os.path.join("scripts", "predict.py")):
+      run = subprocess.run([sys.executable, *target], cwd=workdir, env=_env(),
+                           capture_output=True, text=True, timeout=300)
+      assert run.returncode == 0, f"{where}: {run.stderr[-2000:]}"
+      assert run.stdout.startswith("{"), f"{where}: {run.stdout[-2000:]}"
