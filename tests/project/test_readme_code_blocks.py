@@ -13,7 +13,11 @@ test time (a diagram, a block without a language, is not code).
   point exists and accepts every flag of ours as written (absl parses and checks every flag before
   it prints the help; the Beam scripts' argparse converts the values before `--help`, Beam's own
   options are then not checked). `scripts/predict.py`, cheap and with its input (the tiny export)
-  in place, also runs as written.
+  in place, also runs as written. `python -c` code is parsed, and run only when every module it
+  imports is installed here (a cloud SDK such as google-cloud-aiplatform is not: then parsed only).
+  `docker run [options] IMAGE CMD` checks CMD the same way here (the image is this repository);
+  `docker build` / `push` need a daemon and a registry and are not run; `kfp ...` is not run (even its
+  `--help` contacts the cluster first): the test checks that the pinned kfp CLI is installed.
 Training, pretraining, Dataflow and TPU commands are only flag-checked: they need data, hours or
 hardware a test does not have.
 """
@@ -49,18 +53,45 @@ exec(compile(open(sys.argv[1], encoding="utf-8").read(), "README.md block", "exe
 """
 
 
-# Shell blocks run in bash with `python` and `make` as functions: `python -c` runs as written (it
-# only computes a value), every other command with `--help` appended (predict.py also as written),
-# `make X` as `make -n X`.
-_SHELL_PRELUDE = """set -euo pipefail
+# Shell blocks run in bash with `python`, `make`, `docker` and `kfp` as functions (see the module
+# docstring for what each checks).
+_SHELL_PRELUDE = r"""set -euo pipefail
 python() {
-  if [ "$1" = "-c" ]; then "$PY" "$@"; return; fi
+  if [ "$1" = "-c" ]; then
+    "$PY" -c 'import ast, importlib.util, sys
+tree = ast.parse(sys.argv[1])
+wanted = [(a.name, None) for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+wanted += [(n.module, a.name) for n in ast.walk(tree)
+           if isinstance(n, ast.ImportFrom) and n.module for a in n.names]
+def available(module, name):
+  try:
+    found = importlib.import_module(module)
+    return name is None or hasattr(found, name) or importlib.util.find_spec(
+        module + "." + name) is not None
+  except ImportError:
+    return False
+missing = [w for w in wanted if not available(*w)]
+sys.exit(3 if missing else 0)' "$2" || { [ $? -eq 3 ] && return 0; return 1; }
+    "$PY" "$@"; return
+  fi
   local target="$1"; shift
   if [ "$target" != "-m" ] && [ ! -e "$target" ]; then target="$ROOT/$target"; fi
   "$PY" "$target" "$@" --help > /dev/null
   case "$target" in */scripts/predict.py) "$PY" "$target" "$@" | grep -q '^{' ;; esac
 }
 make() { command make -C "$ROOT" -n "$@" > /dev/null; }
+docker() {
+  if [ "$1" != "run" ]; then return 0; fi  # build / push: need a daemon and a registry
+  shift
+  while [ "$#" -gt 0 ] && [ "${1#-}" != "$1" ]; do
+    case "$1" in -v|-e|-w|--name) shift 2 ;; *) shift ;; esac
+  done
+  shift  # the image: this repository
+  "$@"
+}
+kfp() {  # every kfp command, --help included, first contacts the cluster: only its CLI is checked
+  [ -x "$(dirname "$PY")/kfp" ]
+}
 """
 
 
