@@ -135,3 +135,4 @@ def split_args(text: str, flag: str):
     return shlex.split(text)
   except ValueError as e:
     raise UserError(f"--{flag}={text!r}: {e} (expected shell-style arguments)") from None
+

@@ -28,6 +28,7 @@ class ExportConfig(Config):
   # Text-in calls pad to their longest row's bucket: "auto" (16, 32, 64, ... max_seq_length),
   # "fixed" (max_seq_length only) or ascending lengths "16,48" (bert_keras/text/length_buckets.py).
   length_buckets: str = "auto"
+  overwrite: bool = False  # replace an earlier export of a different task at output_dir
 
   def __post_init__(self):
     if not self.output_dir:

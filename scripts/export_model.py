@@ -36,6 +36,8 @@ flags.DEFINE_integer("row_groups", None, "Plain graph: independent groups of pos
 flags.DEFINE_string("length_buckets", "auto", "Text-in calls pad to their longest row rounded up "
                     "to one of these lengths: auto (16, 32, 64, ... max_seq_length), fixed "
                     "(always max_seq_length, one shape for TPU servers) or e.g. 16,32,64.")
+flags.DEFINE_bool("overwrite", False, "Replace an earlier export of a different task at "
+                  "--output_dir (an earlier export of the same task is always replaced).")
 flags.mark_flags_as_required(["output_dir"])
 
 
@@ -49,7 +51,8 @@ def main(argv):
       lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
       max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
       jit_compile={"true": True, "false": False, "auto": "auto"}[FLAGS.jit_compile],
-      row_groups=FLAGS.row_groups, length_buckets=FLAGS.length_buckets)
+      row_groups=FLAGS.row_groups, length_buckets=FLAGS.length_buckets,
+      overwrite=FLAGS.overwrite)
   summary = run_export(config)
   print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")
 

@@ -12,11 +12,14 @@ model's vocab_size: run_pretraining.py --model_overrides='{"vocab_size": N}'.
 
 from absl import app, flags
 
-from bert_keras.data.wordpiece_vocab_pipeline import run
 from bert_keras.errors import run_main
 
 
 def main(argv):
+  # pylint: disable=g-import-not-at-top
+  from bert_keras.data.beam_args import parse_vocab_args
+  parse_vocab_args(argv[1:])  # --help and bad flags answer before Beam is imported
+  from bert_keras.data.wordpiece_vocab_pipeline import run
   print(run(argv[1:]))
 
 

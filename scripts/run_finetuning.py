@@ -15,6 +15,7 @@ from absl import app, flags
 
 from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
+from bert_keras.tasks.data_files import data_files_help
 from configs.tasks import TASK_PRESETS
 from configs.training import FINETUNE_DISTRIBUTIONS
 
@@ -22,7 +23,8 @@ FLAGS = flags.FLAGS
 _TASKS = ", ".join(sorted(TASK_PRESETS))
 flags.DEFINE_string("task", None, f"Registered task (its preset gives the defaults): {_TASKS}.")
 flags.DEFINE_string("data_dir", "", "Folder with the task's official files ('' = embedded data; "
-                    "'tfds:' or 'tfds:<dir>' for GLUE from tensorflow-datasets).")
+                    "'tfds:' or 'tfds:<dir>' for GLUE from tensorflow-datasets). The files per "
+                    "task:\n" + data_files_help())
 flags.DEFINE_string("init_checkpoint", "", "Pretrained checkpoint (Google TF1 dir/prefix, Hugging "
                     "Face dir, .keras or .weights.h5, a run_pretraining model_dir). Empty = "
                     "random initialisation.")

@@ -14,7 +14,6 @@ from absl import app, flags
 
 from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
-from bert_keras.gpt.gpt_runs import run_gpt_finetuning
 from configs.gpt import GPTFinetuningConfig
 
 _DEFAULTS = GPTFinetuningConfig()
@@ -43,6 +42,8 @@ def main(argv):
   config = GPTFinetuningConfig(learning_rate=F.learning_rate, train_batch_size=F.train_batch_size,
                                num_epochs=F.num_epochs, lm_coef=F.lm_coef,
                                max_seq_length=F.max_seq_length, seed=F.seed)
+  # After the flags and config are checked: TensorFlow takes seconds to import.
+  from bert_keras.gpt.gpt_runs import run_gpt_finetuning  # pylint: disable=g-import-not-at-top
   scores = run_gpt_finetuning(F.task, F.pretrained_dir, config, F.output_dir, F.data_dir,
                               F.model, F.bpe_model)
   print(" ".join(f"{k}={v:.4f}" for k, v in sorted(scores.items())))

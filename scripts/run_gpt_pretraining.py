@@ -11,7 +11,6 @@ from absl import app, flags
 
 from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
-from bert_keras.gpt.gpt_runs import run_gpt_pretraining
 from configs.gpt import GPTPretrainingConfig
 
 _DEFAULTS = GPTPretrainingConfig()
@@ -39,6 +38,8 @@ def main(argv):
                                 num_warmup_steps=F.num_warmup_steps, decay=F.decay,
                                 train_batch_size=F.train_batch_size,
                                 max_seq_length=F.max_seq_length, seed=F.seed)
+  # After the flags and config are checked: TensorFlow takes seconds to import.
+  from bert_keras.gpt.gpt_runs import run_gpt_pretraining  # pylint: disable=g-import-not-at-top
   metrics = run_gpt_pretraining(F.model, F.bpe_model, F.corpora, F.input_files, config,
                                 F.output_dir)
   print(" ".join(f"{k}={v:.4g}" for k, v in sorted(metrics.items()) if isinstance(v, float)))

@@ -10,7 +10,6 @@ corpora support a few thousand pieces. Writes the model and <output>.json with t
 from absl import app, flags
 
 from bert_keras.errors import parse_flags, run_main
-from bert_keras.gpt.gpt_runs import run_train_bpe
 
 flags.DEFINE_string("output", None, "Path of the SentencePiece .model file to write.")
 flags.DEFINE_integer("vocab_size", 8000, "Pieces in total: specials, characters and merges.")
@@ -22,6 +21,7 @@ flags.mark_flag_as_required("output")
 
 def main(argv):
   del argv
+  from bert_keras.gpt.gpt_runs import run_train_bpe  # pylint: disable=g-import-not-at-top
   F = flags.FLAGS
   tokenizer = run_train_bpe(F.corpora, F.input_files, F.vocab_size, F.output, F.lower_case)
   print(f"wrote {F.output}: {tokenizer.vocab_size} pieces")

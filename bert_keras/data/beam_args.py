@@ -1,5 +1,9 @@
 """The command line of the Beam scripts: our argparse flags, and everything else for Beam.
 
+The scripts' own flags are defined here, in a module that imports neither Beam nor TensorFlow, so
+`--help` and a bad value of one of them answer before those imports (a leftover argument still
+needs Beam's option classes to be checked).
+
 A script's parser takes its own flags with parse_known_args and hands the rest to Beam's
 PipelineOptions. A local runner ignores what no options class defines, so a misspelt flag of ours
 (`--dupe_factr=2`) would run with the default; remote runners forward unknown options (Dataflow
@@ -13,8 +17,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
-from typing import Sequence
+from typing import List, Sequence, Tuple
 
+from bert_keras.data.beam_runner import with_local_runner_defaults
+from bert_keras.deprecated_flags import add_alias
+from configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.errors import UserError
 
 
@@ -68,3 +75,79 @@ def check_beam_args(beam_args: Sequence[str], ours: argparse.ArgumentParser) -> 
     hint = f"; did you mean {close[0]}?" if close else ""
     raise UserError(f"{ours.prog}: unknown argument {arg!r}: neither a flag of this script "
                     f"nor an Apache Beam pipeline option{hint} (see --help)")
+
+
+def parse_bool(value: str) -> bool:
+  if value.lower() in ("1", "true", "yes"):
+    return True
+  if value.lower() in ("0", "false", "no"):
+    return False
+  raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+def _pretraining_data_parser() -> argparse.ArgumentParser:
+  d = PretrainingDataConfig()
+  parser = argparse.ArgumentParser(
+      description="The Beam pipeline that turns a text corpus into BERT pretraining TFRecords",
+      allow_abbrev=False)
+  parser.add_argument("--input_file", default=None,
+                      help="glob of input files (tfds: the dataset name); default: the embedded "
+                           "shortened English Wikipedia dump")
+  parser.add_argument("--input_format", default=d.input_format, choices=INPUT_FORMATS)
+  parser.add_argument("--output_dir", required=True)
+  parser.add_argument("--vocab_file", default=None, help="default: the real bert-base-uncased vocab.txt")
+  parser.add_argument("--do_lower_case", type=parse_bool, nargs="?", const=True, default=d.lower_case)
+  parser.add_argument("--max_seq_length", type=int, default=d.max_seq_length)
+  parser.add_argument("--max_predictions_per_seq", type=int, default=None,
+                      help="default: 20 at max_seq_length 128, 80 at 512")
+  parser.add_argument("--masked_lm_prob", type=float, default=d.masked_lm_prob)
+  parser.add_argument("--short_seq_prob", type=float, default=d.short_seq_prob)
+  parser.add_argument("--dupe_factor", type=int, default=d.dupe_factor)
+  parser.add_argument("--seed", type=int, default=d.seed,
+                      help="seed of the masks and sentence pairs")
+  add_alias(parser, "--random_seed", "--seed")  # google-research/bert's name
+  parser.add_argument("--do_whole_word_mask", type=parse_bool, nargs="?", const=True,
+                      default=d.whole_word_mask)
+  parser.add_argument("--num_shards", type=int, default=d.num_shards)
+  parser.add_argument("--compression", default=d.compression, choices=COMPRESSIONS)
+  parser.add_argument("--docs_per_bucket", type=int, default=d.docs_per_bucket)
+  parser.add_argument("--min_sentences_per_document", type=int, default=d.min_sentences_per_document)
+  parser.add_argument("--max_line_bytes", type=int, default=d.max_line_bytes)
+  parser.add_argument("--json_text_key", default=d.json_text_key)
+  parser.add_argument("--tfds_split", default=d.tfds_split)
+  parser.add_argument("--tfds_data_dir", default=None)
+  add_help_aliases(parser)
+  return parser
+
+
+def parse_pretraining_data_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
+  """create_pretraining_data's flags -> known_args; everything else, which must be Beam options,
+  is passed to Beam.
+
+  Without a --runner (or with the DirectRunner) the DirectRunner runs multi-process on all cores
+  unless --direct_running_mode / --direct_num_workers say otherwise.
+  """
+  parser = _pretraining_data_parser()
+  known, beam_args = parser.parse_known_args(list(argv))
+  check_beam_args(beam_args, parser)
+  return known, with_local_runner_defaults(beam_args)
+
+
+def parse_vocab_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
+  """learn_vocab's flags -> known_args; the rest, which must be Beam options, goes to Beam
+  (DirectRunner multi-process by default)."""
+  parser = argparse.ArgumentParser(description="Learns a WordPiece vocab.txt", allow_abbrev=False)
+  parser.add_argument("--input_file", default=None, help="default: the embedded Wikipedia dump")
+  parser.add_argument("--input_format", default="wikipedia", choices=INPUT_FORMATS)
+  parser.add_argument("--output_dir", required=True)
+  parser.add_argument("--vocab_size", type=int, default=30522)
+  parser.add_argument("--do_lower_case", type=parse_bool, nargs="?", const=True, default=True)
+  parser.add_argument("--num_unused", type=int, default=99)
+  parser.add_argument("--min_count", type=int, default=1)
+  parser.add_argument("--max_input_words", type=int, default=5_000_000)
+  parser.add_argument("--num_iterations", type=int, default=4, help="learner passes per threshold")
+  parser.add_argument("--json_text_key", default="text")
+  add_help_aliases(parser)
+  known, beam_args = parser.parse_known_args(list(argv))
+  check_beam_args(beam_args, parser)
+  return known, with_local_runner_defaults(beam_args)

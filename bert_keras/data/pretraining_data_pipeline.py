@@ -25,73 +25,19 @@ import dataclasses
 import logging
 import os
 import shutil
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Sequence
 
 import apache_beam as beam
 
 from bert_keras.atomic_io import check_output_dir
 from bert_keras.data import beam_metrics
-from bert_keras.data.beam_args import add_help_aliases, check_beam_args
+from bert_keras.data.beam_args import parse_pretraining_data_args as parse_args  # noqa: F401
 from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
-from bert_keras.deprecated_flags import add_alias
 from configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
 from bert_keras.data.tokenize_documents import TokenizeDocuments
 from bert_keras.errors import UserError, worker_user_errors
-
-
-def _bool(value: str) -> bool:
-  if value.lower() in ("1", "true", "yes"):
-    return True
-  if value.lower() in ("0", "false", "no"):
-    return False
-  raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
-
-
-def _parser() -> argparse.ArgumentParser:
-  d = PretrainingDataConfig()
-  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
-  parser.add_argument("--input_file", default=None,
-                      help="glob of input files (tfds: the dataset name); default: the embedded "
-                           "shortened English Wikipedia dump")
-  parser.add_argument("--input_format", default=d.input_format, choices=INPUT_FORMATS)
-  parser.add_argument("--output_dir", required=True)
-  parser.add_argument("--vocab_file", default=None, help="default: the real bert-base-uncased vocab.txt")
-  parser.add_argument("--do_lower_case", type=_bool, nargs="?", const=True, default=d.lower_case)
-  parser.add_argument("--max_seq_length", type=int, default=d.max_seq_length)
-  parser.add_argument("--max_predictions_per_seq", type=int, default=None,
-                      help="default: 20 at max_seq_length 128, 80 at 512")
-  parser.add_argument("--masked_lm_prob", type=float, default=d.masked_lm_prob)
-  parser.add_argument("--short_seq_prob", type=float, default=d.short_seq_prob)
-  parser.add_argument("--dupe_factor", type=int, default=d.dupe_factor)
-  parser.add_argument("--seed", type=int, default=d.seed,
-                      help="seed of the masks and sentence pairs")
-  add_alias(parser, "--random_seed", "--seed")  # google-research/bert's name
-  parser.add_argument("--do_whole_word_mask", type=_bool, nargs="?", const=True,
-                      default=d.whole_word_mask)
-  parser.add_argument("--num_shards", type=int, default=d.num_shards)
-  parser.add_argument("--compression", default=d.compression, choices=COMPRESSIONS)
-  parser.add_argument("--docs_per_bucket", type=int, default=d.docs_per_bucket)
-  parser.add_argument("--min_sentences_per_document", type=int, default=d.min_sentences_per_document)
-  parser.add_argument("--max_line_bytes", type=int, default=d.max_line_bytes)
-  parser.add_argument("--json_text_key", default=d.json_text_key)
-  parser.add_argument("--tfds_split", default=d.tfds_split)
-  parser.add_argument("--tfds_data_dir", default=None)
-  add_help_aliases(parser)
-  return parser
-
-
-def parse_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
-  """Our flags -> known_args; everything else, which must be Beam options, is passed to Beam.
-
-  Without a --runner (or with the DirectRunner) the DirectRunner runs multi-process on all cores
-  unless --direct_running_mode / --direct_num_workers say otherwise.
-  """
-  parser = _parser()
-  known, beam_args = parser.parse_known_args(list(argv))
-  check_beam_args(beam_args, parser)
-  return known, with_local_runner_defaults(beam_args)
 
 
 def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:

@@ -13,7 +13,7 @@ import apache_beam as beam
 
 from bert_keras.data import beam_metrics
 from bert_keras.data.corpus_text import split_sentences
-from bert_keras.errors import UserError
+from bert_keras.data.tfds_prepare import prepared_builder
 
 
 def example_key(example) -> Optional[str]:
@@ -77,13 +77,7 @@ class ReadTfdsDocuments(beam.PTransform):
   def expand(self, pbegin):
     import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
 
-    try:
-      builder = tfds.builder(self._name, data_dir=self._data_dir)
-      if not builder.is_prepared():
-        builder.download_and_prepare()
-    except Exception as e:  # pylint: disable=broad-except
-      raise UserError(f"tfds dataset {self._name!r} (data_dir={self._data_dir}): cannot load or "
-                      f"download it ({type(e).__name__}: {e})") from e
+    builder = prepared_builder(self._name, self._data_dir)
     source = self._name.replace("/", "_")
     text_key = self._text_key
     return (pbegin

@@ -12,7 +12,6 @@ wordpiece_tokenizer_learner_lib learns the pieces. The file layout is bert-base'
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -23,9 +22,9 @@ import apache_beam as beam
 from bert_keras.atomic_io import check_output_dir
 from bert_keras.data import beam_metrics
 from configs.pretraining_data import INPUT_FORMATS, PretrainingDataConfig
-from bert_keras.data.beam_args import add_help_aliases, check_beam_args
+from bert_keras.data.beam_args import parse_vocab_args as parse_args  # noqa: F401
 from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
-from bert_keras.data.pretraining_data_pipeline import _bool, output_dir_errors, read_documents
+from bert_keras.data.pretraining_data_pipeline import output_dir_errors, read_documents
 from bert_keras.errors import UserError, worker_user_errors
 
 VOCAB_NAME = "vocab.txt"
@@ -163,26 +162,6 @@ class LearnWordPieceVocab(beam.PTransform):
                                   self._vocab_size, self._num_unused, self._min_count,
                                   num_iterations=self._num_iterations,
                                   input_pattern=self._input_pattern))
-
-
-def parse_args(argv: Sequence[str]):
-  """Our flags -> known_args; the rest, which must be Beam options, goes to Beam (DirectRunner
-  multi-process by default)."""
-  parser = argparse.ArgumentParser(description="Learns a WordPiece vocab.txt", allow_abbrev=False)
-  parser.add_argument("--input_file", default=None, help="default: the embedded Wikipedia dump")
-  parser.add_argument("--input_format", default="wikipedia", choices=INPUT_FORMATS)
-  parser.add_argument("--output_dir", required=True)
-  parser.add_argument("--vocab_size", type=int, default=30522)
-  parser.add_argument("--do_lower_case", type=_bool, nargs="?", const=True, default=True)
-  parser.add_argument("--num_unused", type=int, default=99)
-  parser.add_argument("--min_count", type=int, default=1)
-  parser.add_argument("--max_input_words", type=int, default=5_000_000)
-  parser.add_argument("--num_iterations", type=int, default=4, help="learner passes per threshold")
-  parser.add_argument("--json_text_key", default="text")
-  add_help_aliases(parser)
-  known, beam_args = parser.parse_known_args(list(argv))
-  check_beam_args(beam_args, parser)
-  return known, with_local_runner_defaults(beam_args)
 
 
 def _source_and_config(args):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
+from typing import Optional
 
 from bert_keras.atomic_io import check_output_dir as check_writable_dir
 from bert_keras.errors import UserError
@@ -27,11 +29,28 @@ def _resolved(path: str) -> str:
   return path if "://" in path else os.path.realpath(path)
 
 
-def check_output_dir(config: ExportConfig) -> None:
+def _earlier_task(output_dir: str, isfile) -> Optional[str]:
+  """The task of the earlier export at output_dir, from its export_info.json; None if unrecorded."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+  path = output_dir.rstrip("/") + "/assets.extra/export_info.json"
+  if not isfile(path):
+    return None
+  try:
+    with tf.io.gfile.GFile(path, "rb") as f:
+      task = json.loads(f.read()).get("task")
+  except (ValueError, AttributeError, tf.errors.OpError):
+    return None
+  return task if isinstance(task, str) else None
+
+
+def check_output_dir(config: ExportConfig, task: Optional[str] = None) -> None:
   """UserError before anything is loaded or written, for an output_dir whose replacement would
   lose data: the export replaces output_dir whole (export_task_model.save_serving_module), so it
   must not be, or contain, a source (finetune_dir, encoder_checkpoint, vocab_file), nor be an
-  existing file or non-empty directory other than an earlier export (one with saved_model.pb)."""
+  existing file or non-empty directory other than an earlier export (one with saved_model.pb).
+  An earlier export of another task than `task` (the one being exported; None: not known) is
+  replaced only with config.overwrite, and then with a warning on stderr."""
   output_dir = _resolved(config.output_dir)
   for flag in ("finetune_dir", "encoder_checkpoint", "vocab_file"):
     source = getattr(config, flag)
@@ -56,11 +75,22 @@ def check_output_dir(config: ExportConfig) -> None:
       raise UserError(f"output_dir={config.output_dir} is a file: expected a directory (new, "
                       "empty or an earlier export)")
     return
-  if (listdir(config.output_dir)
-      and not has_file(config.output_dir.rstrip("/") + "/saved_model.pb")):
+  if not listdir(config.output_dir):
+    return
+  if not has_file(config.output_dir.rstrip("/") + "/saved_model.pb"):
     raise UserError(f"output_dir={config.output_dir} is a non-empty directory that is not an "
                     "earlier export (no saved_model.pb); the export would replace and delete it: "
                     "expected a new or empty directory or an earlier export")
+  earlier = _earlier_task(config.output_dir, has_file)
+  if task is None or earlier == task:
+    return
+  what = (f"an export of task {earlier!r}" if earlier is not None else
+          "an export whose task is not recorded (no assets.extra/export_info.json)")
+  if not config.overwrite:
+    raise UserError(f"output_dir={config.output_dir} holds {what}, not of task {task!r}: pass "
+                    "--overwrite to replace it, or choose another --output_dir")
+  print(f"warning: output_dir={config.output_dir}: replacing {what} with an export of task "
+        f"{task!r} (--overwrite)", file=sys.stderr)
 
 
 def run_export(config: ExportConfig) -> dict:
@@ -72,11 +102,16 @@ def run_export(config: ExportConfig) -> dict:
   from bert_keras.export import export_task_model as exporter
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
-  check_output_dir(config)
-
   info_path = os.path.join(config.finetune_dir, "task_info.json") if config.finetune_dir else ""
+  new_task = None  # unknown until the source is checked below: no task-change check then
   if info_path and os.path.isfile(info_path):
-    task = _read_task_info(info_path).get("task", "")
+    new_task = _read_task_info(info_path).get("task", "")
+  elif config.encoder_checkpoint:
+    new_task = "encoder"
+  check_output_dir(config, new_task)
+
+  if new_task is not None and config.finetune_dir:
+    task = new_task
     if isinstance(task, str) and task.startswith("gpt/"):
       # A run_gpt_finetuning directory (model.keras, bpe.model): the GPT-1 export path, resolved
       # through the same task registry. Its BPE tokenizer, length and plain-graph serving are

@@ -35,7 +35,7 @@ class MultipleChoiceServing(ServingModule):
     return self._answers({name: tf.reshape(value, shape) for name, value in packed.items()})
 
   @tf.function(autograph=False)
-  def serve(self, context, endings):
+  def _serve(self, context, endings):
     """context: string (batch,); endings: string (batch, choices). Or a scalar and (choices,)."""
     return maybe_single(self._serve_text, context, endings)
 
@@ -47,8 +47,8 @@ class MultipleChoiceServing(ServingModule):
                                             "input_type_ids": input_type_ids}))
 
   def signatures(self) -> dict:
-    self.serve.get_concrete_function(strings(None), strings(None, None))
-    self.serve.get_concrete_function(strings(), strings(None))
+    self._serve.get_concrete_function(strings(None), strings(None, None))
+    self._serve.get_concrete_function(strings(), strings(None))
     return {"serving_default": self._serve_text.get_concrete_function(),
             "serving_tokenized": self.serve_tokenized.get_concrete_function(
                 **tokenized_specs(rank=3))}

@@ -104,6 +104,27 @@ def strings(*dims) -> tf.TensorSpec:
   return tf.TensorSpec(list(dims), tf.string)
 
 
+class ServingCall(tf.Module):
+  """`loaded.serve`: a callable child of the export that keeps the export alive while it runs.
+
+  A restored tf.function holds the variables it reads only weakly (FuncGraph.variables), so when
+  `serve` was a function attribute of the export, `tf.saved_model.load(path).serve(x)` dropped the
+  last reference to the loaded export, and with it the variables, before the call ran: "Called a
+  function referencing variables which have been deleted". tf.saved_model.load makes an object
+  whose saved attribute `__call__` is a function callable, and restores its other attributes: this
+  child saves `function` as its `__call__` and the export as its `owner`, so the export lives at
+  least as long as a call through `loaded.serve` does.
+  """
+
+  def __init__(self, owner: tf.Module, function: Callable):
+    super().__init__(name="serve")
+    self.owner = owner
+    self.__call__ = function  # an instance attribute: saved as the function the loader calls
+
+  def __call__(self, *args, **kwargs):  # in memory (Python looks __call__ up on the class)
+    return self.__dict__["__call__"](*args, **kwargs)
+
+
 class _Untracked:
   """A plain holder: tf.Module does not track what hides inside it."""
 
@@ -137,6 +158,7 @@ class ServingModule(tf.Module):
       raise ValueError(f"max_seq_length={max_seq_length} must be >= 3 ([CLS] x [SEP])")
     self.buckets = length_buckets_lib.resolve_buckets(length_buckets, int(max_seq_length))
     self.kind_name = kind
+    self.task_name = task
     # The Keras objects stay out of the SavedModel's object graph (saving them makes
     # tf.saved_model walk and trace every layer, for nothing a loader could use); the variables
     # are tracked directly, as keras.export.ExportArchive does, and the traced functions use them.
@@ -183,6 +205,8 @@ class ServingModule(tf.Module):
     self._tokenize_with_offsets = tf.function(
         lambda text: tokenizer.tokenize_with_offsets(text), input_signature=strings,
         autograph=False)
+    # `serve`, the subclass's text-in entry point, as a callable child (see ServingCall).
+    self.serve = ServingCall(self, self._serve)
 
   model = property(lambda self: self._keras.model)
   tokenizer = property(lambda self: self._keras.tokenizer)

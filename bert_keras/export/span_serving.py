@@ -141,7 +141,7 @@ class SpanServing(ServingModule):
             "score": best, "null_score_diff": null_score_diff, "no_answer": no_answer}
 
   @tf.function(autograph=False)
-  def serve(self, question, context):
+  def _serve(self, question, context):
     """question, context: string (batch,) or scalars."""
     return maybe_single(self._serve_text, question, context)
 
@@ -156,6 +156,6 @@ class SpanServing(ServingModule):
 
   def signatures(self) -> dict:
     for shape in ([None], []):
-      self.serve.get_concrete_function(strings(*shape), strings(*shape))
+      self._serve.get_concrete_function(strings(*shape), strings(*shape))
     return {"serving_default": self._serve_text.get_concrete_function(),
             "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}

@@ -164,7 +164,7 @@ class TaggerServing(ServingModule):
             "num_entities": tf.cast(num_entities, tf.int32)}
 
   @tf.function(autograph=False)
-  def serve(self, text):
+  def _serve(self, text):
     """text: string (batch,) or a scalar."""
     return maybe_single(self._serve_text, text)
 
@@ -178,6 +178,6 @@ class TaggerServing(ServingModule):
 
   def signatures(self) -> dict:
     for shape in ([None], []):
-      self.serve.get_concrete_function(strings(*shape))
+      self._serve.get_concrete_function(strings(*shape))
     return {"serving_default": self._serve_text.get_concrete_function(),
             "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}

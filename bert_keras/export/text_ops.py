@@ -37,8 +37,10 @@ def byte_to_char_offsets(text: tf.Tensor, byte_offsets: tf.Tensor) -> tf.Tensor:
   # Pad with a byte offset larger than any string so padding never counts as "before".
   starts = char_starts.to_tensor(default_value=tf.int64.max)  # (batch, max_chars)
   starts = tf.concat([starts, tf.fill([tf.shape(starts)[0], 1], tf.int64.max)], axis=1)
-  offsets = tf.cast(byte_offsets, tf.int64)
-  return tf.cast(tf.searchsorted(starts, offsets, side="left"), tf.int32)
+  # One extra column, cut off again: searchsorted reshapes its values to (-1, n), which an empty
+  # batch with n = 0 (no entities anywhere) cannot resolve.
+  offsets = tf.concat([tf.cast(byte_offsets, tf.int64), tf.zeros_like(starts[:, :1])], axis=1)
+  return tf.cast(tf.searchsorted(starts, offsets, side="left")[:, :-1], tf.int32)
 
 
 def doc_windows(doc_lengths: tf.Tensor, max_doc_tokens: tf.Tensor, doc_stride: int):

@@ -22,14 +22,26 @@ def _same_rows(text_a, text_b):
     return (tf.identity(text_b),)
 
 
+def _refused_alone(text_a, task: str):
+  """text_a, behind an assertion that always fails: a pair task's model called without text_b."""
+  check = tf.debugging.Assert(tf.constant(False), [tf.constant(
+      f"this model was fine-tuned on sentence pairs (task {task!r}): pass text_b as well "
+      "(serve(text_a=..., text_b=...) or the serving_text_pair signature)")])
+  with tf.control_dependencies([check]):
+    return tf.identity(text_a)
+
+
 class TextPairServing(ServingModule):
   """text_a, optional text_b -> whatever the subclass's `_outputs(packed inputs)` returns.
 
   Signatures: `serving_text` (text_a alone), `serving_text_pair` (text_a, text_b),
   `serving_tokenized` (packed int32 ids) and `serving_default`, the pair one when `pair` is set.
   `pair` marks a sentence-pair task: text_b is then always packed as segment B (as the task packed
-  it for training, even when empty); otherwise a text_b with no pieces packs text_a alone, as the
-  original run_classifier.py does (`if tokens_b:`), so one signature serves both kinds of input.
+  it for training, even when empty) and required: `serve(text_a)` alone fails with an
+  InvalidArgumentError saying so, and there is no `serving_text` signature, as predict.py refuses a
+  record without text_b (an answer from text_a alone would come from an input unlike anything the
+  model was trained on). Otherwise a text_b with no pieces packs text_a alone, as the original
+  run_classifier.py does (`if tokens_b:`), so one signature serves both kinds of input.
   """
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int, pair: bool = False,
@@ -38,6 +50,8 @@ class TextPairServing(ServingModule):
     self.pair = bool(pair)
 
     def text(text_a):
+      if self.pair:
+        text_a = _refused_alone(text_a, task=self.task_name)
       return self._outputs(self._pack(text_a, None))
 
     def text_pair(text_a, text_b):
@@ -61,7 +75,7 @@ class TextPairServing(ServingModule):
         text_ops.pack_optional_pair(self.packer, segment_a, self.tokenize(text_b)))
 
   @tf.function(autograph=False)
-  def serve(self, text_a, text_b=None):
+  def _serve(self, text_a, text_b=None):
     """text_a, text_b: string (batch,) or scalars; without text_b, text_a is packed alone."""
     if text_b is None:
       return maybe_single(self._serve_text, text_a)
@@ -76,11 +90,15 @@ class TextPairServing(ServingModule):
 
   def signatures(self) -> dict:
     # Batched and scalar forms of `serve`, for Python callers: thin wrappers of the two graphs.
+    # A pair task's text_a-alone form only refuses (see the class docstring): not a signature.
     for shape in ([None], []):
-      self.serve.get_concrete_function(strings(*shape))
-      self.serve.get_concrete_function(strings(*shape), strings(*shape))
-    single = self._serve_text.get_concrete_function()
+      self._serve.get_concrete_function(strings(*shape))
+      self._serve.get_concrete_function(strings(*shape), strings(*shape))
     pair = self._serve_text_pair.get_concrete_function()
-    return {"serving_default": pair if self.pair else single,
-            "serving_text": single, "serving_text_pair": pair,
-            "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}
+    signatures = {"serving_default": pair, "serving_text_pair": pair,
+                  "serving_tokenized": self.serve_tokenized.get_concrete_function(
+                      **tokenized_specs())}
+    if not self.pair:
+      signatures["serving_default"] = signatures["serving_text"] = (
+          self._serve_text.get_concrete_function())
+    return signatures

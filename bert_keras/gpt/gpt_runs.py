@@ -15,6 +15,7 @@ import tensorflow as tf
 from bert_keras import keras_classes
 from bert_keras.atomic_io import check_output_file, write_text
 from bert_keras.errors import UserError
+from bert_keras.export.serving_module import ServingCall
 from bert_keras.json_io import read_json_file
 from bert_keras.gpt import gpt_training, lm_data
 from bert_keras.gpt.bpe_training import train_bpe_model
@@ -226,9 +227,12 @@ def export_text_model(model: GPTTaskModel, tokenizer: GPTTokenizer, task: GPTTas
       columns = [context] + [endings[:, k] for k in range(num_choices)]
     return run(list(columns))
 
-  module.serve = serve
+  module.serve = ServingCall(module, serve)  # keeps the loaded export alive during a call
   tmp = f"{export_dir}.tmp-{os.getpid()}"
   tf.saved_model.save(module, tmp, signatures={"serving_default": serve})
+  # The same record of what was exported as the BERT exports' (export_model checks it).
+  info = {"task": task.name, "kind": f"gpt_{task.layout}", "signatures": ["serving_default"]}
+  extra_files = {"export_info.json": json.dumps(info, indent=2) + "\n", **(extra_files or {})}
   if extra_files:
     os.makedirs(os.path.join(tmp, "assets.extra"), exist_ok=True)
     for name, text in extra_files.items():

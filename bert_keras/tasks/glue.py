@@ -66,8 +66,9 @@ class GlueTask(ClassificationTask):
 
   def _read_tfds(self, tfds_dir: str | None, split: str) -> list:
     import tensorflow_datasets as tfds  # Only for users with a network (downloads on first use).
-    builder = tfds.builder(self.tfds_name, data_dir=tfds_dir)
-    builder.download_and_prepare()
+    from bert_keras.data.tfds_prepare import prepared_builder  # pylint: disable=import-outside-toplevel
+
+    builder = prepared_builder(self.tfds_name, tfds_dir)
     label_feature = builder.info.features["label"]
     examples = []
     for record in tfds.as_numpy(builder.as_dataset(split=_TFDS_SPLITS[split])):

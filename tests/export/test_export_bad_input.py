@@ -131,6 +131,29 @@ def test_an_earlier_export_and_an_empty_directory_are_replaced(exports, tmp_path
   assert (earlier / "saved_model.pb").is_file()
 
 
+def test_an_earlier_export_of_another_task_needs_overwrite(exports, tmp_path, capsys):
+  single, earlier, _ = exports
+  other = tmp_path / "other"
+  other.mkdir()
+  for name in os.listdir(single):
+    (other / name).write_bytes((single / name).read_bytes())
+  info = json.loads((other / "task_info.json").read_text())
+  (other / "task_info.json").write_text(json.dumps(dict(info, task="glue/sst2")))
+  before = _tree(earlier)
+  with pytest.raises(UserError, match=r"holds an export of task 'polarity', not of task "
+                     r"'glue/sst2': pass --overwrite"):
+    run_export(ExportConfig(output_dir=str(earlier), finetune_dir=str(other)))
+  assert _tree(earlier) == before
+  out = tmp_path / "out"
+  (out / "assets.extra").mkdir(parents=True)
+  (out / "saved_model.pb").write_bytes(before["saved_model.pb"])
+  (out / "assets.extra" / "export_info.json").write_text(
+      before[os.path.join("assets.extra", "export_info.json")].decode())
+  run_export(ExportConfig(output_dir=str(out), finetune_dir=str(other), overwrite=True))
+  assert "replacing an export of task 'polarity'" in capsys.readouterr().err
+  assert json.loads((out / "assets.extra" / "export_info.json").read_text())["task"] == "glue/sst2"
+
+
 def test_answers_do_not_depend_on_batch_neighbours(exports):
   """A single-text model: a missing text_b, sent as "" beside records that have one, packs text_a
   alone (the serving rule for a text_b with no pieces), as the record would alone."""
@@ -166,9 +189,8 @@ def test_empty_input_file_is_an_error(exports, tmp_path):
 
 
 def test_empty_batch_gives_empty_outputs(exports):
-  loaded = predictor.load(str(exports[2]))
-  for outputs in (loaded.serve(tf.constant([], tf.string)),
-                  loaded.serve(tf.constant([], tf.string), tf.constant([], tf.string)),
+  loaded = predictor.load(str(exports[2]))  # a pair model: text_a alone is refused
+  for outputs in (loaded.serve(tf.constant([], tf.string), tf.constant([], tf.string)),
                   loaded.signatures["serving_tokenized"](
                       **{name: tf.zeros((0, SEQ), tf.int32) for name in
                          ("input_word_ids", "input_mask", "input_type_ids")})):

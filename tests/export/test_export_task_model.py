@@ -420,3 +420,44 @@ def test_bad_kind_and_missing_labels_fail_fast(exports, tokenizer):
     exporter.build_serving_module(model, "nope", tokenizer, SEQ)
   with pytest.raises(ValueError, match="label names"):
     exporter.build_serving_module(model, "classification", tokenizer, SEQ)
+
+
+def _empty_inputs(kind):
+  empty = tf.constant([], tf.string)
+  return {"squad": [empty, empty], "multiple_choice": [empty, tf.zeros([0, 4], tf.string)],
+          "regression": [empty, empty]}.get(kind, [empty])
+
+
+def test_every_kind_answers_an_empty_batch_with_empty_outputs(exports):
+  for kind, (_, path, _) in exports.items():
+    loaded = tf.saved_model.load(path)
+    default = loaded.signatures["serving_default"]
+    empty_rows = {name: tf.zeros([0] + [4] * (spec.shape.rank - 1), spec.dtype)
+                  for name, spec in default.structured_input_signature[1].items()}
+    for outputs in (loaded.serve(*_empty_inputs(kind)), default(**empty_rows)):
+      assert outputs, kind
+      for name, value in outputs.items():
+        assert value.shape[0] == 0, f"{kind} {name}: {value.shape}"
+
+
+def test_serve_runs_on_an_export_nobody_else_holds(exports):
+  """`tf.saved_model.load(path).serve(...)` in one expression, as the README writes it: the loaded
+  object is referenced by nothing but the call (it used to be freed, with its variables, first)."""
+  for kind in ("squad", "tagging"):  # one serving class each; every kind is one ServingCall
+    module, path, calls = exports[kind]
+    name, args = calls[0]
+    outputs = tf.saved_model.load(path).serve(*map(tf.constant, args))
+    _assert_same({k: v.numpy() for k, v in outputs.items()},
+                 getattr(module, name)(*map(tf.constant, args)), kind)
+
+
+def test_pair_model_refuses_text_a_alone(exports):
+  """A model fine-tuned on pairs answers only pairs (as scripts/predict.py, which needs text_b)."""
+  module, path, _ = exports["regression"]  # exported with pair=True
+  loaded = tf.saved_model.load(path)
+  assert "serving_text" not in loaded.signatures
+  with pytest.raises(tf.errors.InvalidArgumentError, match="fine-tuned on sentence pairs"):
+    loaded.serve(tf.constant(TEXTS))
+  with pytest.raises(tf.errors.InvalidArgumentError, match="fine-tuned on sentence pairs"):
+    module.serve(tf.constant(TEXTS[0]))
+  assert loaded.serve(tf.constant(TEXTS), tf.constant([""] * len(TEXTS)))["score"].shape == (4,)

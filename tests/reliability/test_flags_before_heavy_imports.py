@@ -1,0 +1,66 @@
+"""`--help` and a bad flag answer before TensorFlow or Beam is imported, in every script and
+pipeline entry point: the process is checked at exit for what it imported, so the test does not
+depend on how fast the machine is (importing TensorFlow takes 5-8 s on 2 cores).
+
+The bad flag is an unknown one, except for the Beam scripts, which pass unknown flags on to Beam
+and need Beam's option classes to refuse them: there it is a bad value of one of their own flags."""
+
+import glob
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HEAVY = ("tensorflow", "keras", "apache_beam", "tensorflow_text", "tensorflow_datasets")
+# Runs the entry point as __main__ and reports, at exit, which heavy packages it imported.
+_PROBE = """
+import atexit, runpy, sys
+heavy = {heavy!r}
+atexit.register(lambda: print("imported:" + ",".join(
+    sorted(h for h in heavy if h in sys.modules)), file=sys.stderr))
+kind, target = sys.argv[1], sys.argv[2]
+sys.argv = [target] + sys.argv[3:]
+if kind == "path":
+  runpy.run_path(target, run_name="__main__")
+else:
+  runpy.run_module(target, run_name="__main__", alter_sys=True)
+""".format(heavy=HEAVY)
+
+ENTRY_POINTS = (
+    [("path", os.path.relpath(p, ROOT)) for p in sorted(glob.glob(os.path.join(ROOT, "scripts",
+                                                                               "*.py")))]
+    + [("module", "pipeline.demo"), ("module", "pipeline.query_served_models")]
+    + [("module", os.path.relpath(p, ROOT)[:-3].replace(os.sep, "."))
+       for p in sorted(glob.glob(os.path.join(ROOT, "components", "*", "cli.py")))])
+
+
+BEAM_BAD_FLAGS = {"scripts/create_pretraining_data.py": ("--output_dir=x", "--dupe_factor=ten"),
+                  "scripts/learn_vocab.py": ("--output_dir=x", "--vocab_size=big")}
+
+
+def _run(kind, target, *args):
+  run = subprocess.run([sys.executable, "-c", _PROBE, kind, target, *args], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+  imported = [line for line in run.stderr.splitlines() if line.startswith("imported:")]
+  assert imported, run.stderr[-2000:]
+  return run, imported[-1][len("imported:"):]
+
+
+def test_every_entry_point_is_listed():
+  assert len(ENTRY_POINTS) >= 11 + 2 + 9, ENTRY_POINTS
+
+
+@pytest.mark.parametrize("kind,target", ENTRY_POINTS, ids=[t for _, t in ENTRY_POINTS])
+def test_help_and_a_bad_flag_answer_before_heavy_imports(kind, target):
+  run, imported = _run(kind, target, "--help")
+  assert run.returncode == 0, run.stderr[-2000:]
+  assert imported == "", f"{target} --help imported {imported}"
+  bad = BEAM_BAD_FLAGS.get(target, ("--no_such_flag=1",))
+  run, imported = _run(kind, target, *bad)
+  errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+  assert run.returncode == 2 and len(errors) == 1, run.stderr[-2000:]
+  assert bad[-1].split("=")[0].lstrip("-") in errors[0], errors
+  assert imported == "", f"{target} {bad} imported {imported}: {run.stderr[-500:]}"
