@@ -64,8 +64,12 @@ def run(name: str) -> None:
 def run_named(argv: list) -> None:
   """`python -m components.cli NAME [flags]`: NAME is taken off `argv` (sys.argv, which absl
   parses next), then `run(NAME)`."""
+  usage = f"usage: python -m components.cli NAME [flags]; NAME is one of {list(SPECS)}"
+  if len(argv) == 2 and argv[1] in ("--help", "-h", "--helpfull"):
+    print(usage + "\n`python -m components.cli NAME --help` lists one component's flags.")
+    sys.exit(0)
   if len(argv) < 2 or argv[1].startswith("-"):
-    raise UserError(f"usage: python -m components.cli NAME [flags]; NAME is one of {list(SPECS)}")
+    raise UserError(usage)
   run(argv.pop(1))
 
 

@@ -31,13 +31,17 @@ else:
 ENTRY_POINTS = (
     [("path", os.path.relpath(p, ROOT)) for p in sorted(glob.glob(os.path.join(ROOT, "scripts",
                                                                                "*.py")))]
-    + [("module", "pipeline.demo"), ("module", "pipeline.query_served_models")]
+    + [("module", "pipeline.demo"), ("module", "pipeline.query_served_models"),
+       ("module", "pipeline.compile"), ("module", "components.cli"),
+       ("module", "studies.bert_gpt_ablation.run_ablation")]
     + [("module", os.path.relpath(p, ROOT)[:-3].replace(os.sep, "."))
        for p in sorted(glob.glob(os.path.join(ROOT, "components", "*", "cli.py")))])
 
 
 BEAM_BAD_FLAGS = {"scripts/create_pretraining_data.py": ("--output_dir=x", "--dupe_factor=ten"),
-                  "scripts/learn_vocab.py": ("--output_dir=x", "--vocab_size=big")}
+                  "scripts/learn_vocab.py": ("--output_dir=x", "--vocab_size=big"),
+                  # The shared component CLI takes the component's name first.
+                  "components.cli": ("pusher", "--no_such_flag=1")}
 
 
 def _run(kind, target, *args):
@@ -50,7 +54,7 @@ def _run(kind, target, *args):
 
 
 def test_every_entry_point_is_listed():
-  assert len(ENTRY_POINTS) >= 11 + 2 + 9, ENTRY_POINTS
+  assert len(ENTRY_POINTS) >= 10 + 5 + 9, ENTRY_POINTS  # scripts, modules, component CLIs
 
 
 @pytest.mark.parametrize("kind,target", ENTRY_POINTS, ids=[t for _, t in ENTRY_POINTS])
