@@ -62,7 +62,9 @@ VENVS = os.path.join(HERE, ".venvs")
 TFM_PY = os.path.join(VENVS, "tfm", "bin", "python")
 KHUB_LIB = os.path.join(VENVS, "khub_lib")
 
-SHAPES = {"mini": dict(L=4, H=256, A=4, batch=16), "base": dict(L=12, H=768, A=12, batch=8)}
+# "tiny" is no measurement: it checks the bench still runs end to end (tests/bench).
+SHAPES = {"tiny": dict(L=2, H=128, A=2, batch=4), "mini": dict(L=4, H=256, A=4, batch=16),
+          "base": dict(L=12, H=768, A=12, batch=8)}
 SEQ, PRED, VOCAB = 128, 20, 30522
 
 
@@ -133,14 +135,15 @@ def gemm_flops(specs):
   return total
 
 
-def ensure_peers():
-  """Installs the peers once (idempotent), into bench/.venvs only."""
-  if not os.path.exists(TFM_PY):
+def ensure_peers(systems):
+  """Installs the chosen peers once (idempotent), into bench/.venvs only."""
+  if "model_garden" in systems and not os.path.exists(TFM_PY):
     subprocess.check_call([sys.executable, "-m", "venv", os.path.join(VENVS, "tfm")])
     subprocess.check_call([TFM_PY, "-m", "pip", "install", "-q", "tf-models-official==2.20.0",
                            "tensorflow-cpu==2.20.0"])
   # regex: keras_hub's tokenizers import it at package import (our venv does not carry it).
-  if not all(os.path.exists(os.path.join(KHUB_LIB, name)) for name in ("keras_hub", "regex")):
+  if "keras_hub" in systems and not all(os.path.exists(os.path.join(KHUB_LIB, name))
+                                        for name in ("keras_hub", "regex")):
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
                            KHUB_LIB, "keras-hub==0.32.0", "kagglehub==1.0.2",
                            "kagglesdk==0.1.28", "regex==2026.11.15"])
@@ -478,7 +481,7 @@ def main(argv=None):
     if name not in known:
       parser.error(f"--systems: unknown system {name!r} (choose from {', '.join(known)})")
   _HIDDEN_ACT[0] = args.hidden_act
-  ensure_peers()
+  ensure_peers(chosen)
   load_before = os.getloadavg()  # the host is shared: every table carries the load it ran under
   peak = run_peak()
   every = {
@@ -503,6 +506,8 @@ def main(argv=None):
         f"{'per-round':>9} {'HFU':>6}")
   rows, details = [], []
   for shape in args.shapes.split(","):
+    if shape not in SHAPES:
+      parser.error(f"--shapes: unknown shape {shape!r} (choose from {', '.join(SHAPES)})")
     batch = SHAPES[shape]["batch"]
     results = run_shape(shape, {n: every[n] for n in chosen}, args.rounds, per,
                         args.gemms and "ours" in chosen)
