@@ -161,7 +161,9 @@ COMMON = textwrap.dedent("""
     positions = np.sort(rng.choice(SEQ, (B, PRED)), axis=1).astype("int32")
     labels = rng.integers(1000, VOCAB, (B, PRED)).astype("int32")
     nsp = rng.integers(0, 2, (B, 1)).astype("int32")
-    PROBE_REPS = {1024: 10, 2048: 5}  # ~0.15 s and ~0.6 s per window at ~150 GFLOP/s
+    # ~0.15 s and ~0.6 s per window at ~150 GFLOP/s (--probe_sizes: the sizes probed)
+    PROBE_REPS = {n: {2048: 5}.get(n, 10)
+                  for n in map(int, os.environ.get("BENCH_PROBE_SIZES", "1024,2048").split(","))}
     def make_probe():
       # Best fp32 square-matmul rate (FLOP/s) over 3 windows per size, in this process.
       mats = {}
@@ -306,9 +308,9 @@ TFM = COMMON + textwrap.dedent("""
 """)
 
 PEAK = textwrap.dedent("""
-    import json, time, tensorflow as tf
+    import json, os, time, tensorflow as tf
     best = 0.0
-    for n in (1024, 2048):
+    for n in map(int, os.environ.get("BENCH_PROBE_SIZES", "1024,2048").split(",")):
       a = tf.random.normal((n, n)); b = tf.random.normal((n, n))
       f = tf.function(lambda a, b: tf.matmul(a, b))
       f(a, b).numpy()
@@ -323,11 +325,13 @@ PEAK = textwrap.dedent("""
 
 
 _HIDDEN_ACT = ["gelu_tanh"]  # set from --hidden_act in main()
+_PROBE_SIZES = ["1024,2048"]  # set from --probe_sizes in main()
 
 
 def run_peak():
   """The old up-front peak: best fp32 square-matmul rate in a separate process."""
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="",
+             BENCH_PROBE_SIZES=_PROBE_SIZES[0])
   done = subprocess.run([sys.executable, "-c", PEAK], env=env, capture_output=True, text=True,
                         timeout=600, check=True)
   return json.loads(done.stdout.strip().splitlines()[-1])["flops"]
@@ -338,7 +342,7 @@ class Worker:
 
   def __init__(self, name, python, code, shape, extra_env=None):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONPATH=ROOT,
-               BENCH_ACT=_HIDDEN_ACT[0])
+               BENCH_ACT=_HIDDEN_ACT[0], BENCH_PROBE_SIZES=_PROBE_SIZES[0])
     env.update(extra_env or {})
     s = SHAPES[shape]
     self.name, self.error = name, None
@@ -471,6 +475,8 @@ def main(argv=None):
                       help="also time ours' GEMMs alone (the MFU ceiling of these kernels)")
   parser.add_argument("--hidden_act", default="gelu_tanh", choices=("gelu_tanh", "gelu"),
                       help="the GELU every system uses (the peers default to gelu_tanh)")
+  parser.add_argument("--probe_sizes", default="1024,2048",
+                      help="square fp32 matmul sizes of the peak probes (smaller: a quick check)")
   parser.add_argument("--out", default=os.path.join(HERE, "out", "bench_pretraining.json"))
   args = parser.parse_args(argv)
   if not 1 <= args.rounds <= args.steps:
@@ -481,6 +487,7 @@ def main(argv=None):
     if name not in known:
       parser.error(f"--systems: unknown system {name!r} (choose from {', '.join(known)})")
   _HIDDEN_ACT[0] = args.hidden_act
+  _PROBE_SIZES[0] = args.probe_sizes
   ensure_peers(chosen)
   load_before = os.getloadavg()  # the host is shared: every table carries the load it ran under
   peak = run_peak()
