@@ -2,6 +2,9 @@
 
   .venv/bin/python bench/bench_pretraining.py [--shapes=mini,base] [--steps=10] [--rounds=5]
 
+Only the --systems chosen are installed. tests/bench smoke-runs it with --shapes=tiny --steps=1
+--probe_sizes=256 and only the peers already installed.
+
 Every system trains the same shapes (seq 128, 20 masked positions, vocab 30522, MLM + NSP, AdamW,
 float32) on the same synthetic batch, one process each (see "Interleaved rounds" below):
 - ours: BertPretrainer + the Trainer's step (strategy.run in a tf.function, TF 2.21 / Keras 3.15);

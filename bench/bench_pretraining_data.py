@@ -13,7 +13,11 @@ over the process tree: the fair comparison when other jobs load the machine), pe
 the process tree (our multi-process DirectRunner has workers), instances written.
 
   .venv/bin/python bench/bench_pretraining_data.py [--scales 1,2] [--peer_scales 1,2] \
-      [--modes in_memory,multi_processing] [--workers 2] [--dupe_factor 5]
+      [--modes in_memory,multi_processing] [--workers 2] [--dupe_factor 5] \
+      [--max_documents 0] [--out_dir bench/out/pretraining_data]
+
+`--peer_scales=` (empty) measures ours alone and installs nothing; tests/bench runs it that way on a
+few articles as a smoke check.
 """
 
 from __future__ import annotations
