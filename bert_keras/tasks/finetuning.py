@@ -16,6 +16,7 @@ output directory does, when the owner it records is a process of this host that 
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import math
