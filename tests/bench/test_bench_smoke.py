@@ -63,6 +63,23 @@ def test_bench_serving(tmp_path):
   assert rows["ids-in SavedModel (graph)"]["seq_per_s"] > 0
 
 
+def test_bench_serving_real(tmp_path):
+  out_json = tmp_path / "out.json"
+  _run("bench_serving_real.py", "--models=bert_tiny", "--seq_length=32", "--batch_size=4",
+       "--workloads=short,mixed", "--variants=buckets", "--runs=2", "--batch_runs=1",
+       "--rounds=1", f"--torch={_has('torch', 'bin', 'python')}", f"--output_json={out_json}")
+  assert json.loads(out_json.read_text())
+
+
+def test_bench_finetune_lengths(tmp_path):
+  out_json = tmp_path / "out.json"
+  _run("bench_finetune_lengths.py", "--tasks=polarity", "--seeds=0", "--num_epochs=polarity=2",
+       "--max_train_examples=16", f"--output_json={out_json}")
+  runs = json.loads(out_json.read_text())["polarity"]
+  assert len(runs["True"]) == len(runs["False"]) == 1
+  assert 0.0 <= runs["True"][0]["metric"] <= 1.0
+
+
 def test_bench_tokenizer():
   out = _run("bench_tokenizer.py", "--threads=1", "--batch_sizes=64", "--max_lines=200")
   rows = [line for line in out.splitlines() if line.startswith(("hf tokenizers", "ours", "python"))]
