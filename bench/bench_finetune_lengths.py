@@ -30,6 +30,8 @@ flags.DEFINE_list("tasks", ["polarity", "lee_similarity"], "Embedded tasks (conf
 flags.DEFINE_list("seeds", ["0", "1", "2"], "Seeds, each run in both modes.")
 flags.DEFINE_string("num_epochs", "", "task=epochs overrides, e.g. lee_similarity=2 (default: "
                     "the task preset's).")
+flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training examples (0 = all; "
+                     "for a quick check).", lower_bound=0)
 flags.DEFINE_string("output_json", "", "Also write every run's figures here.")
 
 METRIC = {"polarity": "accuracy", "lee_similarity": "pearson"}
@@ -44,6 +46,7 @@ def run_once(task: str, seed: int, buckets: bool, epochs: float | None, work_dir
   out = os.path.join(work_dir, f"{task}_{seed}_{buckets}")
   results = run_finetuning(config, RunConfig(init_checkpoint=resources.minilm_dir(),
                                              output_dir=out, save_model=False,
+                                             max_train_examples=FLAGS.max_train_examples,
                                              length_buckets=buckets))
   epochs_s = results["epoch_seconds"]
   return {"metric": results["dev"][METRIC[task]], "first_epoch_s": epochs_s[0],

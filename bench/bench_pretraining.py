@@ -2,6 +2,9 @@
 
   .venv/bin/python bench/bench_pretraining.py [--shapes=mini,base] [--steps=10] [--rounds=5]
 
+Only the --systems chosen are installed. tests/bench smoke-runs it with --shapes=tiny --steps=1
+--probe_sizes=256 and only the peers already installed.
+
 Every system trains the same shapes (seq 128, 20 masked positions, vocab 30522, MLM + NSP, AdamW,
 float32) on the same synthetic batch, one process each (see "Interleaved rounds" below):
 - ours: BertPretrainer + the Trainer's step (strategy.run in a tf.function, TF 2.21 / Keras 3.15);
@@ -62,7 +65,9 @@ VENVS = os.path.join(HERE, ".venvs")
 TFM_PY = os.path.join(VENVS, "tfm", "bin", "python")
 KHUB_LIB = os.path.join(VENVS, "khub_lib")
 
-SHAPES = {"mini": dict(L=4, H=256, A=4, batch=16), "base": dict(L=12, H=768, A=12, batch=8)}
+# "tiny" is no measurement: it checks the bench still runs end to end (tests/bench).
+SHAPES = {"tiny": dict(L=2, H=128, A=2, batch=4), "mini": dict(L=4, H=256, A=4, batch=16),
+          "base": dict(L=12, H=768, A=12, batch=8)}
 SEQ, PRED, VOCAB = 128, 20, 30522
 
 
@@ -133,14 +138,15 @@ def gemm_flops(specs):
   return total
 
 
-def ensure_peers():
-  """Installs the peers once (idempotent), into bench/.venvs only."""
-  if not os.path.exists(TFM_PY):
+def ensure_peers(systems):
+  """Installs the chosen peers once (idempotent), into bench/.venvs only."""
+  if "model_garden" in systems and not os.path.exists(TFM_PY):
     subprocess.check_call([sys.executable, "-m", "venv", os.path.join(VENVS, "tfm")])
     subprocess.check_call([TFM_PY, "-m", "pip", "install", "-q", "tf-models-official==2.20.0",
                            "tensorflow-cpu==2.20.0"])
   # regex: keras_hub's tokenizers import it at package import (our venv does not carry it).
-  if not all(os.path.exists(os.path.join(KHUB_LIB, name)) for name in ("keras_hub", "regex")):
+  if "keras_hub" in systems and not all(os.path.exists(os.path.join(KHUB_LIB, name))
+                                        for name in ("keras_hub", "regex")):
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
                            KHUB_LIB, "keras-hub==0.32.0", "kagglehub==1.0.2",
                            "kagglesdk==0.1.28", "regex==2026.11.15"])
@@ -158,7 +164,9 @@ COMMON = textwrap.dedent("""
     positions = np.sort(rng.choice(SEQ, (B, PRED)), axis=1).astype("int32")
     labels = rng.integers(1000, VOCAB, (B, PRED)).astype("int32")
     nsp = rng.integers(0, 2, (B, 1)).astype("int32")
-    PROBE_REPS = {1024: 10, 2048: 5}  # ~0.15 s and ~0.6 s per window at ~150 GFLOP/s
+    # ~0.15 s and ~0.6 s per window at ~150 GFLOP/s (--probe_sizes: the sizes probed)
+    PROBE_REPS = {n: {2048: 5}.get(n, 10)
+                  for n in map(int, os.environ.get("BENCH_PROBE_SIZES", "1024,2048").split(","))}
     def make_probe():
       # Best fp32 square-matmul rate (FLOP/s) over 3 windows per size, in this process.
       mats = {}
@@ -303,9 +311,9 @@ TFM = COMMON + textwrap.dedent("""
 """)
 
 PEAK = textwrap.dedent("""
-    import json, time, tensorflow as tf
+    import json, os, time, tensorflow as tf
     best = 0.0
-    for n in (1024, 2048):
+    for n in map(int, os.environ.get("BENCH_PROBE_SIZES", "1024,2048").split(",")):
       a = tf.random.normal((n, n)); b = tf.random.normal((n, n))
       f = tf.function(lambda a, b: tf.matmul(a, b))
       f(a, b).numpy()
@@ -320,11 +328,13 @@ PEAK = textwrap.dedent("""
 
 
 _HIDDEN_ACT = ["gelu_tanh"]  # set from --hidden_act in main()
+_PROBE_SIZES = ["1024,2048"]  # set from --probe_sizes in main()
 
 
 def run_peak():
   """The old up-front peak: best fp32 square-matmul rate in a separate process."""
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="",
+             BENCH_PROBE_SIZES=_PROBE_SIZES[0])
   done = subprocess.run([sys.executable, "-c", PEAK], env=env, capture_output=True, text=True,
                         timeout=600, check=True)
   return json.loads(done.stdout.strip().splitlines()[-1])["flops"]
@@ -335,7 +345,7 @@ class Worker:
 
   def __init__(self, name, python, code, shape, extra_env=None):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONPATH=ROOT,
-               BENCH_ACT=_HIDDEN_ACT[0])
+               BENCH_ACT=_HIDDEN_ACT[0], BENCH_PROBE_SIZES=_PROBE_SIZES[0])
     env.update(extra_env or {})
     s = SHAPES[shape]
     self.name, self.error = name, None
@@ -468,6 +478,8 @@ def main(argv=None):
                       help="also time ours' GEMMs alone (the MFU ceiling of these kernels)")
   parser.add_argument("--hidden_act", default="gelu_tanh", choices=("gelu_tanh", "gelu"),
                       help="the GELU every system uses (the peers default to gelu_tanh)")
+  parser.add_argument("--probe_sizes", default="1024,2048",
+                      help="square fp32 matmul sizes of the peak probes (smaller: a quick check)")
   parser.add_argument("--out", default=os.path.join(HERE, "out", "bench_pretraining.json"))
   args = parser.parse_args(argv)
   if not 1 <= args.rounds <= args.steps:
@@ -478,7 +490,8 @@ def main(argv=None):
     if name not in known:
       parser.error(f"--systems: unknown system {name!r} (choose from {', '.join(known)})")
   _HIDDEN_ACT[0] = args.hidden_act
-  ensure_peers()
+  _PROBE_SIZES[0] = args.probe_sizes
+  ensure_peers(chosen)
   load_before = os.getloadavg()  # the host is shared: every table carries the load it ran under
   peak = run_peak()
   every = {
@@ -503,6 +516,8 @@ def main(argv=None):
         f"{'per-round':>9} {'HFU':>6}")
   rows, details = [], []
   for shape in args.shapes.split(","):
+    if shape not in SHAPES:
+      parser.error(f"--shapes: unknown shape {shape!r} (choose from {', '.join(SHAPES)})")
     batch = SHAPES[shape]["batch"]
     results = run_shape(shape, {n: every[n] for n in chosen}, args.rounds, per,
                         args.gemms and "ours" in chosen)

@@ -13,7 +13,11 @@ over the process tree: the fair comparison when other jobs load the machine), pe
 the process tree (our multi-process DirectRunner has workers), instances written.
 
   .venv/bin/python bench/bench_pretraining_data.py [--scales 1,2] [--peer_scales 1,2] \
-      [--modes in_memory,multi_processing] [--workers 2] [--dupe_factor 5]
+      [--modes in_memory,multi_processing] [--workers 2] [--dupe_factor 5] \
+      [--max_documents 0] [--out_dir bench/out/pretraining_data]
+
+`--peer_scales=` (empty) measures ours alone and installs nothing; tests/bench runs it that way on a
+few articles as a smoke check.
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ import psutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-OUT = os.path.join(HERE, "out", "pretraining_data")
 PEER_VENV = os.path.join(HERE, ".venvs", "tfm")
 PEER_PACKAGE = "tf-models-official"
 
@@ -51,28 +54,33 @@ def ensure_peer_venv() -> str:
   return python
 
 
-def write_google_corpus(path: str) -> int:
-  """The Wikipedia dump as Google-format text; returns its size in bytes."""
+def write_google_corpus(path: str, max_documents: int = 0) -> int:
+  """The Wikipedia dump (its first `max_documents` articles if > 0) as Google-format text; returns
+  its size in bytes."""
   sys.path.insert(0, ROOT)
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
   from bert_keras.data.wikipedia_reader import iter_wiki_pages, wiki_page_to_document
 
   if not os.path.exists(path):
-    drop = lambda reason: None
+    drop = lambda reason, where: None  # the reader's (reason, where) callback; nothing counted here
     tmp = path + ".tmp"
+    documents = 0
     with bz2.open(resources.wikipedia_dump_path()) as f, open(tmp, "w", encoding="utf-8") as out:
       for page in iter_wiki_pages(f, drop):
+        if max_documents and documents >= max_documents:
+          break
         for _, sentences in wiki_page_to_document(page, "enwiki", drop):
           out.write("\n".join(sentences) + "\n\n")
+          documents += 1
     os.replace(tmp, path)
   return os.path.getsize(path)
 
 
-def scaled_corpus(corpus: str, scale: int) -> str:
-  """A directory of `scale` hard links of `corpus`; returns the glob of its files."""
+def scaled_corpus(corpus: str, scale: int, out: str) -> str:
+  """A directory of `scale` hard links of `corpus` under `out`; returns the glob of its files."""
   if scale == 1:
     return corpus
-  directory = os.path.join(OUT, f"corpus_{scale}x")
+  directory = os.path.join(out, f"corpus_{scale}x")
   os.makedirs(directory, exist_ok=True)
   for i in range(scale):
     name = os.path.join(directory, f"part_{i:03d}.txt")
@@ -124,15 +132,20 @@ def main():
   parser.add_argument("--modes", default="in_memory,multi_processing",
                       help="comma-separated DirectRunner running modes to measure")
   parser.add_argument("--scales", default="1,2", help="corpus sizes (times the dump) for our runs")
-  parser.add_argument("--peer_scales", default="1,2", help="corpus sizes for the peer's runs")
+  parser.add_argument("--peer_scales", default="1,2",
+                      help="corpus sizes for the peer's runs ('' = no peer, nothing installed)")
+  parser.add_argument("--max_documents", type=int, default=0,
+                      help="use only the dump's first N articles (0 = all; for a quick check)")
+  parser.add_argument("--out_dir", default=os.path.join(HERE, "out", "pretraining_data"))
   args = parser.parse_args()
-  os.makedirs(OUT, exist_ok=True)
+  out = args.out_dir
+  os.makedirs(out, exist_ok=True)
   sys.path.insert(0, ROOT)
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
 
   vocab = resources.uncased_vocab_path()
-  corpus = os.path.join(OUT, "wiki_google.txt")
-  size = write_google_corpus(corpus)
+  corpus = os.path.join(out, f"wiki_google_{args.max_documents or 'all'}.txt")
+  size = write_google_corpus(corpus, args.max_documents)
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
   common = ["--vocab_file", vocab, "--do_lower_case=true", "--max_seq_length=128",
             "--max_predictions_per_seq=20", "--masked_lm_prob=0.15", "--short_seq_prob=0.1",
@@ -142,14 +155,14 @@ def main():
   load_before = os.getloadavg()
 
   rows = []  # (system, scale, label, bytes, seconds, rss, cpu, instances)
-  peer_python = ensure_peer_venv()
+  peer_python = ensure_peer_venv() if peer_scales else None
   ours = [sys.executable, os.path.join(ROOT, "scripts", "create_pretraining_data.py"),
           "--input_format=bert_text", "--num_shards=8"] + common
   for scale in sorted(set(scales) | set(peer_scales)):
-    pattern = scaled_corpus(corpus, scale)
+    pattern = scaled_corpus(corpus, scale, out)
     if scale in peer_scales:
       peer = [peer_python, "-m", "official.nlp.data.create_pretraining_data", "--input_file", pattern,
-              "--output_file", os.path.join(OUT, f"peer_{scale}x.tfrecord")] + common
+              "--output_file", os.path.join(out, f"peer_{scale}x.tfrecord")] + common
       seconds, rss, cpu, stderr = measure(peer, env)
       found = re.findall(r"Wrote (\d+) total instances", stderr)
       rows.append(("peer", scale, "tf-models-official 2.20 (1 process)", scale * size, seconds, rss, cpu,
@@ -159,7 +172,7 @@ def main():
     for mode in args.modes.split(","):
       workers = 1 if mode == "in_memory" else args.workers
       flags = [f"--direct_running_mode={mode}", f"--direct_num_workers={workers}"]
-      out_dir = os.path.join(OUT, f"ours_{mode}_{scale}x")
+      out_dir = os.path.join(out, f"ours_{mode}_{scale}x")
       seconds, rss, cpu, _ = measure(ours + flags + [f"--input_file={pattern}", f"--output_dir={out_dir}"], env)
       with open(os.path.join(out_dir, "summary.json")) as f:
         instances = json.load(f)["instances"]

@@ -14,6 +14,53 @@ def _safe(name: str) -> str:
   return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
+# A held-out baseline curve ("eval_mlm_unigram_accuracy", "eval_nsp_majority_accuracy") and the
+# accuracy it is the floor of ("eval_mlm_accuracy").
+_BASELINE = re.compile(r"^(?P<stem>.*)_(?:unigram|majority)_accuracy$")
+_COLUMNS = 3
+
+
+def _panel_of(name: str) -> str:
+  """The panel a curve goes on: train and held-out values of one quantity share it, and a baseline
+  goes beside its accuracy ("eval_mlm_unigram_accuracy" -> "mlm_accuracy")."""
+  name = name.split("/", 1)[-1]
+  match = _BASELINE.match(name)
+  if match:
+    name = match["stem"] + "_accuracy"
+  return re.sub(r"^(train|eval)_", "", name)
+
+
+def curves_figure(title: str, curves: dict):
+  """A grid of panels (at most 3 a row), one per quantity: its train and held-out curves, and for
+  an accuracy its baseline as a dashed line on the same axes."""
+  from matplotlib import pyplot as plt  # pylint: disable=import-outside-toplevel
+
+  panels: dict[str, list[str]] = {}
+  for name in sorted(curves):
+    panels.setdefault(_panel_of(name), []).append(name)
+  columns = min(_COLUMNS, len(panels))
+  rows = -(-len(panels) // columns)
+  fig, axes = plt.subplots(rows, columns, figsize=(4.5 * columns, 3.2 * rows), squeeze=False)
+  for ax, (panel, names) in zip(axes.flat, panels.items()):
+    for name in names:
+      points = curves[name]
+      label = name.split("/", 1)[-1]
+      baseline = bool(_BASELINE.match(label))
+      ax.plot([p[0] for p in points], [p[1] for p in points], label=label,
+              linestyle="--" if baseline else "-", color="grey" if baseline else None,
+              marker="." if len(points) < 30 and not baseline else None)
+    ax.set_title(panel)
+    ax.set_xlabel("step")
+    ax.grid(alpha=0.3)
+    if len(names) > 1:
+      ax.legend(fontsize=7)
+  for ax in axes.flat[len(panels):]:
+    ax.set_visible(False)
+  fig.suptitle(title)
+  fig.tight_layout()
+  return fig
+
+
 def write_plots(record: RunRecord, out_dir: str) -> list[tuple[str, str]]:
   """One PNG of curves per component that has any, one bar chart per shared metric name.
 
@@ -28,16 +75,7 @@ def write_plots(record: RunRecord, out_dir: str) -> list[tuple[str, str]]:
   for c in record.components:
     if not c.curves:
       continue
-    names = sorted(c.curves)
-    fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.2), squeeze=False)
-    for ax, name in zip(axes[0], names):
-      points = c.curves[name]
-      ax.plot([p[0] for p in points], [p[1] for p in points], marker="." if len(points) < 30 else None)
-      ax.set_title(name.split("/", 1)[-1])
-      ax.set_xlabel("step")
-      ax.grid(alpha=0.3)
-    fig.suptitle(c.name)
-    fig.tight_layout()
+    fig = curves_figure(c.name, c.curves)
     file_name = f"curves_{_safe(c.name)}.png"
     fig.savefig(os.path.join(out_dir, file_name), dpi=80)
     plt.close(fig)

@@ -16,6 +16,7 @@ output directory does, when the owner it records is a process of this host that 
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import math
@@ -342,8 +343,8 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
   write_json(os.path.join(stage, "config.json"), resolved)
 
   # === Train ===
-  dataset = make_dataset(train_features, True, task_config.seed)
-  dataset = dataset.repeat().batch(task_config.train_batch_size).prefetch(tf.data.AUTOTUNE)
+  buckets = batch_lengths(task_config, run)
+  dataset = make_dataset(train_features, task_config.train_batch_size, task_config.seed, buckets)
   start = time.time()
   epoch_starts = []  # the first epoch also traces a step per batch length
   timer = keras.callbacks.LambdaCallback(on_epoch_begin=lambda *_: epoch_starts.append(

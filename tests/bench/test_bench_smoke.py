@@ -1,0 +1,87 @@
+"""Every script in bench/ runs end to end at tiny sizes, as users run it (a subprocess with flags),
+so none rots unnoticed. Peers run only when their virtualenv (or keras-hub's lib) is already there:
+the smoke runs never install anything."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_BENCH = os.path.join(_ROOT, "bench")
+_VENVS = os.path.join(_BENCH, ".venvs")
+
+
+def _has(*path):
+  return os.path.exists(os.path.join(_VENVS, *path))
+
+
+def _run(script, *flags):
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="",
+             PYTHONPATH=os.pathsep.join([_ROOT, os.environ.get("PYTHONPATH", "")]))
+  done = subprocess.run([sys.executable, os.path.join(_BENCH, script), *flags], env=env,
+                        capture_output=True, text=True, timeout=600, check=False)
+  assert done.returncode == 0, done.stderr[-3000:]
+  return done.stdout
+
+
+def test_bench_scripts_are_all_covered():
+  scripts = sorted(f for f in os.listdir(_BENCH) if f.startswith("bench_") and f.endswith(".py"))
+  with open(__file__, encoding="utf-8") as f:
+    source = f.read()
+  assert [s for s in scripts if f'"{s}"' not in source] == []
+
+
+def test_bench_pretraining_data(tmp_path):
+  peer = ["--peer_scales=1"] if _has("tfm", "bin", "python") else ["--peer_scales="]
+  out = _run("bench_pretraining_data.py", "--scales=1", "--modes=in_memory", "--dupe_factor=1",
+             "--max_documents=3", f"--out_dir={tmp_path}", *peer)
+  row = next(line for line in out.splitlines() if line.startswith("ours, DirectRunner in_memory"))
+  assert int(row.split()[-1]) > 0  # instances written
+
+
+def test_bench_pretraining(tmp_path):
+  systems = ["ours"] + (["keras_hub"] if _has("khub_lib", "keras_hub") else []) + (
+      ["model_garden"] if _has("tfm", "bin", "python") else [])
+  out_json = tmp_path / "out.json"
+  _run("bench_pretraining.py", "--shapes=tiny", "--steps=1", "--rounds=1", "--no-gemms",
+       "--probe_sizes=256", f"--systems={','.join(systems)}", f"--out={out_json}")
+  rows = json.loads(out_json.read_text())["rows"]
+  assert {r["system"] for r in rows} == set(systems)
+  assert all(r["seq_per_s"] > 0 for r in rows)
+
+
+def test_bench_serving(tmp_path):
+  out_json = tmp_path / "out.json"
+  _run("bench_serving.py", "--shapes=bert_tiny", "--seq_length=16", "--tf_threads=default",
+       "--variants=graph", "--batch_size=2", "--latency_runs=2", "--throughput_runs=1",
+       "--rounds=1", f"--torch={_has('torch', 'bin', 'python')}", f"--output_json={out_json}")
+  rows = json.loads(out_json.read_text())["shapes"]["bert_tiny"]["rows"]
+  assert rows["text-in SavedModel (graph)"]["seq_per_s"] > 0
+  assert rows["ids-in SavedModel (graph)"]["seq_per_s"] > 0
+
+
+def test_bench_serving_real(tmp_path):
+  out_json = tmp_path / "out.json"
+  _run("bench_serving_real.py", "--models=bert_tiny", "--seq_length=32", "--batch_size=4",
+       "--workloads=short,mixed", "--variants=buckets", "--runs=2", "--batch_runs=1",
+       "--rounds=1", f"--torch={_has('torch', 'bin', 'python')}", f"--output_json={out_json}")
+  assert json.loads(out_json.read_text())
+
+
+def test_bench_finetune_lengths(tmp_path):
+  out_json = tmp_path / "out.json"
+  _run("bench_finetune_lengths.py", "--tasks=polarity", "--seeds=0", "--num_epochs=polarity=2",
+       "--max_train_examples=16", f"--output_json={out_json}")
+  runs = json.loads(out_json.read_text())["polarity"]
+  assert len(runs["True"]) == len(runs["False"]) == 1
+  assert 0.0 <= runs["True"][0]["metric"] <= 1.0
+
+
+def test_bench_tokenizer():
+  out = _run("bench_tokenizer.py", "--threads=1", "--batch_sizes=64", "--max_lines=200")
+  rows = [line for line in out.splitlines() if line.startswith(("hf tokenizers", "ours", "python"))]
+  assert len(rows) == 3
+  assert all(line.split()[-1] == "200/200" or line.split()[-1].endswith("/200") for line in rows)
