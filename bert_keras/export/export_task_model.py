@@ -118,8 +118,8 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   window only). jit_compile: False runs the model as a plain TF graph, True XLA-compiles it, "auto"
   uses XLA on single sequences and the plain graph on batches (ServingModule._run_model_auto).
   row_groups: independent groups of positions in every Transformer block of the plain graph
-  (TransformerBlock.row_groups; same outputs, both cores busy at small batches); 1 = unsplit;
-  None = by the model's width (serving_module.default_row_groups: 2, or 1 from hidden 768 on).
+  (kernels/cpu_transformer_block.py; same outputs, both cores busy at small batches); 1 = unsplit;
+  None = by the model's width (kernels/host_tuning.default_row_groups: 2, or 1 from hidden 768 on).
   Returns output_dir.
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import keras
 
+from bert_keras.models.backbone import Backbone, TransformerStack
 from configs.model import ModelConfig
-from bert_keras.models.bert_encoder import TransformerStack
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class GPTDecoder(keras.Model):
+class GPTDecoder(Backbone):
   """h0 = U W_e + W_p, then L masked (causal) post-LN Transformer blocks: h_l = block(h_{l-1}).
 
   Differs from `BertEncoder(attention="causal")` exactly where GPT-1 differs from BERT: no segment
   embeddings, no LayerNorm on the embedding sum (the released GPT-1 code feeds the sum, after dropout,
   straight into block 0), and no pooler (task heads read the final extract token's state instead).
-  Both are built by the same `TransformerStack` (bert_encoder.py), so layer and weight names match
+  Both are built by the same `TransformerStack` (backbone.py), so layer and weight names match
   (token_embedding, position_embedding, transformer_layer_{i}) and weights of the first k blocks
   move between the two by name.
 
@@ -54,22 +54,4 @@ class GPTDecoder(keras.Model):
                      **kwargs)
 
     # === Config ===
-    self.model_config = config
-    for key, value in config.to_dict().items():
-      setattr(self, key, value)
-    self.token_embedding = stack.token_embedding
-    self.position_embedding = stack.position_embedding
-    self.blocks = stack.blocks
-
-  @classmethod
-  def from_model_config(cls, config: ModelConfig, **kwargs) -> "GPTDecoder":
-    return cls(**config.to_dict(), **kwargs)
-
-  def get_config(self):
-    config = {"name": self.name, "trainable": self.trainable}
-    config.update(self.model_config.to_dict())
-    return config
-
-  @classmethod
-  def from_config(cls, config):
-    return cls(**config)
+    self.set_model_config(config, stack)
