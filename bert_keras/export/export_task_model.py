@@ -31,8 +31,10 @@ _SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_quer
 
 
 def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: str,
-                extra: Mapping, jit_compile: bool | str, row_groups: int | None):
-  common = dict(task=task, jit_compile=jit_compile, row_groups=row_groups)
+                extra: Mapping, jit_compile: bool | str, row_groups: int | None,
+                implementation: str | None):
+  common = dict(task=task, jit_compile=jit_compile, row_groups=row_groups,
+                implementation=implementation)
   extra = dict(extra or {})
   if kind == "encoder":
     return EncoderServing(model, tokenizer, max_seq_length, **common)
@@ -55,12 +57,12 @@ def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: 
 def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                          labels: Sequence[str] | None = None, task: str = "",
                          extra: Mapping | None = None, jit_compile: bool | str = False,
-                         row_groups: int | None = None):
+                         row_groups: int | None = None, implementation: str | None = None):
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
   if kind not in KINDS:
     raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
   return _module_for(kind, task_model, tokenizer, int(max_seq_length), labels, task or kind,
-                     extra or {}, jit_compile, row_groups)
+                     extra or {}, jit_compile, row_groups, implementation)
 
 
 def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] | None = None) -> str:
@@ -107,7 +109,7 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
                       labels: Sequence[str] | None = None, task: str = "",
                       extra: Mapping | None = None, jit_compile: bool | str = False,
                       extra_files: Mapping[str, str] | None = None,
-                      row_groups: int | None = None) -> str:
+                      row_groups: int | None = None, implementation: str | None = None) -> str:
   """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`.
 
   kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
@@ -120,11 +122,13 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   row_groups: independent groups of positions in every Transformer block of the plain graph
   (kernels/cpu_transformer_block.py; same outputs, both cores busy at small batches); 1 = unsplit;
   None = by the model's width (kernels/host_tuning.default_row_groups: 2, or 1 from hidden 768 on).
+  implementation: what the traced graphs run, "reference" or "cpu" (bert_keras/kernels; None =
+  "cpu" on a host without GPU or TPU, else "reference"); row_groups apply to "cpu" only.
   Returns output_dir.
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
                                 task=task, extra=extra, jit_compile=jit_compile,
-                                row_groups=row_groups)
+                                row_groups=row_groups, implementation=implementation)
   return save_serving_module(module, output_dir, extra_files=extra_files)
 
 
