@@ -36,7 +36,7 @@ from tensorflow.core.framework import summary_pb2
 from bert_keras.atomic_io import gfile_write_text
 from bert_keras.errors import UserError
 from bert_keras import kernels
-from bert_keras.training import distribute
+from bert_keras.training import distribute, keras_internals
 
 _SCALAR_METADATA = summary_pb2.SummaryMetadata(
     plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
@@ -100,12 +100,8 @@ class Trainer:
     self._start_time = None  # wall clock at the first train() call: rows carry elapsed_sec
     self._traces = 0  # times the train loop was traced: calls that traced are not timed
 
-    inner = getattr(optimizer, "inner_optimizer", optimizer)
-    if not hasattr(inner, "_all_reduce_sum_gradients"):
-      raise RuntimeError("this Keras version has no Optimizer._all_reduce_sum_gradients; the "
-                         "Trainer's gradient reduction needs updating")
     # The Trainer has already summed the gradients over replicas (see the module docstring).
-    inner._all_reduce_sum_gradients = lambda grads_and_vars: list(grads_and_vars)
+    keras_internals.skip_gradient_all_reduce(optimizer)
 
     with strategy.scope():
       self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
