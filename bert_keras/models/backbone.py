@@ -8,6 +8,9 @@ it and their own arguments, and (de)serialise it nested in their config.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Mapping
+
 import keras
 
 from bert_keras.models.attention_mask import AttentionMask
@@ -68,6 +71,13 @@ class TransformerStack:
       x = block(x, attention_mask)  # (batch, seq, H)
       self.encoder_outputs.append(x)
     self.sequence_output = x
+
+
+def model_config_from(arguments: Mapping) -> ModelConfig:
+  """The ModelConfig of a backbone constructor's arguments (its `locals()`): every value
+  validated, with the value in the message, before anything is built."""
+  return ModelConfig(**{field.name: arguments[field.name]
+                        for field in dataclasses.fields(ModelConfig)})
 
 
 class Backbone(keras.Model):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import keras
 
-from bert_keras.models.backbone import Backbone, TransformerStack
-from configs.model import ModelConfig
+from bert_keras.models.backbone import Backbone, TransformerStack, model_config_from
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
@@ -48,14 +47,7 @@ class BertEncoder(Backbone):
                max_position_embeddings: int = 512, type_vocab_size: int = 2,
                initializer_range: float = 0.02, layer_norm_epsilon: float = 1e-12,
                attention: str = "bidirectional", dtype=None, **kwargs):
-    # Validates every value, with the value in the message, before building anything.
-    config = ModelConfig(
-        vocab_size=vocab_size, hidden_size=hidden_size, num_layers=num_layers,
-        num_heads=num_heads, intermediate_size=intermediate_size, hidden_act=hidden_act,
-        dropout_rate=dropout_rate, attention_dropout_rate=attention_dropout_rate,
-        max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
-        initializer_range=initializer_range, layer_norm_epsilon=layer_norm_epsilon,
-        attention=attention)
+    config = model_config_from(locals())
 
     # === Layers and functional model ===
     word_ids = keras.Input(shape=(None,), dtype="int32", name="input_word_ids")

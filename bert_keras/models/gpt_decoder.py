@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import keras
 
-from bert_keras.models.backbone import Backbone, TransformerStack
-from configs.model import ModelConfig
+from bert_keras.models.backbone import Backbone, TransformerStack, model_config_from
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
@@ -29,13 +28,7 @@ class GPTDecoder(Backbone):
                max_position_embeddings: int = 512, type_vocab_size: int = 0,
                initializer_range: float = 0.02, layer_norm_epsilon: float = 1e-5,
                attention: str = "causal", dtype=None, **kwargs):
-    config = ModelConfig(
-        vocab_size=vocab_size, hidden_size=hidden_size, num_layers=num_layers,
-        num_heads=num_heads, intermediate_size=intermediate_size, hidden_act=hidden_act,
-        dropout_rate=dropout_rate, attention_dropout_rate=attention_dropout_rate,
-        max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
-        initializer_range=initializer_range, layer_norm_epsilon=layer_norm_epsilon,
-        attention=attention)
+    config = model_config_from(locals())
     if type_vocab_size != 0:
       raise ValueError(f"type_vocab_size={type_vocab_size}: GPT-1 has no segment embeddings; "
                        "use BertEncoder for a model with segments")
