@@ -2,7 +2,8 @@
 
 `Backbone`: BertEncoder and GPTDecoder are built from the same `TransformerStack` and carry their
 ModelConfig the same way (attributes, `from_model_config`, `get_config`). `BackboneTaskModel`: the
-models that take a backbone by composition (BertPretrainer, GPTLanguageModel, GPTTaskModel) store
+models that take a backbone by composition (BertPretrainer, GPTLanguageModel, GPTTaskModel, the
+task heads' EncoderHead) store
 it and their own arguments, and (de)serialise it nested in their config.
 """
 
@@ -125,8 +126,12 @@ class BackboneTaskModel(keras.Model):
       setattr(self, key, value)
 
   def get_config(self):
-    return {"name": self.name, "trainable": self.trainable, **self._task_config,
-            self.BACKBONE: keras.saving.serialize_keras_object(getattr(self, self.BACKBONE))}
+    config = {"name": self.name, "trainable": self.trainable}
+    for key in self._task_config:  # current values, tuples as the lists JSON gives back
+      value = getattr(self, key)
+      config[key] = list(value) if isinstance(value, (list, tuple)) else value
+    config[self.BACKBONE] = keras.saving.serialize_keras_object(getattr(self, self.BACKBONE))
+    return config
 
   @classmethod
   def from_config(cls, config):
