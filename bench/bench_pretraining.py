@@ -103,7 +103,7 @@ def ours_gemm_specs(L, H, A, batch, last_block_rows=None, **_):
 
   def dense(m, k, n, transposed_copy=False):
     # transposed_copy: the input gradient multiplies by a transposed copy of the kernel (NN), as
-    # ours' feed-forward widening projection does (bert_keras/models/wide_dense.py).
+    # ours' feed-forward widening projection does (bert_keras/kernels/wide_dense.py).
     input_grad = (((m, n), (n, k), False, False) if transposed_copy
                   else ((m, n), (k, n), False, True))
     specs.extend([((m, k), (k, n), False, False), input_grad, ((m, k), (m, n), True, False)])

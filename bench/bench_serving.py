@@ -12,7 +12,7 @@ earlier runs pinned), each in its own process, since TF fixes its thread pools a
                           oneDNN kernels; export_task_model's default), `xla` (jit_compile=True),
                           `auto` (XLA for one sequence, the graph for batches); a `:gN` suffix
                           exports with row_groups=N (the default export splits every Transformer
-                          block into 2 groups of positions, TransformerBlock.row_groups, below
+                          block into 2 groups of positions, kernels/cpu_transformer_block.py, below
                           hidden size 768 and leaves wider models unsplit; `graph:g1` is the
                           unsplit graph, `graph:g2` the split one)
   ids-in SavedModel (V)   the same SavedModel's `serving_tokenized` signature on packed ids

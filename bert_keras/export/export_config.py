@@ -130,7 +130,7 @@ def run_export(config: ExportConfig) -> dict:
                     f"a fine-tuned task ({config.finetune_dir}) keeps the length it was trained with "
                     "(its task_info.json): leave it unset")
   # row_groups None stays None: the export picks it by the model's width
-  # (serving_module.default_row_groups) and records the choice in export_info.json.
+  # (kernels/host_tuning.default_row_groups) and records the choice in export_info.json.
   config = dataclasses.replace(
       config, max_seq_length=(DEFAULT_MAX_SEQ_LENGTH if config.max_seq_length is None
                               else config.max_seq_length))

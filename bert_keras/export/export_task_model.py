@@ -32,9 +32,9 @@ _SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_quer
 
 def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: str,
                 extra: Mapping, jit_compile: bool | str, row_groups: int | None,
-                length_buckets=None):
+                length_buckets=None, implementation: str | None = None):
   common = dict(task=task, jit_compile=jit_compile, row_groups=row_groups,
-                length_buckets=length_buckets)
+                length_buckets=length_buckets, implementation=implementation)
   extra = dict(extra or {})
   if kind == "encoder":
     return EncoderServing(model, tokenizer, max_seq_length, **common)
@@ -57,12 +57,13 @@ def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: 
 def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                          labels: Sequence[str] | None = None, task: str = "",
                          extra: Mapping | None = None, jit_compile: bool | str = False,
-                         row_groups: int | None = None, length_buckets=None):
+                         row_groups: int | None = None, length_buckets=None,
+                         implementation: str | None = None):
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
   if kind not in KINDS:
     raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
   return _module_for(kind, task_model, tokenizer, int(max_seq_length), labels, task or kind,
-                     extra or {}, jit_compile, row_groups, length_buckets)
+                     extra or {}, jit_compile, row_groups, length_buckets, implementation)
 
 
 def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] | None = None) -> str:
@@ -109,7 +110,8 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
                       labels: Sequence[str] | None = None, task: str = "",
                       extra: Mapping | None = None, jit_compile: bool | str = False,
                       extra_files: Mapping[str, str] | None = None,
-                      row_groups: int | None = None, length_buckets=None) -> str:
+                      row_groups: int | None = None, length_buckets=None,
+                      implementation: str | None = None) -> str:
   """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`.
 
   kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
@@ -120,8 +122,10 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   window only). jit_compile: False runs the model as a plain TF graph, True XLA-compiles it, "auto"
   uses XLA on single sequences and the plain graph on batches (ServingModule._run_model_auto).
   row_groups: independent groups of positions in every Transformer block of the plain graph
-  (TransformerBlock.row_groups; same outputs, both cores busy at small batches); 1 = unsplit;
-  None = by the model's width (serving_module.default_row_groups: 2, or 1 from hidden 768 on).
+  (kernels/cpu_transformer_block.py; same outputs, both cores busy at small batches); 1 = unsplit;
+  None = by the model's width (kernels/host_tuning.default_row_groups: 2, or 1 from hidden 768 on).
+  implementation: what the traced graphs run, "reference" or "cpu" (bert_keras/kernels; None =
+  "cpu" on a host without GPU or TPU, else "reference"); row_groups apply to "cpu" only.
   length_buckets: the lengths text-in calls pad to (the bucket of each call's longest row):
   None or "auto" = 16, 32, 64, ... max_seq_length; "fixed" = max_seq_length only; or ascending
   ints (bert_keras/text/length_buckets.py).
@@ -129,7 +133,8 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
                                 task=task, extra=extra, jit_compile=jit_compile,
-                                row_groups=row_groups, length_buckets=length_buckets)
+                                row_groups=row_groups, length_buckets=length_buckets,
+                                implementation=implementation)
   return save_serving_module(module, output_dir, extra_files=extra_files)
 
 

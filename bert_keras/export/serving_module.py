@@ -14,66 +14,15 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
-import contextlib
-
 import tensorflow as tf
 
+from bert_keras import kernels
+from bert_keras.kernels.host_tuning import AUTO_XLA_MAX_ROWS, default_row_groups
 from bert_keras.lazy_cond import lazy_cond
-from bert_keras.models.transformer_block import TransformerBlock
 from bert_keras.text import length_buckets as length_buckets_lib
 from bert_keras.text.bert_packer import BertPacker
 
 _INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
-# jit_compile="auto": calls on at most this many packed rows run the XLA-compiled model.
-AUTO_XLA_MAX_ROWS = 1
-# Row groups of every Transformer block in the exported (non-XLA) graph; see
-# TransformerBlock.row_groups. 2: on a quiet 2-core machine (bench/bench_serving.py, TF default
-# threading) the split cut batch-1 p50 from 19.4 to 14.5 ms at BERT-mini and from 197.9 to
-# 174.7 ms at BERT-Base, with batch-32 throughput equal or better; outputs are unchanged.
-DEFAULT_ROW_GROUPS = 2
-# From this hidden size on, row_groups=None exports the unsplit graph instead: a BERT-Base matmul
-# is large enough for oneDNN to spread it over both cores by itself, and the split only adds ops
-# (concats, twice the projections' calls). In later interleaved runs of the same benchmark Base's
-# batch-1 p50 was lower unsplit (180.1 vs 191.7 ms; and again in the next run), and it takes 5-10%
-# fewer CPU-ms per batch-1 call (292 vs 309 in a same-process A/B, 378 vs 405-420 in the
-# benchmark); batch-32 throughput within 3%. On a busy machine the split can still win on wall
-# time (it uses whatever core frees up first), so confirm on a quiet one.
-# BERT-mini keeps the split (batch-1 p50 12.75 vs 18.06 ms unsplit).
-UNSPLIT_MIN_HIDDEN = 768
-
-
-def default_row_groups(model) -> int:
-  """Row groups for `row_groups=None`: DEFAULT_ROW_GROUPS below UNSPLIT_MIN_HIDDEN, else 1.
-
-  The width is the Transformer blocks' hidden size (their attention output's units); a model
-  without blocks takes DEFAULT_ROW_GROUPS (it has nothing to split).
-  """
-  widths = [block.attention_output_dense.units for block in _blocks(model) if block.built]
-  return 1 if widths and max(widths) >= UNSPLIT_MIN_HIDDEN else DEFAULT_ROW_GROUPS
-
-
-def _blocks(model) -> list:
-  """Every TransformerBlock inside `model`."""
-  return [layer for layer in model._flatten_layers(include_self=True, recursive=True)
-          if isinstance(layer, TransformerBlock)]
-
-
-@contextlib.contextmanager
-def row_groups(model, groups: int):
-  """Sets `row_groups` on every TransformerBlock inside `model` for the duration (tracing).
-
-  The exported graph is traced inside, so it keeps the split; the Keras model gets its own
-  settings back afterwards (training and checkpoints never see the change).
-  """
-  blocks = _blocks(model)
-  saved = [block.row_groups for block in blocks]
-  try:
-    for block in blocks:
-      block.row_groups = groups
-    yield
-  finally:
-    for block, value in zip(blocks, saved):
-      block.row_groups = value
 
 
 def tokenized_specs(rank: int = 2) -> dict:
@@ -152,7 +101,8 @@ class ServingModule(tf.Module):
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int,
                labels: Sequence[str] | None = None, task: str = "",
                jit_compile: bool | str = False, row_groups: int | None = None,
-               length_buckets=None, name: str | None = None):
+               length_buckets=None, name: str | None = None,
+               implementation: str | None = None):
     super().__init__(name=name)
     if max_seq_length < 3:
       raise ValueError(f"max_seq_length={max_seq_length} must be >= 3 ([CLS] x [SEP])")
@@ -182,16 +132,21 @@ class ServingModule(tf.Module):
     if jit_compile not in (True, False, "auto"):
       raise ValueError(f"jit_compile={jit_compile!r}; expected True, False or 'auto'")
     self.jit_compile = jit_compile
-    if row_groups is None:  # by the model's width (UNSPLIT_MIN_HIDDEN)
-      row_groups = default_row_groups(model)
+    if row_groups is None:  # by the model's width (kernels/host_tuning.py)
+      row_groups = default_row_groups(kernels.hidden_size(model))
     if int(row_groups) != row_groups or row_groups < 1:
       raise ValueError(f"row_groups={row_groups!r}; expected an integer >= 1")
     self.row_groups = int(row_groups)
-    # Row groups only for the plain graph: they give its inter-op pool independent branches, while
-    # XLA's CPU code runs one op after the other (the split only adds ops there).
+    # The traced graphs run `implementation` (bert_keras/kernels/__init__.py; None = "cpu" on a
+    # host without GPU or TPU), on the model's own variables. Row groups only for the plain
+    # graph: they give its inter-op pool independent branches, while XLA's CPU code runs one op
+    # after the other (the split only adds ops there).
+    implementation = implementation or kernels.default_implementation()
+    self.implementation = implementation
     model_fn = lambda jit: tf.function(
-        lambda inputs: self._call_model(inputs, 1 if jit else self.row_groups), jit_compile=jit,
-        reduce_retracing=True, autograph=False)
+        self._model_caller(kernels.implementation_of(
+            model, implementation, row_groups=1 if jit else self.row_groups)),
+        jit_compile=jit, reduce_retracing=True, autograph=False)
     if jit_compile == "auto":
       self._graph_model, self._xla_model = model_fn(False), model_fn(True)
       self._run_model = self._run_model_auto
@@ -212,10 +167,15 @@ class ServingModule(tf.Module):
   tokenizer = property(lambda self: self._keras.tokenizer)
   packer = property(lambda self: self._keras.packer)
 
-  def _call_model(self, inputs: Mapping[str, tf.Tensor], groups: int = 1):
-    with row_groups(self.model, groups):
-      outputs = self.model({name: inputs[name] for name in _INPUT_NAMES}, training=False)
-    return dict(outputs) if isinstance(outputs, Mapping) else {"logits": outputs}
+  @staticmethod
+  def _model_caller(model) -> Callable:
+    """packed inputs -> a dict of the model's outputs (a single output is named `logits`)."""
+
+    def call(inputs: Mapping[str, tf.Tensor]):
+      outputs = model({name: inputs[name] for name in _INPUT_NAMES}, training=False)
+      return dict(outputs) if isinstance(outputs, Mapping) else {"logits": outputs}
+
+    return call
 
   def _run_model_auto(self, inputs: Mapping[str, tf.Tensor]):
     """The XLA-compiled model for up to AUTO_XLA_MAX_ROWS rows, the plain graph above that.

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import keras
 
-from configs.model import ModelConfig
-from bert_keras.models.bert_encoder import TransformerStack
+from bert_keras.models.backbone import Backbone, TransformerStack, model_config_from
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class GPTDecoder(keras.Model):
+class GPTDecoder(Backbone):
   """h0 = U W_e + W_p, then L masked (causal) post-LN Transformer blocks: h_l = block(h_{l-1}).
 
   Differs from `BertEncoder(attention="causal")` exactly where GPT-1 differs from BERT: no segment
   embeddings, no LayerNorm on the embedding sum (the released GPT-1 code feeds the sum, after dropout,
   straight into block 0), and no pooler (task heads read the final extract token's state instead).
-  Both are built by the same `TransformerStack` (bert_encoder.py), so layer and weight names match
+  Both are built by the same `TransformerStack` (backbone.py), so layer and weight names match
   (token_embedding, position_embedding, transformer_layer_{i}) and weights of the first k blocks
   move between the two by name.
 
@@ -29,13 +28,7 @@ class GPTDecoder(keras.Model):
                max_position_embeddings: int = 512, type_vocab_size: int = 0,
                initializer_range: float = 0.02, layer_norm_epsilon: float = 1e-5,
                attention: str = "causal", dtype=None, **kwargs):
-    config = ModelConfig(
-        vocab_size=vocab_size, hidden_size=hidden_size, num_layers=num_layers,
-        num_heads=num_heads, intermediate_size=intermediate_size, hidden_act=hidden_act,
-        dropout_rate=dropout_rate, attention_dropout_rate=attention_dropout_rate,
-        max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
-        initializer_range=initializer_range, layer_norm_epsilon=layer_norm_epsilon,
-        attention=attention)
+    config = model_config_from(locals())
     if type_vocab_size != 0:
       raise ValueError(f"type_vocab_size={type_vocab_size}: GPT-1 has no segment embeddings; "
                        "use BertEncoder for a model with segments")
@@ -54,22 +47,4 @@ class GPTDecoder(keras.Model):
                      **kwargs)
 
     # === Config ===
-    self.model_config = config
-    for key, value in config.to_dict().items():
-      setattr(self, key, value)
-    self.token_embedding = stack.token_embedding
-    self.position_embedding = stack.position_embedding
-    self.blocks = stack.blocks
-
-  @classmethod
-  def from_model_config(cls, config: ModelConfig, **kwargs) -> "GPTDecoder":
-    return cls(**config.to_dict(), **kwargs)
-
-  def get_config(self):
-    config = {"name": self.name, "trainable": self.trainable}
-    config.update(self.model_config.to_dict())
-    return config
-
-  @classmethod
-  def from_config(cls, config):
-    return cls(**config)
+    self.set_model_config(config, stack)

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import keras
 
+from bert_keras.models.backbone import BackboneTaskModel
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.models.gpt_lm_head import GPTLMHead
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class GPTLanguageModel(keras.Model):
+class GPTLanguageModel(BackboneTaskModel):
   """decoder -> `lm_logits` (batch, seq, vocab), where position i scores token i+1.
 
   The loss L1 = sum_i log P(u_i | u_<i) lives in `bert_keras.gpt.losses.lm_loss`, not in the model,
   so the same model serves pretraining, the zero-shot probes and the auxiliary loss of fine-tuning.
   """
+
+  BACKBONE = "decoder"
 
   def __init__(self, decoder: GPTDecoder, **kwargs):
     # === Layers ===
@@ -27,15 +30,5 @@ class GPTLanguageModel(keras.Model):
     super().__init__(inputs=inputs, outputs={"lm_logits": logits}, **kwargs)
 
     # === Config ===
-    self.decoder = decoder
+    self.set_task_config(decoder)
     self.lm_head = lm_head
-
-  def get_config(self):
-    return {"name": self.name, "trainable": self.trainable,
-            "decoder": keras.saving.serialize_keras_object(self.decoder)}
-
-  @classmethod
-  def from_config(cls, config):
-    config = dict(config)
-    config["decoder"] = keras.saving.deserialize_keras_object(config["decoder"])
-    return cls(**config)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_keras.models.backbone import BackboneTaskModel
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.models.gpt_extract_pooler import GPTExtractPooler
 from bert_keras.models.gpt_lm_head import GPTLMHead
@@ -38,7 +39,7 @@ class AddOrders(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class GPTTaskModel(keras.Model):
+class GPTTaskModel(BackboneTaskModel):
   """The pretrained decoder plus W_y, for the three input layouts of Figure 1 (right).
 
   - "classification" (and entailment): inputs (batch, seq) `[start; text; extract]` or
@@ -50,6 +51,8 @@ class GPTTaskModel(keras.Model):
   With `with_lm_logits` the model also returns `lm_logits` (inputs' shape + (vocab,)) from the tied
   LM head, for the auxiliary objective L3 = L2 + lambda * L1 (see `bert_keras.gpt.losses`).
   """
+
+  BACKBONE = "decoder"
 
   def __init__(self, decoder: GPTDecoder, task_type: str = "classification", num_outputs: int = 2,
                classifier_dropout: float = 0.1, with_lm_logits: bool = True, **kwargs):
@@ -97,21 +100,6 @@ class GPTTaskModel(keras.Model):
                      **kwargs)
 
     # === Config ===
-    self.decoder = decoder
-    self.task_type = task_type
-    self.num_outputs = num_outputs
-    self.classifier_dropout = classifier_dropout
-    self.with_lm_logits = with_lm_logits
+    self.set_task_config(decoder, task_type=task_type, num_outputs=num_outputs,
+                         classifier_dropout=classifier_dropout, with_lm_logits=with_lm_logits)
     self.classifier = classifier
-
-  def get_config(self):
-    return {"name": self.name, "trainable": self.trainable, "task_type": self.task_type,
-            "num_outputs": self.num_outputs, "classifier_dropout": self.classifier_dropout,
-            "with_lm_logits": self.with_lm_logits,
-            "decoder": keras.saving.serialize_keras_object(self.decoder)}
-
-  @classmethod
-  def from_config(cls, config):
-    config = dict(config)
-    config["decoder"] = keras.saving.deserialize_keras_object(config["decoder"])
-    return cls(**config)

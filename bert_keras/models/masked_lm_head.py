@@ -1,7 +1,6 @@
 """The masked-LM head: transform, then an output projection tied to the token embedding."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from bert_keras.models.activations import get_activation
@@ -42,13 +41,13 @@ class MaskedLMHead(keras.layers.Layer):
   def call(self, x):
     # x: (batch, positions, hidden) -> logits (batch, positions, vocab)
     # Flattened to (batch * positions, hidden) so the projection is one 2-D GEMM against the
-    # (vocab, hidden) table read transposed in place; its gradient for the table is one 2-D GEMM
-    # too. (A batched einsum here computed a (batch, vocab, hidden) gradient and then summed it.)
+    # (vocab, hidden) table; its gradient for the table is one 2-D GEMM too. (A batched einsum
+    # here computed a (batch, vocab, hidden) gradient and then summed it.)
     shape = ops.shape(x)
     rows = ops.reshape(x, (-1, shape[-1]))  # (batch * positions, hidden)
     rows = self.layer_norm(self.transform(rows))
     table = ops.cast(self.token_embedding.embeddings, rows.dtype)  # (vocab, hidden)
-    logits = tf.matmul(rows, table, transpose_b=True)  # (batch * positions, vocab)
+    logits = ops.matmul(rows, ops.transpose(table))  # (batch * positions, vocab)
     logits = logits + ops.cast(self.output_bias, logits.dtype)
     return ops.reshape(logits, (shape[0], shape[1], -1))
 

@@ -7,7 +7,6 @@ its own, apart from the study's training code, so that loading a .keras file hol
 """
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 
@@ -16,5 +15,9 @@ class ReverseRealTokens(keras.layers.Layer):
   """(batch, seq[, H]) reversed within each row's real length; padding stays at the right."""
 
   def call(self, x, input_mask):
-    lengths = ops.sum(ops.cast(input_mask, "int32"), axis=1)
-    return tf.reverse_sequence(x, tf.cast(lengths, tf.int64), seq_axis=1, batch_axis=0)
+    lengths = ops.sum(ops.cast(input_mask, "int32"), axis=1)[:, None]  # (batch, 1)
+    positions = ops.arange(ops.shape(x)[1], dtype="int32")[None]  # (1, seq)
+    source = ops.where(positions < lengths, lengths - 1 - positions, positions)  # (batch, seq)
+    for _ in range(len(x.shape) - 2):  # (batch, seq, 1): the same row for every feature
+      source = ops.expand_dims(source, -1)
+    return ops.take_along_axis(x, ops.broadcast_to(source, ops.shape(x)), axis=1)

@@ -45,7 +45,9 @@ rate. Keras 3's TensorFlow optimizer (keras/src/backend/tensorflow/optimizer.py)
 `_backend_update_step(grads, trainable_variables, learning_rate)` once per `apply`, in replica
 context, after `_apply_weight_decay`; it passes `learning_rate` unchanged through
 `maybe_merge_call` and `extended.update(var, fn, args=(grad, learning_rate))` to
-`update_step(grad, var, learning_rate)`. FusedAdamW's `_backend_update_step` replaces the learning
+`update_step(grad, var, learning_rate)`. FusedAdamW's `before_collective_update` (called from
+`_backend_update_step` by training/keras_internals.py, which holds every private API the training
+code uses) replaces the learning
 rate by `_ScaledLearningRate(learning_rate, scale)`, a namedtuple: the merge call regroups it member
 by member into per-replica values and `extended.update` hands each device its own replica's
 members, so each replica's update uses its own scale. Alternatives weighed and rejected: scaling
@@ -67,6 +69,7 @@ from typing import Any, NamedTuple
 import keras
 import tensorflow as tf
 
+from bert_keras.training import keras_internals
 from bert_keras.training.bias_correction import one_minus_power
 
 # Dtypes the fused kernel is used for.
@@ -108,7 +111,7 @@ def _adamw_update(var, m, v, grad, decay, scale, alpha, one_minus_beta_1, one_mi
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class FusedAdamW(keras.optimizers.AdamW):
+class FusedAdamW(keras_internals.CollectiveUpdateHooks, keras.optimizers.AdamW):
   """`keras.optimizers.AdamW` with each dense update done by one fused kernel (module docstring).
 
   Same constructor, config, slots and results (to float32 rounding, and closer to Adam's algorithm
@@ -156,21 +159,19 @@ class FusedAdamW(keras.optimizers.AdamW):
       raise RuntimeError(
           "FusedAdamW.gradient_scale: gradients were applied but no update_step received the "
           f"scale; keras {keras.__version__} no longer passes _backend_update_step's "
-          "learning_rate to update_step (see bert_keras/training/fused_adamw.py)")
+          "learning_rate to update_step (see bert_keras/training/keras_internals.py)")
 
   def apply(self, grads, trainable_variables=None):
     if len(grads):
       self._scale_state.applies += 1
     return super().apply(grads, trainable_variables)
 
-  def _apply_weight_decay(self, variables):
-    if keras.backend.backend() == "tensorflow":
-      return  # in _backend_update_step or update_step, which know each variable's gradient
-    super()._apply_weight_decay(variables)
+  # The decay runs in before_collective_update or update_step, which know each variable's gradient.
+  decays_before_update = keras.backend.backend() != "tensorflow"
 
-  def _backend_update_step(self, grads, trainable_variables, learning_rate):
-    """Keras' collective update (the contract is in the module docstring), preceded by two steps
-    that need the gradients, which Keras' `_apply_weight_decay` is not given:
+  def before_collective_update(self, grads, trainable_variables, learning_rate):
+    """Before Keras' collective update (the contract is in the module docstring), two steps
+    that need the gradients, which Keras' own decay pass is not given:
 
     1. Keras' own `_apply_weight_decay` for the variables whose update takes the parent's path
        (sparse gradient, amsgrad, TPU, other dtypes), before every update as in Keras; the fused
@@ -181,11 +182,11 @@ class FusedAdamW(keras.optimizers.AdamW):
       parent_path = [v for g, v in zip(grads, trainable_variables)
                      if not self._uses_fused_update(g, v)]
       if parent_path:  # (Keras' decay costs a merge call even for no variables)
-        super()._apply_weight_decay(parent_path)
+        self.keras_weight_decay(parent_path)
     scale = self._scale_state.scales.get(_replica_key())
     if scale is not None:
       learning_rate = _ScaledLearningRate(learning_rate, scale)
-    return super()._backend_update_step(grads, trainable_variables, learning_rate)
+    return learning_rate
 
   def update_step(self, gradient, variable, learning_rate):
     scale = None
@@ -193,7 +194,7 @@ class FusedAdamW(keras.optimizers.AdamW):
       learning_rate, scale = learning_rate
       self._scale_state.scaled_updates += 1
     if not self._uses_fused_update(gradient, variable):
-      # Already decayed by Keras (_backend_update_step above, or _apply_weight_decay elsewhere).
+      # Already decayed by Keras (before_collective_update above, or Keras' own pass elsewhere).
       if scale is not None:
         gradient = _scaled(gradient, scale)
       return super().update_step(gradient, variable, learning_rate)
@@ -202,7 +203,8 @@ class FusedAdamW(keras.optimizers.AdamW):
     cast = lambda x: tf.cast(x, dtype)
     lr = cast(learning_rate)
     decay = (lr * cast(self.weight_decay)
-             if self.weight_decay is not None and self._use_weight_decay(variable)
+             if self.weight_decay is not None
+             and keras_internals.uses_weight_decay(self, variable)
              else cast(0.0))
     local_step = cast(self.iterations + 1)
     # Both bias corrections accurate to float32 rounding (module docstring), and (1 - beta) in
@@ -216,21 +218,20 @@ class FusedAdamW(keras.optimizers.AdamW):
   def _uses_fused_update(self, gradient, variable) -> bool:
     """Whether this variable's update is the fused one (else the parent's, after Keras' decay).
 
-    Decided from the gradient's kind and the variable alone, so `_backend_update_step` (keras
+    Decided from the gradient's kind and the variable alone, so `before_collective_update` (keras
     variables, replica context) and `update_step` (a replica's component variable) agree.
     """
     return (keras.backend.backend() == "tensorflow" and not self.amsgrad
             and not isinstance(gradient, tf.IndexedSlices)
             and tf.as_dtype(variable.dtype) in _FUSED_DTYPES
-            and not _is_tpu_strategy(self._distribution_strategy)
+            and not _is_tpu_strategy(keras_internals.distribution_strategy(self))
             and not _is_tpu_strategy(tf.distribute.get_strategy()))
 
   def _resource_handles(self, variable):
     """(var, m, v) resource handles for the kernel; inside `extended.update` a distributed
     variable's handle is the updated replica's."""
-    index = self._get_variable_index(variable)
     handles = []
-    for t in (variable, self._momentums[index], self._velocities[index]):
+    for t in (variable, *keras_internals.adam_slots(self, variable)):
       t = t.value if isinstance(t, keras.Variable) else t
       handle = t.handle
       if handle.dtype != tf.resource:

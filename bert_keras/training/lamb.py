@@ -39,11 +39,12 @@ import keras
 from keras import ops
 import tensorflow as tf
 
+from bert_keras.training import keras_internals
 from bert_keras.training.bias_correction import one_minus_power
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class Lamb(keras.optimizers.Optimizer):
+class Lamb(keras_internals.CollectiveUpdateHooks, keras.optimizers.Optimizer):
   """The paper's LAMB (module docstring): Adam moments, weight decay inside the update, and a
   per-variable trust ratio ||w|| / ||u||, with LayerNorm weights and biases (whatever
   `exclude_from_weight_decay` names) neither decayed nor adapted.
@@ -68,14 +69,13 @@ class Lamb(keras.optimizers.Optimizer):
     self._momentums, self._velocities = self.add_optimizer_variables(
         var_list, ["momentum", "velocity"])
 
-  def _apply_weight_decay(self, variables):
-    # The decay is part of the update `u` (update_step), inside the trust ratio; Keras' separate
-    # decoupled decay pass before the update must not run as well.
-    del variables
+  # The decay is part of the update `u` (update_step), inside the trust ratio; Keras' separate
+  # decoupled decay pass before the update must not run as well.
+  decays_before_update = False
 
   def _use_layer_adaptation(self, variable) -> bool:
     """Whether the trust ratio scales this variable's update: the weight-decay exclusion rule."""
-    return self._use_weight_decay(variable)
+    return keras_internals.uses_weight_decay(self, variable)
 
   def update_step(self, gradient, variable, learning_rate):
     """The LAMB update of one variable (module docstring)."""
@@ -86,15 +86,13 @@ class Lamb(keras.optimizers.Optimizer):
     lr = ops.cast(learning_rate, dtype)
     gradient = ops.cast(gradient, dtype)
     local_step = ops.cast(self.iterations + 1, dtype)
-    index = self._get_variable_index(variable)
-    m = self._momentums[index]
-    v = self._velocities[index]
+    m, v = keras_internals.adam_slots(self, variable)
     self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
     self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
     m_hat = ops.divide(m, one_minus_power(self.beta_1, local_step, dtype))
     v_hat = ops.divide(v, one_minus_power(self.beta_2, local_step, dtype))
     update = ops.divide(m_hat, ops.add(ops.sqrt(v_hat), ops.cast(self.epsilon, dtype)))
-    if self.weight_decay and self._use_weight_decay(variable):
+    if self.weight_decay and keras_internals.uses_weight_decay(self, variable):
       update = ops.add(update, ops.multiply(ops.cast(self.weight_decay, dtype), variable))
     if self._use_layer_adaptation(variable):
       w_norm = ops.sqrt(ops.sum(ops.square(variable)))

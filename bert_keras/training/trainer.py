@@ -35,8 +35,8 @@ from tensorflow.core.framework import summary_pb2
 
 from bert_keras.atomic_io import gfile_write_text
 from bert_keras.errors import UserError
-from bert_keras.models import activations
-from bert_keras.training import distribute
+from bert_keras import kernels
+from bert_keras.training import distribute, keras_internals
 
 _SCALAR_METADATA = summary_pb2.SummaryMetadata(
     plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
@@ -53,14 +53,17 @@ class Trainer:
   of the earlier processes of the same run (see `write_history`), so a killed and resumed run keeps
   its whole curve.
 
-  Partial XLA (the matmuls stay on the default kernels; whole-step XLA, `jit_compile`, is slower
-  on CPU): `fused_elementwise` traces the model's GELUs as fused XLA kernels and the feed-forward's
-  widening projection with its input gradient on a transposed kernel copy (`wide_dense`), both
-  inside `activations.fused_activations`; `jit_loss` compiles `task.loss_sums` (for pretraining the
-  (batch * P, vocab) cross-entropy, its gradient and the arg-max). Both compute the same formulas
-  (float rounding apart) on every device type; at BERT-mini on 2 CPU cores together they cut
-  ~7% of a step's CPU time. `jit_loss` needs the task's loss to be XLA-compilable and recompiles
-  per distinct batch shape, so it is opt-in (run_pretraining turns it on).
+  `implementation`: which implementation of the model's layers the steps run, "reference" or
+  "cpu" (bert_keras/kernels/__init__.py; None = "cpu" on a host without GPU or TPU, else
+  "reference"). Either trains and checkpoints `model`'s own variables. With "cpu",
+  `fused_elementwise` traces the GELUs as fused XLA kernels and the feed-forward's widening
+  projection with its input gradient on a transposed kernel copy (kernels/wide_dense.py). Partial
+  XLA (the matmuls stay on the default kernels; whole-step XLA, `jit_compile`, is slower on CPU):
+  `jit_loss` compiles `task.loss_sums` (for pretraining the (batch * P, vocab) cross-entropy, its
+  gradient and the arg-max). Both compute the same formulas (float rounding apart); at BERT-mini
+  on 2 CPU cores together they cut ~7% of a step's CPU time. `jit_loss` needs the task's loss to
+  be XLA-compilable and recompiles per distinct batch shape, so it is opt-in (run_pretraining
+  turns it on).
   """
 
   def __init__(self, strategy: tf.distribute.Strategy, model: keras.Model,
@@ -70,7 +73,7 @@ class Trainer:
                steps_per_execution: int = 1, checkpoint_every: int = 1000,
                keep_checkpoints: int = 3, log_every: int = 100,
                fused_elementwise: bool = True, jit_loss: bool = False,
-               history_path: str | None = None):
+               history_path: str | None = None, implementation: str | None = None):
     if optimizer.global_clipnorm or optimizer.clipnorm or optimizer.clipvalue:
       raise ValueError("the optimizer must not clip: the Trainer clips the all-reduced gradient "
                        "by its global norm (pass clip_global_norm to the Trainer)")
@@ -83,7 +86,10 @@ class Trainer:
     self.accum = gradient_accumulation_steps
     self.clip_global_norm = clip_global_norm
     self.jit_compile = jit_compile
-    self.fused_elementwise = fused_elementwise
+    self.implementation = implementation or kernels.default_implementation()
+    # What the steps call: the model itself, or the same variables through the CPU kernels.
+    self._forward = kernels.implementation_of(model, self.implementation,
+                                              fused_elementwise=fused_elementwise)
     self.steps_per_execution = steps_per_execution
     self.checkpoint_every = checkpoint_every
     self.log_every = log_every
@@ -94,12 +100,8 @@ class Trainer:
     self._start_time = None  # wall clock at the first train() call: rows carry elapsed_sec
     self._traces = 0  # times the train loop was traced: calls that traced are not timed
 
-    inner = getattr(optimizer, "inner_optimizer", optimizer)
-    if not hasattr(inner, "_all_reduce_sum_gradients"):
-      raise RuntimeError("this Keras version has no Optimizer._all_reduce_sum_gradients; the "
-                         "Trainer's gradient reduction needs updating")
     # The Trainer has already summed the gradients over replicas (see the module docstring).
-    inner._all_reduce_sum_gradients = lambda grads_and_vars: list(grads_and_vars)
+    keras_internals.skip_gradient_all_reduce(optimizer)
 
     with strategy.scope():
       self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
@@ -145,8 +147,8 @@ class Trainer:
   # === The step ===
 
   def _micro_grads(self, variables, micro, counts):
-    with tf.GradientTape() as tape, activations.fused_activations(self.fused_elementwise):
-      outputs = self.model(self.task.model_inputs(micro), training=True)
+    with tf.GradientTape() as tape:
+      outputs = self._forward(self.task.model_inputs(micro), training=True)
       sums = self._loss_sums(micro, outputs)
       loss = self.task.loss({**sums, **counts})
       scaled = self.optimizer.scale_loss(loss)
@@ -217,7 +219,7 @@ class Trainer:
     def replica_eval(batch):
       ctx = tf.distribute.get_replica_context()
       micro = {k: tf.reshape(v, [-1] + v.shape.as_list()[2:]) for k, v in batch.items()}
-      outputs = self.model(self.task.model_inputs(micro), training=False)
+      outputs = self._forward(self.task.model_inputs(micro), training=False)
       return ctx.all_reduce(tf.distribute.ReduceOp.SUM, self.task.loss_sums(micro, outputs))
 
     def step():

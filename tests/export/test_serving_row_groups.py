@@ -11,8 +11,8 @@ import tensorflow as tf
 from bert_keras.errors import UserError
 from bert_keras.export import export_task_model as exporter
 from bert_keras.export.export_config import ExportConfig
-from bert_keras.export.serving_module import (DEFAULT_ROW_GROUPS, UNSPLIT_MIN_HIDDEN,
-                                               tokenized_specs)
+from bert_keras.export.serving_module import tokenized_specs
+from bert_keras.kernels.host_tuning import DEFAULT_ROW_GROUPS, UNSPLIT_MIN_HIDDEN
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from configs.model import get_model_config
@@ -76,7 +76,7 @@ def export(tmp_path_factory):
 
 def test_saved_split_export_gives_the_keras_outputs(export):
   encoder, tokenizer, path = export
-  assert all(block.row_groups == 1 for block in encoder.blocks)  # the model is left as it was
+  assert not any(hasattr(block, "row_groups") for block in encoder.blocks)  # left as it was
   with open(os.path.join(path, "assets.extra", exporter.EXPORT_INFO), encoding="utf-8") as f:
     assert json.load(f)["row_groups"] == 2
   assert _saved_split_ops(path) > 0
@@ -97,12 +97,22 @@ def test_other_row_groups(export, groups):
   assert (_model_split_ops(module) > 0) == (groups > 1)
   _assert_keras_outputs(encoder, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
                         f"{groups} groups", (1, len(TEXTS)))
-  assert all(block.row_groups == 1 for block in encoder.blocks)
+  assert not any(hasattr(block, "row_groups") for block in encoder.blocks)
+
+
+def test_the_reference_implementation_exports_the_same_outputs(export):
+  """What a GPU or TPU host exports by default: the reference blocks, no split."""
+  encoder, tokenizer, _ = export
+  module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
+                                         implementation="reference")
+  assert module.implementation == "reference" and _model_split_ops(module) == 0
+  _assert_keras_outputs(encoder, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
+                        "reference", (1, len(TEXTS)))
 
 
 def test_default_row_groups_follow_the_width(export):
   # Narrow models (BERT-mini) split by default; from BERT-Base's width on the default graph is
-  # unsplit (serving_module.UNSPLIT_MIN_HIDDEN), while an explicit row_groups still splits.
+  # unsplit (host_tuning.UNSPLIT_MIN_HIDDEN), while an explicit row_groups still splits.
   encoder, tokenizer, _ = export
   keras.utils.set_random_seed(1)
   wide = BertEncoder.from_model_config(get_model_config(

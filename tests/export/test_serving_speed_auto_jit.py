@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from bert_keras.export import export_task_model as exporter
-from bert_keras.export.serving_module import AUTO_XLA_MAX_ROWS
+from bert_keras.kernels.host_tuning import AUTO_XLA_MAX_ROWS
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from configs.model import get_model_config

@@ -12,6 +12,8 @@ from typing import Mapping
 
 import keras
 
+from bert_keras.models.backbone import BackboneTaskModel
+
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
@@ -39,7 +41,7 @@ def dropout_dense(x, units: int, name: str, dropout_name: str, dropout_rate: flo
   return output_layer(units, name, initializer_range)(dropout(x))
 
 
-class EncoderHead(keras.Model):
+class EncoderHead(BackboneTaskModel):
   """Base of the heads: a functional model over `inputs` holding `encoder` and its own arguments.
 
   config: the head's constructor arguments besides the encoder (name -> value); each is stored as
@@ -50,21 +52,4 @@ class EncoderHead(keras.Model):
   def __init__(self, encoder: keras.Model, inputs: Mapping, outputs: Mapping,
                config: Mapping | None = None, **kwargs):
     super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-    self.encoder = encoder
-    self._config_names = tuple(config or {})
-    for name, value in (config or {}).items():
-      setattr(self, name, value)
-
-  def get_config(self):
-    config = {"name": self.name, "trainable": self.trainable,
-              "encoder": keras.saving.serialize_keras_object(self.encoder)}
-    for name in self._config_names:
-      value = getattr(self, name)
-      config[name] = list(value) if isinstance(value, (list, tuple)) else value
-    return config
-
-  @classmethod
-  def from_config(cls, config):
-    config = dict(config)
-    config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-    return cls(**config)
+    self.set_task_config(encoder, **(config or {}))

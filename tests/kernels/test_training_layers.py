@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_keras.models import bit_dropout as bit_dropout_module
-from bert_keras.models.bit_dropout import bit_dropout
-from bert_keras.models.layer_norm_grad import layer_norm
+from bert_keras.kernels import bit_dropout as bit_dropout_module
+from bert_keras.kernels.bit_dropout import bit_dropout
+from bert_keras.kernels.layer_norm_grad import layer_norm
 
 
 @pytest.mark.parametrize("dtype,tol", [("float32", 2e-5), ("float64", 1e-12)])

@@ -16,15 +16,14 @@ look into. Under whole-step XLA (`jit_compile`, TPUs) that function is inlined a
 transpose into its dot again, so accelerators see no extra copy.
 
 The kernel gradient is TensorFlow's own (`matmul(x, dy, transpose_a=True)`, bit-identical); the
-input gradient is the same product summed in another order (float rounding apart). The
-Trainer turns this on while it traces its step (`activations.fused_activations`), like the fused
-GELU and the hashed dropout; Keras `fit`, evaluation and serving graphs call the layer as is.
+input gradient is the same product summed in another order (float rounding apart). The CPU
+block (cpu_transformer_block.py) takes it for its feed-forward's widening projection in the
+Trainer's step, with the fused GELU; the fallback (and evaluation and serving graphs) is the
+layer's own call. Equality: tests/kernels/test_wide_dense.py.
 """
 
 import keras
 import tensorflow as tf
-
-from bert_keras.models import activations
 
 _copy_transposed = tf.function(tf.transpose, jit_compile=True, autograph=False)
 
@@ -39,13 +38,13 @@ def matmul_transposed_input_grad(x, kernel):
   return tf.matmul(x, kernel), grad
 
 
-def wide_dense(layer: keras.layers.Dense, rows, training):
-  """`layer(rows)` for rows (m, k); while the Trainer traces its step, with the input gradient
-  described in the module docstring. The layer must have a bias and no LoRA or quantization
-  (both take Keras' call)."""
-  if (not training or not activations.fusing() or not layer.use_bias or layer.lora_enabled
-      or layer.quantization_mode is not None or len(rows.shape) != 2):
+def wide_dense(layer: keras.layers.Dense, rows, activation):
+  """`activation(rows @ kernel + bias)` of `layer` for rows (m, k), with the input gradient
+  described in the module docstring, in place of the layer's own activation. The layer must have a
+  bias and no LoRA or quantization (both take Keras' call, with the layer's activation)."""
+  if (not layer.use_bias or layer.lora_enabled or layer.quantization_mode is not None
+      or len(rows.shape) != 2):
     return layer(rows)
   kernel = tf.cast(layer.kernel, rows.dtype)
   y = tf.nn.bias_add(matmul_transposed_input_grad(rows, kernel), tf.cast(layer.bias, rows.dtype))
-  return layer.activation(y) if layer.activation is not None else y
+  return activation(y)

@@ -1,14 +1,21 @@
-"""TransformerBlock's `query_positions`: only the rows at those positions, each the full block's row."""
+"""CpuTransformerBlock's `query_positions`: only the rows at those positions, each the full
+block's row."""
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_keras.kernels.cpu_transformer_block import CpuTransformerBlock
 from tests.models.block_reference import HIDDEN
-from tests.models.block_reference import block as _block
+from tests.models.block_reference import block as _reference_block
 from tests.models.block_reference import inputs as _inputs
 from tests.models.block_reference import reference as _reference
+
+
+def _block(**kwargs):
+  """The CPU implementation of the oracle's block; `.block` is the block itself."""
+  return CpuTransformerBlock(_reference_block(**kwargs))
 
 
 @pytest.mark.parametrize("training", [False, True])
@@ -20,7 +27,7 @@ def test_rows_at_positions_equal_the_reference_rows(training, causal):
   positions = np.array([[0, 4, 4, 8], [8, 0, 2, 1], [5, 3, 7, 0]], "int32")
   rows = block(x, mask, positions, training=training).numpy()
   assert rows.shape == (3, 4, HIDDEN)
-  expected = np.take_along_axis(_reference(block, x, mask), positions[:, :, None], axis=1)
+  expected = np.take_along_axis(_reference(block.block, x, mask), positions[:, :, None], axis=1)
   np.testing.assert_allclose(rows, expected, atol=2e-5)
 
 

@@ -1,4 +1,4 @@
-"""TransformerBlock's inference path computes the block's math, in ops TF's grappler fuses."""
+"""The CPU block's inference path computes the block's math, in ops TF's grappler fuses."""
 
 import collections
 
@@ -7,13 +7,19 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_keras.models.transformer_block import _inference_layer_norm
+from bert_keras.kernels.cpu_transformer_block import CpuTransformerBlock
+from bert_keras.kernels.fused_layer_norm import inference_layer_norm
 from tests.models.block_reference import HIDDEN
-from tests.models.block_reference import block as _block
+from tests.models.block_reference import block as _reference_block
 from tests.models.block_reference import inputs as _inputs
 from tests.models.block_reference import reference as _reference
 
 _CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def _block(row_groups=1):
+  """The CPU implementation of the oracle's block; `.block` is the block itself."""
+  return CpuTransformerBlock(_reference_block(), row_groups)
 
 
 @pytest.mark.parametrize("groups", [1, 2])
@@ -21,7 +27,7 @@ _CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
 def test_inference_equals_the_reference_math(groups, batch, seq, causal):
   block = _block(row_groups=groups)
   x, mask = _inputs(batch, seq, causal, seed=seq)
-  expected = _reference(block, x, mask)
+  expected = _reference(block.block, x, mask)
   eager = block(tf.constant(x), tf.constant(mask), training=False).numpy()
   # Traced: grappler and oneDNN rewrite the graph (fused matmuls), as in an exported model.
   traced = tf.function(lambda x, m: block(x, m, training=False), autograph=False)
@@ -37,8 +43,8 @@ def test_inference_layer_norm_equals_the_keras_layer():
   norm.beta.assign(rng.normal(0.0, 0.3, HIDDEN).astype("float32"))
   # A large shared offset: a one-pass E[x^2] - E[x]^2 variance would lose digits here.
   rows = tf.constant(rng.normal(size=(40, HIDDEN)) * 0.5 + 30.0, tf.float32)
-  np.testing.assert_allclose(_inference_layer_norm(norm, rows), norm(rows), atol=2e-5)
-  assert _inference_layer_norm(norm, tf.zeros((0, HIDDEN))).shape == (0, HIDDEN)
+  np.testing.assert_allclose(inference_layer_norm(norm, rows), norm(rows), atol=2e-5)
+  assert inference_layer_norm(norm, tf.zeros((0, HIDDEN))).shape == (0, HIDDEN)
 
 
 def _optimized_op_counts(fn, *specs):
@@ -87,4 +93,4 @@ def test_row_groups_share_one_attention(groups):
   assert ops["_FusedMatMul+BiasAdd"] == 3 * groups, ops
   x, mask = _inputs(2, 9, causal=False, seed=groups)
   np.testing.assert_allclose(fn(tf.constant(x), tf.constant(mask)).numpy(),
-                             _reference(block, x, mask), atol=2e-5, rtol=1e-4)
+                             _reference(block.block, x, mask), atol=2e-5, rtol=1e-4)

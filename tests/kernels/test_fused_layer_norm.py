@@ -1,4 +1,5 @@
-"""Inference LayerNorm of wide layers (hidden >= FUSED_MIN_HIDDEN) in the form grappler fuses."""
+"""Inference LayerNorm in 9 ops, and for wide layers (hidden >= FUSED_LAYER_NORM_MIN_HIDDEN) in
+the form grappler fuses: the Keras layer's values."""
 
 import collections
 
@@ -7,11 +8,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_keras.models import transformer_block
-from bert_keras.models.fused_layer_norm import FUSED_MIN_HIDDEN, fused_layer_norm
-from bert_keras.models.transformer_block import TransformerBlock, _inference_layer_norm
+from bert_keras.kernels import fused_layer_norm as fused_layer_norm_module
+from bert_keras.kernels.cpu_transformer_block import CpuTransformerBlock
+from bert_keras.kernels.fused_layer_norm import fused_layer_norm, inference_layer_norm
+from bert_keras.kernels.host_tuning import FUSED_LAYER_NORM_MIN_HIDDEN
+from bert_keras.models.transformer_block import TransformerBlock
 
-WIDE = FUSED_MIN_HIDDEN
+WIDE = FUSED_LAYER_NORM_MIN_HIDDEN
 
 
 def _mkl_enabled():
@@ -51,7 +54,7 @@ def test_inference_layer_norm_takes_the_fused_form_only_when_wide():
   def op_types(hidden, dtype=None):
     norm = _norm(hidden, dtype)
     spec = tf.TensorSpec([None, hidden], norm.compute_dtype)
-    fn = tf.function(lambda r: _inference_layer_norm(norm, r), autograph=False)
+    fn = tf.function(lambda r: inference_layer_norm(norm, r), autograph=False)
     return {op.type for op in fn.get_concrete_function(spec).graph.get_operations()}
 
   assert "FusedBatchNormV3" in op_types(WIDE)
@@ -60,19 +63,19 @@ def test_inference_layer_norm_takes_the_fused_form_only_when_wide():
   assert "FusedBatchNormV3" not in op_types(WIDE, "mixed_float16")
   norm16 = _norm(WIDE, "mixed_float16")
   rows = tf.constant(np.random.default_rng(0).normal(size=(6, WIDE)), tf.float16)
-  np.testing.assert_array_equal(_inference_layer_norm(norm16, rows).numpy(), norm16(rows).numpy())
+  np.testing.assert_array_equal(inference_layer_norm(norm16, rows).numpy(), norm16(rows).numpy())
 
 
 def _wide_block(row_groups):
   keras.utils.set_random_seed(0)
   block = TransformerBlock(num_heads=4, intermediate_size=64, dropout_rate=0.0,
-                           attention_dropout_rate=0.0, row_groups=row_groups)
+                           attention_dropout_rate=0.0)
   block.build((None, None, WIDE))
   for norm in (block.attention_layer_norm, block.output_layer_norm):
     fresh = _norm(WIDE)
     norm.gamma.assign(fresh.gamma * tf.cast(np.float32(1.1), tf.float32))
     norm.beta.assign(fresh.beta)
-  return block
+  return CpuTransformerBlock(block, row_groups)
 
 
 def _inputs(batch, seq, seed):
@@ -94,9 +97,11 @@ def test_wide_block_inference_equals_the_unfused_paths(groups, monkeypatch):
   op_types = lambda fn: {op.type for op in fn.get_concrete_function().graph.get_operations()}
   fused = infer()
   assert "FusedBatchNormV3" in op_types(fused)  # traced now, before the patch below
-  # The training body (dropout 0) with its own LayerNorm, and the 9-op inference LayerNorm.
+  # The training body (dropout 0) with its own LayerNorm, the 9-op inference LayerNorm, and the
+  # reference block.
   train = tf.function(lambda x, m: block(x, m, training=True), autograph=False)
-  monkeypatch.setattr(transformer_block, "FUSED_MIN_HIDDEN", 10 * WIDE)
+  reference = tf.function(lambda x, m: block.block(x, m, training=False), autograph=False)
+  monkeypatch.setattr(fused_layer_norm_module, "FUSED_LAYER_NORM_MIN_HIDDEN", 10 * WIDE)
   nine_ops = infer()
   assert "FusedBatchNormV3" not in op_types(nine_ops)
   for batch, seq in ((2, 5), (1, 1)):  # seq 1 with 2 groups: one group has no rows
@@ -104,6 +109,7 @@ def test_wide_block_inference_equals_the_unfused_paths(groups, monkeypatch):
     got = fused(x, mask).numpy()
     np.testing.assert_allclose(got, nine_ops(x, mask).numpy(), atol=1e-5)
     np.testing.assert_allclose(got, train(x, mask).numpy(), atol=1e-5)
+    np.testing.assert_allclose(got, reference(x, mask).numpy(), atol=1e-5)
 
 
 def test_saved_model_keeps_the_fusions(tmp_path):
@@ -114,7 +120,7 @@ def test_saved_model_keeps_the_fusions(tmp_path):
   from tensorflow.python.eager import context
   block = _wide_block(row_groups=2)
   module = tf.Module()
-  module.block = block
+  module.block = block.block
   module.infer = tf.function(lambda x, m: block(x, m, training=False), input_signature=_SPEC,
                              autograph=False)
   tf.saved_model.save(module, str(tmp_path))

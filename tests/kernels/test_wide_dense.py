@@ -1,12 +1,14 @@
 """wide_dense: the Dense layer's values and gradients, with the input gradient taken on a
-transposed copy of the kernel, only while the Trainer's step is traced."""
+transposed copy of the kernel; the CPU block takes it in traced training steps only."""
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_keras.models import activations, wide_dense
+from bert_keras.kernels import wide_dense
+from bert_keras.kernels.cpu_transformer_block import CpuTransformerBlock
+from bert_keras.models.activations import get_activation
 from bert_keras.models.transformer_block import TransformerBlock
 
 
@@ -24,10 +26,10 @@ def copies(monkeypatch):
   return calls
 
 
-def _value_and_grads(fn, layer, x, upstream, fuse):
+def _value_and_grads(fn, layer, x, upstream):
   @tf.function
   def run(x):
-    with tf.GradientTape() as tape, activations.fused_activations(fuse):
+    with tf.GradientTape() as tape:
       tape.watch(x)
       y = fn(x)
     return y, tape.gradient(y, [x, layer.kernel, layer.bias], output_gradients=upstream)
@@ -38,16 +40,16 @@ def _value_and_grads(fn, layer, x, upstream, fuse):
 def test_matches_the_layer_in_value_and_gradients(copies, activation):
   rng = np.random.default_rng(0)
   layer = keras.layers.Dense(
-      96, activation=activations.get_activation(activation) if activation else None)
+      96, activation=get_activation(activation) if activation else None)
   layer.build((None, 24))
   layer.bias.assign(rng.normal(size=96).astype("float32"))
   x = tf.constant(rng.normal(size=(40, 24)).astype("float32"))
   upstream = tf.constant(rng.normal(size=(40, 96)).astype("float32"))
-  y, grads = _value_and_grads(lambda t: wide_dense.wide_dense(layer, t, True), layer, x,
-                              upstream, fuse=True)
+  y, grads = _value_and_grads(lambda t: wide_dense.wide_dense(layer, t, layer.activation), layer,
+                              x, upstream)
   assert copies == [(24, 96)]  # the transposed path was taken (and only once)
-  # The reference: the layer's own call, in the same context (the same fused GELU).
-  expected, expected_grads = _value_and_grads(layer, layer, x, upstream, fuse=True)
+  # The reference: the layer's own call.
+  expected, expected_grads = _value_and_grads(layer, layer, x, upstream)
   assert copies == [(24, 96)]
   np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
   for got, want, name in zip(grads, expected_grads, ["x", "kernel", "bias"]):
@@ -59,34 +61,46 @@ def test_matches_the_layer_in_value_and_gradients(copies, activation):
     np.testing.assert_allclose(grads[1], x.numpy().T @ upstream.numpy(), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("training,fuse", [(False, True), (True, False)])
-def test_the_layer_as_is_outside_training_or_the_trainer_context(copies, training, fuse):
-  layer = keras.layers.Dense(8)
+def test_a_layer_without_bias_takes_its_own_call(copies):
+  layer = keras.layers.Dense(8, use_bias=False)
   layer.build((None, 4))
   x = tf.ones((3, 4))
-  y, _ = _value_and_grads(lambda t: wide_dense.wide_dense(layer, t, training), layer, x,
-                          tf.ones((3, 8)), fuse=fuse)
+  y = tf.function(lambda t: wide_dense.wide_dense(layer, t, tf.nn.relu))(x)
   assert copies == []
   np.testing.assert_allclose(y, layer(x), rtol=1e-6)
 
 
-def test_the_transformer_block_takes_it_for_the_intermediate_projection_only(copies):
+@pytest.mark.parametrize("training,fused_elementwise", [(False, True), (True, False)])
+def test_the_cpu_block_calls_the_layer_as_is_outside_fused_training(copies, training,
+                                                                    fused_elementwise):
+  block = TransformerBlock(num_heads=2, intermediate_size=64, dropout_rate=0.0,
+                           attention_dropout_rate=0.0)
+  x, mask = tf.random.stateless_normal((2, 5, 16), seed=[1, 2]), tf.ones((2, 5, 5))
+  block(x, mask)  # build
+  cpu = CpuTransformerBlock(block, fused_elementwise=fused_elementwise)
+  tf.function(lambda x: cpu(x, mask, training=training))(x)
+  assert copies == []
+
+
+def test_the_cpu_block_takes_it_for_the_intermediate_projection_only(copies):
   block = TransformerBlock(num_heads=2, intermediate_size=64, dropout_rate=0.0,
                            attention_dropout_rate=0.0)
   x = tf.random.stateless_normal((2, 5, 16), seed=[1, 2])
   mask = tf.ones((2, 5, 5))
   block(x, mask)  # build
 
-  @tf.function
-  def step(x, fuse):
-    with tf.GradientTape() as tape, activations.fused_activations(fuse):
-      y = block(x, mask, training=True)
-      loss = tf.reduce_sum(y * tf.range(16, dtype=y.dtype))
-    return loss, tape.gradient(loss, block.trainable_variables)
+  def step_of(layer):
+    @tf.function
+    def step(x):
+      with tf.GradientTape() as tape:
+        y = layer(x, mask, training=True)
+        loss = tf.reduce_sum(y * tf.range(16, dtype=y.dtype))
+      return loss, tape.gradient(loss, block.trainable_variables)
+    return step
 
-  loss, grads = step(x, True)
+  loss, grads = step_of(CpuTransformerBlock(block))(x)
   assert copies == [(16, 64)]
-  plain_loss, plain_grads = step(x, False)
+  plain_loss, plain_grads = step_of(block)(x)  # the reference block
   assert copies == [(16, 64)]
   np.testing.assert_allclose(loss, plain_loss, rtol=1e-5)
   for got, want, var in zip(grads, plain_grads, block.trainable_variables):

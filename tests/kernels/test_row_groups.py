@@ -1,11 +1,12 @@
-"""TransformerBlock.row_groups: the split inference graph gives the unsplit block's outputs."""
+"""CpuTransformerBlock's row_groups: the split inference graph gives the unsplit block's outputs."""
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_keras.export.serving_module import row_groups
+from bert_keras import kernels
+from bert_keras.kernels.cpu_transformer_block import CpuTransformerBlock
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.transformer_block import TransformerBlock
 from tests.models import harness
@@ -13,11 +14,12 @@ from tests.models import harness
 HIDDEN = 32
 
 
-def _block(**kwargs):
+def _block(row_groups=1, **kwargs):
+  """The CPU implementation of a reference block (`.block`)."""
   keras.utils.set_random_seed(0)
   block = TransformerBlock(num_heads=4, intermediate_size=64, **kwargs)
   block.build((None, None, HIDDEN))
-  return block
+  return CpuTransformerBlock(block, row_groups)
 
 
 def _inputs(batch, seq, causal=False, seed=0):
@@ -44,8 +46,8 @@ def test_row_groups_equal_the_unsplit_block(groups, batch, seq, causal):
   block = _block()
   x, mask = _inputs(batch, seq, causal, seed=batch * 100 + seq)
   expected = block(x, mask, training=False).numpy()
-  block.row_groups = groups
-  got = block(x, mask, training=False).numpy()
+  np.testing.assert_allclose(block.block(x, mask, training=False).numpy(), expected, atol=1e-5)
+  got = CpuTransformerBlock(block.block, groups)(x, mask, training=False).numpy()
   assert got.shape == (batch, seq, HIDDEN)
   np.testing.assert_allclose(got, expected, atol=1e-5)
 
@@ -73,30 +75,30 @@ def test_training_ignores_row_groups():
   np.testing.assert_allclose(train(x, mask).numpy(), infer(x, mask).numpy(), atol=1e-5)
 
 
-def test_config_stays_compatible_and_values_are_checked():
-  block = _block()
-  config = block.get_config()
-  assert "row_groups" not in config  # configs saved before the option still compare equal
-  assert TransformerBlock.from_config(config).row_groups == 1
-  assert TransformerBlock.from_config({**config, "row_groups": 3}).get_config()["row_groups"] == 3
+def test_configs_saved_with_row_groups_still_load_and_values_are_checked():
+  config = _block().block.get_config()
+  assert "row_groups" not in config
+  # Blocks saved while row_groups was their own option (written only when not 1).
+  restored = TransformerBlock.from_config({**config, "row_groups": 3})
+  assert restored.get_config() == config
   for bad in (0, -1, 1.5):
     with pytest.raises(ValueError, match="row_groups"):
-      TransformerBlock(num_heads=4, intermediate_size=64, row_groups=bad)
+      CpuTransformerBlock(_block().block, row_groups=bad)
 
 
-def test_encoder_with_row_groups_matches_and_is_restored(tmp_path):
+def test_the_encoder_run_with_row_groups_matches_and_is_left_as_it_was(tmp_path):
   keras.utils.set_random_seed(1)
   encoder = BertEncoder(vocab_size=100, hidden_size=HIDDEN, num_layers=2, num_heads=4,
                         intermediate_size=64)
   path = str(tmp_path / "encoder.keras")
-  encoder.save(path)  # saved without the option, as every checkpoint before it
+  encoder.save(path)
   restored = keras.saving.load_model(path)
+  split = kernels.implementation_of(restored, "cpu", row_groups=2)
+  assert {id(v) for v in split.variables} == {id(v) for v in restored.variables}  # no copies
   for batch, seq, padding in ((1, 9, 0), (3, 16, 5)):
     inputs = harness.random_inputs(batch=batch, seq=seq, num_padding=padding, seed=seq)
     expected = encoder(inputs, training=False)
-    with row_groups(restored, 2):
-      assert all(block.row_groups == 2 for block in restored.blocks)
-      got = restored(inputs, training=False)
+    got = split(inputs, training=False)
     for name in ("sequence_output", "pooled_output"):
       np.testing.assert_allclose(got[name], expected[name], atol=1e-5, err_msg=name)
-  assert all(block.row_groups == 1 for block in restored.blocks)
+  assert all(type(layer) is TransformerBlock for layer in restored.blocks)

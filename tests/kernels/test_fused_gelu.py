@@ -1,17 +1,18 @@
-"""The fused (XLA) GELUs equal Keras' GELUs in value and gradient, and are used only in the context."""
+"""The fused (XLA) GELUs equal the reference GELUs in value and gradient."""
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_keras.models import activations
+from bert_keras.kernels.fused_gelu import fused_activation
+from bert_keras.models.activations import get_activation
 
 
-def _value_and_grad(fn, x, upstream, fused):
+def _value_and_grad(fn, x, upstream):
   @tf.function
   def run(x):
-    with tf.GradientTape() as tape, activations.fused_activations(fused):
+    with tf.GradientTape() as tape:
       tape.watch(x)
       y = fn(x)
     return y, tape.gradient(y, x, output_gradients=upstream)
@@ -22,32 +23,29 @@ def _value_and_grad(fn, x, upstream, fused):
 def test_fused_gelu_matches_keras(name, approximate):
   x = tf.constant(np.linspace(-8.0, 8.0, 4001, dtype="float32"))
   upstream = tf.sin(3.0 * x)  # non-uniform, so a wrong element-wise derivative cannot hide
-  act = activations.get_activation(name)
-  y, g = _value_and_grad(act, x, upstream, fused=True)
+  act = fused_activation(name)
+  y, g = _value_and_grad(act, x, upstream)
   expected, expected_grad = _value_and_grad(
-      lambda t: keras.activations.gelu(t, approximate=approximate), x, upstream, fused=False)
+      lambda t: keras.activations.gelu(t, approximate=approximate), x, upstream)
   np.testing.assert_allclose(y, expected, atol=2e-6)
   np.testing.assert_allclose(g, expected_grad, atol=2e-5)
+  np.testing.assert_allclose(get_activation(name)(x), expected, atol=1e-6)  # the reference
   # Known derivatives: GELU'(0) = 1/2, GELU'(x) -> 1 for large x, -> 0 for very negative x.
-  _, g = _value_and_grad(act, tf.constant([0.0, 8.0, -8.0]), tf.ones(3), fused=True)
+  _, g = _value_and_grad(act, tf.constant([0.0, 8.0, -8.0]), tf.ones(3))
   np.testing.assert_allclose(g, [0.5, 1.0, 0.0], atol=1e-5)
 
 
-@pytest.mark.parametrize("fused", [False, True])
-def test_xla_only_inside_the_context(fused):
-  act = activations.get_activation("gelu")
-
-  @tf.function
-  def run(x):
-    with activations.fused_activations(fused):
-      return act(x)
-
-  graph = run.get_concrete_function(tf.TensorSpec((None, 4), tf.float32)).graph
-  compiled = [op for op in graph.get_operations()
-              if op.type in ("PartitionedCall", "StatefulPartitionedCall")
-              and op.node_def.attr["_XlaMustCompile"].b]
-  assert bool(compiled) == fused
-  assert activations._FUSED_DEPTH[0] == 0  # closed again: later traces build the plain ops
+@pytest.mark.parametrize("name,compiled", [("gelu", True), ("gelu_tanh", True), ("relu", False)])
+def test_xla_for_the_gelus_the_reference_otherwise(name, compiled):
+  act = fused_activation(name)
+  graph = tf.function(act).get_concrete_function(tf.TensorSpec((None, 4), tf.float32)).graph
+  xla = [op for op in graph.get_operations()
+         if op.type in ("PartitionedCall", "StatefulPartitionedCall")
+         and op.node_def.attr["_XlaMustCompile"].b]
+  assert bool(xla) == compiled
+  plain = tf.function(get_activation(name)).get_concrete_function(
+      tf.TensorSpec((None, 4), tf.float32)).graph
+  assert not any(op.node_def.attr["_XlaMustCompile"].b for op in plain.get_operations())
 
 
 @pytest.mark.parametrize("name", ["gelu", "gelu_tanh"])
@@ -55,11 +53,11 @@ def test_fused_gelu_keeps_no_activation_for_its_gradient(name):
   """The gradient recomputes tanh / the CDF from x: the forward function outputs y and its input x
   (twice: as the argument and through custom_gradient's IdentityN), the backward reads only the two
   x; the earlier version also kept t = tanh(...) (or the CDF) and two scalars: 6 outputs."""
-  act = activations.get_activation(name)
+  act = fused_activation(name)
 
   @tf.function
   def run(x):
-    with tf.GradientTape() as tape, activations.fused_activations(True):
+    with tf.GradientTape() as tape:
       tape.watch(x)
       y = act(x)
     return tape.gradient(y, x)

@@ -1,0 +1,40 @@
+"""MaskedLMHead's contract, computed on a head's own variables with the fused GELU in training.
+
+The head's transform runs its GELU on (batch * P, hidden) rows; in the Trainer's traced step the
+fused kernel (fused_gelu.py, measured there) replaces TensorFlow's ~6 forward and ~12 backward
+element-wise ops, as in the CPU block. The logits read the (vocab, hidden) table transposed in
+place (`transpose_b`). Fallback: outside a traced training step, the reference activation.
+Equality: tests/kernels/test_cpu_models.py.
+"""
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from bert_keras.kernels.fused_gelu import fused_activation
+
+
+class CpuMaskedLMHead(keras.layers.Layer):
+  """Calls `head` (a built MaskedLMHead) the CPU way; owns no variables of its own."""
+
+  def __init__(self, head, fused_elementwise: bool = True, **kwargs):
+    super().__init__(dtype=head.dtype_policy, **kwargs)
+    self.head = head
+    self.fused_elementwise = fused_elementwise
+    self.built = True
+
+  def call(self, x, training=None):
+    """x: (batch, positions, hidden) -> logits (batch, positions, vocab)."""
+    head, shape = self.head, ops.shape(x)
+    rows = ops.reshape(x, (-1, shape[-1]))  # (batch * positions, hidden)
+    transform = head.transform
+    if training and self.fused_elementwise and not tf.executing_eagerly():
+      rows = ops.add(ops.matmul(rows, transform.kernel), transform.bias)  # as Dense.call
+      rows = fused_activation(head.hidden_act)(rows)
+    else:
+      rows = transform(rows)
+    rows = head.layer_norm(rows)
+    table = ops.cast(head.token_embedding.embeddings, rows.dtype)  # (vocab, hidden)
+    logits = tf.matmul(rows, table, transpose_b=True)  # (batch * positions, vocab)
+    logits = logits + ops.cast(head.output_bias, logits.dtype)
+    return ops.reshape(logits, (shape[0], shape[1], -1))

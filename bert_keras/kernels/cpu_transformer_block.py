@@ -1,0 +1,161 @@
+"""TransformerBlock's contract, computed on a block's own variables with the CPU kernels.
+
+The same function as `models/transformer_block.TransformerBlock.call` (equality:
+tests/kernels/), in the form that measured fastest on a 2-core CPU:
+- every projection on flattened (batch * seq, hidden) rows: one 2-D GEMM whose kernel gradient is
+  one 2-D GEMM too (no batched matmul + reduction, no Tensordot reshapes);
+- q scaled instead of the (batch, heads, seq, seq) scores (exact for head_dim 64);
+- training: hashed dropout masks (bit_dropout.py), the hand-gradient LayerNorm
+  (layer_norm_grad.py) and, in a traced step with `fused_elementwise`, the fused GELU
+  (fused_gelu.py) on the widening projection with its input gradient on a transposed kernel copy
+  (wide_dense.py);
+- inference: einsum permutes (einsum_permute.py), the 9-op or fused LayerNorm
+  (fused_layer_norm.py), and `row_groups`;
+- `query_positions`: only the output rows at those positions (the last block in pretraining,
+  last_block_rows.py).
+
+`row_groups` (inference only) splits the positions into that many groups of query rows that go
+through the block side by side: each group projects its own q, k and v; the groups meet for one
+attention over all positions (batched matmuls and softmax that use every core by themselves);
+then each group runs its attention output, LayerNorms and feed-forward on its own rows. The result
+is the unsplit block's (every op but the attention is row-wise), while the graph gets independent
+branches that TensorFlow's inter-op thread pool runs on different cores. That matters on CPU for
+small matrices: TF's oneDNN MatMul runs single-threaded when its operands fit the L2 cache
+(mkl_matmul_ops_common.h, ExecuteSingleThreadedGemm), so BERT-mini at batch 1 used one core per
+matmul (measurement and default: host_tuning.py). Training ignores it.
+"""
+
+import math
+
+import keras
+import tensorflow as tf
+
+from bert_keras.kernels.bit_dropout import bit_dropout
+from bert_keras.kernels.einsum_permute import permute
+from bert_keras.kernels.fused_gelu import fused_activation
+from bert_keras.kernels.fused_layer_norm import inference_layer_norm
+from bert_keras.kernels.layer_norm_grad import layer_norm as layer_norm_with_grad
+from bert_keras.kernels.wide_dense import wide_dense
+from bert_keras.models.transformer_block import MASK_BIAS
+
+
+class CpuTransformerBlock(keras.layers.Layer):
+  """Calls `block` (a built TransformerBlock) the CPU way; owns no variables of its own.
+
+  Never saved: the Trainer and the exporter wrap the blocks of the model they were given
+  (bert_keras/kernels/__init__.py), whose files keep naming TransformerBlock.
+  """
+
+  def __init__(self, block, row_groups: int = 1, fused_elementwise: bool = True, **kwargs):
+    super().__init__(dtype=block.dtype_policy, **kwargs)
+    if int(row_groups) != row_groups or row_groups < 1:
+      raise ValueError(f"row_groups={row_groups!r}; expected an integer >= 1")
+    self.block = block
+    self.row_groups = int(row_groups)
+    self.fused_elementwise = fused_elementwise
+    self.built = True
+
+  def call(self, x, attention_mask, query_positions=None, training=None):
+    """x: (batch, seq, hidden); attention_mask: (batch, seq, seq) -> (batch, seq, hidden).
+
+    Inference runs `row_groups` groups of positions: group g holds positions
+    [start_g, start_g + size_g) of every sequence, sizes differing by at most one (a group may be
+    empty when seq < row_groups). `query_positions` (batch, Q), int: only the rows at these
+    positions, (batch, Q, hidden) in that order (see `_rows_at`).
+    """
+    if query_positions is not None:
+      return self._rows_at(x, attention_mask, tf.cast(query_positions, tf.int32), training)
+    block = self.block
+    groups = 1 if training else self.row_groups
+    batch, seq = tf.shape(x)[0], tf.shape(x)[1]
+    heads, head_dim = block.num_heads, block.head_dim
+    hidden = heads * head_dim
+    xs = [x]
+    if groups > 1:
+      # floor((seq + groups - 1 - g) / groups) over g sums to seq (Hermite's identity).
+      sizes = tf.stack([(seq + groups - 1 - g) // groups for g in range(groups)])
+      xs = tf.split(x, sizes, num=groups, axis=1)  # each (batch, size_g, hidden)
+    residuals = [tf.reshape(x_g, (-1, hidden)) for x_g in xs]  # (batch * size_g, hidden)
+    # Each group's length from its own shape (static when known), never a -1 in the reshapes back
+    # to (batch, size_g, ...): -1 cannot be inferred from zero elements, so an empty batch failed.
+    group_sizes = [x_g.shape[1] if x_g.shape[1] is not None else tf.shape(x_g)[1] for x_g in xs]
+    parts = []
+    for rows, size in zip(residuals, group_sizes):
+      qkv = tf.reshape(block.qkv_dense(rows), (batch, size, 3, heads, head_dim))
+      # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
+      # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
+      qkv = permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, size_g, head_dim)
+      parts.append(tf.unstack(qkv, 3))  # q, k, v, each (batch, heads, size_g, head_dim)
+    # The groups meet for the attention, which runs once over all positions: the batched matmuls
+    # and softmax split their work over the intra-op pool and no longer queue behind the other
+    # group's single-threaded projections (per-group attention took 2-3x its own time in such
+    # waits at batch 1, and twice the ops).
+    q, k, v = parts[0] if groups == 1 else (tf.concat(p, 2) for p in zip(*parts))
+    context = self._attend(q, k, v, attention_mask, training)  # (batch, seq, heads, head_dim)
+    contexts = [context] if groups == 1 else tf.split(context, sizes, num=groups, axis=1)
+    outputs = [self._after_attention(context, rows, batch, size, training)
+               for context, rows, size in zip(contexts, residuals, group_sizes)]
+    return outputs[0] if groups == 1 else tf.concat(outputs, axis=1)
+
+  def _rows_at(self, x, attention_mask, positions, training):
+    """The block's output rows at `positions` (batch, Q), each equal to the full block's row.
+
+    Keys and values are projected for every position, queries only for the Q rows, and
+    everything after the attention runs on Q rows: the fused (hidden, 3 hidden) kernel is split
+    into its query and key-value columns (tf.split, whose gradient is one concat, where slicing
+    would add zero-filled copies of the kernel).
+    """
+    block = self.block
+    batch, seq = tf.shape(x)[0], tf.shape(x)[1]
+    heads, head_dim = block.num_heads, block.head_dim
+    hidden = heads * head_dim
+    size = positions.shape[1] if positions.shape[1] is not None else tf.shape(positions)[1]
+    rows = tf.reshape(tf.gather(x, positions, axis=1, batch_dims=1), (-1, hidden))  # (batch * Q, H)
+    kernel = tf.cast(block.qkv_dense.kernel, x.dtype)
+    bias = tf.cast(block.qkv_dense.bias, x.dtype)
+    q_kernel, kv_kernel = tf.split(kernel, [hidden, 2 * hidden], axis=1)
+    q_bias, kv_bias = tf.split(bias, [hidden, 2 * hidden], axis=0)
+    q = tf.reshape(tf.nn.bias_add(tf.matmul(rows, q_kernel), q_bias), (batch, size, heads, head_dim))
+    q = permute(q, (0, 2, 1, 3), training)  # (batch, heads, Q, head_dim)
+    kv = tf.nn.bias_add(tf.matmul(tf.reshape(x, (-1, hidden)), kv_kernel), kv_bias)
+    kv = permute(tf.reshape(kv, (batch, seq, 2, heads, head_dim)), (2, 0, 3, 1, 4), training)
+    k, v = tf.unstack(kv, 2)  # each (batch, heads, seq, head_dim)
+    mask = tf.gather(attention_mask, positions, axis=1, batch_dims=1)  # (batch, Q, seq)
+    context = self._attend(q, k, v, mask, training)  # (batch, Q, heads, head_dim)
+    return self._after_attention(context, rows, batch, size, training)
+
+  def _attend(self, q, k, v, attention_mask, training):
+    """q (batch, heads, n, head_dim), k and v (batch, heads, seq, head_dim), attention_mask
+    (batch, n, seq) -> context (batch, n, heads, head_dim)."""
+    # Scaling q (batch*seq*hidden values) is cheaper than scaling the (batch, heads, seq, seq)
+    # scores, and exact whenever 1/sqrt(head_dim) is a power of two (head_dim 64: every preset).
+    q = q * tf.cast(1.0 / math.sqrt(self.block.head_dim), q.dtype)
+    scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, n, seq)
+    bias = (1.0 - tf.cast(attention_mask[:, None, :, :], scores.dtype)) * MASK_BIAS
+    probs = tf.nn.softmax(scores + tf.cast(bias, scores.dtype), axis=-1)
+    probs = bit_dropout(self.block.attention_dropout, probs, training)
+    context = tf.matmul(probs, v)  # (batch, heads, n, head_dim)
+    return permute(context, (0, 2, 1, 3), training)  # (batch, n, heads, head_dim)
+
+  def _after_attention(self, context, rows, batch, size, training):
+    """Output projection, residual + LayerNorm, feed-forward, residual + LayerNorm on one group's
+    rows: context (batch, size, heads, head_dim), rows (batch * size, hidden) the block's input
+    at those positions -> (batch, size, hidden)."""
+    block = self.block
+    hidden = block.num_heads * block.head_dim
+    context = tf.reshape(context, (-1, hidden))  # (batch * size, hidden)
+    rows = self._add_and_norm(block.attention_layer_norm, rows,
+                              block.attention_output_dense(context), training)
+    if training and self.fused_elementwise and not tf.executing_eagerly():
+      inner = wide_dense(block.intermediate_dense, rows, fused_activation(block.hidden_act))
+    else:
+      inner = block.intermediate_dense(rows)
+    rows = self._add_and_norm(block.output_layer_norm, rows, block.output_dense(inner), training)
+    return tf.reshape(rows, (batch, size, hidden))
+
+  def _add_and_norm(self, layer_norm, rows, update, training):
+    """LayerNorm(rows + dropout(update)), the post-LN residual step; rows, update (n, hidden)."""
+    if training:
+      return layer_norm_with_grad(
+          layer_norm, rows + bit_dropout(self.block.hidden_dropout, update, training))
+    return inference_layer_norm(layer_norm, rows + update)

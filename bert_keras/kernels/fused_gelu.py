@@ -1,0 +1,74 @@
+"""The GELUs as one XLA-fused element-wise kernel each, with a hand-written gradient (CPU training).
+
+Why: outside XLA, TensorFlow runs GELU as ~6 separate element-wise ops forward and ~12 backward,
+each a full pass over the (batch * seq, intermediate) activations; fused, forward and backward are
+one pass each. Measured on 2 CPU cores at BERT-mini (2048, 1024): 29 -> 13 CPU-ms per
+forward + backward for the tanh form. The matmuls around it stay on the default kernels
+(whole-model XLA is slower on CPU). Same formulas as `models/activations.get_activation` (float
+rounding apart; tests/kernels/test_fused_gelu.py). Fallback: `fused_activation` returns the
+reference activation for ReLU, and the CPU block uses the reference one outside training.
+
+The gradients recompute the tanh / the CDF from x instead of keeping them from the forward pass:
+x is kept anyway (the gradient needs it), so the forward kernel writes y only and no second
+activation of the feed-forward's size is held until the backward pass (BERT-Base, batch 8: 151 MB
+less; on 2 CPU cores forward + backward at (1024, 3072) took 5.6 instead of 6.5 ms).
+"""
+
+import math
+
+import tensorflow as tf
+
+from bert_keras.models.activations import get_activation
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_COEFF = 0.044715
+
+
+def _tanh_term(x):
+  c = tf.cast(_SQRT_2_OVER_PI, x.dtype)
+  k = tf.cast(_TANH_COEFF, x.dtype)
+  return tf.tanh(c * (x + k * x * x * x))
+
+
+def _normal_cdf(x):
+  return 0.5 * (1.0 + tf.math.erf(x * tf.cast(_INV_SQRT_2, x.dtype)))
+
+
+@tf.custom_gradient
+def _gelu_tanh_with_grad(x):
+  # GELU, tanh form (Hendrycks & Gimpel 2016, section 2): 0.5 x (1 + tanh(c (x + 0.044715 x^3))).
+  y = 0.5 * x * (1.0 + _tanh_term(x))
+
+  def grad(dy):
+    # d/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 k x^2)
+    c = tf.cast(_SQRT_2_OVER_PI, x.dtype)
+    k = tf.cast(_TANH_COEFF, x.dtype)
+    t = _tanh_term(x)
+    return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * k * x * x))
+
+  return y, grad
+
+
+@tf.custom_gradient
+def _gelu_exact_with_grad(x):
+  # GELU, exact: x Phi(x) with Phi the standard normal CDF.
+  y = x * _normal_cdf(x)
+
+  def grad(dy):
+    # d/dx = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+    return dy * (_normal_cdf(x) + x * tf.exp(-0.5 * x * x) * tf.cast(_INV_SQRT_2PI, x.dtype))
+
+  return y, grad
+
+
+_FUSED = {
+    "gelu": tf.function(_gelu_exact_with_grad, jit_compile=True, autograph=False),
+    "gelu_tanh": tf.function(_gelu_tanh_with_grad, jit_compile=True, autograph=False),
+}
+
+
+def fused_activation(name: str):
+  """The activation `hidden_act=name` as a fused kernel; the reference one where none exists."""
+  return _FUSED.get(name) or get_activation(name)

@@ -1,0 +1,88 @@
+"""The CPU implementation of BertPretrainer: its last block computes only the rows the heads read,
+with the reference pretrainer's logits, gradients and variables."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_keras import kernels
+from bert_keras.models.bert_encoder import BertEncoder
+from bert_keras.models.bert_pretrainer import BertPretrainer
+from bert_keras.training import losses
+from tests.models.test_bert_pretrainer import TINY, _batch
+
+
+def _twins(objective="mlm_nsp"):
+  """The reference pretrainer and its CPU implementation (the same variables)."""
+  keras.utils.set_random_seed(3)
+  encoder = BertEncoder(**TINY, dropout_rate=0.0, attention_dropout_rate=0.0)
+  model = BertPretrainer(encoder, objective)
+  return kernels.implementation_of(model, "cpu"), model
+
+
+
+def _inputs_with_hard_positions():
+  inputs, features = _batch("mlm_nsp", predictions=4, seed=4)
+  # Repeats, [CLS] itself, padding (positions 10 and 11 are padded), positions out of order.
+  inputs["masked_lm_positions"] = np.array(
+      [[5, 5, 0, 11], [1, 9, 10, 2], [7, 3, 1, 4], [0, 0, 0, 0]], "int32")
+  features["masked_lm_weights"] = np.array([[1, 1, 1, 0], [1, 1, 0, 1], [1, 1, 1, 1],
+                                            [1, 0, 0, 0]], "float32")
+  return inputs, features
+
+
+def test_last_block_computes_only_the_rows_the_heads_read():
+  model, full = _twins()
+  inputs, _ = _inputs_with_hard_positions()
+
+  def feed_forward_rows(m):
+    """Row counts of the traced graph's feed-forward GEMMs (batch * rows, intermediate)."""
+    specs = {k: tf.TensorSpec(v.shape, tf.int32) for k, v in inputs.items()}
+    graph = tf.function(lambda x: m(x, training=False)).get_concrete_function(specs).graph
+    return sorted(op.outputs[0].shape[0] for op in graph.get_operations()
+                  if op.type == "MatMul" and "/intermediate" in op.name)
+
+  # batch 4 x seq 12 = 48 rows in every block of the CPU encoder; its last block runs
+  # 4 x (1 + P) = 20 rows: [CLS] and the 4 masked positions.
+  assert feed_forward_rows(model) == [20, 48]
+
+@pytest.mark.parametrize("objective", ["mlm_nsp", "mlm", "ltr"])
+def test_the_same_variables_in_the_same_order(objective):
+  """Nothing copied: the Trainer trains and checkpoints the pretrainer's own variables (its
+  optimizer slots follow the pretrainer's variable order)."""
+  keras.utils.set_random_seed(3)
+  encoder = BertEncoder(**TINY, attention="causal" if objective == "ltr" else "bidirectional")
+  model = BertPretrainer(encoder, objective)
+  view = kernels.implementation_of(model, "cpu")
+  assert view is not model
+  unused = {v.path for v in model.variables} - {v.path for v in view.variables}
+  assert unused == ({v.path for v in encoder.pooler.variables} if objective == "mlm" else set())
+  assert {id(v) for v in view.variables} <= {id(v) for v in model.variables}
+  assert kernels.implementation_of(model, "reference") is model
+
+
+@pytest.mark.parametrize("objective", ["mlm_nsp", "mlm"])
+@pytest.mark.parametrize("training", [False, True])
+def test_logits_and_gradients_equal_those_of_the_full_last_block(training, objective):
+  model, full = _twins(objective)
+  inputs, features = _inputs_with_hard_positions()
+  for key in ("mlm_logits", "nsp_logits")[:2 if objective == "mlm_nsp" else 1]:
+    np.testing.assert_allclose(model(inputs, training=training)[key].numpy(),
+                               full(inputs, training=training)[key].numpy(), atol=1e-5)
+
+  def grads(m):  # by the reference model's variables, as the Trainer takes them
+    variables = full.trainable_variables
+    with tf.GradientTape() as tape:
+      loss = losses.pretraining_loss(features, m(inputs, training=training), objective)
+    return {v.path: g for v, g in zip(variables, tape.gradient(loss, variables))}
+
+  fast, slow = grads(model), grads(full)
+  assert fast.keys() == slow.keys()
+  for path in fast:
+    assert (fast[path] is None) == (slow[path] is None), path  # "mlm": the pooler has none
+    if fast[path] is None:
+      continue
+    np.testing.assert_allclose(tf.convert_to_tensor(fast[path]).numpy(),
+                               tf.convert_to_tensor(slow[path]).numpy(), atol=1e-5, err_msg=path)
+
