@@ -2,8 +2,9 @@
 
 File layout: one `token POS chunk NER` line per word, `-DOCSTART- -X- -X- O` document lines and
 blank lines between sentences; `<data_dir>/train.txt`, `valid.txt` (or the original eng.train,
-eng.testa). Tags are IOB1 (the original English release) or IOB2 (`tagging_scheme`); the model is
-trained on IOB2 and predictions are written back in the file's scheme. The label of a word is
+eng.testa). Tags are IOB1 (the original English release) or IOB2 (`tagging_scheme`), with the
+entity types PER, LOC, ORG and MISC; a file whose entities begin the other scheme's way is refused.
+The model is trained on IOB2 and predictions are written back in the file's scheme. The label of a word is
 predicted from its first WordPiece only. Entity-level precision / recall / F1 as conlleval.
 
 `approach="feature_based"` trains a two-layer BiLSTM over frozen encoder features instead (5.3).
@@ -17,6 +18,7 @@ from typing import Any, Sequence
 
 import keras
 import numpy as np
+from absl import logging
 
 from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
@@ -27,6 +29,7 @@ from bert_keras.tasks.readers import read_lines
 from bert_keras.tasks.registry import register_task
 from bert_keras.tasks.task import Features, Task
 
+ENTITY_TYPES = ("LOC", "MISC", "ORG", "PER")  # Tjong Kim Sang and De Meulder (2003)
 SPLIT_FILES = {"train": ("train.txt", "eng.train"), "dev": ("valid.txt", "dev.txt", "eng.testa"),
                "test": ("test.txt", "eng.testb")}
 
@@ -62,8 +65,35 @@ def iob2_to_iob1(tags: Sequence[str]) -> list[str]:
   return out
 
 
+def _check_tag(tag: str, where: str) -> None:
+  """A tag of the IOB schemes: O, or B-/I- and one of CoNLL-2003's entity types."""
+  if tag == "O":
+    return
+  if tag[:2] not in ("B-", "I-") or not tag[2:]:
+    raise UserError(f"{where}: tag {tag!r} is not O, B-<type> or I-<type> (IOB1 / IOB2; "
+                    f"types {list(ENTITY_TYPES)})")
+  if tag[2:] not in ENTITY_TYPES:
+    raise UserError(f"{where}: tag {tag!r} has entity type {tag[2:]!r}; CoNLL-2003's are "
+                    f"{list(ENTITY_TYPES)} (a missing NER column reads the chunk tag instead)")
+
+
+def _scheme_evidence(tag: str, previous: str) -> str | None:
+  """The scheme a tag proves when it begins an entity (after O, another type or nothing): only
+  IOB2 begins with B-, only IOB1 with I- (IOB1's B- only separates two entities of one type)."""
+  if tag == "O" or _entity_type(previous) == tag[2:]:
+    return None
+  return "iob2" if tag.startswith("B-") else "iob1"
+
+
 def read_conll(path: str, scheme: str) -> list[NerExample]:
+  """Sentences of a CoNLL file whose tags are in `scheme` ("iob1" or "iob2"), tags in IOB2.
+
+  Every line must have the field count of the file's first word line, and a tag of the scheme with
+  one of CoNLL-2003's entity types; an entity beginning the other scheme's way means the file is
+  in the other scheme, which is refused (its gold column would be rewritten wrongly).
+  """
   examples, words, tags, first_line = [], [], [], 0
+  fields = None  # (count, line) of the file's first word line
 
   def flush():
     nonlocal words, tags
@@ -77,12 +107,21 @@ def read_conll(path: str, scheme: str) -> list[NerExample]:
     if not line.strip() or line.startswith("-DOCSTART-"):
       flush()
       continue
+    where = f"{path}:{number}"
     cells = line.split()
     if len(cells) < 2:
-      raise UserError(f"{path}:{number}: expected 'token POS chunk NER', got {line[:60]!r}")
+      raise UserError(f"{where}: expected 'token POS chunk NER', got {line[:60]!r}")
+    if fields is None:
+      fields = (len(cells), number)
+    elif len(cells) != fields[0]:
+      raise UserError(f"{where}: {len(cells)} fields; this file's lines have {fields[0]} (line "
+                      f"{fields[1]}); expected 'token POS chunk NER' on every line")
     tag = cells[-1]
-    if not (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2)):
-      raise UserError(f"{path}:{number}: tag {tag!r} is not O, B-<type> or I-<type>")
+    _check_tag(tag, where)
+    evidence = _scheme_evidence(tag, tags[-1] if tags else "O")
+    if evidence is not None and evidence != scheme:
+      raise UserError(f"{where}: {tag!r} begins an entity: the file is {evidence.upper()}, but "
+                      f"--tagging_scheme={scheme}; pass --tagging_scheme={evidence}")
     if not words:
       first_line = number
     words.append(cells[0])
@@ -104,7 +143,10 @@ class Conll2003Task(Task):
     for name in names:
       path = os.path.join(data_dir, name)
       if os.path.isfile(path):
-        return read_conll(path, self.config.tagging_scheme)
+        examples = read_conll(path, self.config.tagging_scheme)
+        self.data_notes["tagging_scheme"] = self.config.tagging_scheme
+        logging.info("%s: read as %s (--tagging_scheme)", path, self.config.tagging_scheme.upper())
+        return examples
     raise UserError(f"{data_dir}: none of {list(names)} exists (the CoNLL-2003 {split} file)")
 
   def prepare_labels(self, train_examples, eval_examples) -> None:
@@ -199,5 +241,6 @@ class Conll2003Task(Task):
 
   def task_info(self, metrics=None) -> dict:
     info = super().task_info(metrics)
-    info.update(tagging_scheme="iob2", label_on="first_piece", approach=self.config.approach)
+    info.update(tagging_scheme="iob2", input_tagging_scheme=self.config.tagging_scheme,
+                label_on="first_piece", approach=self.config.approach)
     return info

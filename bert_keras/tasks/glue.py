@@ -32,6 +32,7 @@ class GlueTask(ClassificationTask):
   tfds_name: str = ""
   tfds_fields: tuple = ("sentence",)
   label_range: tuple | None = None  # (low, high) of a regression task's scores, both included
+  num_columns: int = 0  # of a file without a header row; others have the header's
 
   def split_file(self, split: str) -> str:
     return f"{split}.tsv"
@@ -44,12 +45,20 @@ class GlueTask(ClassificationTask):
     columns = [c for c in (self.text_a_column, self.text_b_column, self.label_column)
                if c is not None]
     needed = max(c if c >= 0 else -c - 1 for c in columns) + 1
-    examples = []
-    for number, row in read_tsv(path, skip_header=self.header):
+    # Every row has the header's column count (CoLA has no header: its four columns); a row with
+    # more or fewer (a tab inside a sentence, a lost cell) would shift the columns read.
+    expected, source = max(needed, self.num_columns), f"{self.name} rows"
+    examples, header = [], self.header
+    for number, row in read_tsv(path, skip_header=False):
       where = f"{path}:{number}"
-      if len(row) < needed:
-        raise UserError(f"{where}: {len(row)} tab-separated columns; {self.name} rows need at "
-                        f"least {needed}")
+      if header:
+        header = False
+        if len(row) >= needed:
+          expected, source = len(row), "the header"
+        continue
+      if len(row) != expected:
+        raise UserError(f"{where}: {len(row)} tab-separated columns; expected {expected} as in "
+                        f"{source} (a tab inside a sentence adds one)")
       label = self.check_label(row[self.label_column].strip(), where)
       if self.label_range is not None and not (
           self.label_range[0] <= label <= self.label_range[1]):
@@ -95,7 +104,7 @@ _BINARY = ("0", "1")
 _NLI2 = ("entailment", "not_entailment")
 
 # CoLA: no header; columns: source, label, original label, sentence. Matthews correlation.
-_glue("cola", header=False, text_a_column=3, label_column=1, labels=_BINARY,
+_glue("cola", header=False, num_columns=4, text_a_column=3, label_column=1, labels=_BINARY,
       metric_names=("matthews_corrcoef",), tfds_name="glue/cola", tfds_fields=("sentence",))
 # SST-2: sentence, label.
 _glue("sst2", text_a_column=0, label_column=1, labels=_BINARY, metric_names=("accuracy",),

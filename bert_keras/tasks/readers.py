@@ -48,7 +48,8 @@ def read_lines(path: str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
 
 
 def read_tsv(path: str, skip_header: bool) -> Iterator[tuple[int, list[str]]]:
-  """GLUE TSV rows: tab-separated, no quoting (the official files contain bare quote characters)."""
+  """GLUE TSV rows: tab-separated, no quoting (the official files contain bare quote characters);
+  blank lines are skipped."""
   for number, line in read_lines(path):
     if skip_header and number == 1:
       continue

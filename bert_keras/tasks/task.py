@@ -47,6 +47,9 @@ class Task(abc.ABC):
     self.config = config
     # Output classes, in head order; None for regression and span tasks.
     self.label_names: list[str] | None = None
+    # What the readers found and did (the tagging scheme read, answers skipped, ...), recorded in
+    # metrics.json under "data".
+    self.data_notes: dict[str, Any] = {}
 
   # --- data -------------------------------------------------------------------------------------
 

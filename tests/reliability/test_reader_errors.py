@@ -27,8 +27,10 @@ GLUE_CASES = {
     "header only": (B.GLUE_HEADER_MRPC + "\n", "train.tsv: no examples"),
     "binary file": (b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "train.tsv:1: not valid utf-8"),
     "short row": (B.mrpc_rows(["1"]) + "0\tonly\ttwo\n", "train.tsv:3: 3 tab-separated columns",
-                  "need at least 5"),
+                  "expected 5 as in the header"),
     "unknown label": (B.mrpc_rows(["1", "yes"]), "train.tsv:3: label 'yes' is not one of ['0', '1']"),
+    "extra column": (B.mrpc_rows(["1"]) + "0\t1\t2\ta\tstray\ttab\n",
+                     "train.tsv:3: 6 tab-separated columns; expected 5 as in the header"),
     "comma separated": ("Quality,#1 ID,#2 ID,#1 String,#2 String\n1,1,2,a,b\n",
                         "train.tsv:2: 1 tab-separated columns"),
 }
@@ -43,8 +45,9 @@ def test_glue_tsv(tmp_path, case):
 
 
 def test_glue_regression_label_not_a_number(tmp_path):
+  header = "index genre filename year old_index source1 source2 sentence1 sentence2 score"
   row = "\t".join(["0", "g", "f", "y", "0", "s", "s", "a b", "c d", "high"])
-  B.write(str(tmp_path / "dev.tsv"), "header\n" + row + "\n")
+  B.write(str(tmp_path / "dev.tsv"), header.replace(" ", "\t") + "\n" + row + "\n")
   B.raises(lambda: _task("glue/stsb").read_examples(str(tmp_path), "dev"),
           "dev.tsv:2: label 'high' is not a number")
 
@@ -155,6 +158,8 @@ SWAG_CASES = {
     "empty file": ("", "train.csv: empty file"),
     "header lacks columns": ("a,b,c\n1,2,3\n", "train.csv:1: header lacks columns", "'sent1'"),
     "short row": (B.swag_rows(2) + "9,v,0,x,y\n", "train.csv:4: 5 columns; the header has 12"),
+    "long row": (B.swag_rows(2) + "9,v,0,x,y,s,g,a,b,c,d,0,extra\n",
+                 "train.csv:4: 13 columns; the header has 12"),
     "label not a number": (B.swag_rows(1).replace(",0\n", ",zero\n"),
                            "train.csv:2: label 'zero' is not 0-3"),
     "label out of range": (B.swag_rows(1).replace(",0\n", ",7\n"), "train.csv:2: label 7 is not 0-3"),
@@ -185,6 +190,12 @@ CONLL_CASES = {
     "only docstart": ("-DOCSTART- -X- -X- O\n\n", "train.txt: no sentences"),
     "bad tag": (B.conll_rows(["O", "PER"]), "train.txt:4: tag 'PER' is not O, B-<type> or I-<type>"),
     "one column": ("-DOCSTART- -X- -X- O\n\nword\n", "train.txt:3: expected 'token POS chunk NER'"),
+    "line lost its NER column": (B.conll_rows(["O", "I-PER"]) + "Commission NNP I-NP\n",
+                                 "train.txt:6: 3 fields; this file's lines have 4 (line 3)"),
+    "chunk tags read as NER": ("EU NNP I-NP\n", "train.txt:1: tag 'I-NP' has entity type 'NP'"),
+    "IOB2 file under iob1": (B.conll_rows(["O", "B-PER", "I-PER"]),
+                             "train.txt:4: 'B-PER' begins an entity: the file is IOB2, but "
+                             "--tagging_scheme=iob1; pass --tagging_scheme=iob2"),
     "bad utf-8": (b"EU NNP B-NP B-ORG\nrejects \xff VBZ I-VP O\n", "train.txt:2: not valid utf-8"),
 }
 

@@ -37,8 +37,8 @@ def test_reader_sentences_and_errors(tmp_path):
   fx.write_conll(tmp_path, train=fx.CONLL + "bad NN I-NP X-PER\n")
   with pytest.raises(UserError, match=r"train\.txt:17: tag 'X-PER'"):
     task.read_examples(data_dir, "train")
-  fx.write_conll(tmp_path, dev=fx.CONLL + "\nMars NNP I-NP I-PLANET\n")
-  with pytest.raises(UserError, match=r"\['B-PLANET'\] never occur in train"):
+  fx.write_conll(tmp_path, train=fx.CONLL.replace("Zürich NNP I-NP I-LOC", "Zürich NNP I-NP O"))
+  with pytest.raises(UserError, match=r"\['B-LOC'\] never occur in train"):
     task.prepare_labels(task.read_examples(data_dir, "train"),
                         {"dev": task.read_examples(data_dir, "dev")})
 
@@ -93,3 +93,62 @@ def test_postprocess_and_metrics_on_crafted_logits(tmp_path, tokenizer):
   lines = open(path, encoding="utf-8").read().splitlines()
   assert lines[0] == "EU I-ORG I-ORG"  # written back in the file's IOB1 scheme
   assert lines[-2] == "Jones B-PER B-PER"
+
+
+# --- Issue 31, items 1 and 3: wrong data is refused, not learned ---------------------------------
+
+def _conll_file(tmp_path, text, name="train.txt"):
+  path = tmp_path / name
+  path.write_text(text, encoding="utf-8")
+  return str(path)
+
+
+def test_a_line_that_lost_its_ner_column_is_refused(tmp_path):
+  """`Commission NNP I-NP` in a 4-column file would teach the model an entity type "NP"."""
+  path = _conll_file(tmp_path, "EU NNP I-NP I-ORG\nCommission NNP I-NP\nsaid VBD I-VP O\n")
+  with pytest.raises(UserError, match=r"train\.txt:2: 3 fields; this file's lines have 4 "
+                                      r"\(line 1\)"):
+    conll2003.read_conll(path, "iob1")
+
+
+def test_a_file_without_its_ner_column_is_refused(tmp_path):
+  """Every line lost the NER column: the chunk tags are no CoNLL-2003 entity types."""
+  path = _conll_file(tmp_path, "EU NNP I-NP\nrejects VBZ I-VP\n")
+  with pytest.raises(UserError, match=r"train\.txt:1: tag 'I-NP' has entity type 'NP'; "
+                                      r"CoNLL-2003's are \['LOC', 'MISC', 'ORG', 'PER'\]"):
+    conll2003.read_conll(path, "iob1")
+
+
+@pytest.mark.parametrize("tag", ["S-PER", "E-LOC", "B-", "I-per"])
+def test_tags_outside_the_scheme_are_refused(tmp_path, tag):
+  path = _conll_file(tmp_path, f"EU NNP I-NP O\nPeter NNP I-NP {tag}\n")
+  with pytest.raises(UserError, match=r"train\.txt:2: tag "):
+    conll2003.read_conll(path, "iob1")
+
+
+IOB2 = "Peter NNP I-NP B-PER\nBlackburn NNP I-NP I-PER\nvisited VBD I-VP O\nZurich NNP I-NP B-LOC\n"
+
+
+def test_iob2_data_under_the_iob1_default_is_refused(tmp_path):
+  """Before: read under iob1 and its gold column rewritten without a word."""
+  path = _conll_file(tmp_path, IOB2)
+  with pytest.raises(UserError, match=r"train\.txt:1: 'B-PER' begins an entity: the file is IOB2, "
+                                      r"but --tagging_scheme=iob1.*--tagging_scheme=iob2"):
+    conll2003.read_conll(path, "iob1")
+  assert [e.tags for e in conll2003.read_conll(path, "iob2")] == [
+      ["B-PER", "I-PER", "O", "B-LOC"]]
+
+
+def test_iob1_data_under_iob2_is_refused(tmp_path):
+  path = _conll_file(tmp_path, "visited VBD I-VP O\nZurich NNP I-NP I-LOC\n")
+  with pytest.raises(UserError, match=r"train\.txt:2: 'I-LOC' begins an entity: the file is IOB1, "
+                                      r"but --tagging_scheme=iob2.*--tagging_scheme=iob1"):
+    conll2003.read_conll(path, "iob2")
+
+
+def test_the_scheme_read_is_reported(tmp_path):
+  data_dir = fx.write_conll(tmp_path)
+  task = Conll2003Task(get_task_config("conll2003"))
+  task.read_examples(data_dir, "train")
+  assert task.data_notes["tagging_scheme"] == "iob1"
+  assert task.task_info()["input_tagging_scheme"] == "iob1"

@@ -197,3 +197,21 @@ def test_classification_model_follows_the_approach(task_name, num_classes, appro
   else:
     assert encoder.trainable
     assert type(model) is BertClassifier  # pylint: disable=unidiomatic-typecheck
+
+
+@pytest.mark.parametrize("name", sorted(GLUE_FILES))
+def test_a_row_with_an_extra_tab_is_refused(tmp_path, name):
+  """A stray tab inside a sentence shifts the columns; before, the row was read as a wrong pair."""
+  data_dir = write_glue(str(tmp_path), name)
+  _, header, rows = GLUE_FILES[name]
+  expected = len(header or rows[0])
+  path = os.path.join(data_dir, "train.tsv")
+  with open(path, "a", encoding="utf-8") as f:
+    cells = list(rows[0])
+    cells[-2] = "a sentence with a\tstray tab"
+    f.write("\t".join(cells) + "\n")
+  line = len(rows) + (2 if header else 1)
+  task = get_task(get_task_config(name))
+  with pytest.raises(UserError, match=rf"train\.tsv:{line}: {expected + 1} tab-separated columns; "
+                                      rf"expected {expected}"):
+    task.read_examples(data_dir, "train")

@@ -38,3 +38,11 @@ def test_reader_errors(tmp_path):
   fx.write_swag(tmp_path / "val.csv", header=fx.SWAG_HEADER[:-3] + ["label"], rows=[])
   with pytest.raises(UserError, match=r"val\.csv:1: header lacks columns \['ending2', 'ending3'\]"):
     task.read_examples(str(tmp_path), "dev")
+
+
+def test_a_row_with_an_extra_cell_is_refused(tmp_path):
+  """Too many columns is an error like too few, naming the line and the header's count."""
+  fx.write_swag(tmp_path / "val.csv", rows=[fx.SWAG_ROWS[0], fx.SWAG_ROWS[1] + ["extra"]])
+  task = SwagTask(get_task_config("swag"))
+  with pytest.raises(UserError, match=r"val\.csv:3: 13 columns; the header has 12"):
+    task.read_examples(str(tmp_path), "dev")
