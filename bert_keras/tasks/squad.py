@@ -17,6 +17,7 @@ import collections
 import dataclasses
 import json
 import os
+import re
 from typing import Any, Callable, Mapping, Sequence
 
 import keras
@@ -88,11 +89,31 @@ def _short(value) -> str:
   return text if len(text) <= 40 else text[:37] + "..."
 
 
-def read_squad(path: str, training: bool, version_2: bool) -> list[SquadExample]:
+# Training answers whose text is not at their answer_start are skipped, as the original skips
+# them; a file with more than this fraction of them is refused (its offsets are wrong, e.g. all
+# shifted by one, and the answers found near them would be wrong spans).
+MAX_MISPLACED_ANSWER_FRACTION = 0.01
+
+
+def answer_end(context: str, start: int, text: str) -> int | None:
+  """The end (exclusive) in `context` of answer `text` found at `start`, or None when it is not
+  there. Whitespace runs inside the answer may differ from the passage's (the original compares
+  whitespace-joined words); leading whitespace of the text moves the start."""
+  start += len(text) - len(text.lstrip())
+  words = text.split()
+  match = re.compile(r"\s+".join(re.escape(w) for w in words)).match(context, start)
+  return match.end() if match and words else None
+
+
+def read_squad(path: str, training: bool, version_2: bool,
+               notes: dict | None = None) -> list[SquadExample]:
   """Reads the official JSON ({"version", "data": [{"title", "paragraphs": [{"context", "qas"}]}]}).
 
   Bad input (not UTF-8, a syntax error, nesting too deep, a value of the wrong JSON type anywhere)
   raises a UserError naming the file and the JSON path, e.g. `data[0].paragraphs[2].qas[1]`.
+  Training answers not at their answer_start are skipped and counted;
+  more than MAX_MISPLACED_ANSWER_FRACTION of them is an error. `notes` (training) receives the
+  count as notes["skipped_answers"].
   """
   require_file(path, "a SQuAD JSON file")
   data = read_json_file(path, "SQuAD JSON file")
@@ -166,28 +187,37 @@ def read_squad(path: str, training: bool, version_2: bool) -> list[SquadExample]
           text, offset = answer["text"], answer["answer_start"]
           if not text.strip():
             raise UserError(f"{qwhere} (id {qa['id']}): empty answer text")
-          start_word = char_to_word_offset[offset]
-          end_word = char_to_word_offset[offset + len(text) - 1]
-          actual = " ".join(doc_tokens[start_word:end_word + 1])
-          if actual.find(" ".join(text.split())) == -1:
-            # The original skips such rows too (a few in train-v1.1.json have shifted offsets).
-            logging.warning("%s (id %s): answer %r not found at offset %d; skipped", qwhere,
+          end = answer_end(context, offset, text)
+          if end is None:
+            # The original skips answers it cannot find near their offset. Its test (the text
+            # anywhere inside the words the offsets touch) let an offset one character early, on
+            # the space before the answer, train on a span one word wider; this one does not.
+            logging.warning("%s (id %s): answer %r not found at answer_start=%d; skipped", qwhere,
                             qa["id"], text, offset)
             skipped.append((qloc, qa["id"], text, offset))
             continue
+          start_word = char_to_word_offset[offset + len(text) - len(text.lstrip())]
+          end_word = char_to_word_offset[end - 1]
           example.orig_answer_text = text
           example.start_position, example.end_position = start_word, end_word
         examples.append(example)
-  if not examples and skipped:
+  if skipped:
     where, qid, text, offset = skipped[0]
-    raise UserError(f"{path}: no usable questions: {len(skipped)} of {len(skipped)} skipped "
-                    f"because the answer text is not at its answer_start (first: {where} id {qid!r}: "
-                    f"{_short(text)} not found at answer_start={offset})")
+    first = f"first: {where} id {qid!r}: {_short(text)} not found at answer_start={offset}"
+    answered = len(skipped) + sum(not e.is_impossible for e in examples)
+    if not examples:
+      raise UserError(f"{path}: no usable questions: {len(skipped)} of {len(skipped)} skipped "
+                      f"because the answer text is not at its answer_start ({first})")
+    if len(skipped) > MAX_MISPLACED_ANSWER_FRACTION * answered:
+      raise UserError(f"{path}: {len(skipped)} of {answered} training answers are not at their "
+                      f"answer_start (more than {MAX_MISPLACED_ANSWER_FRACTION:.0%}; {first}); "
+                      "are the offsets shifted?")
+    logging.warning("%s: %d of %d training answers skipped: not at their answer_start (%s)",
+                    path, len(skipped), answered, first)
   if not examples:
     raise UserError(f"{path}: no questions")
-  if skipped:
-    logging.warning("%s: %d of %d training questions skipped (answer not at its answer_start)",
-                    path, len(skipped), len(skipped) + len(examples))
+  if notes is not None and training:
+    notes["skipped_answers"] = len(skipped)
   return examples
 
 
@@ -298,7 +328,12 @@ class SquadTask(Task):
 
   def read_examples(self, data_dir: str, split: str) -> list:
     path = os.path.join(data_dir, f"{split}-{self.file_version}.json")
-    return read_squad(path, training=split == self.train_split, version_2=self.version_2)
+    notes = {}
+    examples = read_squad(path, training=split == self.train_split, version_2=self.version_2,
+                          notes=notes)
+    if "skipped_answers" in notes:
+      self.data_notes.setdefault("skipped_answers", {})[split] = notes["skipped_answers"]
+    return examples
 
   # --- features ---------------------------------------------------------------------------------
 

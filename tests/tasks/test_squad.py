@@ -165,3 +165,44 @@ def test_squad_v2_training_labels_point_at_cls(tmp_path, tokenizer):
   features = task.make_features(task.read_examples(data_dir, "train"), tokenizer, training=True)
   assert features.labels["start_logits"][1] == 0 and features.labels["end_logits"][1] == 0
   assert features.labels["start_logits"][0] > 0
+
+
+# --- Issue 31, item 4: answers not at their answer_start ------------------------------------------
+
+def _squad_file(tmp_path, starts, context="the film was very good"):
+  """One question per start, all answering "good" (at 18); the file named as a train split."""
+  qas = [{"id": f"q{i}", "question": "how?", "answers": [{"text": "good", "answer_start": s}]}
+         for i, s in enumerate(starts)]
+  return fx.write_json(tmp_path, "train-v1.1.json", {"version": "1.1", "data": [
+      {"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]})
+
+
+def test_answers_shifted_by_one_are_refused(tmp_path):
+  """Before: start 17 (the space before "good") was read as the span "very good", one word wider."""
+  data_dir = _squad_file(tmp_path, [17, 17, 17, 18])
+  task = SquadV1Task(get_task_config("squad_v1"))
+  with pytest.raises(UserError, match=r"train-v1\.1\.json: 3 of 4 training answers are not at "
+                                      r"their answer_start \(more than 1%; first: "
+                                      r"data\[0\]\.paragraphs\[0\]\.qas\[0\] id 'q0': 'good' not "
+                                      r"found at answer_start=17\)"):
+    task.read_examples(data_dir, "train")
+
+
+def test_a_few_misplaced_answers_are_skipped_and_counted(tmp_path):
+  data_dir = _squad_file(tmp_path, [18] * 199 + [17])
+  task = SquadV1Task(get_task_config("squad_v1"))
+  examples = task.read_examples(data_dir, "train")
+  assert len(examples) == 199 and "q199" not in {e.qas_id for e in examples}
+  assert task.data_notes["skipped_answers"] == {"train": 1}
+  assert all(" ".join(e.doc_tokens[e.start_position:e.end_position + 1]) == "good"
+             for e in examples)
+
+
+def test_whitespace_inside_an_answer_may_differ(tmp_path):
+  """As the original: "Café au lait" matches "Café  au lait" in the passage at its start."""
+  data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": fx.CURIE, "qas": [
+      {"id": "c", "question": "what?", "answers": [{"text": "Café au lait", "answer_start": fx.CAFE}]}]}]}]}
+  data_dir = fx.write_json(tmp_path, "train-v1.1.json", data)
+  task = SquadV1Task(get_task_config("squad_v1"))
+  (example,) = task.read_examples(data_dir, "train")
+  assert example.doc_tokens[example.start_position:example.end_position + 1] == ["Café", "au", "lait."]
