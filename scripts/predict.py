@@ -63,7 +63,8 @@ def main(argv):
     records = [record]
   predictor.check_input_types(records, where)
   results = predictor.predict(predictor.load(FLAGS.saved_model), records, FLAGS.batch_size, where)
-  lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results)
+  # Keys sorted: the same order on every run and for every record, whatever the export returns.
+  lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in results)
   if FLAGS.output_file:
     write_text(FLAGS.output_file, lines)
   else:

@@ -1,9 +1,21 @@
-"""Fine-tune a BERT encoder on a registered task, evaluate on dev, write predictions and metrics.
+"""Fine-tune a BERT encoder on a registered task, evaluate on dev, write predictions and metrics;
+or evaluate / predict with a fine-tuned output directory, without training.
 
   python scripts/run_finetuning.py --task=polarity --init_checkpoint=<minilm dir> \
       --output_dir=out/polarity
   python scripts/run_finetuning.py --task=glue/mrpc --data_dir=glue_data/MRPC \
       --init_checkpoint=uncased_L-12_H-768_A-12 --output_dir=out/mrpc
+  python scripts/run_finetuning.py --mode=evaluate --finetuned_dir=out/mrpc \
+      --data_dir=glue_data/MRPC --output_dir=out/mrpc_dev
+  python scripts/run_finetuning.py --mode=predict --finetuned_dir=out/mrpc \
+      --data_dir=glue_data/MRPC --output_dir=out/mrpc_test      # writes MRPC.tsv for the server
+
+--data_dir: '' means the task's embedded data (polarity, lee_similarity) and is an error for every
+other task; config.json records the folder read. Outputs: metrics.json, config.json and
+predictions_<split>.json (other formats of them as predictions_<split>.<what>.<ext>); predict mode
+adds the official submission files (GLUE <TASK>.tsv; SQuAD predictions.json, null_odds.json).
+SQuAD training answers whose text is not at their answer_start are skipped and counted in
+metrics.json; a file with more than 1% of them is refused.
 
 Defaults are the task preset's (configs/tasks.py: the paper's batch 32, 3 epochs, lr 2e-5..5e-5,
 10% warmup, dropout 0.1; the small embedded sets and SQuAD/SWAG use their own batch, epochs and lr);
@@ -21,9 +33,19 @@ from configs.training import FINETUNE_DISTRIBUTIONS
 
 FLAGS = flags.FLAGS
 _TASKS = ", ".join(sorted(TASK_PRESETS))
-flags.DEFINE_string("task", None, f"Registered task (its preset gives the defaults): {_TASKS}.")
-flags.DEFINE_string("data_dir", "", "Folder with the task's official files ('' = embedded data; "
-                    "'tfds:' or 'tfds:<dir>' for GLUE from tensorflow-datasets). The files per "
+flags.DEFINE_enum("mode", "train", ["train", "evaluate", "predict"],
+                  "train: fine-tune, then evaluate on dev. evaluate: score --finetuned_dir on "
+                  "labelled --split(s) (default dev). predict: predict --split(s) (default the "
+                  "unlabeled test files) into the official submission files.")
+flags.DEFINE_string("finetuned_dir", "", "evaluate/predict: a run_finetuning output directory "
+                    "(model.keras, config.json, task_info.json, vocab.txt).")
+flags.DEFINE_list("split", [], "evaluate/predict: the splits to read (default: dev for evaluate, "
+                  "the task's test files for predict; SQuAD's test set is hidden: dev).")
+flags.DEFINE_string("task", None, f"Registered task (its preset gives the defaults): {_TASKS}. "
+                    "evaluate/predict: the fine-tuned run's.")
+flags.DEFINE_string("data_dir", "", "Folder with the task's official files; '' = the embedded "
+                    "data of polarity and lee_similarity (required for every other task); "
+                    "'tfds:' or 'tfds:<dir>' for GLUE from tensorflow-datasets. The files per "
                     "task:\n" + data_files_help())
 flags.DEFINE_string("init_checkpoint", "", "Pretrained checkpoint (Google TF1 dir/prefix, Hugging "
                     "Face dir, .keras or .weights.h5, a run_pretraining model_dir). Empty = "
@@ -63,8 +85,12 @@ flags.DEFINE_bool("length_buckets", True, "Batch examples of similar length and 
                   "--nolength_buckets pads every batch to max_seq_length (one shape, for TPUs).")
 flags.mark_flags_as_required(["output_dir"])
 # A missing --task names the choices (absl's required-flag message would only say it needs a value).
-flags.register_validator("task", lambda value: value is not None,
-                         message=f"--task is required; registered tasks: {_TASKS}")
+flags.register_multi_flags_validator(
+    ["task", "mode"], lambda f: f["task"] is not None or f["mode"] != "train",
+    message=f"--task is required; registered tasks: {_TASKS}")
+flags.register_multi_flags_validator(
+    ["finetuned_dir", "mode"], lambda f: bool(f["finetuned_dir"]) == (f["mode"] != "train"),
+    message="--finetuned_dir is required with --mode=evaluate or predict, and only there")
 
 _OVERRIDES = ("learning_rate", "train_batch_size", "num_epochs", "warmup_proportion",
               "dropout_rate", "max_seq_length", "doc_stride", "max_query_length", "n_best_size",
@@ -74,6 +100,8 @@ _OVERRIDES = ("learning_rate", "train_batch_size", "num_epochs", "warmup_proport
 
 def main(argv):
   del argv
+  if FLAGS.mode != "train":
+    return evaluate_or_predict()
   from configs.tasks import get_task_config
   from bert_keras.tasks.finetuning import RunConfig, run_finetuning
 
@@ -89,6 +117,28 @@ def main(argv):
       length_buckets=FLAGS.length_buckets)
   results = run_finetuning(task_config, run)
   print({k: v for k, v in results.items() if isinstance(v, dict)})
+
+
+def evaluate_or_predict():
+  from bert_keras.errors import UserError
+  from bert_keras.tasks import finetuned_model
+
+  training_only = _OVERRIDES + ("init_checkpoint", "model_config", "vocab_file", "lower_case",
+                                "max_train_examples", "save_model")
+  given = [f"--{name}" for name in training_only if FLAGS[name].present]
+  if given:
+    raise UserError(f"{', '.join(given)}: training settings; --mode={FLAGS.mode} uses those of "
+                    f"--finetuned_dir={FLAGS.finetuned_dir}")
+  if FLAGS.task:
+    task = finetuned_model.FinetunedModel(FLAGS.finetuned_dir).task
+    if FLAGS.task not in (task.name, task.run_name()):
+      raise UserError(f"--task={FLAGS.task}, but --finetuned_dir={FLAGS.finetuned_dir} was "
+                      f"fine-tuned on {task.run_name()}")
+  run = (finetuned_model.run_evaluation if FLAGS.mode == "evaluate"
+         else finetuned_model.run_prediction)
+  result = run(FLAGS.finetuned_dir, FLAGS.output_dir, data_dir=FLAGS.data_dir, splits=FLAGS.split)
+  print(result if FLAGS.mode == "predict" else
+        {k: v for k, v in result.items() if isinstance(v, dict)})
 
 
 if __name__ == "__main__":

@@ -66,6 +66,9 @@ class ClassificationTask(Task):
         raise UserError(f"{self.name}: labels differ between train {sorted(train)} and {split} "
                         f"{sorted(dev)}: {sorted(dev - train)} never occur in train")
 
+  def has_labels(self, examples) -> bool:
+    return all(e.label is not None for e in examples)
+
   def make_features(self, examples: Sequence[ClassificationExample], tokenizer,
                     training: bool) -> Features:
     segments_a = tokenizer.encode([e.text_a for e in examples])

@@ -140,6 +140,7 @@ class Conll2003Task(Task):
     names = SPLIT_FILES.get(split)
     if names is None:
       raise UserError(f"conll2003 has splits {sorted(SPLIT_FILES)}, not {split!r}")
+    data_dir = self.resolve_data_dir(data_dir)
     for name in names:
       path = os.path.join(data_dir, name)
       if os.path.isfile(path):
@@ -228,16 +229,16 @@ class Conll2003Task(Task):
                                      [p["predicted"] for p in predictions])
 
   def write_predictions(self, predictions: Any, path_stem: str) -> str:
-    """conlleval input: `word gold predicted` per line, in the input files' scheme."""
+    """`<path_stem>.json` (IOB2 tags, as the model predicts them) and `<path_stem>.conlleval.txt`,
+    conlleval's input: `word gold predicted` per line, in the input files' scheme."""
     convert = iob2_to_iob1 if self.config.tagging_scheme == "iob1" else list
     lines = []
     for p in predictions:
       for word, gold, pred in zip(p["words"], convert(p["gold"]), convert(p["predicted"])):
         lines.append(f"{word} {gold} {pred}")
       lines.append("")
-    path = path_stem + ".txt"
-    write_text(path, "\n".join(lines) + "\n")
-    return path
+    write_text(path_stem + ".conlleval.txt", "\n".join(lines) + "\n")
+    return super().write_predictions(predictions, path_stem)
 
   def task_info(self, metrics=None) -> dict:
     info = super().task_info(metrics)

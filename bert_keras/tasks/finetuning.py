@@ -5,7 +5,9 @@ Adam (weight decay 0.01), linear warmup over 10% of the steps then linear decay,
 The output directory receives:
   config.json                resolved task + model config and every run setting
   metrics.json               dev metrics per evaluation split, example counts, train loss and time
-  predictions_<split>.*      per-example predictions in the task's format
+  predictions_<split>.json   per-example predictions (SQuAD: {id: answer}); a task's other
+                             formats of them beside it as predictions_<split>.<what>.<ext>
+                             (SQuAD .nbest.json, .null_odds.json; CoNLL .conlleval.txt)
   model.keras                the serving-ready task model (encoder dict in, logits out)
   task_info.json, vocab.txt  what an exporter needs for text-in serving (labels, seq length, ...)
 Outputs are written to a hidden staging directory inside it and moved in only once all of them are
@@ -26,7 +28,7 @@ import shutil
 import socket
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import keras
 import tensorflow as tf
@@ -256,6 +258,31 @@ def _limit(examples: list, n: int, seed: int) -> list:
   return [examples[i] for i in keep]
 
 
+def write_staged(output_dir: str, write: Callable[[str], Any]) -> Any:
+  """Runs `write(stage)` on a new staging directory inside `output_dir`, then publishes what it
+  wrote (see `_publish`); returns what `write` returns. On any failure the stage is removed, and so
+  are the directories this call created, when empty: a failed run leaves nothing behind."""
+  check_output_dir(output_dir)
+  created = _missing_dirs(output_dir)
+  stage = None
+  try:
+    os.makedirs(output_dir, exist_ok=True)
+    remove_dead_stages(output_dir)
+    stage = _new_stage(output_dir)
+    result = write(stage)
+    _publish(stage, output_dir)
+    return result
+  except BaseException:
+    if stage is not None and os.path.isdir(stage):
+      shutil.rmtree(stage, ignore_errors=True)
+    for path in created:  # deepest first; a directory that holds anything else stays
+      try:
+        os.rmdir(path)
+      except OSError:
+        break
+    raise
+
+
 def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
   """Trains `task_config.task` and evaluates it on its dev split(s); returns the metrics dict."""
   if not run.output_dir:
@@ -267,27 +294,11 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
   source = resolve_encoder_source(run)
   check_model_fits_task(source, task_config)
   check_vocab_source(run, source)
+  # The one --data_dir rule ('' = the embedded data), resolved once: config.json records the path.
+  run = run.replace(data_dir=get_task(task_config).resolve_data_dir(run.data_dir))
   keras.utils.set_random_seed(task_config.seed)
-  # If this run creates --output_dir (and parents) and then fails, e.g. on bad input, they are
-  # removed again when empty, so a failed run leaves no empty directory behind.
-  created = _missing_dirs(run.output_dir)
-  stage = None
-  try:
-    os.makedirs(run.output_dir, exist_ok=True)
-    remove_dead_stages(run.output_dir)
-    stage = _new_stage(run.output_dir)
-    results = _train_and_write(task_config, run, source, stage)
-    _publish(stage, run.output_dir)
-    return results
-  except BaseException:
-    if stage is not None and os.path.isdir(stage):
-      shutil.rmtree(stage, ignore_errors=True)
-    for path in created:  # deepest first; a directory that holds anything else stays
-      try:
-        os.rmdir(path)
-      except OSError:
-        break
-    raise
+  return write_staged(run.output_dir,
+                      lambda stage: _train_and_write(task_config, run, source, stage))
 
 
 def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSource,
@@ -356,7 +367,7 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
       start + train_seconds])]
 
   # === Evaluate ===
-  results: dict = {"task": task.name, "train_examples": len(train_examples),
+  results: dict = {"task": task.run_name(), "train_examples": len(train_examples),
                    "train_features": len(train_features), "train_steps": total_steps,
                    "train_seconds": round(train_seconds, 1), "epoch_seconds": epoch_seconds,
                    "batch_lengths": list(buckets),
@@ -370,6 +381,8 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
     results[split]["examples"] = len(examples)
     task.write_predictions(predictions, os.path.join(stage, f"predictions_{split}"))
     logging.info("%s %s: %s", task.name, split, results[split])
+  if task.data_notes:
+    results["data"] = task.data_notes  # e.g. the tagging scheme read, answers skipped
   write_json(os.path.join(stage, "metrics.json"), results)
 
   # === Artifacts for export ===

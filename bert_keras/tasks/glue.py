@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.tasks.classification_task import ClassificationExample, ClassificationTask
 from bert_keras.tasks.readers import read_tsv, require_file
@@ -33,15 +34,21 @@ class GlueTask(ClassificationTask):
   tfds_fields: tuple = ("sentence",)
   label_range: tuple | None = None  # (low, high) of a regression task's scores, both included
   num_columns: int = 0  # of a file without a header row; others have the header's
+  # The unlabeled test files: (index, text_a, text_b) columns, and the submission file per split.
+  test_columns: tuple = (0, 1, 2)
+  submission_names: dict = {}
 
   def split_file(self, split: str) -> str:
     return f"{split}.tsv"
 
   def read_examples(self, data_dir: str, split: str) -> list:
+    data_dir = self.resolve_data_dir(data_dir)
     if data_dir.startswith(TFDS_PREFIX):
       return self._read_tfds(data_dir[len(TFDS_PREFIX):] or None, split)
     path = require_file(os.path.join(data_dir, self.split_file(split)),
                         f"the GLUE {self.name} {split} file")
+    if split in self.predict_splits:
+      return self._read_test(path)
     columns = [c for c in (self.text_a_column, self.text_b_column, self.label_column)
                if c is not None]
     needed = max(c if c >= 0 else -c - 1 for c in columns) + 1
@@ -73,6 +80,40 @@ class GlueTask(ClassificationTask):
       raise UserError(f"{path}: no examples")
     return examples
 
+  def _read_test(self, path: str) -> list:
+    """An unlabeled test file (a header, then index and text columns); guid = the index cell."""
+    index, text_a, text_b = self.test_columns
+    needed = max(c for c in self.test_columns if c is not None) + 1
+    expected, examples = needed, []
+    for number, row in read_tsv(path, skip_header=False):
+      if number == 1:
+        expected = max(needed, len(row))
+        continue
+      if len(row) != expected:
+        raise UserError(f"{path}:{number}: {len(row)} tab-separated columns; expected {expected} "
+                        "as in the header (a tab inside a sentence adds one)")
+      examples.append(ClassificationExample(
+          guid=row[index], text_a=row[text_a],
+          text_b=row[text_b] if text_b is not None else None))
+    if not examples:
+      raise UserError(f"{path}: no examples")
+    return examples
+
+  def write_submission(self, examples, predictions, split: str, directory: str) -> list[str]:
+    """The GLUE server's file: `<TASK>.tsv` with `index<TAB>prediction` rows (e.g. MRPC.tsv;
+    MNLI-m.tsv / MNLI-mm.tsv for the matched / mismatched test sets)."""
+    name = self.submission_names.get(split)
+    if name is None:
+      return []
+    rows = ["index\tprediction"]
+    for example, prediction in zip(examples, predictions):
+      value = prediction["prediction"]
+      rows.append(f"{example.guid}\t{value:.3f}" if self.is_regression else
+                  f"{example.guid}\t{value}")
+    path = os.path.join(directory, f"{name}.tsv")
+    write_text(path, "\n".join(rows) + "\n")
+    return [path]
+
   def _read_tfds(self, tfds_dir: str | None, split: str) -> list:
     import tensorflow_datasets as tfds  # Only for users with a network (downloads on first use).
     from bert_keras.data.tfds_prepare import prepared_builder  # pylint: disable=import-outside-toplevel
@@ -103,37 +144,52 @@ def _glue(name: str, **spec) -> type:
 _BINARY = ("0", "1")
 _NLI2 = ("entailment", "not_entailment")
 
+# Train and dev columns follow each task's official files; test.tsv (no label, a header in every
+# task) gives (index, text_a, text_b), and its predictions go to the GLUE server as `<name>.tsv`.
 # CoLA: no header; columns: source, label, original label, sentence. Matthews correlation.
 _glue("cola", header=False, num_columns=4, text_a_column=3, label_column=1, labels=_BINARY,
-      metric_names=("matthews_corrcoef",), tfds_name="glue/cola", tfds_fields=("sentence",))
-# SST-2: sentence, label.
+      metric_names=("matthews_corrcoef",), tfds_name="glue/cola", tfds_fields=("sentence",),
+      test_columns=(0, 1, None), submission_names={"test": "CoLA"})
+# SST-2: sentence, label. Test: index, sentence.
 _glue("sst2", text_a_column=0, label_column=1, labels=_BINARY, metric_names=("accuracy",),
-      tfds_name="glue/sst2", tfds_fields=("sentence",))
+      tfds_name="glue/sst2", tfds_fields=("sentence",),
+      test_columns=(0, 1, None), submission_names={"test": "SST-2"})
 # MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String. F1 of "1" (paraphrase) and accuracy.
+# Test: index, #1 ID, #2 ID, #1 String, #2 String.
 _glue("mrpc", is_pair=True, text_a_column=3, text_b_column=4, label_column=0, labels=_BINARY,
       metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/mrpc",
-      tfds_fields=("sentence1", "sentence2"))
+      tfds_fields=("sentence1", "sentence2"),
+      test_columns=(0, 3, 4), submission_names={"test": "MRPC"})
 # STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score. Regression.
 # Scores are similarity ratings from 0 to 5; anything else is a wrong column or a corrupt row.
+# Test: the same columns without the score.
 _glue("stsb", is_pair=True, text_a_column=7, text_b_column=8, label_column=-1, labels=None,
       label_range=(0.0, 5.0),
       metric_names=("pearson", "spearman"), tfds_name="glue/stsb",
-      tfds_fields=("sentence1", "sentence2"))
+      tfds_fields=("sentence1", "sentence2"),
+      test_columns=(0, 7, 8), submission_names={"test": "STS-B"})
 # QQP: id qid1 qid2 question1 question2 is_duplicate. F1 of "1" and accuracy.
+# Test: id, question1, question2.
 _glue("qqp", is_pair=True, text_a_column=3, text_b_column=4, label_column=5, labels=_BINARY,
       metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/qqp",
-      tfds_fields=("question1", "question2"))
+      tfds_fields=("question1", "question2"), submission_names={"test": "QQP"})
 # MNLI: sentence1 / sentence2 at 8 / 9, gold_label last; evaluated on matched and mismatched dev.
+# Test (test_matched.tsv, test_mismatched.tsv): the same first ten columns.
 _glue("mnli", is_pair=True, text_a_column=8, text_b_column=9, label_column=-1,
       labels=("contradiction", "entailment", "neutral"), metric_names=("accuracy",),
       eval_splits=("dev_matched", "dev_mismatched"), tfds_name="glue/mnli",
-      tfds_fields=("premise", "hypothesis"))
-# QNLI: index question sentence label.
+      tfds_fields=("premise", "hypothesis"),
+      test_columns=(0, 8, 9), predict_splits=("test_matched", "test_mismatched"),
+      submission_names={"test_matched": "MNLI-m", "test_mismatched": "MNLI-mm"})
+# QNLI: index question sentence label. Test: index, question, sentence.
 _glue("qnli", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_NLI2,
-      metric_names=("accuracy",), tfds_name="glue/qnli", tfds_fields=("question", "sentence"))
-# RTE: index sentence1 sentence2 label.
+      metric_names=("accuracy",), tfds_name="glue/qnli", tfds_fields=("question", "sentence"),
+      submission_names={"test": "QNLI"})
+# RTE: index sentence1 sentence2 label. Test: index, sentence1, sentence2.
 _glue("rte", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_NLI2,
-      metric_names=("accuracy",), tfds_name="glue/rte", tfds_fields=("sentence1", "sentence2"))
-# WNLI: index sentence1 sentence2 label.
+      metric_names=("accuracy",), tfds_name="glue/rte", tfds_fields=("sentence1", "sentence2"),
+      submission_names={"test": "RTE"})
+# WNLI: index sentence1 sentence2 label. Test: index, sentence1, sentence2.
 _glue("wnli", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_BINARY,
-      metric_names=("accuracy",), tfds_name="glue/wnli", tfds_fields=("sentence1", "sentence2"))
+      metric_names=("accuracy",), tfds_name="glue/wnli", tfds_fields=("sentence1", "sentence2"),
+      submission_names={"test": "WNLI"})

@@ -63,15 +63,17 @@ class LeeSimilarityTask(ClassificationTask):
   labels = None
   metric_names = ("pearson", "spearman")
   is_pair = True
+  predict_splits = ("dev",)  # no test split
+
+  def embedded_data_dir(self) -> str:
+    return os.path.dirname(resources.lee_documents_path())
 
   def read_examples(self, data_dir: str, split: str) -> list:
     if split not in ("train", "dev"):
       raise UserError(f"lee_similarity has splits train and dev, not {split!r}")
-    if data_dir:
-      docs_path = os.path.join(data_dir, DOCUMENTS_NAME)
-      sims_path = os.path.join(data_dir, SIMILARITIES_NAME)
-    else:
-      docs_path, sims_path = resources.lee_documents_path(), resources.lee_similarities_path()
+    data_dir = self.resolve_data_dir(data_dir)
+    docs_path = os.path.join(data_dir, DOCUMENTS_NAME)
+    sims_path = os.path.join(data_dir, SIMILARITIES_NAME)
     documents = read_documents(docs_path)
     ratings = read_similarities(sims_path, len(documents))
     examples = []

@@ -30,11 +30,15 @@ class PolarityTask(ClassificationTask):
   labels = ("neg", "pos")
   metric_names = ("accuracy", "f1")
   positive_label = "pos"
+  predict_splits = ("dev",)  # no test split
+
+  def embedded_data_dir(self) -> str:
+    return os.path.dirname(resources.polarity_path())
 
   def read_examples(self, data_dir: str, split: str) -> list:
     if split not in ("train", "dev"):
       raise UserError(f"polarity has splits train and dev, not {split!r}")
-    path = data_dir or resources.polarity_path()
+    path = self.resolve_data_dir(data_dir)
     if os.path.isdir(path):
       path = os.path.join(path, FILE_NAME)
     seen = collections.Counter()

@@ -136,9 +136,11 @@ def read_squad(path: str, training: bool, version_2: bool,
         qloc = f"data[{a}].paragraphs[{p}].qas[{q}]"
         qwhere = f"{path}: {qloc}"
         _expect(qa, dict, qwhere, "the question")
-        for key in ("id", "question", "answers"):
+        # Questions to predict (no gold answers) may leave 'answers' out.
+        for key in ("id", "question", "answers") if training else ("id", "question"):
           if key not in qa:
             raise UserError(f"{qwhere}: missing '{key}'")
+        qa = {"answers": [], **qa}
         _expect(qa["id"], (str, int), qwhere, "'id'")
         key = str(qa["id"])
         if key in seen_ids:
@@ -325,9 +327,11 @@ class SquadTask(Task):
 
   version_2 = False
   file_version = "v1.1"
+  # The test set is hidden: a submission is run on files in the dev layout (CodaLab).
+  predict_splits = ("dev",)
 
   def read_examples(self, data_dir: str, split: str) -> list:
-    path = os.path.join(data_dir, f"{split}-{self.file_version}.json")
+    path = os.path.join(self.resolve_data_dir(data_dir), f"{split}-{self.file_version}.json")
     notes = {}
     examples = read_squad(path, training=split == self.train_split, version_2=self.version_2,
                           notes=notes)
@@ -444,6 +448,9 @@ class SquadTask(Task):
     vocabulary = tokenizer.vocabulary
     self._id_to_token = lambda i: vocabulary[int(i)]
 
+  def has_labels(self, examples) -> bool:
+    return any(e.answers for e in examples)
+
   def evaluate(self, examples, predictions) -> dict:
     dataset = [{"paragraphs": [{"qas": [{"id": e.qas_id, "answers": [{"text": t} for t in e.answers]}
                                         for e in examples]}]}]
@@ -456,9 +463,22 @@ class SquadTask(Task):
     return results
 
   def write_predictions(self, predictions: Any, path_stem: str) -> str:
+    """`<path_stem>.json`: {id: answer}, what the official evaluate script reads; beside it
+    `<path_stem>.nbest.json` and for v2.0 `.null_odds.json` and `.best_non_null.json`."""
     for key, value in predictions.items():
-      write_text(f"{path_stem}_{key}.json", json.dumps(value, ensure_ascii=False, indent=1))
-    return path_stem + "_predictions.json"
+      if key != "predictions":
+        write_text(f"{path_stem}.{key}.json", json.dumps(value, ensure_ascii=False, indent=1))
+    return super().write_predictions(predictions["predictions"], path_stem)
+
+  def write_submission(self, examples, predictions, split: str, directory: str) -> list[str]:
+    """The official files: predictions.json ({id: answer}) and, for v2.0, null_odds.json
+    ({id: s_null - s_best}, the evaluate script's --na-prob-file)."""
+    paths = [os.path.join(directory, "predictions.json")]
+    write_text(paths[0], json.dumps(predictions["predictions"], ensure_ascii=False, indent=1))
+    if self.version_2:
+      paths.append(os.path.join(directory, "null_odds.json"))
+      write_text(paths[1], json.dumps(predictions["null_odds"], indent=1))
+    return paths
 
   def task_info(self, metrics: Mapping[str, Any] | None = None) -> dict:
     info = super().task_info(metrics)

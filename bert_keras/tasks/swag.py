@@ -112,7 +112,11 @@ class SwagTask(Task):
   def read_examples(self, data_dir: str, split: str) -> list:
     if split not in SPLIT_FILES:
       raise UserError(f"swag has splits {sorted(SPLIT_FILES)}, not {split!r}")
-    return read_swag(os.path.join(data_dir, SPLIT_FILES[split]), require_label=split != "test")
+    return read_swag(os.path.join(self.resolve_data_dir(data_dir), SPLIT_FILES[split]),
+                     require_label=split != "test")
+
+  def has_labels(self, examples) -> bool:
+    return all(e.label is not None for e in examples)
 
   def make_features(self, examples: Sequence[SwagExample], tokenizer, training: bool) -> Features:
     seq = self.config.max_seq_length

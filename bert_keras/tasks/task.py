@@ -16,6 +16,7 @@ import keras
 import numpy as np
 
 from bert_keras.atomic_io import write_text
+from bert_keras.errors import UserError
 from configs.tasks import TaskConfig
 
 
@@ -42,6 +43,8 @@ class Task(abc.ABC):
   name: str = ""
   train_split: str = "train"
   eval_splits: tuple = ("dev",)
+  # Splits a predict-only run reads by default: the unlabeled test files of the benchmark.
+  predict_splits: tuple = ("test",)
 
   def __init__(self, config: TaskConfig):
     self.config = config
@@ -52,6 +55,21 @@ class Task(abc.ABC):
     self.data_notes: dict[str, Any] = {}
 
   # --- data -------------------------------------------------------------------------------------
+
+  def embedded_data_dir(self) -> str | None:
+    """The folder of the data shipped with the installed packages, None when the task has none."""
+    return None
+
+  def resolve_data_dir(self, data_dir: str) -> str:
+    """The one rule for --data_dir: a given folder is read as is; '' means the task's embedded data
+    and is an error for a task without any (never the current directory)."""
+    if data_dir:
+      return data_dir
+    embedded = self.embedded_data_dir()
+    if embedded is None:
+      raise UserError(f"--data_dir is required for {self.name}: it has no embedded data; expected "
+                      f"the folder with its {self.train_split} and {self.eval_splits[0]} files")
+    return embedded
 
   @abc.abstractmethod
   def read_examples(self, data_dir: str, split: str) -> list:
@@ -84,11 +102,29 @@ class Task(abc.ABC):
   def evaluate(self, examples: Sequence, predictions: Any) -> dict:
     """The task's official dev metrics."""
 
+  def has_labels(self, examples: Sequence) -> bool:
+    """Whether `examples` carry gold labels (an unlabeled test split cannot be evaluated)."""
+    return True
+
   def write_predictions(self, predictions: Any, path_stem: str) -> str:
-    """Writes predictions as `<path_stem>.json` (atomically); tasks may override the format."""
+    """Writes predictions (atomically) as `<path_stem>.json`, the one naming rule of every task:
+    `predictions_<split>.json`; a task's other formats of them go beside it as
+    `<path_stem>.<what>.<ext>` (e.g. predictions_dev.nbest.json). Returns the .json path."""
     path = path_stem + ".json"
     write_text(path, json.dumps(predictions, ensure_ascii=False, indent=1))
     return path
+
+  def write_submission(self, examples: Sequence, predictions: Any, split: str,
+                       directory: str) -> list[str]:
+    """Writes `split`'s predictions in the benchmark's official submission format into
+    `directory`; returns the paths (none when the task has no such format)."""
+    return []
+
+  def run_name(self) -> str:
+    """What a run of this config is called in metrics.json: the task, and the approach when it
+    is not fine-tuning (`conll2003_feature_based`, as the preset)."""
+    approach = getattr(self.config, "approach", "fine_tuning")
+    return self.name if approach == "fine_tuning" else f"{self.name}_{approach}"
 
   def task_info(self, metrics: Mapping[str, Any] | None = None) -> dict:
     """What an exporter needs to serve the model: labels, sequence length, thresholds."""

@@ -90,7 +90,8 @@ def test_postprocess_and_metrics_on_crafted_logits(tmp_path, tokenizer):
   assert scores["precision"] == pytest.approx(5 / 6)
   assert scores["recall"] == pytest.approx(5 / 6)
   path = task.write_predictions(predictions, os.path.join(str(tmp_path), "pred"))
-  lines = open(path, encoding="utf-8").read().splitlines()
+  assert path == os.path.join(str(tmp_path), "pred.json")
+  lines = open(path[:-len(".json")] + ".conlleval.txt", encoding="utf-8").read().splitlines()
   assert lines[0] == "EU I-ORG I-ORG"  # written back in the file's IOB1 scheme
   assert lines[-2] == "Jones B-PER B-PER"
 

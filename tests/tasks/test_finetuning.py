@@ -141,7 +141,8 @@ def test_squad_v2_end_to_end(tmp_path):
   assert {"exact", "f1", "best_f1", "best_f1_thresh", "HasAns_f1", "NoAns_f1"} <= set(results["dev"])
   info = json.load(open(os.path.join(out, "task_info.json")))
   assert info["null_score_diff_threshold"] == results["dev"]["best_f1_thresh"]
-  assert os.path.exists(os.path.join(out, "predictions_dev_null_odds.json"))
+  assert os.path.exists(os.path.join(out, "predictions_dev.null_odds.json"))
+  assert set(json.load(open(os.path.join(out, "predictions_dev.json")))) == {"a1", "a2"}
 
 
 @pytest.mark.slow
@@ -196,7 +197,12 @@ def test_conll_fine_tuning_and_feature_based(tmp_path, monkeypatch, approach):
   results, out = _run("conll2003", tmp_path, data_dir=str(tmp_path), approach=approach,
                       feature_layers=(-2, -1), lstm_units=16, num_epochs=3.0, train_batch_size=4)
   assert {"precision", "recall", "f1"} <= set(results["dev"])
-  assert os.path.exists(os.path.join(out, "predictions_dev.txt"))
+  assert os.path.exists(os.path.join(out, "predictions_dev.conlleval.txt"))
+  assert os.path.exists(os.path.join(out, "predictions_dev.json"))
+  metrics = json.load(open(os.path.join(out, "metrics.json")))
+  assert metrics["task"] == ("conll2003_feature_based" if approach == "feature_based"
+                             else "conll2003")
+  assert metrics["data"] == {"tagging_scheme": "iob1"}
   info = json.load(open(os.path.join(out, "task_info.json")))
   assert info["approach"] == approach and info["label_names"][0] == "O"
   feature_based = approach == "feature_based"

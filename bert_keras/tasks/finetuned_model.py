@@ -1,0 +1,151 @@
+"""A fine-tuned run's output directory, reloaded: evaluate-only and predict-only runs (the original
+run_classifier / run_squad `do_eval` and `do_predict` without `do_train`).
+
+  run_evaluation  reads labelled splits (default: the task's dev splits), writes into --output_dir
+                  config.json, metrics.json and predictions_<split>.json, as training does.
+  run_prediction  reads unlabeled splits (default: the test files), writes predictions_<split>.json
+                  and the benchmark's submission files: GLUE `<TASK>.tsv` (`index<TAB>prediction`,
+                  e.g. MRPC.tsv, MNLI-m.tsv), SQuAD predictions.json and, for v2.0, null_odds.json.
+
+The fine-tuned directory is only read; outputs go to another directory, staged and published whole
+as in training (bert_keras.tasks.finetuning.write_staged).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from bert_keras.errors import UserError
+from bert_keras.json_io import read_json_file
+
+FILES = ("model.keras", "config.json", "task_info.json", "vocab.txt")
+
+
+class FinetunedModel:
+  """The task, tokenizer and task model of a run_finetuning output directory."""
+
+  def __init__(self, directory: str):
+    # pylint: disable=import-outside-toplevel
+    from bert_keras.tasks.registry import get_task
+    from configs.tasks import TaskConfig
+
+    for name in FILES:
+      if not os.path.isfile(os.path.join(directory, name)):
+        raise UserError(f"{directory}: no {name}; expected a run_finetuning output directory "
+                        f"({', '.join(FILES)})")
+    self.directory = directory
+    self.resolved = read_json_file(self.path("config.json"), "resolved config", expected=dict)
+    self.info = read_json_file(self.path("task_info.json"), "task_info.json", expected=dict)
+    if not isinstance(self.resolved.get("task"), dict):
+      raise UserError(f"{self.path('config.json')}: no 'task' object; expected the config.json "
+                      "run_finetuning writes")
+    self.task_config = TaskConfig.from_dict(self.resolved["task"])
+    self.task = get_task(self.task_config)
+    self.task.label_names = self.info.get("label_names")
+    self._model = None
+    self._tokenizer = None
+
+  def path(self, name: str) -> str:
+    return os.path.join(self.directory, name)
+
+  @property
+  def tokenizer(self):
+    if self._tokenizer is None:
+      from bert_keras.text.bert_tokenizer import BertTokenizer  # pylint: disable=import-outside-toplevel
+      self._tokenizer = BertTokenizer(vocab_path=self.path("vocab.txt"),
+                                      lower_case=bool(self.info.get("lower_case", True)))
+    return self._tokenizer
+
+  @property
+  def model(self):
+    if self._model is None:
+      from bert_keras import keras_classes  # pylint: disable=import-outside-toplevel
+      self._model = keras_classes.load_model(self.path("model.keras"))
+    return self._model
+
+  def read(self, data_dir: str, splits: Sequence[str], labelled: bool) -> dict:
+    """split -> examples; with `labelled`, a split without gold labels is an error."""
+    known = (self.task.train_split, *self.task.eval_splits, *self.task.predict_splits)
+    examples = {}
+    for split in splits:
+      if split not in known:
+        raise UserError(f"task {self.task.name!r} has no split {split!r}; expected one of "
+                        f"{list(dict.fromkeys(known))}")
+      examples[split] = self.task.read_examples(data_dir, split)
+      if labelled and not self.task.has_labels(examples[split]):
+        raise UserError(f"{self.task.name} {split}: the examples have no labels to evaluate "
+                        "against; use --mode=predict for an unlabeled split")
+    return examples
+
+  def predict(self, examples: Sequence):
+    """The task's post-processed predictions for `examples`."""
+    features = self.task.make_features(examples, self.tokenizer, training=False)
+    outputs = self.model.predict(features.inputs, batch_size=self.task_config.eval_batch_size,
+                                 verbose=0)
+    return self.task.postprocess(examples, features, outputs)
+
+
+def _check_directories(finetuned_dir: str, output_dir: str) -> None:
+  if not output_dir:
+    raise UserError("--output_dir is required")
+  if os.path.realpath(output_dir) == os.path.realpath(finetuned_dir):
+    raise UserError(f"--output_dir={output_dir} is the fine-tuned run's own directory: its "
+                    "metrics.json and predictions would be replaced; give another directory")
+
+
+def _resolved(finetuned: FinetunedModel, mode: str, data_dir: str, splits) -> dict:
+  return {"mode": mode, "finetuned_dir": finetuned.directory, "data_dir": data_dir,
+          "splits": list(splits), "task": finetuned.task_config.to_dict()}
+
+
+def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
+                   splits: Sequence[str] = ()) -> dict:
+  """Evaluates the fine-tuned model on labelled `splits` (default: its task's dev splits)."""
+  from bert_keras.tasks.finetuning import write_json, write_staged  # pylint: disable=import-outside-toplevel
+  _check_directories(finetuned_dir, output_dir)
+  finetuned = FinetunedModel(finetuned_dir)
+  task = finetuned.task
+  splits = tuple(splits) or task.eval_splits
+  data_dir = task.resolve_data_dir(data_dir)
+  examples = finetuned.read(data_dir, splits, labelled=True)  # before anything is written
+
+  def write(stage: str) -> dict:
+    results = {"task": task.run_name(), "mode": "evaluate"}
+    for split, split_examples in examples.items():
+      predictions = finetuned.predict(split_examples)
+      results[split] = {**task.evaluate(split_examples, predictions),
+                        "examples": len(split_examples)}
+      task.write_predictions(predictions, os.path.join(stage, f"predictions_{split}"))
+    if task.data_notes:
+      results["data"] = task.data_notes
+    write_json(os.path.join(stage, "config.json"), _resolved(finetuned, "evaluate", data_dir,
+                                                             splits))
+    write_json(os.path.join(stage, "metrics.json"), results)
+    return results
+
+  return write_staged(output_dir, write)
+
+
+def run_prediction(finetuned_dir: str, output_dir: str, data_dir: str = "",
+                   splits: Sequence[str] = ()) -> list[str]:
+  """Predicts `splits` (default: the task's unlabeled test splits) with the fine-tuned model and
+  writes them in the official submission formats; returns the names of the files written."""
+  from bert_keras.tasks.finetuning import write_json, write_staged  # pylint: disable=import-outside-toplevel
+  _check_directories(finetuned_dir, output_dir)
+  finetuned = FinetunedModel(finetuned_dir)
+  task = finetuned.task
+  splits = tuple(splits) or task.predict_splits
+  data_dir = task.resolve_data_dir(data_dir)
+  examples = finetuned.read(data_dir, splits, labelled=False)
+
+  def write(stage: str) -> list[str]:
+    for split, split_examples in examples.items():
+      predictions = finetuned.predict(split_examples)
+      task.write_predictions(predictions, os.path.join(stage, f"predictions_{split}"))
+      task.write_submission(split_examples, predictions, split, stage)
+    write_json(os.path.join(stage, "config.json"), _resolved(finetuned, "predict", data_dir,
+                                                             splits))
+    return sorted(name for name in os.listdir(stage) if name != "owner.json")  # the stage's own
+
+  return write_staged(output_dir, write)

@@ -1,0 +1,275 @@
+"""Evaluate-only and predict-only runs on a fine-tuned output directory, the official submission
+files, the one --data_dir rule and the one naming rule of prediction files (issue 31, items 5, 9
+and 15)."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bert_keras import resources
+from bert_keras.errors import UserError
+from bert_keras.tasks import finetuned_model, finetuning
+from bert_keras.tasks.finetuning import RunConfig, run_finetuning
+from bert_keras.tasks.registry import get_task, task_names
+from configs.tasks import get_task_config
+from tests.reliability import bad_inputs as B
+from . import task_fixtures as fx
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TINY = dict(max_seq_length=32, batch_size=8, num_epochs=1.0, eval_batch_size=16,
+            learning_rate=1e-3)
+MRPC_TRAIN = [["1", "1", "2", "The cat sat.", "A cat was sitting."],
+              ["0", "3", "4", "It rains.", "The market fell."]]
+MRPC_TEST = [["0", "11", "12", "He left early.", "He went home soon."],
+             ["7", "13", "14", "Prices rose.", "Birds sing."]]
+
+
+def _tsv(path, header, rows):
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  with open(path, "w", encoding="utf-8") as f:
+    f.write("\n".join("\t".join(r) for r in [header] + rows) + "\n")
+
+
+def _finetune(task, out, data_dir="", save_model=True, **overrides):
+  run = RunConfig(data_dir=data_dir, output_dir=str(out), model_config="bert_tiny",
+                  vocab_file=resources.uncased_vocab_path(), max_train_examples=8,
+                  save_model=save_model)
+  return run_finetuning(get_task_config(task, **{**TINY, **overrides}), run)
+
+
+@pytest.fixture(scope="module")
+def mrpc(tmp_path_factory):
+  """(data_dir, fine-tuned dir) of a tiny feature-based MRPC run on files in the official layout
+  (feature-based, so that its metrics.json name is checked too: one training run for the file)."""
+  root = tmp_path_factory.mktemp("mrpc")
+  data = str(root / "MRPC")
+  header = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
+  for split in ("train", "dev"):
+    _tsv(os.path.join(data, f"{split}.tsv"), header, MRPC_TRAIN)
+  _tsv(os.path.join(data, "test.tsv"), ["index"] + header[1:], MRPC_TEST)
+  _finetune("glue/mrpc", root / "run", data_dir=data, approach="feature_based",
+            feature_layers=(-1,), lstm_units=4, max_seq_length=16)
+  return data, str(root / "run")
+
+
+# --- item 5: one rule for an empty --data_dir ------------------------------------------------------
+
+def test_empty_data_dir_never_reads_the_current_directory(tmp_path, monkeypatch):
+  """Before: --data_dir='' read ./train.tsv and ./dev.tsv of whatever directory the run was in."""
+  header = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
+  for split in ("train", "dev"):
+    _tsv(str(tmp_path / f"{split}.tsv"), header, MRPC_TRAIN)
+  monkeypatch.chdir(tmp_path)
+  with pytest.raises(UserError, match=r"--data_dir is required for glue/mrpc: it has no embedded "
+                                      r"data"):
+    _finetune("glue/mrpc", tmp_path / "out")
+  assert not os.path.exists(tmp_path / "out")
+
+
+def test_the_resolved_config_records_the_embedded_folder(tmp_path, monkeypatch):
+  """run_finetuning resolves '' once, before any data is read: config.json records the folder."""
+  seen = []
+  monkeypatch.setattr(finetuning, "_train_and_write", lambda config, run, *rest: seen.append(run))
+  _finetune("lee_similarity", tmp_path / "out")
+  assert [run.data_dir for run in seen] == [os.path.dirname(resources.lee_documents_path())]
+
+
+def test_only_the_tasks_help_names_have_embedded_data():
+  """--help says '' means the embedded data of polarity and lee_similarity, else an error."""
+  config = get_task_config("polarity")
+  embedded = {name for name in task_names() if not name.startswith("gpt/")
+              and get_task(config.replace(task=name)).embedded_data_dir() is not None}
+  assert embedded == {"polarity", "lee_similarity"}
+  result = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "run_finetuning.py"),
+                           "--help"], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+  help_text = " ".join(result.stdout.split())
+  assert "'' = the embedded data of polarity and lee_similarity (required for every other " \
+         "task)" in help_text, help_text[-3000:]
+
+
+# --- item 9: evaluate-only and predict-only runs ---------------------------------------------------
+
+def test_evaluate_only_reproduces_the_runs_dev_metrics(mrpc, tmp_path):
+  data, run = mrpc
+  trained = json.load(open(os.path.join(run, "metrics.json"), encoding="utf-8"))
+  results = finetuned_model.run_evaluation(run, str(tmp_path / "eval"), data_dir=data)
+  assert results["dev"] == pytest.approx(trained["dev"])
+  assert results["task"] == "glue/mrpc_feature_based" and results["mode"] == "evaluate"
+  assert sorted(os.listdir(tmp_path / "eval")) == ["config.json", "metrics.json",
+                                                   "predictions_dev.json"]
+  config = json.load(open(tmp_path / "eval" / "config.json", encoding="utf-8"))
+  assert config["finetuned_dir"] == run and config["splits"] == ["dev"]
+
+
+def test_predict_only_writes_the_glue_server_file(mrpc, tmp_path):
+  data, run = mrpc
+  written = finetuned_model.run_prediction(run, str(tmp_path / "pred"), data_dir=data)
+  assert written == ["MRPC.tsv", "config.json", "predictions_test.json"]
+  with open(tmp_path / "pred" / "MRPC.tsv", encoding="utf-8") as f:
+    rows = list(csv.reader(f, delimiter="\t"))
+  assert rows[0] == ["index", "prediction"]
+  assert [r[0] for r in rows[1:]] == ["0", "7"] and {r[1] for r in rows[1:]} <= {"0", "1"}
+  predictions = json.load(open(tmp_path / "pred" / "predictions_test.json", encoding="utf-8"))
+  assert [p["prediction"] for p in predictions] == [r[1] for r in rows[1:]]
+
+
+def test_evaluate_refuses_unlabeled_and_the_runs_own_directory(mrpc, tmp_path):
+  data, run = mrpc
+  with pytest.raises(UserError, match=r"glue/mrpc test: the examples have no labels.*"
+                                      r"--mode=predict"):
+    finetuned_model.run_evaluation(run, str(tmp_path / "eval"), data_dir=data, splits=["test"])
+  with pytest.raises(UserError, match=r"is the fine-tuned run's own directory"):
+    finetuned_model.run_evaluation(run, run, data_dir=data)
+  with pytest.raises(UserError, match=r"no model.keras; expected a run_finetuning output"):
+    finetuned_model.run_evaluation(data, str(tmp_path / "eval"), data_dir=data)
+  assert not os.path.exists(tmp_path / "eval")
+
+
+@pytest.mark.slow
+def test_the_script_predicts_without_training(mrpc, tmp_path):
+  data, run = mrpc
+  result = B.run_script("run_finetuning", "--mode=predict", f"--finetuned_dir={run}",
+                        f"--data_dir={data}", f"--output_dir={tmp_path / 'pred'}")
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert (tmp_path / "pred" / "MRPC.tsv").is_file()
+  result = B.run_script("run_finetuning", "--mode=evaluate", f"--finetuned_dir={run}",
+                        f"--data_dir={data}", f"--output_dir={tmp_path / 'eval'}",
+                        "--learning_rate=1e-3")
+  B.user_error_line(result, "--learning_rate: training settings")
+  assert not (tmp_path / "eval").exists()
+
+
+def test_evaluator_component_accepts_a_finetuning_output_directory(mrpc, tmp_path):
+  """Before: a run_finetuning directory has no artifact.json and was refused as input."""
+  from components.evaluator.spec import EvaluatorSpec
+  from components.evaluator.task_evaluation import evaluate_task_model
+  data, run = mrpc
+  model = EvaluatorSpec.INPUTS["model"].type.load(run)  # what the component's CLI does
+  assert model.properties["task"] == "glue/mrpc" and model.producer == "run_finetuning"
+  metrics = evaluate_task_model(model, "dev", data, str(tmp_path), log=lambda _: None)
+  trained = json.load(open(os.path.join(run, "metrics.json"), encoding="utf-8"))
+  assert metrics == pytest.approx(trained["dev"])
+  assert os.listdir(tmp_path) == ["predictions_dev.json"]
+  with pytest.raises(UserError, match="no artifact metadata"):
+    EvaluatorSpec.INPUTS["model"].type.load(data)  # neither an artifact nor a fine-tuned run
+
+
+# Each GLUE task's official test.tsv header, and the file the GLUE server expects for it.
+GLUE_TEST = {
+    "glue/cola": (["index", "sentence"], {"test": "CoLA"}),
+    "glue/sst2": (["index", "sentence"], {"test": "SST-2"}),
+    "glue/mrpc": (["index", "#1 ID", "#2 ID", "#1 String", "#2 String"], {"test": "MRPC"}),
+    "glue/stsb": (["index", "genre", "filename", "year", "old_index", "source1", "source2",
+                   "sentence1", "sentence2"], {"test": "STS-B"}),
+    "glue/qqp": (["id", "question1", "question2"], {"test": "QQP"}),
+    "glue/mnli": (["index", "promptID", "pairID", "genre", "sentence1_binary_parse",
+                   "sentence2_binary_parse", "sentence1_parse", "sentence2_parse", "sentence1",
+                   "sentence2"], {"test_matched": "MNLI-m", "test_mismatched": "MNLI-mm"}),
+    "glue/qnli": (["index", "question", "sentence"], {"test": "QNLI"}),
+    "glue/rte": (["index", "sentence1", "sentence2"], {"test": "RTE"}),
+    "glue/wnli": (["index", "sentence1", "sentence2"], {"test": "WNLI"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GLUE_TEST))
+def test_glue_test_files_and_submissions(tmp_path, name):
+  header, files = GLUE_TEST[name]
+  task = get_task(get_task_config(name))
+  assert task.predict_splits == tuple(files)
+  text_columns = [i for i, c in enumerate(header) if c in (
+      "sentence", "#1 String", "#2 String", "sentence1", "sentence2", "question1", "question2",
+      "question")]
+  for split, submission in files.items():
+    rows = []
+    for index in ("3", "10"):
+      row = [f"cell{i}" for i in range(len(header))]
+      row[0] = index
+      for i in text_columns:
+        row[i] = f"text {header[i]} {index}"
+      rows.append(row)
+    _tsv(str(tmp_path / f"{split}.tsv"), header, rows)
+    examples = task.read_examples(str(tmp_path), split)
+    assert [e.guid for e in examples] == ["3", "10"]
+    assert [e.text_a for e in examples] == [f"text {header[text_columns[0]]} {i}" for i in "3 10".split()]
+    assert [e.text_b for e in examples] == (
+        [f"text {header[text_columns[1]]} {i}" for i in ("3", "10")] if task.is_pair else [None] * 2)
+    predicted = [2.5, 4.0] if task.is_regression else task.label_names[:2]
+    (path,) = task.write_submission(examples, [{"prediction": p} for p in predicted], split,
+                                    str(tmp_path))
+    assert os.path.basename(path) == f"{submission}.tsv"
+    lines = open(path, encoding="utf-8").read().splitlines()
+    values = ["2.500", "4.000"] if task.is_regression else predicted
+    assert lines == ["index\tprediction", f"3\t{values[0]}", f"10\t{values[1]}"]
+    with open(tmp_path / f"{split}.tsv", "a", encoding="utf-8") as f:
+      f.write("\t".join(rows[0] + ["stray"]) + "\n")
+    with pytest.raises(UserError, match=rf"{split}\.tsv:4: {len(header) + 1} tab-separated "
+                                        rf"columns; expected {len(header)}"):
+      task.read_examples(str(tmp_path), split)
+
+
+def test_squad_submission_and_prediction_files(tmp_path):
+  task = get_task(get_task_config("squad_v2"))
+  predictions = {"predictions": {"a1": "Paris", "a2": ""}, "nbest": {"a1": [], "a2": []},
+                 "null_odds": {"a1": -3.0, "a2": 2.0}, "best_non_null": {"a1": "Paris", "a2": "x"}}
+  written = task.write_submission([], predictions, "dev", str(tmp_path))
+  assert [os.path.basename(p) for p in written] == ["predictions.json", "null_odds.json"]
+  assert json.load(open(written[0])) == {"a1": "Paris", "a2": ""}
+  assert json.load(open(written[1])) == {"a1": -3.0, "a2": 2.0}
+  path = task.write_predictions(predictions, str(tmp_path / "predictions_dev"))
+  assert os.path.basename(path) == "predictions_dev.json"
+  assert json.load(open(path)) == {"a1": "Paris", "a2": ""}
+  assert sorted(n for n in os.listdir(tmp_path) if n.startswith("predictions_")) == [
+      "predictions_dev.best_non_null.json", "predictions_dev.json", "predictions_dev.nbest.json",
+      "predictions_dev.null_odds.json"]
+  assert task.predict_splits == ("dev",)
+
+
+def test_squad_questions_to_predict_need_no_answers(tmp_path):
+  data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [
+      {"context": "Paris is big.", "qas": [{"id": "p1", "question": "What is big?"}]}]}]}
+  data_dir = fx.write_json(tmp_path, "dev-v1.1.json", data)
+  task = get_task(get_task_config("squad_v1"))
+  (example,) = task.read_examples(data_dir, "dev")
+  assert example.answers == [] and not task.has_labels([example])
+
+
+# --- item 15: names ---------------------------------------------------------------------------------
+
+def test_feature_based_metrics_name_the_feature_based_task(mrpc):
+  """Before: "task": "glue/mrpc" (the registered task) for a feature-based run."""
+  _, run = mrpc
+  metrics = json.load(open(os.path.join(run, "metrics.json"), encoding="utf-8"))
+  assert metrics["task"] == "glue/mrpc_feature_based"
+  assert get_task(get_task_config("conll2003_feature_based")).run_name() == \
+      "conll2003_feature_based"
+  info = json.load(open(os.path.join(run, "task_info.json"), encoding="utf-8"))
+  assert info["task"] == "glue/mrpc"  # what the exporter serves
+
+
+def test_predict_script_writes_keys_in_sorted_order(tmp_path):
+  driver = B.write(str(tmp_path / "driver.py"), f"""
+import runpy, sys, types
+# A stand-in predictor module (the real one imports TensorFlow): only the output is checked.
+predictor = types.ModuleType("bert_keras.export.saved_model_predictor")
+sys.modules[predictor.__name__] = predictor
+predictor.check_input_types = lambda records, where: None
+predictor.load = lambda path: None
+predictor.predict = lambda *args, **kwargs: [{{"probabilities": [0.2, 0.8], "label_id": 1,
+                                               "label": "pos"}},
+                                              {{"label": "neg", "probabilities": [0.9, 0.1],
+                                                "label_id": 0}}]
+sys.argv = ["predict.py", "--saved_model=unused", "--text_a=good"]
+runpy.run_path({os.path.join(B.SCRIPTS, "predict.py")!r}, run_name="__main__")
+""")
+  result = subprocess.run([sys.executable, driver], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=ROOT),
+                          timeout=240)
+  assert result.returncode == 0, result.stderr[-2000:]
+  lines = result.stdout.splitlines()
+  assert lines == ['{"label": "pos", "label_id": 1, "probabilities": [0.2, 0.8]}',
+                   '{"label": "neg", "label_id": 0, "probabilities": [0.9, 0.1]}']
