@@ -115,6 +115,9 @@ class GlueTask(ClassificationTask):
     return [path]
 
   def _read_tfds(self, tfds_dir: str | None, split: str) -> list:
+    if split not in _TFDS_SPLITS:
+      raise UserError(f"{self.name}: split {split!r} is read from the GLUE TSV files only; "
+                      f"from tfds: {sorted(_TFDS_SPLITS)}")
     import tensorflow_datasets as tfds  # Only for users with a network (downloads on first use).
     from bert_keras.data.tfds_prepare import prepared_builder  # pylint: disable=import-outside-toplevel
 
