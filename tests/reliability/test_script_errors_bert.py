@@ -39,7 +39,7 @@ def _finetune(files, task, data, *extra):
 
 def test_run_finetuning_malformed_glue_row(files):
   B.user_error_line(_finetune(files, "glue/mrpc", "mrpc"), "mrpc/train.tsv:4:",
-                    "2 tab-separated columns", "need at least 5")
+                    "2 tab-separated columns", "expected 5 as in the header")
 
 
 def test_run_finetuning_labels_differ_between_train_and_dev(files):
