@@ -143,6 +143,15 @@ def test_squad_v2_end_to_end(tmp_path):
   assert info["null_score_diff_threshold"] == results["dev"]["best_f1_thresh"]
   assert os.path.exists(os.path.join(out, "predictions_dev.null_odds.json"))
   assert set(json.load(open(os.path.join(out, "predictions_dev.json")))) == {"a1", "a2"}
+  # Predict-only with the fine-tuned directory: the official files SQuAD v2.0 submissions use.
+  from bert_keras.tasks.finetuned_model import run_prediction
+  written = run_prediction(out, str(tmp_path / "submission"), data_dir=data)
+  assert written == ["config.json", "null_odds.json", "predictions.json",
+                     "predictions_dev.best_non_null.json", "predictions_dev.json",
+                     "predictions_dev.nbest.json", "predictions_dev.null_odds.json"]
+  submitted = json.load(open(tmp_path / "submission" / "predictions.json"))
+  assert submitted == json.load(open(os.path.join(out, "predictions_dev.json")))
+  assert set(json.load(open(tmp_path / "submission" / "null_odds.json"))) == {"a1", "a2"}
 
 
 @pytest.mark.slow
