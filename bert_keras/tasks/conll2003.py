@@ -4,8 +4,8 @@ File layout: one `token POS chunk NER` line per word, `-DOCSTART- -X- -X- O` doc
 blank lines between sentences; `<data_dir>/train.txt`, `valid.txt` (or the original eng.train,
 eng.testa). Tags are IOB1 (the original English release) or IOB2 (`tagging_scheme`), with the
 entity types PER, LOC, ORG and MISC; a file whose entities begin the other scheme's way is refused.
-The model is trained on IOB2 and predictions are written back in the file's scheme. The label of a word is
-predicted from its first WordPiece only. Entity-level precision / recall / F1 as conlleval.
+The model is trained on IOB2 and predictions are written back in the file's scheme. The label of a
+word is predicted from its first WordPiece only. Entity-level precision / recall / F1 as conlleval.
 
 `approach="feature_based"` trains a two-layer BiLSTM over frozen encoder features instead (5.3).
 """

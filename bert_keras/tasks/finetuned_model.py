@@ -52,7 +52,8 @@ class FinetunedModel:
   @property
   def tokenizer(self):
     if self._tokenizer is None:
-      from bert_keras.text.bert_tokenizer import BertTokenizer  # pylint: disable=import-outside-toplevel
+      # pylint: disable-next=import-outside-toplevel
+      from bert_keras.text.bert_tokenizer import BertTokenizer
       self._tokenizer = BertTokenizer(vocab_path=self.path("vocab.txt"),
                                       lower_case=bool(self.info.get("lower_case", True)))
     return self._tokenizer
@@ -102,7 +103,8 @@ def _resolved(finetuned: FinetunedModel, mode: str, data_dir: str, splits) -> di
 def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
                    splits: Sequence[str] = ()) -> dict:
   """Evaluates the fine-tuned model on labelled `splits` (default: its task's dev splits)."""
-  from bert_keras.tasks.finetuning import write_json, write_staged  # pylint: disable=import-outside-toplevel
+  # pylint: disable-next=import-outside-toplevel
+  from bert_keras.tasks.finetuning import write_json, write_staged
   _check_directories(finetuned_dir, output_dir)
   finetuned = FinetunedModel(finetuned_dir)
   task = finetuned.task
@@ -131,7 +133,8 @@ def run_prediction(finetuned_dir: str, output_dir: str, data_dir: str = "",
                    splits: Sequence[str] = ()) -> list[str]:
   """Predicts `splits` (default: the task's unlabeled test splits) with the fine-tuned model and
   writes them in the official submission formats; returns the names of the files written."""
-  from bert_keras.tasks.finetuning import write_json, write_staged  # pylint: disable=import-outside-toplevel
+  # pylint: disable-next=import-outside-toplevel
+  from bert_keras.tasks.finetuning import write_json, write_staged
   _check_directories(finetuned_dir, output_dir)
   finetuned = FinetunedModel(finetuned_dir)
   task = finetuned.task

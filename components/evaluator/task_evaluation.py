@@ -15,7 +15,8 @@ def evaluate_task_model(model, split: str, data_dir: str, output_dir: str,
   """model: a fine-tuner Model artifact or a run_finetuning output directory's. Writes
   predictions_<split>.json (and the task's other formats of them) into output_dir; returns the
   metrics."""
-  from bert_keras.tasks.finetuned_model import FinetunedModel  # pylint: disable=import-outside-toplevel
+  # pylint: disable-next=import-outside-toplevel
+  from bert_keras.tasks.finetuned_model import FinetunedModel
 
   finetuned = FinetunedModel(model.uri)
   task = finetuned.task

@@ -96,7 +96,7 @@ def test_postprocess_and_metrics_on_crafted_logits(tmp_path, tokenizer):
   assert lines[-2] == "Jones B-PER B-PER"
 
 
-# --- Issue 31, items 1 and 3: wrong data is refused, not learned ---------------------------------
+# --- Wrong data is refused, not learned ---------------------------------------------------------
 
 def _conll_file(tmp_path, text, name="train.txt"):
   path = tmp_path / name

@@ -1,6 +1,5 @@
 """Evaluate-only and predict-only runs on a fine-tuned output directory, the official submission
-files, the one --data_dir rule and the one naming rule of prediction files (issue 31, items 5, 9
-and 15)."""
+files, the one --data_dir rule and the one naming rule of prediction files."""
 
 import csv
 import json
@@ -56,7 +55,7 @@ def mrpc(tmp_path_factory):
   return data, str(root / "run")
 
 
-# --- item 5: one rule for an empty --data_dir ------------------------------------------------------
+# --- One rule for an empty --data_dir -----------------------------------------------------------
 
 def test_empty_data_dir_never_reads_the_current_directory(tmp_path, monkeypatch):
   """Before: --data_dir='' read ./train.tsv and ./dev.tsv of whatever directory the run was in."""
@@ -92,7 +91,7 @@ def test_only_the_tasks_help_names_have_embedded_data():
          "task)" in help_text, help_text[-3000:]
 
 
-# --- item 9: evaluate-only and predict-only runs ---------------------------------------------------
+# --- Evaluate-only and predict-only runs ----------------------------------------------------------
 
 def test_evaluate_only_reproduces_the_runs_dev_metrics(mrpc, tmp_path):
   data, run = mrpc
@@ -195,9 +194,9 @@ def test_glue_test_files_and_submissions(tmp_path, name):
     _tsv(str(tmp_path / f"{split}.tsv"), header, rows)
     examples = task.read_examples(str(tmp_path), split)
     assert [e.guid for e in examples] == ["3", "10"]
-    assert [e.text_a for e in examples] == [f"text {header[text_columns[0]]} {i}" for i in "3 10".split()]
-    assert [e.text_b for e in examples] == (
-        [f"text {header[text_columns[1]]} {i}" for i in ("3", "10")] if task.is_pair else [None] * 2)
+    texts = [[f"text {header[c]} {i}" for i in ("3", "10")] for c in text_columns]
+    assert [e.text_a for e in examples] == texts[0]
+    assert [e.text_b for e in examples] == (texts[1] if task.is_pair else [None, None])
     predicted = [2.5, 4.0] if task.is_regression else task.label_names[:2]
     (path,) = task.write_submission(examples, [{"prediction": p} for p in predicted], split,
                                     str(tmp_path))
@@ -238,7 +237,7 @@ def test_squad_questions_to_predict_need_no_answers(tmp_path):
   assert example.answers == [] and not task.has_labels([example])
 
 
-# --- item 15: names ---------------------------------------------------------------------------------
+# --- Names ---------------------------------------------------------------------------------------
 
 def test_feature_based_metrics_name_the_feature_based_task(mrpc):
   """Before: "task": "glue/mrpc" (the registered task) for a feature-based run."""
@@ -273,3 +272,11 @@ runpy.run_path({os.path.join(B.SCRIPTS, "predict.py")!r}, run_name="__main__")
   lines = result.stdout.splitlines()
   assert lines == ['{"label": "pos", "label_id": 1, "probabilities": [0.2, 0.8]}',
                    '{"label": "neg", "label_id": 0, "probabilities": [0.9, 0.1]}']
+
+
+def test_a_directory_fine_tuned_by_an_earlier_version_evaluates(tmp_path):
+  """A run_finetuning directory written before these modes existed (tests/compat) is read as is."""
+  run = os.path.join(ROOT, "tests", "compat", "fixtures_43b6168", "classifier_finetune_dir")
+  results = finetuned_model.run_evaluation(run, str(tmp_path / "eval"))
+  assert results["task"] == "polarity" and results["dev"]["examples"] == 40
+  assert 0.0 <= results["dev"]["accuracy"] <= 1.0

@@ -167,7 +167,7 @@ def test_squad_v2_training_labels_point_at_cls(tmp_path, tokenizer):
   assert features.labels["start_logits"][0] > 0
 
 
-# --- Issue 31, item 4: answers not at their answer_start ------------------------------------------
+# --- Answers not at their answer_start -----------------------------------------------------------
 
 def _squad_file(tmp_path, starts, context="the film was very good"):
   """One question per start, all answering "good" (at 18); the file named as a train split."""
@@ -201,8 +201,10 @@ def test_a_few_misplaced_answers_are_skipped_and_counted(tmp_path):
 def test_whitespace_inside_an_answer_may_differ(tmp_path):
   """As the original: "Café au lait" matches "Café  au lait" in the passage at its start."""
   data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": fx.CURIE, "qas": [
-      {"id": "c", "question": "what?", "answers": [{"text": "Café au lait", "answer_start": fx.CAFE}]}]}]}]}
+      {"id": "c", "question": "what?",
+       "answers": [{"text": "Café au lait", "answer_start": fx.CAFE}]}]}]}]}
   data_dir = fx.write_json(tmp_path, "train-v1.1.json", data)
   task = SquadV1Task(get_task_config("squad_v1"))
   (example,) = task.read_examples(data_dir, "train")
-  assert example.doc_tokens[example.start_position:example.end_position + 1] == ["Café", "au", "lait."]
+  words = example.doc_tokens[example.start_position:example.end_position + 1]
+  assert words == ["Café", "au", "lait."]
