@@ -124,7 +124,8 @@ def evaluate_or_predict():
   from bert_keras.tasks import finetuned_model
 
   training_only = _OVERRIDES + ("init_checkpoint", "model_config", "vocab_file", "lower_case",
-                                "max_train_examples", "save_model")
+                                "max_train_examples", "save_model", "distribution_strategy",
+                                "mixed_precision")
   given = [f"--{name}" for name in training_only if FLAGS[name].present]
   if given:
     raise UserError(f"{', '.join(given)}: training settings; --mode={FLAGS.mode} uses those of "
