@@ -19,7 +19,7 @@ from tests.reliability import bad_inputs as B
 from . import task_fixtures as fx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TINY = dict(max_seq_length=32, batch_size=8, num_epochs=1.0, eval_batch_size=16,
+TINY = dict(max_seq_length=32, train_batch_size=8, num_epochs=1.0, eval_batch_size=16,
             learning_rate=1e-3)
 MRPC_TRAIN = [["1", "1", "2", "The cat sat.", "A cat was sitting."],
               ["0", "3", "4", "It rains.", "The market fell."]]
