@@ -149,7 +149,7 @@ def main():
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
   common = ["--vocab_file", vocab, "--do_lower_case=true", "--max_seq_length=128",
             "--max_predictions_per_seq=20", "--masked_lm_prob=0.15", "--short_seq_prob=0.1",
-            f"--dupe_factor={args.dupe_factor}", "--random_seed=12345"]
+            f"--dupe_factor={args.dupe_factor}", "--seed=12345"]
   scales = sorted({int(s) for s in args.scales.split(",")})
   peer_scales = sorted({int(s) for s in args.peer_scales.split(",") if s})
   load_before = os.getloadavg()

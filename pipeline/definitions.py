@@ -59,7 +59,7 @@ def build_pipeline(config: PipelineConfig, pipeline_root: str, serving_dir: str 
                                          masked_lm_prob=pretraining.masked_lm_prob,
                                          short_seq_prob=pretraining.short_seq_prob,
                                          dupe_factor=pretraining.dupe_factor,
-                                         random_seed=pretraining.seed,
+                                         seed=pretraining.seed,
                                          num_shards=corpus.num_shards))
     pretrainer = Component(PretrainerSpec, "pretrainer",
                            inputs={"examples": examples.outputs["examples"],

@@ -24,7 +24,7 @@ class PretrainingExamplesExecutor(BaseExecutor):
         max_seq_length=parameters["max_seq_length"],
         max_predictions_per_seq=parameters["max_predictions_per_seq"],
         masked_lm_prob=parameters["masked_lm_prob"], short_seq_prob=parameters["short_seq_prob"],
-        dupe_factor=parameters["dupe_factor"], seed=parameters["random_seed"],
+        dupe_factor=parameters["dupe_factor"], seed=parameters["seed"],
         num_shards=parameters["num_shards"])
     beam_args = local_beam_args(self.context.beam_pipeline_args)
     self.log(f"creating pretraining examples with Beam {beam_args}")

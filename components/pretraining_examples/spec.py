@@ -7,7 +7,7 @@ from components.base.standard_artifacts import Corpus, Examples, Vocabulary
 
 
 class PretrainingExamplesSpec(ComponentSpec):
-  """Masked-LM and next-sentence examples from the corpus, as TFRecord shards (Beam).
+  """MLM + NSP examples as TFRecord shards (Beam).
 
   Defaults are create_pretraining_data.py's (section 3.1 and appendix A.1): 15% of tokens
   masked, 10% short sequences, dupe_factor copies of the corpus with different masks."""
@@ -20,7 +20,7 @@ class PretrainingExamplesSpec(ComponentSpec):
       "masked_lm_prob": Parameter(float, 0.15, doc="Share of tokens masked (80/10/10)."),
       "short_seq_prob": Parameter(float, 0.1, doc="Share of examples with a shorter length."),
       "dupe_factor": Parameter(int, 10, doc="Copies of the corpus, each with different masks."),
-      "random_seed": Parameter(int, 12345, doc="Seed of the masks and sentence pairs."),
+      "seed": Parameter(int, 12345, doc="Seed of the masks and sentence pairs."),
       "num_shards": Parameter(int, 2, doc="Output TFRecord shards."),
   }
   EXECUTOR = "components.pretraining_examples.executor:PretrainingExamplesExecutor"

@@ -73,7 +73,10 @@ def test_the_one_cli_runs_a_component_by_name():
   assert result.returncode == 0, result.stderr[-2000:]
   assert "serving_dir (str, required)" in result.stdout and "--[no]force:" in result.stdout
   _error_line(run("pushr", "--help"), "unknown component 'pushr'", "'pusher'")
-  _error_line(run("--help"), "python -m components.cli NAME", "'vocabulary'")
+  _error_line(run(), "python -m components.cli NAME", "'vocabulary'")
+  _error_line(run("--force"), "python -m components.cli NAME", "'vocabulary'")
+  usage = run("--help")  # asked for: the usage on stdout, exit 0
+  assert usage.returncode == 0 and "python -m components.cli NAME" in usage.stdout, usage
 
 
 def _sections(help_text):

@@ -17,7 +17,7 @@ from components.pretraining_examples.executor import PretrainingExamplesExecutor
 
 IN_MEMORY = ("--direct_running_mode=in_memory", "--direct_num_workers=1")
 PARAMETERS = dict(max_seq_length=32, max_predictions_per_seq=5, masked_lm_prob=0.15,
-                  short_seq_prob=0.1, dupe_factor=1, random_seed=1, num_shards=2)
+                  short_seq_prob=0.1, dupe_factor=1, seed=1, num_shards=2)
 
 
 def _run(tmp_path, documents):

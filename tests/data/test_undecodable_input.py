@@ -93,7 +93,7 @@ def test_the_flag_and_the_pretraining_examples_component_are_refused_before_read
   with pytest.raises(UserError, match="max_predictions_per_seq=40 > max_seq_length=16"):
     pretraining_data_pipeline.config_from_args(known)
   parameters = dict(max_seq_length=16, max_predictions_per_seq=40, masked_lm_prob=0.15, short_seq_prob=0.1,
-                    dupe_factor=1, random_seed=1, num_shards=1)
+                    dupe_factor=1, seed=1, num_shards=1)
   examples = Examples(str(tmp_path / "examples"))
   with pytest.raises(UserError, match="max_predictions_per_seq=40 > max_seq_length=16"):
     PretrainingExamplesExecutor().run({"corpus": Corpus(str(tmp_path / "corpus")),
@@ -115,7 +115,7 @@ def test_pretraining_examples_component_on_only_undecodable_lines_says_so(tmp_pa
   first = _write(tmp_path / "corpus" / "corpus-0.txt", b"caf\xe9 one.\ncaf\xe9 two.\n\n\xff\n")
   shutil.copyfile(resources.uncased_vocab_path(), tmp_path / "vocabulary" / "vocab.txt")
   parameters = dict(max_seq_length=32, max_predictions_per_seq=5, masked_lm_prob=0.15,
-                    short_seq_prob=0.1, dupe_factor=1, random_seed=1, num_shards=1)
+                    short_seq_prob=0.1, dupe_factor=1, seed=1, num_shards=1)
   executor = PretrainingExamplesExecutor(ExecutionContext(beam_pipeline_args=tuple(IN_MEMORY)))
   with pytest.raises(UserError, match=(r"^no pretraining instances from .*; 3 lines were not "
                                        rf"valid UTF-8 \(first: {first}:1\)$")):
