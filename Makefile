@@ -27,7 +27,7 @@ test-fast: $(STAMP)
 	status=$$?; if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 demo: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pipeline.demo --output_dir demo_out
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m bert_keras.pipeline.demo --output_dir demo_out
 
 clean:
 	rm -rf $(VENV) demo_out out .pytest_cache

@@ -26,7 +26,7 @@ from absl import app, flags  # noqa: E402
 import numpy as np  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("tasks", ["polarity", "lee_similarity"], "Embedded tasks (configs/tasks.py).")
+flags.DEFINE_list("tasks", ["polarity", "lee_similarity"], "Embedded tasks (bert_keras/configs/tasks.py).")
 flags.DEFINE_list("seeds", ["0", "1", "2"], "Seeds, each run in both modes.")
 flags.DEFINE_string("num_epochs", "", "task=epochs overrides, e.g. lee_similarity=2 (default: "
                     "the task preset's).")
@@ -40,7 +40,7 @@ METRIC = {"polarity": "accuracy", "lee_similarity": "pearson"}
 def run_once(task: str, seed: int, buckets: bool, epochs: float | None, work_dir: str) -> dict:
   from bert_keras import resources
   from bert_keras.tasks.finetuning import RunConfig, run_finetuning
-  from configs.tasks import get_task_config
+  from bert_keras.configs.tasks import get_task_config
   overrides = {"seed": seed, **({"num_epochs": epochs} if epochs else {})}
   config = get_task_config(task, **overrides)
   out = os.path.join(work_dir, f"{task}_{seed}_{buckets}")

@@ -245,7 +245,7 @@ OURS = COMMON + GEMMS + textwrap.dedent("""
     from bert_keras.training.pretrain import build_optimizer, build_pretrainer
     from bert_keras.training.pretraining_task import PretrainingTask
     from bert_keras.training.trainer import Trainer
-    from configs.training import TrainingConfig
+    from bert_keras.configs.training import TrainingConfig
     import tempfile
     cfg = TrainingConfig.from_flat(input_files="x", model_preset="bert_base", model_overrides=dict(
         num_layers=L, hidden_size=H, num_heads=A, intermediate_size=4 * H,

@@ -54,7 +54,7 @@ from absl import app, flags  # noqa: E402
 import numpy as np  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("shapes", ["bert_mini", "bert_base"], "Model presets (configs/model.py).")
+flags.DEFINE_list("shapes", ["bert_mini", "bert_base"], "Model presets (bert_keras/configs/model.py).")
 flags.DEFINE_integer("seq_length", 128, "Packed sequence length.")
 flags.DEFINE_list("tf_threads", ["default", "2/1"],
                   "TF thread settings timed, each `default` (TF's own choice) or INTRA/INTER; each "
@@ -232,7 +232,7 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str,
   from bert_keras.export.export_task_model import export_task_model
   from bert_keras.models.bert_encoder import BertEncoder
   from bert_keras.text.bert_packer import BertPacker
-  from configs.model import get_model_config
+  from bert_keras.configs.model import get_model_config
 
   latency_runs, throughput_runs = runs_for(shape)
   config = get_model_config(shape, vocab_size=tokenizer.vocab_size)
@@ -299,7 +299,7 @@ def runs_for(shape: str) -> tuple[int, int]:
 
 def start_torch(shape: str, vocab_size: int) -> TorchServer:
   """Hugging Face BertModel of the same shape, served from the torch venv for `interleaved`."""
-  from configs.model import get_model_config
+  from bert_keras.configs.model import get_model_config
   config = get_model_config(shape, vocab_size=vocab_size)
   spec = dict(vocab_size=config.vocab_size, hidden_size=config.hidden_size,
               num_layers=config.num_layers, num_heads=config.num_heads,

@@ -46,7 +46,7 @@ import numpy as np  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("models", ["minilm", "bert_mini", "bert_base"],
-                  "minilm (the real checkpoint) and/or model presets (configs/model.py, random "
+                  "minilm (the real checkpoint) and/or model presets (bert_keras/configs/model.py, random "
                   "weights).")
 flags.DEFINE_integer("seq_length", 128, "Exported max_seq_length; torch truncates there too.")
 flags.DEFINE_integer("batch_size", 32, "Batch size of the `mixed` workload.")
@@ -248,7 +248,7 @@ def export(model: str, tokenizer, variant: str, path: str) -> None:
   import keras
   from bert_keras.export.export_task_model import export_task_model
   from bert_keras.models.bert_encoder import BertEncoder
-  from configs.model import get_model_config
+  from bert_keras.configs.model import get_model_config
   keras.utils.set_random_seed(0)
   encoder = BertEncoder.from_model_config(get_model_config(model,
                                                            vocab_size=tokenizer.vocab_size))
@@ -263,7 +263,7 @@ def torch_spec(model: str, workloads_path: str) -> dict:
   if model == "minilm":
     spec["model_dir"] = resources.minilm_dir()
   else:
-    from configs.model import get_model_config
+    from bert_keras.configs.model import get_model_config
     config = get_model_config(model, vocab_size=30522)
     spec.update(vocab_size=config.vocab_size, hidden_size=config.hidden_size,
                 num_layers=config.num_layers, num_heads=config.num_heads,

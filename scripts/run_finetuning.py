@@ -17,7 +17,7 @@ adds the official submission files (GLUE <TASK>.tsv; SQuAD predictions.json, nul
 SQuAD training answers whose text is not at their answer_start are skipped and counted in
 metrics.json; a file with more than 1% of them is refused.
 
-Defaults are the task preset's (configs/tasks.py: the paper's batch 32, 3 epochs, lr 2e-5..5e-5,
+Defaults are the task preset's (bert_keras/configs/tasks.py: the paper's batch 32, 3 epochs, lr 2e-5..5e-5,
 10% warmup, dropout 0.1; the small embedded sets and SQuAD/SWAG use their own batch, epochs and lr);
 any flag given overrides the preset. `--help` lists the registered tasks under `--task`, and so does
 the error when `--task` is missing.
@@ -28,8 +28,8 @@ from absl import app, flags
 from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
 from bert_keras.tasks.data_files import data_files_help
-from configs.tasks import TASK_PRESETS
-from configs.training import FINETUNE_DISTRIBUTIONS
+from bert_keras.configs.tasks import TASK_PRESETS
+from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS
 
 FLAGS = flags.FLAGS
 _TASKS = ", ".join(sorted(TASK_PRESETS))
@@ -102,7 +102,7 @@ def main(argv):
   del argv
   if FLAGS.mode != "train":
     return evaluate_or_predict()
-  from configs.tasks import get_task_config
+  from bert_keras.configs.tasks import get_task_config
   from bert_keras.tasks.finetuning import RunConfig, run_finetuning
 
   overrides = {name: getattr(FLAGS, name) for name in _OVERRIDES

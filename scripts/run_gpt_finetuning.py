@@ -14,7 +14,7 @@ from absl import app, flags
 
 from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
-from configs.gpt import GPTFinetuningConfig
+from bert_keras.configs.gpt import GPTFinetuningConfig
 
 _DEFAULTS = GPTFinetuningConfig()
 flags.DEFINE_string("task", "gpt/polarity", "Registered GPT task (bert_keras/gpt/gpt_task.py): "

@@ -11,12 +11,12 @@ from absl import app, flags
 
 from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
-from configs.gpt import GPTPretrainingConfig
+from bert_keras.configs.gpt import GPTPretrainingConfig
 
 _DEFAULTS = GPTPretrainingConfig()
 flags.DEFINE_string("bpe_model", None, "SentencePiece BPE model from scripts/train_bpe.py.")
 flags.DEFINE_string("output_dir", None, "Where the model and logs go.")
-flags.DEFINE_string("model", "gpt_tiny", "GPT preset (configs/gpt.py): gpt_nano ... gpt1.")
+flags.DEFINE_string("model", "gpt_tiny", "GPT preset (bert_keras/configs/gpt.py): gpt_nano ... gpt1.")
 flags.DEFINE_list("corpora", ["wikipedia", "lee_background"], "Embedded corpora.")
 flags.DEFINE_list("input_files", [], "Extra plain-text files, one document per line.")
 flags.DEFINE_float("learning_rate", _DEFAULTS.learning_rate, "Peak learning rate.")

@@ -24,7 +24,7 @@ pretraining-*.tfrecord shards, not summary.json beside them. More options:
 
 Every TrainingConfig field is a flag of its flat name (model_overrides as JSON; TrainingConfig nests
 them by section: data, model, optimizer, runtime, outputs); --help gives each one's meaning and
-default (configs/training.py documents them). --distribution and --precision are the deprecated
+default (bert_keras/configs/training.py documents them). --distribution and --precision are the deprecated
 names of --distribution_strategy and --mixed_precision. Flags given on the command line
 override the --preset (or --config_json) values. Re-running the same command resumes from the last
 checkpoint in --model_dir.
@@ -39,17 +39,17 @@ from absl import app, flags, logging
 from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import UserError, parse_flags, run_main
 from bert_keras.json_io import parse_json
-from configs.training import TRAINING_PRESETS, TrainingConfig, field_help, get_training_config
+from bert_keras.configs.training import TRAINING_PRESETS, TrainingConfig, field_help, get_training_config
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("preset", None, "start from this training preset of configs/training.py, one of "
+flags.DEFINE_string("preset", None, "start from this training preset of bert_keras/configs/training.py, one of "
                     f"{'|'.join(sorted(TRAINING_PRESETS))}; other flags override its values")
 flags.DEFINE_string("config_json", None, "start from this TrainingConfig JSON file (e.g. a "
                     "training_config.json); other flags override its values")
 
 _FIELDS = TrainingConfig.flat_fields()  # {flag name: the field of a TrainingConfig section}
 for _name, _field in _FIELDS.items():
-  # The field's own documentation (configs/training.py); a --preset or --config_json replaces the
+  # The field's own documentation (bert_keras/configs/training.py); a --preset or --config_json replaces the
   # default, so the flags themselves default to None ("not given").
   _help = field_help(_name)
   if _field.type in ("str", str):

@@ -21,7 +21,7 @@ from typing import List, Sequence, Tuple
 
 from bert_keras.data.beam_runner import with_local_runner_defaults
 from bert_keras.deprecated_flags import add_alias
-from configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
+from bert_keras.configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.errors import UserError
 
 

@@ -1,4 +1,4 @@
-"""The export of scripts/export_model.py: `run_export(ExportConfig)` (configs/export.py)."""
+"""The export of scripts/export_model.py: `run_export(ExportConfig)` (bert_keras/configs/export.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Optional
 from bert_keras.atomic_io import check_output_dir as check_writable_dir
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
-from configs.export import ExportConfig
+from bert_keras.configs.export import ExportConfig
 
 FINETUNE_FILES = ("model.keras", "task_info.json")
 DEFAULT_MAX_SEQ_LENGTH = 128  # encoder exports

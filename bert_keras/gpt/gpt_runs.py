@@ -26,8 +26,8 @@ from bert_keras.models.gpt_language_model import GPTLanguageModel
 from bert_keras.models.gpt_task_model import GPTTaskModel
 from bert_keras.tasks.readers import read_lines
 from bert_keras.tasks.registry import get_task, task_names
-from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig, get_gpt_config
-from configs.tasks import TaskConfig
+from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig, get_gpt_config
+from bert_keras.configs.tasks import TaskConfig
 
 TOKENIZER_FILE = "bpe.model"
 DECODER_FILE = "decoder.keras"

@@ -16,7 +16,7 @@ from bert_keras.gpt.lm_data import in_memory_dataset_fn
 from bert_keras.training import distribute
 from bert_keras.training.optimization import create_optimizer
 from bert_keras.training.trainer import Trainer
-from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
 
 
 def fit(model: keras.Model, task, features: dict, *, optimizer, num_steps: int, batch_size: int,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from configs.model import ModelConfig
+from bert_keras.configs.model import ModelConfig
 
 
 @dataclasses.dataclass

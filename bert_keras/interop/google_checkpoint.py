@@ -27,7 +27,7 @@ from bert_keras import safety
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.interop.weight_map import NamedWeights
-from configs.model import ConfigError, ModelConfig
+from bert_keras.configs.model import ConfigError, ModelConfig
 
 CONFIG_NAME = "bert_config.json"
 CHECKPOINT_NAME = "bert_model.ckpt"

@@ -20,7 +20,7 @@ from bert_keras.errors import UserError
 from bert_keras.interop.google_checkpoint import GOOGLE_CONFIG_KEYS, config_from_keys
 from bert_keras.interop.weight_map import NamedWeights
 from bert_keras.json_io import read_json_file
-from configs.model import ModelConfig
+from bert_keras.configs.model import ModelConfig
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"

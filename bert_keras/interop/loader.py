@@ -22,7 +22,7 @@ from bert_keras.errors import UserError
 from bert_keras.interop import google_checkpoint, hf_checkpoint, weight_map
 from bert_keras.interop.casing import casing_from_vocab
 from bert_keras.interop.checkpoint_info import CheckpointInfo
-from configs.model import ConfigError, ModelConfig
+from bert_keras.configs.model import ConfigError, ModelConfig
 
 # Fields that fix tensor shapes or how they are read; a checkpoint decides them, overrides may not.
 ARCHITECTURE_FIELDS = ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",

@@ -17,7 +17,7 @@ import keras
 from bert_keras.models.attention_mask import AttentionMask
 from bert_keras.models.position_embedding import PositionEmbedding
 from bert_keras.models.transformer_block import TransformerBlock
-from configs.model import ModelConfig
+from bert_keras.configs.model import ModelConfig
 
 
 class TransformerStack:

@@ -28,7 +28,7 @@ class FinetunedModel:
   def __init__(self, directory: str):
     # pylint: disable=import-outside-toplevel
     from bert_keras.tasks.registry import get_task
-    from configs.tasks import TaskConfig
+    from bert_keras.configs.tasks import TaskConfig
 
     for name in FILES:
       if not os.path.isfile(os.path.join(directory, name)):

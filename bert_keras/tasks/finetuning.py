@@ -37,10 +37,10 @@ from absl import logging
 from bert_keras.atomic_io import check_output_dir, write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
-from configs.finetuning import RunConfig
-from configs.model import ConfigError, ModelConfig, get_model_config, MODEL_PRESETS
-from configs.tasks import TaskConfig
-from configs.training import FINETUNE_DISTRIBUTIONS
+from bert_keras.configs.finetuning import RunConfig
+from bert_keras.configs.model import ConfigError, ModelConfig, get_model_config, MODEL_PRESETS
+from bert_keras.configs.tasks import TaskConfig
+from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS
 from bert_keras.tasks import length_batches
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features

@@ -17,7 +17,7 @@ import numpy as np
 
 from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
-from configs.tasks import TaskConfig
+from bert_keras.configs.tasks import TaskConfig
 
 
 @dataclasses.dataclass

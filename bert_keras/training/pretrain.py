@@ -37,8 +37,8 @@ from bert_keras.training.recorded_sizes import check_recorded_sizes
 from bert_keras.training.records_vocab import export_vocab
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
 from bert_keras.training.vocab_fit import check_vocab_fits
-from configs.model import ConfigError, get_model_config
-from configs.training import TrainingConfig, flat_values
+from bert_keras.configs.model import ConfigError, get_model_config
+from bert_keras.configs.training import TrainingConfig, flat_values
 
 
 def build_pretrainer(config: TrainingConfig) -> BertPretrainer:

@@ -22,7 +22,7 @@ from bert_keras.gpt.gpt_input_transform import GPTInputTransform
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.gpt.lm_data import contiguous_windows, read_corpus
 from bert_keras.tasks.registry import get_task
-from configs.tasks import TaskConfig
+from bert_keras.configs.tasks import TaskConfig
 
 BERT_PIECES = ("[CLS]", "[SEP]", "[MASK]")
 

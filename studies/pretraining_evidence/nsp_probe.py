@@ -27,7 +27,7 @@ from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.training import pretraining_input
 from bert_keras.training.pretraining_task import PretrainingTask
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 
 
 def main():

@@ -27,7 +27,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from components.pretrainer.executor import nsp_padding_rule, read_nsp_padding
+from bert_keras.components.pretrainer.executor import nsp_padding_rule, read_nsp_padding
 
 
 def _records(pattern: str, take: int):
@@ -73,7 +73,7 @@ def run_stats(run_dir: str, take: int) -> dict:
   from bert_keras.data.pretraining_records import feature_spec
   from bert_keras.training.pretrain import build_pretrainer
   from bert_keras.training.trainer import model_variables
-  from configs.training import TrainingConfig
+  from bert_keras.configs.training import TrainingConfig
 
   config = TrainingConfig.from_json_file(os.path.join(run_dir, "training_config.json"))
   latest = tf.train.latest_checkpoint(run_dir)

@@ -125,7 +125,7 @@ def write_records(vocab: str, work: str) -> str:
 
 
 def pretraining_config(records: str, vocab: str, model_dir: str, steps: int):
-  from configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
+  from bert_keras.configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
   return TrainingConfig(
       input_files=records, vocab_file=vocab, max_seq_length=SEQ_LENGTH,
       max_predictions_per_seq=MAX_PREDICTIONS, shuffle_buffer_size=64, model_preset="bert_tiny",
@@ -208,7 +208,7 @@ def write_finetuning(vocab: str, work: str) -> None:
   from bert_keras import keras_classes  # pylint: disable=import-outside-toplevel
   from bert_keras.export.export_config import ExportConfig, run_export  # pylint: disable=import-outside-toplevel
   from bert_keras.tasks.finetuning import RunConfig, run_finetuning  # pylint: disable=import-outside-toplevel
-  from configs.tasks import get_task_config  # pylint: disable=import-outside-toplevel
+  from bert_keras.configs.tasks import get_task_config  # pylint: disable=import-outside-toplevel
 
   finetune_dir = path("classifier_finetune_dir")
   # A high learning rate, so that 24 steps move the outputs apart for different texts.
@@ -245,7 +245,7 @@ def write_gpt(work: str) -> None:
   from bert_keras import keras_classes  # pylint: disable=import-outside-toplevel
   from bert_keras import resources  # pylint: disable=import-outside-toplevel
   from bert_keras.gpt.gpt_runs import run_gpt_pretraining, run_train_bpe  # pylint: disable=import-outside-toplevel
-  from configs.gpt import GPTPretrainingConfig  # pylint: disable=import-outside-toplevel
+  from bert_keras.configs.gpt import GPTPretrainingConfig  # pylint: disable=import-outside-toplevel
 
   with open(resources.lee_background_path(), encoding="utf-8") as f:
     lines = [line for line in f if line.strip()][:40]

@@ -89,7 +89,7 @@ def test_gpt_decoder_keras():
 def test_encoder_weights_h5():
   """A BertEncoder built from model_config.json, then `load_weights(encoder.weights.h5)`."""
   from bert_keras.models.bert_encoder import BertEncoder  # pylint: disable=import-outside-toplevel
-  from configs.model import ModelConfig  # pylint: disable=import-outside-toplevel
+  from bert_keras.configs.model import ModelConfig  # pylint: disable=import-outside-toplevel
   export = fixture("pretraining_model_dir", "export")
   encoder = BertEncoder.from_model_config(
       ModelConfig.from_json_file(os.path.join(export, "model_config.json")))
@@ -122,7 +122,7 @@ def model_dir_copy(tmp_path, monkeypatch):
 def training_config(model_dir, **changes):
   """The run's training_config.json (flat, as 43b6168 wrote it), as `--config_json=...
   --model_dir=...` reads it: with a deprecation warning for the flat keys and the old names."""
-  from configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
+  from bert_keras.configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
   with pytest.warns(FutureWarning, match="flat keys"):
     config = TrainingConfig.from_json_file(os.path.join(model_dir, "training_config.json"))
   return config.override(model_dir=model_dir, **changes)

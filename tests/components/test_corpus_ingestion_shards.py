@@ -10,7 +10,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from bert_keras.data import sorted_shards
 from bert_keras.data.pretraining_instances import stable_hash
-from components.corpus_ingestion import executor, text_shard_writer
+from bert_keras.components.corpus_ingestion import executor, text_shard_writer
 
 
 def _corpus(path, documents):

@@ -4,9 +4,9 @@ masked-LM run's mlm_*: the metrics, the curves, eval_metrics.json and the logged
 import json
 import os
 
-from components.base.base_executor import ExecutionContext
-from components.base.standard_artifacts import Examples, Model, Vocabulary
-from components.pretrainer.executor import PretrainerExecutor
+from bert_keras.components.base.base_executor import ExecutionContext
+from bert_keras.components.base.standard_artifacts import Examples, Model, Vocabulary
+from bert_keras.components.pretrainer.executor import PretrainerExecutor
 from tests.training.pretraining_records import write_records
 from tests.training.pretraining_runs import TINY_MODEL
 
@@ -76,7 +76,7 @@ def test_a_misspelt_training_key_names_the_known_ones(tmp_path):
   """The `training` parameter goes through TrainingConfig.from_dict: a typo is a ConfigError (a
   UserError, one error line) naming the known keys, not a TypeError traceback."""
   import pytest
-  from configs.model import ConfigError
+  from bert_keras.configs.model import ConfigError
   model = Model(str(tmp_path / "model"))
   os.makedirs(model.uri)
   executor = PretrainerExecutor(ExecutionContext(component_name="pretrainer",

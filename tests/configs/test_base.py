@@ -1,4 +1,4 @@
-"""The Config base class, through every config of configs/: a dict and JSON round trip (nested
+"""The Config base class, through every config of bert_keras/configs/: a dict and JSON round trip (nested
 configs and tuples included), an unknown key named with its class on one line, and renamed keys
 accepted with a deprecation warning."""
 
@@ -8,16 +8,16 @@ import os
 
 import pytest
 
-from configs.ablations import ABLATIONS, STUDY_PRESETS, StudyConfig
-from configs.base import Config, ConfigError
-from configs.export import ExportConfig
-from configs.finetuning import RunConfig
-from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
-from configs.model import GPT_PRESETS, MODEL_PRESETS, ModelConfig
-from configs.pipeline import PipelineConfig, demo_config, smoke_config
-from configs.pretraining_data import PretrainingDataConfig
-from configs.tasks import TASK_PRESETS, TaskConfig
-from configs.training import TRAINING_PRESETS, TrainingConfig
+from bert_keras.configs.ablations import ABLATIONS, STUDY_PRESETS, StudyConfig
+from bert_keras.configs.base import Config, ConfigError
+from bert_keras.configs.export import ExportConfig
+from bert_keras.configs.finetuning import RunConfig
+from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+from bert_keras.configs.model import GPT_PRESETS, MODEL_PRESETS, ModelConfig
+from bert_keras.configs.pipeline import PipelineConfig, demo_config, smoke_config
+from bert_keras.configs.pretraining_data import PretrainingDataConfig
+from bert_keras.configs.tasks import TASK_PRESETS, TaskConfig
+from bert_keras.configs.training import TRAINING_PRESETS, TrainingConfig
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 
@@ -34,19 +34,19 @@ EXAMPLES = [
 
 
 def _config_classes(module_dir):
-  """Every dataclass defined in configs/*.py."""
+  """Every dataclass defined in bert_keras/configs/*.py."""
   import importlib  # pylint: disable=import-outside-toplevel
   out = set()
   for name in sorted(os.listdir(module_dir)):
     if name.endswith(".py") and name != "__init__.py":
-      module = importlib.import_module(f"configs.{name[:-3]}")
+      module = importlib.import_module(f"bert_keras.configs.{name[:-3]}")
       out.update(v for v in vars(module).values() if isinstance(v, type)
                  and dataclasses.is_dataclass(v) and v.__module__ == module.__name__)
   return out
 
 
 def test_every_config_class_derives_from_the_base_and_is_exercised():
-  import configs  # pylint: disable=import-outside-toplevel
+  from bert_keras import configs  # pylint: disable=import-outside-toplevel
   classes = _config_classes(os.path.dirname(configs.__file__))
   assert classes, "no config classes found"
   outside = sorted(c.__name__ for c in classes if not issubclass(c, Config))

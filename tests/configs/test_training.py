@@ -9,8 +9,8 @@ import warnings
 
 import pytest
 
-from configs.base import ConfigError
-from configs.training import TrainingConfig, flat_values, get_training_config
+from bert_keras.configs.base import ConfigError
+from bert_keras.configs.training import TrainingConfig, flat_values, get_training_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FLAT_JSON = os.path.join(ROOT, "tests", "configs", "fixtures", "training_config_flat.json")

@@ -12,7 +12,7 @@ from apache_beam.testing.util import assert_that
 
 from bert_keras import resources
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples, num_buckets, route_document
-from configs.pretraining_data import PretrainingDataConfig
+from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.pretraining_instances import stable_hash
 from bert_keras.data.tokenize_documents import pack_tokenized_document
 

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from bert_keras import resources
-from configs.pretraining_data import PretrainingDataConfig
+from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.pretraining_data_pipeline import config_from_args, parse_args, run
 from bert_keras.data.pretraining_records import parse_pretraining_example
 from bert_keras.errors import UserError

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import textwrap
 
-PROJECT_PACKAGES = ("bert_keras", "configs", "components", "pipeline")
+PROJECT_PACKAGES = ("bert_keras",)
 
 # Put before the script's own code: any import of a project package fails, and `project_modules()`
 # lists what got imported anyway (it must be nothing).

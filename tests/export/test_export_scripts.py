@@ -17,7 +17,7 @@ from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.tasks.heads.bert_classifier import BertClassifier
 from bert_keras.tasks.packing import pack_batch
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LABELS = ["negative", "positive"]

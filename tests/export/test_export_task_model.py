@@ -26,7 +26,7 @@ from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
 from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.packing import pack_batch
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 
 SEQ = 32
 LONG = "The quick brown fox jumps over the lazy dog. " * 400  # ~4,000 pieces: truncated
@@ -45,7 +45,7 @@ CONTEXTS = [
 CONTEXT_MC = ["She opened the door", "", "Der Hund läuft", LONG]
 ENDINGS = [["and walked in.", "and flew away.", "", "slowly, then sat."],
            ["a", "b", "c", "d"], ["schnell.", "nach Hause.", "weg 🐕.", ""], ["x", "y", "z", "w"]]
-PROJECT_PACKAGES = ("bert_keras", "configs", "components", "pipeline")
+PROJECT_PACKAGES = ("bert_keras",)
 SQUAD = dict(version_2=True, null_score_diff_threshold=0.05, doc_stride=8, max_query_length=8,
              max_answer_length=6, n_best_size=20)
 # A threshold above every finite s_null - s_best: each question with a span gets its best span.
@@ -306,7 +306,7 @@ def test_squad_matches_the_task_postprocessing(exports, tokenizer):
   offsets, one of them past the first window) and at one between the questions' null odds."""
   from bert_keras.tasks.registry import get_task_class
   from bert_keras.tasks.squad import SquadExample, split_passage
-  from configs.tasks import TaskConfig
+  from bert_keras.configs.tasks import TaskConfig
 
   module, _, _ = exports["squad"]
   settings = {k: v for k, v in SQUAD.items() if k not in ("version_2", "null_score_diff_threshold")}

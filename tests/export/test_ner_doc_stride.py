@@ -21,7 +21,7 @@ from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.packing import pack_batch
 from bert_keras.tasks.squad import check_is_max_context, doc_windows
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 from tests.export.fresh_process import run_without_project
 
 SEQ = 16  # 14 pieces a window

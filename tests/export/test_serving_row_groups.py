@@ -15,7 +15,7 @@ from bert_keras.export.serving_module import tokenized_specs
 from bert_keras.kernels.host_tuning import DEFAULT_ROW_GROUPS, UNSPLIT_MIN_HIDDEN
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 
 SEQ = 16
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "film", "was", "good", "bad", "a",

@@ -12,7 +12,7 @@ from bert_keras.export import export_task_model as exporter
 from bert_keras.kernels.host_tuning import AUTO_XLA_MAX_ROWS
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 from tests.export.fresh_process import run_without_project
 
 SEQ = 16

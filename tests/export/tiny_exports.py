@@ -13,7 +13,7 @@ from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
 from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
 from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 
 SEQ = 32
 NER_LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]

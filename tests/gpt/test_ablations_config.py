@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from configs.ablations import (ABLATIONS, DEFAULT_TASK_VARIANTS, AblationVariant, StudyConfig,
+from bert_keras.configs.ablations import (ABLATIONS, DEFAULT_TASK_VARIANTS, AblationVariant, StudyConfig,
                                get_ablation, get_study_config)
-from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
-from configs.model import ConfigError
+from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+from bert_keras.configs.model import ConfigError
 
 
 def test_named_ablations_cover_both_papers():

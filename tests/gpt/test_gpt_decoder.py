@@ -5,8 +5,8 @@ import pytest
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.models.gpt_language_model import GPTLanguageModel
 from bert_keras.models.gpt_lm_head import GPTLMHead
-from configs.gpt import GPT_PRESETS, get_gpt_config
-from configs.model import ConfigError
+from bert_keras.configs.gpt import GPT_PRESETS, get_gpt_config
+from bert_keras.configs.model import ConfigError
 from tests.models import harness
 
 TINY = dict(vocab_size=50, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,

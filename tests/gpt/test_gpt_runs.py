@@ -13,8 +13,8 @@ from bert_keras.gpt import gpt_runs, gpt_training
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.tasks.classification_task import ClassificationExample
 from bert_keras.tasks.registry import get_task
-from configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
-from configs.tasks import TaskConfig
+from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+from bert_keras.configs.tasks import TaskConfig
 
 
 @pytest.mark.slow

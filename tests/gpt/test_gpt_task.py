@@ -15,9 +15,9 @@ from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.tasks.polarity import PolarityTask
 from bert_keras.tasks.registry import get_task, task_names
-from configs.gpt import GPTFinetuningConfig, get_gpt_config
-from configs.model import ConfigError, get_model_config
-from configs.tasks import TaskConfig
+from bert_keras.configs.gpt import GPTFinetuningConfig, get_gpt_config
+from bert_keras.configs.model import ConfigError, get_model_config
+from bert_keras.configs.tasks import TaskConfig
 from tests.tasks.task_fixtures import write_swag
 
 SEQ = 24

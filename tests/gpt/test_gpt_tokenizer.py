@@ -12,8 +12,8 @@ from bert_keras.gpt.gpt_runs import export_text_model
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.tasks.registry import get_task
-from configs.gpt import get_gpt_config
-from configs.tasks import TaskConfig
+from bert_keras.configs.gpt import get_gpt_config
+from bert_keras.configs.tasks import TaskConfig
 from tests.export.fresh_process import run_without_project
 
 

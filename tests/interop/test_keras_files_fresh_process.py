@@ -20,7 +20,7 @@ from bert_keras import interop, keras_classes
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.tasks.heads.bert_classifier import BertClassifier
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", "the", "cat", "sat", "on", "mat"]

@@ -8,7 +8,7 @@ from bert_keras import interop
 from bert_keras.errors import UserError
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
-from configs.model import ModelConfig
+from bert_keras.configs.model import ModelConfig
 from tests.interop import interop_fixtures as fx
 
 TINY = ModelConfig(vocab_size=50, hidden_size=16, num_layers=2, num_heads=2, intermediate_size=24,

@@ -18,7 +18,7 @@ from bert_keras.keras_classes import load_model
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.training.input_files import resolve_input_files
 from bert_keras.training.records_vocab import records_vocab
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat"]

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from bert_keras.models.bert_encoder import BertEncoder
-from configs.model import ConfigError, ModelConfig, get_model_config
+from bert_keras.configs.model import ConfigError, ModelConfig, get_model_config
 from tests.models import harness
 
 TINY = dict(vocab_size=100, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64)

@@ -2,7 +2,7 @@
 one epoch its dev Pearson was 0.26 and the served model ranked an unrelated pair above a paraphrase;
 three epochs reach about 0.45."""
 
-from configs.pipeline import demo_config
+from bert_keras.configs.pipeline import demo_config
 
 
 def test_demo_fine_tunes_lee_similarity_for_the_full_epochs():

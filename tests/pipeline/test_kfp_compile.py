@@ -10,14 +10,14 @@ from google.protobuf import json_format
 from kfp import components, dsl
 
 from bert_keras.errors import UserError
-from configs.pipeline import demo_config
-from pipeline.definitions import build_pipeline
-from pipeline.pipeline import Pipeline
-from pipeline.kfp_compiler import (BLESSED, KfpOptions, compile_pipeline, is_chief, run_step,
+from bert_keras.configs.pipeline import demo_config
+from bert_keras.pipeline.definitions import build_pipeline
+from bert_keras.pipeline.pipeline import Pipeline
+from bert_keras.pipeline.kfp_compiler import (BLESSED, KfpOptions, compile_pipeline, is_chief, run_step,
                                    step_function, step_signature, whole_numbers_as_ints)
-from components.base.component import Component
-from components.fine_tuner.spec import FineTunerSpec
-from components.vocabulary.spec import VocabularySpec
+from bert_keras.components.base.component import Component
+from bert_keras.components.fine_tuner.spec import FineTunerSpec
+from bert_keras.components.vocabulary.spec import VocabularySpec
 from tests.pipeline import tiny_components
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -144,10 +144,10 @@ def test_dict_parameters_get_their_integers_back():
 
 
 def test_an_image_with_another_spec_version_is_refused():
-  ref = "components.vocabulary.spec:VocabularySpec"
-  assert step_function(ref, ["-m", "components.vocabulary.cli"], VocabularySpec.VERSION, "v")
+  ref = "bert_keras.components.vocabulary.spec:VocabularySpec"
+  assert step_function(ref, ["-m", "bert_keras.components.vocabulary.cli"], VocabularySpec.VERSION, "v")
   with pytest.raises(UserError, match="recompile"):
-    step_function(ref, ["-m", "components.vocabulary.cli"], "0", "v")
+    step_function(ref, ["-m", "bert_keras.components.vocabulary.cli"], "0", "v")
 
 
 @pytest.mark.parametrize("cluster, task_type, index, chief", [
@@ -200,7 +200,7 @@ def test_a_failing_cli_fails_the_step(tmp_path, monkeypatch):
 
 
 def _compile(*flags):
-  return subprocess.run([sys.executable, "-m", "pipeline.compile", *flags], capture_output=True,
+  return subprocess.run([sys.executable, "-m", "bert_keras.pipeline.compile", *flags], capture_output=True,
                         text=True, check=False, cwd=ROOT,
                         env=dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2"))
 

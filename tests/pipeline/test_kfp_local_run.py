@@ -12,15 +12,15 @@ from kfp import components, local
 from kfp.local import config as kfp_local_config
 from kfp.local.orchestrator import enhanced_dag_orchestrator
 
-from components.base.component import Component
-from components.base.standard_artifacts import PushedModel
-from components.pusher.spec import PusherSpec
-from configs.pipeline import smoke_config
-from pipeline.definitions import build_pipeline
-from pipeline.kfp_compiler import KfpOptions, compile_pipeline, component_cli
-from pipeline.local_runner import LocalRunner
-from pipeline.pipeline import Pipeline
-from pipeline.query_served_models import find_models
+from bert_keras.components.base.component import Component
+from bert_keras.components.base.standard_artifacts import PushedModel
+from bert_keras.components.pusher.spec import PusherSpec
+from bert_keras.configs.pipeline import smoke_config
+from bert_keras.pipeline.definitions import build_pipeline
+from bert_keras.pipeline.kfp_compiler import KfpOptions, compile_pipeline, component_cli
+from bert_keras.pipeline.local_runner import LocalRunner
+from bert_keras.pipeline.pipeline import Pipeline
+from bert_keras.pipeline.query_served_models import find_models
 from tests.pipeline import tiny_components
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

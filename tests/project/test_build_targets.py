@@ -9,7 +9,7 @@ import ast
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PY_DIRS = ("bert_keras", "components", "pipeline", "configs", "tests", "scripts", "bench", "studies")
+PY_DIRS = ("bert_keras", "tests", "scripts", "bench", "studies")
 RULES = ("py_library", "py_test", "py_binary")
 
 

@@ -29,7 +29,7 @@ MODEL_CASES = {
 
 @pytest.mark.parametrize("case", sorted(MODEL_CASES))
 def test_model_config_json_field_types(tmp_path, case):
-  from configs.model import ModelConfig
+  from bert_keras.configs.model import ModelConfig
   change, needle = MODEL_CASES[case]
   path = B.write_model_config(str(tmp_path / "model.json"), **change)
   B.raises(lambda: ModelConfig.from_json_file(path), path, needle)
@@ -69,7 +69,7 @@ def test_google_config_field_types(change, needle):
 # --- max_seq_length against max_position_embeddings (open bug 8) ---------------------------------
 
 def test_training_config_sequence_longer_than_positions(tmp_path):
-  from configs.training import TrainingConfig, get_training_config
+  from bert_keras.configs.training import TrainingConfig, get_training_config
   B.raises(lambda: get_training_config("tiny_debug", max_seq_length=1024),
           "max_seq_length=1024 exceeds max_position_embeddings=512")
   B.raises(lambda: TrainingConfig.from_flat(model_preset="bert_tiny", max_seq_length=128,
@@ -85,7 +85,7 @@ def test_finetuning_checks_sequence_length_before_reading_anything(tmp_path):
   """max_seq_length=128 with a 64-position model: the error comes before the (missing) data is
   read and before any model is built."""
   from bert_keras.tasks.finetuning import RunConfig, run_finetuning
-  from configs.tasks import get_task_config
+  from bert_keras.configs.tasks import get_task_config
   config = B.write_model_config(str(tmp_path / "model.json"), max_position_embeddings=64)
   run = RunConfig(data_dir=str(tmp_path / "no_data"), output_dir=str(tmp_path / "out"),
                   model_config=config, vocab_file=B.write_vocab(str(tmp_path)))
@@ -96,7 +96,7 @@ def test_finetuning_checks_sequence_length_before_reading_anything(tmp_path):
 
 def test_finetuning_checks_sequence_length_of_a_checkpoint(tmp_path):
   from bert_keras.tasks.finetuning import RunConfig, check_model_fits_task, resolve_encoder_source
-  from configs.tasks import get_task_config
+  from bert_keras.configs.tasks import get_task_config
   directory = tmp_path / "hf"
   B.write(str(directory / "config.json"), json.dumps(dict(HF_BASE, max_position_embeddings=32)))
   B.write(str(directory / "model.safetensors"), b"")  # never read: only the config is
@@ -121,7 +121,7 @@ def test_finetuning_model_config_file(tmp_path, content, needle):
 
 
 def test_task_config_feature_layers_must_be_integers():
-  from configs.tasks import TaskConfig  # pylint: disable=g-import-not-at-top
+  from bert_keras.configs.tasks import TaskConfig  # pylint: disable=g-import-not-at-top
   for bad, needle in ((["a", "b"], "feature_layers=['a', 'b'] must be integer"),
                       ([1.5], "feature_layers=[1.5] must be integer"),
                       ("-1", "feature_layers='-1' must be a list"),

@@ -19,7 +19,7 @@ def test_read_lines_names_the_line_of_an_undecodable_byte(tmp_path):
 
 def test_glue_reader_names_the_line(tmp_path):
   from bert_keras.tasks.registry import get_task
-  from configs.tasks import get_task_config
+  from bert_keras.configs.tasks import get_task_config
   B.write(str(tmp_path / "train.tsv"), B.mrpc_rows(["1", "0"]).encode() + b"1\t1\t2\t\xe9t\xe9\tb\n")
   B.raises(lambda: get_task(get_task_config("glue/mrpc")).read_examples(str(tmp_path), "train"),
           "train.tsv:4: not valid utf-8")
@@ -44,7 +44,7 @@ def test_swag_unclosed_quote_over_the_field_limit(tmp_path):
 
 def test_lee_empty_files(tmp_path):
   from bert_keras.tasks.registry import get_task
-  from configs.tasks import get_task_config
+  from bert_keras.configs.tasks import get_task_config
   B.write(str(tmp_path / "lee.cor"), "")
   B.write(str(tmp_path / "similarities0-1.txt"), "")
   task = get_task(get_task_config("lee_similarity"))

@@ -31,17 +31,17 @@ else:
 ENTRY_POINTS = (
     [("path", os.path.relpath(p, ROOT)) for p in sorted(glob.glob(os.path.join(ROOT, "scripts",
                                                                                "*.py")))]
-    + [("module", "pipeline.demo"), ("module", "pipeline.query_served_models"),
-       ("module", "pipeline.compile"), ("module", "components.cli"),
+    + [("module", "bert_keras.pipeline.demo"), ("module", "bert_keras.pipeline.query_served_models"),
+       ("module", "bert_keras.pipeline.compile"), ("module", "bert_keras.components.cli"),
        ("module", "studies.bert_gpt_ablation.run_ablation")]
     + [("module", os.path.relpath(p, ROOT)[:-3].replace(os.sep, "."))
-       for p in sorted(glob.glob(os.path.join(ROOT, "components", "*", "cli.py")))])
+       for p in sorted(glob.glob(os.path.join(ROOT, "bert_keras", "components", "*", "cli.py")))])
 
 
 BEAM_BAD_FLAGS = {"scripts/create_pretraining_data.py": ("--output_dir=x", "--dupe_factor=ten"),
                   "scripts/learn_vocab.py": ("--output_dir=x", "--vocab_size=big"),
                   # The shared component CLI takes the component's name first.
-                  "components.cli": ("pusher", "--no_such_flag=1")}
+                  "bert_keras.components.cli": ("pusher", "--no_such_flag=1")}
 
 
 def _run(kind, target, *args):

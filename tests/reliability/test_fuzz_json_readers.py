@@ -142,8 +142,8 @@ def _config_dicts(keys):
                       _config_dicts(TRAINING_KEYS).map(_dumps)))
 @example(data=DEEP)
 def test_config_json_files(data):
-  from configs.model import ModelConfig
-  from configs.training import TrainingConfig
+  from bert_keras.configs.model import ModelConfig
+  from bert_keras.configs.training import TrainingConfig
   for load in (ModelConfig.from_json_file, TrainingConfig.from_json_file):
     B.with_file("config.json", data, lambda _, p: B.reads_or_user_error(lambda: load(p)))
 

@@ -50,7 +50,7 @@ def _file_bytes(*near_valid):
 
 def _task(name):
   from bert_keras.tasks.registry import get_task
-  from configs.tasks import get_task_config
+  from bert_keras.configs.tasks import get_task_config
   return get_task(get_task_config(name))
 
 

@@ -19,7 +19,7 @@ from bert_keras.tasks.heads.bert_classifier import BertClassifier
 from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
 from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 from tests.reliability import bad_inputs as B
 
 SEQ = 24

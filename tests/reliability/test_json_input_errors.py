@@ -99,16 +99,16 @@ def test_squad_valid_file_still_reads(tmp_path):
 # --- configs and predict's JSON lines (open bugs 3 and 11) ---------------------------------------
 
 def test_config_files_nested_too_deeply(tmp_path):
-  from configs.model import ModelConfig
-  from configs.training import TrainingConfig
+  from bert_keras.configs.model import ModelConfig
+  from bert_keras.configs.training import TrainingConfig
   path = B.write(str(tmp_path / "deep.json"), DEEP)
   B.raises(lambda: ModelConfig.from_json_file(path), path, "nested too deeply")
   B.raises(lambda: TrainingConfig.from_json_file(path), path, "nested too deeply")
 
 
 def test_config_files_not_utf8_and_not_objects(tmp_path):
-  from configs.model import ModelConfig
-  from configs.training import TrainingConfig
+  from bert_keras.configs.model import ModelConfig
+  from bert_keras.configs.training import TrainingConfig
   latin = B.write(str(tmp_path / "latin.json"), b'{"model_preset": "caf\xe9"}')
   B.raises(lambda: TrainingConfig.from_json_file(latin), f"{latin}:1: not valid UTF-8")
   array = B.write(str(tmp_path / "array.json"), "[1, 2]")
@@ -182,7 +182,7 @@ def test_task_info_nested_too_deeply_or_not_an_object(tmp_path):
 
 
 def test_component_parameters_file_and_values(tmp_path):
-  from components.base.component_cli import parse_param_value  # pylint: disable=import-outside-toplevel
+  from bert_keras.components.base.component_cli import parse_param_value  # pylint: disable=import-outside-toplevel
   assert parse_param_value("3") == 3 and parse_param_value("some/path") == "some/path"
   B.raises(lambda: parse_param_value(DEEP), "nested too deeply")
 
@@ -205,8 +205,8 @@ def test_model_config_beside_weights_skips_a_deep_json(tmp_path):
 
 def test_pipeline_metadata_files_nested_too_deeply_or_not_objects(tmp_path):
   """The pipeline's own artifact.json and run record, hand-edited: a UserError naming the file."""
-  from components.base.artifact import Artifact  # pylint: disable=import-outside-toplevel
-  from pipeline.run_record import RunRecord  # pylint: disable=import-outside-toplevel
+  from bert_keras.components.base.artifact import Artifact  # pylint: disable=import-outside-toplevel
+  from bert_keras.pipeline.run_record import RunRecord  # pylint: disable=import-outside-toplevel
   artifact_dir = tmp_path / "artifact"
   artifact_dir.mkdir()
   metadata = B.write(str(artifact_dir / "artifact.json"), DEEP)

@@ -11,7 +11,7 @@ import pytest
 
 from bert_keras.tasks import conll2003, lee_similarity, squad, swag
 from bert_keras.tasks.registry import get_task
-from configs.tasks import get_task_config
+from bert_keras.configs.tasks import get_task_config
 from tests.reliability import bad_inputs as B
 
 
@@ -263,7 +263,7 @@ def test_pretraining_input_records_of_another_format(tmp_path):
 # --- Configs --------------------------------------------------------------------------------------
 
 def test_training_config_json_errors(tmp_path):
-  from configs.training import TrainingConfig
+  from bert_keras.configs.training import TrainingConfig
   missing = str(tmp_path / "nope.json")
   B.raises(lambda: TrainingConfig.from_json_file(missing), missing, "no such TrainingConfig JSON file")
   bad = B.write(str(tmp_path / "bad.json"), "{\n  'model_preset': 1\n}")
@@ -279,7 +279,7 @@ def test_training_config_json_errors(tmp_path):
 
 
 def test_model_config_json_errors(tmp_path):
-  from configs.model import ModelConfig
+  from bert_keras.configs.model import ModelConfig
   missing = str(tmp_path / "nope.json")
   B.raises(lambda: ModelConfig.from_json_file(missing), missing)
   odd = B.write_model_config(str(tmp_path / "odd.json"), hidden_size=15, num_heads=2)
@@ -287,13 +287,13 @@ def test_model_config_json_errors(tmp_path):
 
 
 def test_task_config_unknown_key():
-  from configs.tasks import TaskConfig
+  from bert_keras.configs.tasks import TaskConfig
   B.raises(lambda: TaskConfig.from_dict({"task": "polarity", "learning_rte": 1e-4}),
           "unknown key 'learning_rte' in TaskConfig")
 
 
 def test_component_parameters_unknown_and_wrong_type():
-  from components.pusher.spec import PusherSpec
+  from bert_keras.components.pusher.spec import PusherSpec
   B.raises(lambda: PusherSpec.resolve_parameters({"serving_dir": "s", "bogus": 1}),
           "unknown parameters ['bogus']")
   B.raises(lambda: PusherSpec.resolve_parameters({"serving_dir": 5}),

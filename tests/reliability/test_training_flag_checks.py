@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from configs.pretraining_data import PretrainingDataConfig
-from configs.model import ConfigError, ModelConfig, get_model_config
-from configs.training import DECAYS, DISTRIBUTIONS, OBJECTIVES, OPTIMIZERS, PRECISIONS
-from configs.training import TrainingConfig, get_training_config
+from bert_keras.configs.pretraining_data import PretrainingDataConfig
+from bert_keras.configs.model import ConfigError, ModelConfig, get_model_config
+from bert_keras.configs.training import DECAYS, DISTRIBUTIONS, OBJECTIVES, OPTIMIZERS, PRECISIONS
+from bert_keras.configs.training import TrainingConfig, get_training_config
 from tests.reliability import bad_inputs as B
 
 

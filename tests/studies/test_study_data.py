@@ -11,7 +11,7 @@ from bert_keras import resources
 from bert_keras.data.corpus_text import split_sentences
 from studies.bert_gpt_ablation import study_data
 from bert_keras.tasks.registry import get_task
-from configs.tasks import TaskConfig
+from bert_keras.configs.tasks import TaskConfig
 
 SEQ = 24
 

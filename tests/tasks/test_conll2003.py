@@ -10,7 +10,7 @@ from bert_keras.errors import UserError
 from bert_keras.tasks import conll2003
 from bert_keras.tasks.conll2003 import Conll2003Task
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.tasks import get_task_config
+from bert_keras.configs.tasks import get_task_config
 
 from . import task_fixtures as fx
 

@@ -10,7 +10,7 @@ import pytest
 
 from bert_keras.errors import UserError
 from bert_keras.tasks.data_files import DATA_FILES
-from configs.tasks import TASK_PRESETS
+from bert_keras.configs.tasks import TASK_PRESETS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _FILE = re.compile(r"[\w.-]+\.(?:tsv|json|csv|txt|cor)\b|eng\.(?:train|testa|testb)\b")
@@ -38,7 +38,7 @@ def test_every_task_has_its_files_in_help_and_readme():
 @pytest.mark.parametrize("task", sorted(DATA_FILES))
 def test_the_reader_opens_the_first_named_file(task, tmp_path):
   from bert_keras.tasks.registry import get_task  # pylint: disable=import-outside-toplevel
-  from configs.tasks import get_task_config  # pylint: disable=import-outside-toplevel
+  from bert_keras.configs.tasks import get_task_config  # pylint: disable=import-outside-toplevel
 
   reader = get_task(get_task_config(task))
   with pytest.raises(UserError, match=re.escape(_names(task)[0])):

@@ -14,7 +14,7 @@ from bert_keras.errors import UserError
 from bert_keras.tasks import finetuned_model, finetuning
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
 from bert_keras.tasks.registry import get_task, task_names
-from configs.tasks import get_task_config
+from bert_keras.configs.tasks import get_task_config
 from tests.reliability import bad_inputs as B
 from . import task_fixtures as fx
 
@@ -145,8 +145,8 @@ def test_the_script_predicts_without_training(mrpc, tmp_path):
 
 def test_evaluator_component_accepts_a_finetuning_output_directory(mrpc, tmp_path):
   """Before: a run_finetuning directory has no artifact.json and was refused as input."""
-  from components.evaluator.spec import EvaluatorSpec
-  from components.evaluator.task_evaluation import evaluate_task_model
+  from bert_keras.components.evaluator.spec import EvaluatorSpec
+  from bert_keras.components.evaluator.task_evaluation import evaluate_task_model
   data, run = mrpc
   model = EvaluatorSpec.INPUTS["model"].type.load(run)  # what the component's CLI does
   assert model.properties["task"] == "glue/mrpc" and model.producer == "run_finetuning"

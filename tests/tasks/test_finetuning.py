@@ -16,8 +16,8 @@ from bert_keras.tasks.heads.bert_feature_tagger import BertFeatureTagger
 from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.registry import get_task
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.model import ModelConfig, get_model_config
-from configs.tasks import get_task_config
+from bert_keras.configs.model import ModelConfig, get_model_config
+from bert_keras.configs.tasks import get_task_config
 from . import task_fixtures as fx
 
 TINY = dict(max_seq_length=32, train_batch_size=8, num_epochs=1.0, eval_batch_size=16,

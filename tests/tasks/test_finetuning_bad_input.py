@@ -20,8 +20,8 @@ from bert_keras.tasks import finetuning
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.squad import read_squad
-from configs.model import ConfigError
-from configs.tasks import TaskConfig, get_task_config
+from bert_keras.configs.model import ConfigError
+from bert_keras.configs.tasks import TaskConfig, get_task_config
 from . import task_fixtures as fx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -101,7 +101,7 @@ import sys, time, keras
 sys.path.insert(0, sys.argv[2])
 from bert_keras import resources
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
-from configs.tasks import get_task_config
+from bert_keras.configs.tasks import get_task_config
 keras.Model.fit = lambda *args, **kwargs: time.sleep(600)  # killed while it trains
 run_finetuning(get_task_config("polarity", max_seq_length=32, train_batch_size=8),
                RunConfig(output_dir=sys.argv[1], model_config="bert_tiny",

@@ -12,8 +12,8 @@ from bert_keras.tasks.heads.bert_classifier import BertClassifier
 from bert_keras.tasks.heads.bert_feature_classifier import BertFeatureClassifier
 from bert_keras.tasks.registry import get_task, task_names
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.model import get_model_config
-from configs.tasks import TASK_PRESETS, get_task_config
+from bert_keras.configs.model import get_model_config
+from bert_keras.configs.tasks import TASK_PRESETS, get_task_config
 
 # (folder, header, rows); each row is the official column order. Each row's label differs from the
 # cells of the other columns that could pass for one (an id, an annotator's label), so a reader

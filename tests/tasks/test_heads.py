@@ -13,7 +13,7 @@ from bert_keras.tasks.heads.bert_feature_tagger import BertFeatureTagger
 from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
 from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
 from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
-from configs.model import get_model_config
+from bert_keras.configs.model import get_model_config
 
 SEQ = 16
 

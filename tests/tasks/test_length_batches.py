@@ -16,8 +16,8 @@ from bert_keras.tasks.heads.bert_classifier import BertClassifier
 from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.polarity import PolarityTask
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.model import get_model_config
-from configs.tasks import get_task_config
+from bert_keras.configs.model import get_model_config
+from bert_keras.configs.tasks import get_task_config
 
 BUCKETS = (16, 32, 64)
 

@@ -10,8 +10,8 @@ import pytest
 
 from bert_keras.errors import UserError
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
-from configs.model import get_model_config
-from configs.tasks import TASK_PRESETS, get_task_config
+from bert_keras.configs.model import get_model_config
+from bert_keras.configs.tasks import TASK_PRESETS, get_task_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "run_finetuning.py")

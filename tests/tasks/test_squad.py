@@ -10,7 +10,7 @@ from bert_keras.errors import UserError
 from bert_keras.tasks import squad
 from bert_keras.tasks.squad import SquadV1Task, SquadV2Task
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.tasks import get_task_config
+from bert_keras.configs.tasks import get_task_config
 
 from . import task_fixtures as fx
 

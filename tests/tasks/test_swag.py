@@ -7,7 +7,7 @@ from bert_keras import resources
 from bert_keras.errors import UserError
 from bert_keras.tasks.swag import SwagTask
 from bert_keras.text.bert_tokenizer import BertTokenizer
-from configs.tasks import get_task_config
+from bert_keras.configs.tasks import get_task_config
 
 from . import task_fixtures as fx
 

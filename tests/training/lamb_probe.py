@@ -24,7 +24,7 @@ STEPS = 2
 def config(pattern: str):
   """A one-layer model without dropout (deterministic steps), LAMB with a weight decay that bites
   and a clip norm low enough to be active."""
-  from configs.training import TrainingConfig  # pylint: disable=g-import-not-at-top
+  from bert_keras.configs.training import TrainingConfig  # pylint: disable=g-import-not-at-top
   from tests.training.pretraining_runs import TINY_MODEL  # pylint: disable=g-import-not-at-top
   return TrainingConfig.from_flat(
       input_files=pattern, model_preset="bert_tiny", optimizer="lamb",

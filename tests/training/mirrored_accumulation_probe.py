@@ -24,7 +24,7 @@ from bert_keras.training.pretrain import build_optimizer, build_pretrainer
 from bert_keras.training.pretraining_input import make_dataset
 from bert_keras.training.pretraining_task import PretrainingTask
 from bert_keras.training.trainer import Trainer
-from configs.training import TrainingConfig
+from bert_keras.configs.training import TrainingConfig
 
 STEPS = 2
 BATCH = 8  # global: 2 replicas x 2 micro-batches x 2 examples when accumulating

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from bert_keras.training.pretrain import run_pretraining
 from bert_keras.training.pretraining_input import label_frequencies, unmask
-from configs.training import TrainingConfig
+from bert_keras.configs.training import TrainingConfig
 from tests.training.pretraining_records import write_records
 from tests.training.pretraining_runs import TINY_MODEL
 

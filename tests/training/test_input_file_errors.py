@@ -17,7 +17,7 @@ import tensorflow as tf
 from bert_keras.errors import UserError
 from bert_keras.training import pretraining_input as pi
 from bert_keras.training.pretrain import run_pretraining
-from configs.training import TrainingConfig
+from bert_keras.configs.training import TrainingConfig
 from tests.training import pretraining_runs as R
 from tests.training.pretraining_records import write_records
 

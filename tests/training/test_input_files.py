@@ -20,7 +20,7 @@ import tensorflow as tf
 from bert_keras.errors import UserError
 from bert_keras.training import pretrain
 from bert_keras.training.pretraining_input import label_frequencies, make_dataset
-from configs.training import TrainingConfig
+from bert_keras.configs.training import TrainingConfig
 from tests.training import pretraining_runs as R
 from tests.training.pretraining_records import make_example, write_real_records
 

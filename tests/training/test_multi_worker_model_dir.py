@@ -10,7 +10,7 @@ import pytest
 
 from tests.training import pretraining_runs as runs
 from tests.training.pretraining_records import write_records
-from configs.training import flat_values
+from bert_keras.configs.training import flat_values
 
 
 @pytest.mark.slow

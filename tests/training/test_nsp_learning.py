@@ -25,8 +25,8 @@ from bert_keras.data.pretraining_records import feature_spec
 from bert_keras.training import losses
 from bert_keras.training.pretrain import run_pretraining
 from bert_keras.training.pretraining_task import PretrainingTask
-from configs.model import ConfigError
-from configs.training import TrainingConfig
+from bert_keras.configs.model import ConfigError
+from bert_keras.configs.training import TrainingConfig
 
 SEQ, PRED, VOCAB = 32, 5, 128
 SPECIAL = pinst.SpecialIds(cls_id=101, sep_id=102, mask_id=103, vocab_size=VOCAB)

@@ -9,8 +9,8 @@ import pytest
 
 from bert_keras.errors import UserError
 from bert_keras.training.optimization import WarmupDecaySchedule, create_optimizer
-from configs.model import ConfigError
-from configs.training import TrainingConfig
+from bert_keras.configs.model import ConfigError
+from bert_keras.configs.training import TrainingConfig
 
 PEAK, END, STEPS, WARMUP = 2e-3, 1e-5, 2000, 200
 # Steps in the warmup, at its end, through the decay, at and past num_train_steps.

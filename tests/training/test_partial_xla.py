@@ -8,7 +8,7 @@ from bert_keras.training.pretrain import build_optimizer, build_pretrainer
 from bert_keras.training.pretraining_input import make_dataset
 from bert_keras.training.pretraining_task import PretrainingTask
 from bert_keras.training.trainer import Trainer
-from configs.training import TrainingConfig
+from bert_keras.configs.training import TrainingConfig
 from tests.training.pretraining_records import write_records
 from tests.training.pretraining_runs import TINY_MODEL
 

@@ -12,7 +12,7 @@ from tensorflow.python.framework import config as tf_config
 from bert_keras.errors import UserError
 from bert_keras.training.optimization import WarmupDecaySchedule
 from bert_keras.training.pretrain import run_pretraining
-from configs.training import TrainingConfig, get_training_config
+from bert_keras.configs.training import TrainingConfig, get_training_config
 from tests.training.pretraining_records import write_records
 from tests.training.pretraining_runs import TINY_MODEL, read_checkpoint
 

@@ -114,7 +114,7 @@ def test_a_relative_vocab_file_resolves_beside_the_summary_when_there(tmp_path, 
 
 
 def test_the_summary_records_an_absolute_local_vocab_file(tmp_path, monkeypatch):
-  from configs.pretraining_data import PretrainingDataConfig
+  from bert_keras.configs.pretraining_data import PretrainingDataConfig
   from bert_keras.data.pretraining_data_pipeline import summarize
   (tmp_path / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
   monkeypatch.chdir(tmp_path)

@@ -10,7 +10,7 @@ import pytest
 from bert_keras.errors import UserError
 from bert_keras.training import trainer as trainer_lib
 from bert_keras.training.pretrain import run_pretraining
-from configs.training import TrainingConfig, flat_values
+from bert_keras.configs.training import TrainingConfig, flat_values
 from tests.training.pretraining_records import write_records
 from tests.training.pretraining_runs import TINY_MODEL
 

@@ -32,7 +32,7 @@ from bert_keras.training.optimization import WarmupDecaySchedule
 from bert_keras.training.pretrain import build_optimizer, build_pretrainer
 from bert_keras.training.pretraining_task import PretrainingTask
 from bert_keras.training.trainer import Trainer
-from configs.training import TrainingConfig
+from bert_keras.configs.training import TrainingConfig
 
 SEQ, PREDS, BATCH, STEPS = 24, 4, 8, 4
 PEAK_LR, WARMUP = 5e-3, 2  # lr at steps 0..3: 0, peak/2, peak (warmup end), peak/2 (last step)

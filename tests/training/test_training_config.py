@@ -2,8 +2,8 @@
 
 import pytest
 
-from configs.model import ConfigError
-from configs.training import TRAINING_PRESETS, TrainingConfig, get_training_config
+from bert_keras.configs.model import ConfigError
+from bert_keras.configs.training import TRAINING_PRESETS, TrainingConfig, get_training_config
 
 
 def test_defaults_are_the_papers_optimizer():

@@ -13,7 +13,7 @@ from bert_keras.errors import UserError
 from bert_keras.training.input_files import resolve_input_files
 from bert_keras.training.pretrain import run_pretraining
 from bert_keras.training.vocab_fit import check_vocab_fits
-from configs.training import TrainingConfig
+from bert_keras.configs.training import TrainingConfig
 from tests.reliability import bad_inputs as B
 from tests.training import pretraining_runs as R
 from tests.training.pretraining_records import write_real_records, write_records

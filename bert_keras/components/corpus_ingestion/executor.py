@@ -1,0 +1,117 @@
+"""Corpus ingestion executor: every source read with Beam into (doc_id, sentences), written as
+Google BERT corpus text shards (one sentence per line, a blank line after each document)."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+from bert_keras.components.base.base_executor import BaseExecutor
+from bert_keras.components.base.beam_options import local_beam_args
+from bert_keras.components.corpus_ingestion import text_shard_writer
+
+SHARD_PREFIX = "corpus"
+SHARD_SUFFIX = text_shard_writer.SHARD_SUFFIX
+RUNS_DIR_NAME = ".runs"
+# Document bytes a worker gathers before sorting them into a run file: the most it holds of the
+# corpus at once, whatever a shard's size (a shard is a streaming merge of its runs).
+RUN_BYTES = 64 << 20
+
+
+def count_corpus(paths) -> dict:
+  """Documents, sentences and characters of corpus shards in the BERT layout."""
+  documents = sentences = chars = 0
+  for path in paths:
+    in_document = False
+    with open(path, encoding="utf-8") as f:
+      for line in f:
+        line = line.strip()
+        if line:
+          sentences += 1
+          chars += len(line)
+          in_document = True
+        elif in_document:
+          documents += 1
+          in_document = False
+    documents += int(in_document)
+  return {"documents": documents, "sentences": sentences, "characters": chars}
+
+
+def runs_dir_for(output_prefix: str) -> str:
+  return os.path.join(os.path.dirname(output_prefix), RUNS_DIR_NAME)
+
+
+def build_pipeline(p, parameters, output_prefix: str, run_bytes: int = RUN_BYTES):
+  """The Beam graph: read all sources, optionally keep a stable slice, write text shards.
+
+  Creates the (emptied) run-file directory next to the shards now; the graph's last step removes
+  it. Returns the PCollection of the written shard paths.
+  """
+  import apache_beam as beam  # pylint: disable=import-outside-toplevel
+  from apache_beam.io.filesystems import FileSystems
+  from bert_keras.data.bert_corpus_reader import ReadBertCorpus
+  from bert_keras.data.line_document_reader import ReadLineDocuments
+  from bert_keras.data.pretraining_instances import stable_hash
+  from bert_keras.data.sorted_shards import BYTES_KEYS, WriteSortedShards, remove_dir
+  from bert_keras.data.wikipedia_reader import ReadWikipediaDump
+
+  sources = []
+  for i, pattern in enumerate(parameters["wikipedia_dumps"]):
+    sources.append(p | f"ReadWikipedia{i}" >> ReadWikipediaDump(pattern))
+  for i, pattern in enumerate(parameters["bert_text_corpora"]):
+    sources.append(p | f"ReadBertText{i}" >> ReadBertCorpus(pattern))
+  for i, pattern in enumerate(parameters["line_corpora"]):
+    sources.append(p | f"ReadLines{i}" >> ReadLineDocuments(pattern))
+  documents = tuple(sources) | "Flatten" >> beam.Flatten()
+  if parameters["max_documents"]:
+    # A stable pseudo-random slice: the documents with the smallest hash of their id.
+    documents = (documents
+                 | "KeepSlice" >> beam.combiners.Top.Smallest(
+                     parameters["max_documents"], key=lambda doc: stable_hash("slice", doc[0]))
+                 | "Unlist" >> beam.FlatMap(lambda docs: docs))
+  num_shards = parameters["num_shards"]
+  runs_dir = runs_dir_for(output_prefix)
+  remove_dir(runs_dir)  # a killed run's
+  FileSystems.mkdirs(runs_dir)
+  # Not WriteToText: with a fixed shard count it deals records to shards at random, and readers
+  # name a document after its file and line, so every run made different pretraining examples.
+  # Here a document's shard is a hash of its id and a shard lists its documents sorted by id:
+  # each worker sorts what it read into run files of at most run_bytes, a shard is a streaming
+  # merge of its runs, so no worker holds a shard.
+  return (documents
+          | "KeyByShard" >> beam.Map(
+              lambda doc: (stable_hash("shard", doc[0]) % num_shards,
+                           text_shard_writer.document_row(doc)))
+          | "Write" >> WriteSortedShards(
+              runs_dir, text_shard_writer.TextShardWriter(output_prefix, num_shards), BYTES_KEYS,
+              run_bytes=run_bytes, num_shards=num_shards)
+          | "AllWritten" >> beam.combiners.ToList()
+          | "RemoveRuns" >> beam.Map(lambda paths: remove_dir(runs_dir) or sorted(paths)))
+
+
+class CorpusIngestionExecutor(BaseExecutor):
+
+  def run(self, inputs, outputs, parameters):
+    import apache_beam as beam  # pylint: disable=import-outside-toplevel
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from bert_keras.errors import UserError
+
+    if not (parameters["wikipedia_dumps"] or parameters["bert_text_corpora"]
+            or parameters["line_corpora"]):
+      raise UserError("corpus ingestion: no source given (wikipedia_dumps, bert_text_corpora, "
+                      "line_corpora are all empty)")
+    corpus = outputs["corpus"]
+    beam_args = local_beam_args(self.context.beam_pipeline_args)
+    num_sources = sum(len(parameters[k]) for k in ("wikipedia_dumps", "bert_text_corpora",
+                                                   "line_corpora"))
+    self.log(f"reading {num_sources} source(s) with Beam {beam_args}")
+    with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
+      build_pipeline(p, parameters, corpus.path(SHARD_PREFIX))
+    shards = sorted(glob.glob(corpus.path(f"{SHARD_PREFIX}-*{SHARD_SUFFIX}")))
+    counts = count_corpus(shards)
+    if not counts["documents"]:
+      raise UserError("corpus ingestion: the sources hold no document with text")
+    corpus.metrics.update(counts)
+    corpus.properties.update(file_pattern=f"{SHARD_PREFIX}-*{SHARD_SUFFIX}",
+                             files=[os.path.basename(s) for s in shards], format="bert_text")
+    self.log(f"{counts['documents']} documents, {counts['sentences']} sentences")

@@ -1,0 +1,65 @@
+"""What scripts/export_model.py exports (bert_keras.export.export_config.run_export does it)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from bert_keras.configs.base import Config, ConfigError
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportConfig(Config):
+  """Exactly one source: a fine-tuning output directory (model.keras, task_info.json, vocab.txt,
+  as run_finetuning writes them) or an encoder checkpoint in any format bert_keras.interop reads
+  (exported for feature extraction). lower_case None = the source's own casing. None for
+  max_seq_length / row_groups means "not given": the defaults apply to BERT exports, and a GPT
+  fine-tuning directory refuses every BERT-only setting rather than ignoring it."""
+
+  output_dir: str
+  finetune_dir: str = ""
+  encoder_checkpoint: str = ""
+  vocab_file: str = ""
+  lower_case: Optional[bool] = None
+  max_seq_length: Optional[int] = None  # encoder exports only (default 128); a task keeps its own
+  doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
+  jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
+  row_groups: Optional[int] = None  # TransformerBlock.row_groups of the plain graph (None: by width)
+  # Text-in calls pad to their longest row's bucket: "auto" (16, 32, 64, ... max_seq_length),
+  # "fixed" (max_seq_length only) or ascending lengths "16,48" (bert_keras/text/length_buckets.py).
+  length_buckets: str = "auto"
+  overwrite: bool = False  # replace an earlier export of a different task at output_dir
+
+  def __post_init__(self):
+    if not self.output_dir:
+      raise ConfigError("output_dir is required")
+    if bool(self.finetune_dir) == bool(self.encoder_checkpoint):
+      raise ConfigError("give exactly one of finetune_dir (a run_finetuning output directory) or "
+                      "encoder_checkpoint")
+    if self.max_seq_length is not None and self.max_seq_length < 3:
+      raise ConfigError(f"max_seq_length={self.max_seq_length} must be >= 3")
+    if self.doc_stride < 0:
+      raise ConfigError(f"doc_stride={self.doc_stride} must be >= 0 (0 = the task's own)")
+    if self.jit_compile not in (True, False, "auto"):
+      raise ConfigError(f"jit_compile={self.jit_compile!r}; expected true, false or auto")
+    if self.row_groups is not None and (not isinstance(self.row_groups, int)
+                                        or self.row_groups < 1):
+      raise ConfigError(f"row_groups={self.row_groups!r}; expected an integer >= 1")
+    self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
+
+  def buckets(self, max_seq_length: int) -> tuple[int, ...]:
+    """The bucket lengths for an export of `max_seq_length`; ConfigError on a bad setting."""
+    from bert_keras.text.length_buckets import resolve_buckets
+    try:
+      return resolve_buckets(self.length_buckets, max_seq_length)
+    except ValueError as e:
+      raise ConfigError(str(e)) from None
+
+  def bert_only_settings(self) -> list[str]:
+    """The settings given that only BERT exports use (GPT-1 exports take none of them)."""
+    given = {"max_seq_length": self.max_seq_length is not None,
+             "row_groups": self.row_groups is not None, "jit_compile": self.jit_compile is not False,
+             "doc_stride": self.doc_stride != 0, "vocab_file": bool(self.vocab_file),
+             "lower_case": self.lower_case is not None,
+             "length_buckets": self.length_buckets != "auto"}
+    return [name for name, is_given in given.items() if is_given]

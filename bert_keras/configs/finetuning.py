@@ -1,0 +1,32 @@
+"""Where a fine-tuning run reads and writes and how it runs (its task's hyperparameters are a
+TaskConfig, bert_keras/configs/tasks.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bert_keras.configs.base import Config, ConfigError
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig(Config):
+  """Where things are and how to run, besides the task's own hyperparameters."""
+
+  data_dir: str = ""
+  output_dir: str = ""
+  init_checkpoint: str = ""  # any format bert_keras.interop reads; "" = random initialisation
+  model_config: str = ""  # preset name, ModelConfig JSON, or a checkpoint dir (random init only)
+  vocab_file: str = ""  # default: the vocab.txt beside the checkpoint
+  lower_case: bool | None = None  # default: the checkpoint's casing, else True
+  distribution_strategy: str = "default"
+  mixed_precision: str = "float32"
+  max_train_examples: int = 0  # 0 = all; for quick runs
+  save_model: bool = True
+  # Batches of similar length cut to 16, 32, 64, ... max_seq_length (tasks/length_batches.py);
+  # False pads every batch to max_seq_length (one shape: what TPUs prefer).
+  length_buckets: bool = True
+
+  def __post_init__(self):
+    n = self.max_train_examples
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+      raise ConfigError(f"max_train_examples={n!r} must be an integer >= 0 (0 = all)")

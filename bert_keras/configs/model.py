@@ -1,0 +1,147 @@
+"""Typed model config for BERT-style encoders and GPT-style decoders, and its named presets.
+
+One vocabulary across the project: `hidden_size` (H), `num_layers` (L), `num_heads` (A),
+`intermediate_size` (4H in the paper), `dropout_rate`, `attention_dropout_rate`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+from bert_keras.configs.base import (Config, ConfigError, is_int, is_number,  # pylint: disable=unused-import
+                          read_config_json)
+
+HIDDEN_ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
+ATTENTION_KINDS = ("bidirectional", "causal")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig(Config):
+  """Hyperparameters of a Transformer encoder (BERT) or decoder (GPT-1).
+
+  Defaults are BERT-Base (Devlin et al., 2018, section 3): L=12, H=768, A=12, feed-forward 4H,
+  exact erf GELU, dropout 0.1, 512 learned positions, 2 segment types, N(0, 0.02) initialisation and
+  LayerNorm epsilon 1e-12 as in the released TF code.
+  """
+
+  vocab_size: int = 30522
+  hidden_size: int = 768
+  num_layers: int = 12
+  num_heads: int = 12
+  intermediate_size: int = 3072
+  hidden_act: str = "gelu"  # exact erf GELU; "gelu_tanh" is the tanh approximation.
+  dropout_rate: float = 0.1
+  attention_dropout_rate: float = 0.1
+  max_position_embeddings: int = 512
+  type_vocab_size: int = 2
+  initializer_range: float = 0.02
+  layer_norm_epsilon: float = 1e-12
+  attention: str = "bidirectional"  # "causal" for left-to-right models (GPT-1, the LTR ablation).
+
+  def __post_init__(self):
+    self.validate()
+
+  def validate(self) -> None:
+    """Type and range of every field, naming the field (configs come from JSON files)."""
+    for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
+                 "max_position_embeddings"):
+      value = getattr(self, name)
+      if not is_int(value) or value <= 0:
+        raise ConfigError(f"{name}={value!r} must be a positive integer", key=name)
+    if not is_int(self.type_vocab_size) or self.type_vocab_size < 0:
+      raise ConfigError(f"type_vocab_size={self.type_vocab_size!r} must be an integer >= 0",
+                        key="type_vocab_size")
+    if self.hidden_size % self.num_heads:
+      raise ConfigError(
+          f"hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}")
+    for name, allowed in (("hidden_act", HIDDEN_ACTIVATIONS), ("attention", ATTENTION_KINDS)):
+      value = getattr(self, name)
+      if not isinstance(value, str) or value not in allowed:
+        raise ConfigError(f"{name}={value!r}; expected one of {allowed}", key=name)
+    for name in ("dropout_rate", "attention_dropout_rate"):
+      value = getattr(self, name)
+      if not is_number(value) or not 0.0 <= value < 1.0:
+        raise ConfigError(f"{name}={value!r} must be a number in [0, 1)", key=name)
+    for name in ("initializer_range", "layer_norm_epsilon"):
+      value = getattr(self, name)
+      if not is_number(value) or not value > 0:
+        raise ConfigError(f"{name}={value!r} must be a number > 0", key=name)
+
+
+def check_model_config_keys(values: Mapping[str, Any], what: str, key: str | None = None) -> None:
+  """Refuses keys that are not ModelConfig fields (a typo such as "num_layer" would otherwise reach
+  dataclasses as a TypeError traceback), naming them and listing the valid fields; `what` names the
+  source ("model config", "model_overrides") and `key` is the ConfigError's key."""
+  known = {f.name for f in dataclasses.fields(ModelConfig)}
+  unknown = sorted(set(values) - known)
+  if unknown:
+    raise ConfigError(f"unknown {what} keys {unknown}; expected a subset of {sorted(known)}",
+                      key=key)
+
+
+def _bert(num_layers: int, hidden_size: int, num_heads: int, **kw) -> ModelConfig:
+  return ModelConfig(num_layers=num_layers, hidden_size=hidden_size, num_heads=num_heads,
+                     intermediate_size=4 * hidden_size, **kw)
+
+
+# The paper's two sizes (section 3) and the small grid released with "Well-Read Students Learn Better".
+MODEL_PRESETS: dict[str, ModelConfig] = {
+    "bert_tiny": _bert(2, 128, 2),
+    "bert_mini": _bert(4, 256, 4),
+    "bert_small": _bert(4, 512, 8),
+    "bert_medium": _bert(8, 512, 8),
+    "bert_base": _bert(12, 768, 12),
+    "bert_large": _bert(24, 1024, 16),
+}
+
+
+# GPT-1 (Radford et al., 2018) reuses ModelConfig (one vocabulary for one idea): attention="causal",
+# type_vocab_size=0 (no segment embeddings), tanh-GELU and LayerNorm epsilon 1e-5 as in the released
+# code (finetune-transformer-lm), 512 learned positions and a 40,000-merge BPE vocabulary (section
+# 4.1): 40,000 merges on top of the 478 base symbols of the released encoder, plus the three special
+# tokens (start, delimiter, extract) that fine-tuning appends (section 3.3).
+GPT1_BPE_VOCAB_SIZE = 40478
+NUM_SPECIAL_TOKENS = 3
+
+
+def _gpt(num_layers: int, hidden_size: int, num_heads: int, **kw) -> ModelConfig:
+  values = dict(vocab_size=GPT1_BPE_VOCAB_SIZE + NUM_SPECIAL_TOKENS, num_layers=num_layers,
+                hidden_size=hidden_size, num_heads=num_heads, intermediate_size=4 * hidden_size,
+                hidden_act="gelu_tanh", dropout_rate=0.1, attention_dropout_rate=0.1,
+                max_position_embeddings=512, type_vocab_size=0, initializer_range=0.02,
+                layer_norm_epsilon=1e-5, attention="causal")
+  values.update(kw)
+  return ModelConfig(**values)
+
+
+# "gpt1" is the paper's (section 4.1: 12 layers, 768 states, 12 heads, 3072 feed-forward). The small
+# presets share BERT's small grid so the ablations compare like with like at tiny scale.
+GPT_PRESETS: dict[str, ModelConfig] = {
+    "gpt_nano": _gpt(1, 64, 2, max_position_embeddings=128),
+    "gpt_tiny": _gpt(2, 128, 2),
+    "gpt_mini": _gpt(4, 256, 4),
+    "gpt_small": _gpt(4, 512, 8),
+    "gpt1": _gpt(12, 768, 12),
+}
+
+
+def all_model_presets() -> dict[str, ModelConfig]:
+  """Every named model: BERT's (bert_tiny ... bert_large) and GPT-1's (gpt_nano ... gpt1)."""
+  return {**MODEL_PRESETS, **GPT_PRESETS}
+
+
+def get_model_config(name: str, **overrides: Any) -> ModelConfig:
+  """Returns the named preset (BERT or GPT), with optional field overrides (e.g. vocab_size of a
+  learned vocab)."""
+  presets = all_model_presets()
+  if name not in presets:
+    raise ConfigError(f"unknown model preset {name!r}; expected one of {sorted(presets)}")
+  return presets[name].replace(**overrides)
+
+
+def get_gpt_config(name: str, **overrides: Any) -> ModelConfig:
+  """The named GPT preset with field overrides (e.g. `vocab_size` of a trained BPE model)."""
+  if name not in GPT_PRESETS:
+    raise ConfigError(f"unknown GPT preset {name!r}; expected one of {sorted(GPT_PRESETS)}")
+  return GPT_PRESETS[name].replace(**overrides)
