@@ -80,9 +80,10 @@ flags.DEFINE_enum("distribution_strategy", "default", list(FINETUNE_DISTRIBUTION
 flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_float16", "mixed_bfloat16"],
                   "Numeric precision policy.")
 flags.DEFINE_bool("save_model", True, "Write model.keras.")
-flags.DEFINE_bool("length_buckets", True, "Batch examples of similar length and pad each batch "
-                  "to 16, 32, 64, ... max_seq_length (its longest row's bucket); "
-                  "--nolength_buckets pads every batch to max_seq_length (one shape, for TPUs).")
+flags.DEFINE_bool("length_buckets", True, "Train, evaluate and predict in batches of similar "
+                  "length, each padded to 16, 32, 64, ... max_seq_length (its longest row's "
+                  "bucket; the same metrics and predictions); --nolength_buckets pads every batch "
+                  "to max_seq_length (one shape, for TPUs).")
 flags.mark_flags_as_required(["output_dir"])
 # A missing --task names the choices (absl's required-flag message would only say it needs a value).
 flags.register_multi_flags_validator(
@@ -137,7 +138,8 @@ def evaluate_or_predict():
                       f"fine-tuned on {task.run_name()}")
   run = (finetuned_model.run_evaluation if FLAGS.mode == "evaluate"
          else finetuned_model.run_prediction)
-  result = run(FLAGS.finetuned_dir, FLAGS.output_dir, data_dir=FLAGS.data_dir, splits=FLAGS.split)
+  result = run(FLAGS.finetuned_dir, FLAGS.output_dir, data_dir=FLAGS.data_dir, splits=FLAGS.split,
+               length_buckets=FLAGS.length_buckets)
   print(result if FLAGS.mode == "predict" else
         {k: v for k, v in result.items() if isinstance(v, dict)})
 

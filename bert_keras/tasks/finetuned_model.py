@@ -7,8 +7,11 @@ run_classifier / run_squad `do_eval` and `do_predict` without `do_train`).
                   and the benchmark's submission files: GLUE `<TASK>.tsv` (`index<TAB>prediction`,
                   e.g. MRPC.tsv, MNLI-m.tsv), SQuAD predictions.json and, for v2.0, null_odds.json.
 
-The fine-tuned directory is only read; outputs go to another directory, staged and published whole
-as in training (bert_keras.tasks.finetuning.write_staged).
+Both run in batches of similar length, each padded to 16, 32, 64, ... max_seq_length, as training's
+evaluation does (bert_keras/tasks/length_batches.py: the same metrics and the same predictions in
+the same order as fixed padding); `length_buckets=False` (--nolength_buckets) pads every batch to
+max_seq_length. The fine-tuned directory is only read; outputs go to another directory, staged and
+published whole as in training (bert_keras.tasks.finetuning.write_staged).
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ FILES = ("model.keras", "config.json", "task_info.json", "vocab.txt")
 
 
 class FinetunedModel:
-  """The task, tokenizer and task model of a run_finetuning output directory."""
+  """The task, tokenizer and task model of a run_finetuning output directory; `length_buckets`:
+  predict in batches of similar length (False: every batch padded to max_seq_length)."""
 
-  def __init__(self, directory: str):
+  def __init__(self, directory: str, length_buckets: bool = True):
     # pylint: disable=import-outside-toplevel
     from bert_keras.tasks.registry import get_task
     from bert_keras.configs.tasks import TaskConfig
+    from bert_keras.tasks.length_batches import batch_lengths
 
     for name in FILES:
       if not os.path.isfile(os.path.join(directory, name)):
@@ -43,6 +48,7 @@ class FinetunedModel:
     self.task_config = TaskConfig.from_dict(self.resolved["task"])
     self.task = get_task(self.task_config)
     self.task.label_names = self.info.get("label_names")
+    self.batch_lengths = batch_lengths(self.task_config.max_seq_length, length_buckets)
     self._model = None
     self._tokenizer = None
 
@@ -80,10 +86,12 @@ class FinetunedModel:
     return examples
 
   def predict(self, examples: Sequence):
-    """The task's post-processed predictions for `examples`."""
+    """The task's post-processed predictions for `examples`, in their order."""
+    # pylint: disable-next=import-outside-toplevel
+    from bert_keras.tasks import length_batches
     features = self.task.make_features(examples, self.tokenizer, training=False)
-    outputs = self.model.predict(features.inputs, batch_size=self.task_config.eval_batch_size,
-                                 verbose=0)
+    outputs = length_batches.predict(self.model, features.inputs,
+                                     self.task_config.eval_batch_size, self.batch_lengths)
     return self.task.postprocess(examples, features, outputs)
 
 
@@ -97,23 +105,25 @@ def _check_directories(finetuned_dir: str, output_dir: str) -> None:
 
 def _resolved(finetuned: FinetunedModel, mode: str, data_dir: str, splits) -> dict:
   return {"mode": mode, "finetuned_dir": finetuned.directory, "data_dir": data_dir,
-          "splits": list(splits), "task": finetuned.task_config.to_dict()}
+          "splits": list(splits), "batch_lengths": list(finetuned.batch_lengths),
+          "task": finetuned.task_config.to_dict()}
 
 
 def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
-                   splits: Sequence[str] = ()) -> dict:
+                   splits: Sequence[str] = (), length_buckets: bool = True) -> dict:
   """Evaluates the fine-tuned model on labelled `splits` (default: its task's dev splits)."""
   # pylint: disable-next=import-outside-toplevel
   from bert_keras.tasks.finetuning import write_json, write_staged
   _check_directories(finetuned_dir, output_dir)
-  finetuned = FinetunedModel(finetuned_dir)
+  finetuned = FinetunedModel(finetuned_dir, length_buckets)
   task = finetuned.task
   splits = tuple(splits) or task.eval_splits
   data_dir = task.resolve_data_dir(data_dir)
   examples = finetuned.read(data_dir, splits, labelled=True)  # before anything is written
 
   def write(stage: str) -> dict:
-    results = {"task": task.run_name(), "mode": "evaluate"}
+    results = {"task": task.run_name(), "mode": "evaluate",
+               "batch_lengths": list(finetuned.batch_lengths)}
     for split, split_examples in examples.items():
       predictions = finetuned.predict(split_examples)
       results[split] = {**task.evaluate(split_examples, predictions),
@@ -130,13 +140,13 @@ def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
 
 
 def run_prediction(finetuned_dir: str, output_dir: str, data_dir: str = "",
-                   splits: Sequence[str] = ()) -> list[str]:
+                   splits: Sequence[str] = (), length_buckets: bool = True) -> list[str]:
   """Predicts `splits` (default: the task's unlabeled test splits) with the fine-tuned model and
   writes them in the official submission formats; returns the names of the files written."""
   # pylint: disable-next=import-outside-toplevel
   from bert_keras.tasks.finetuning import write_json, write_staged
   _check_directories(finetuned_dir, output_dir)
-  finetuned = FinetunedModel(finetuned_dir)
+  finetuned = FinetunedModel(finetuned_dir, length_buckets)
   task = finetuned.task
   splits = tuple(splits) or task.predict_splits
   data_dir = task.resolve_data_dir(data_dir)

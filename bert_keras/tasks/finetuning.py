@@ -44,7 +44,6 @@ from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS
 from bert_keras.tasks import length_batches
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features
-from bert_keras.text import length_buckets
 
 if TYPE_CHECKING:
   from bert_keras.interop.loader import CheckpointPath
@@ -237,8 +236,7 @@ def _publish(stage: str, output_dir: str) -> None:
 
 def batch_lengths(task_config: TaskConfig, run: RunConfig) -> tuple[int, ...]:
   """The padded lengths of training and evaluation batches (see tasks/length_batches.py)."""
-  seq = task_config.max_seq_length
-  return length_buckets.default_buckets(seq) if run.length_buckets else (seq,)
+  return length_batches.batch_lengths(task_config.max_seq_length, run.length_buckets)
 
 
 def make_dataset(features: Features, batch_size: int, seed: int,

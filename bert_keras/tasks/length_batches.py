@@ -30,6 +30,14 @@ from bert_keras.text import length_buckets
 BATCH_SHUFFLE_BUFFER = 16
 
 
+def batch_lengths(max_seq_length: int, enabled: bool = True) -> tuple[int, ...]:
+  """The padded lengths of a run's batches: 16, 32, 64, ... max_seq_length, or with
+  `enabled=False` (--nolength_buckets) max_seq_length alone."""
+  if not enabled:
+    return (int(max_seq_length),)
+  return length_buckets.default_buckets(max_seq_length)
+
+
 def example_lengths(inputs: Mapping[str, np.ndarray]) -> np.ndarray:
   """Real tokens per example, from `input_mask` (n, seq) or (n, choices, seq): (n,) int."""
   mask = np.asarray(inputs["input_mask"])
@@ -82,7 +90,10 @@ def predict(model, inputs: Mapping[str, np.ndarray], batch_size: int,
             buckets: Sequence[int]):
   """model.predict over `inputs` in batches of similar length, outputs in the input order.
 
-  Examples are sorted by length and batched; each batch runs cut to its bucket. Per-position
+  Examples are sorted by length (stably: equal lengths keep their order) and batched; each batch
+  runs cut to its bucket and the outputs are put back in the input order, so a task's
+  post-processing (SQuAD's windows regrouped per question, CoNLL's first pieces, SWAG's choices)
+  sees exactly the arrays fixed padding gives, up to float rounding. Per-position
   outputs (those whose model output has a free sequence axis: span and tag logits) are padded
   back to max_seq_length with a large negative value (a padding position never outranks a real
   one), so the result has model.predict's shapes.

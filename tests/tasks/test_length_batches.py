@@ -1,6 +1,8 @@
 """Batches of similar length for fine-tuning and evaluation, on the real polarity sentences:
 every example comes out exactly once, each batch cut to one of the fixed bucket lengths with
-nothing real cut off; predictions in length order equal model.predict on fixed padding."""
+nothing real cut off; predictions in length order equal model.predict on fixed padding, and every
+task kind's post-processed predictions (SQuAD windows, CoNLL tags, SWAG choices) are those of
+fixed padding in the input order."""
 
 import collections
 
@@ -92,3 +94,86 @@ def test_predict_by_length_equals_fixed_padding(features, tokenizer):
       assert not (bucketed[real] < -1e8).any()
     else:
       np.testing.assert_allclose(bucketed, fixed, atol=2e-5)
+
+
+# --- Every task kind's post-processing: bucketed equals fixed padding, in the input order --------
+
+def _long_conll_sentence():
+  words = [f"word{i}" for i in range(20)]  # ~40 pieces: past the 16 bucket
+  return "\n".join(f"{w} NN I-NP {'I-PER' if i == 3 else 'O'}" for i, w in enumerate(words))
+
+
+def _squad(tmp_path):
+  from bert_keras.tasks.squad import SquadV1Task
+  from . import task_fixtures as fx
+  # LONG spans several windows (the last one shorter); its question comes third.
+  task = SquadV1Task(get_task_config("squad_v1", max_seq_length=48, doc_stride=16,
+                                     max_query_length=12))
+  return task, task.read_examples(fx.write_json(tmp_path, "dev-v1.1.json", fx.SQUAD_V1), "dev")
+
+
+def _conll(tmp_path):
+  from bert_keras.tasks.conll2003 import Conll2003Task
+  from . import task_fixtures as fx
+  text = fx.CONLL.replace("-DOCSTART- -X- -X- O\n\n",
+                          "-DOCSTART- -X- -X- O\n\n" + _long_conll_sentence() + "\n\n", 1)
+  task = Conll2003Task(get_task_config("conll2003", max_seq_length=64))
+  examples = task.read_examples(fx.write_conll(tmp_path, train=text, dev=text), "dev")
+  task.prepare_labels(examples, {})
+  return task, examples
+
+
+def _swag(tmp_path):
+  from bert_keras.tasks.swag import SwagTask
+  from . import task_fixtures as fx
+  long_row = ["2", "lsmdc9", "3", "x", "A woman in a long red coat walks slowly across the busy "
+              "market square at dawn.", "She", "gold", "stops to buy fresh bread and cheese.",
+              "sings.", "sits.", "waves at the baker across the road.", "0"]
+  fx.write_swag(tmp_path / "val.csv", rows=[long_row] + fx.SWAG_ROWS)
+  task = SwagTask(get_task_config("swag", max_seq_length=40))
+  return task, task.read_examples(str(tmp_path), "dev")
+
+
+def _same(bucketed, fixed, path="predictions"):
+  """Equal structures: strings, ints and lists exactly (texts, tags, labels), floats to 1e-4."""
+  if isinstance(fixed, dict):
+    assert list(bucketed) == list(fixed), path
+    for key in fixed:
+      _same(bucketed[key], fixed[key], f"{path}[{key!r}]")
+  elif isinstance(fixed, (list, tuple)):
+    assert len(bucketed) == len(fixed), path
+    for i, (b, f) in enumerate(zip(bucketed, fixed)):
+      _same(b, f, f"{path}[{i}]")
+  elif isinstance(fixed, float):
+    assert bucketed == pytest.approx(fixed, abs=1e-4), path
+  else:
+    assert bucketed == fixed, path
+
+
+@pytest.mark.parametrize("make_task", [_squad, _conll, _swag], ids=["squad", "conll", "swag"])
+def test_task_predictions_in_length_buckets_equal_fixed_padding(make_task, tokenizer, tmp_path):
+  """SQuAD's windows regrouped per question, CoNLL's first pieces and SWAG's choices: the
+  post-processed predictions and the raw outputs of bucketed batches are those of fixed padding,
+  in the input order (a random model gives every example its own values, so a row put back in the
+  wrong place changes them)."""
+  task, examples = make_task(tmp_path)
+  features = task.make_features(examples, tokenizer, training=False)
+  seq = task.config.max_seq_length
+  buckets = length_batches.batch_lengths(seq)
+  lengths = length_batches.example_lengths(features.inputs)
+  widths = {next(b for b in buckets if b >= n) for n in lengths}
+  assert len(widths) >= 2 and list(lengths) != sorted(lengths)  # reordered, several buckets
+  keras.utils.set_random_seed(0)
+  encoder = BertEncoder.from_model_config(get_model_config(
+      "bert_tiny", vocab_size=tokenizer.vocab_size, num_layers=1, dropout_rate=0.0))
+  model = task.build_model(encoder)
+  fixed = length_batches.predict(model, features.inputs, 2, (seq,))
+  bucketed = length_batches.predict(model, features.inputs, 2, buckets)
+  real = features.inputs["input_mask"] > 0
+  for name, value in fixed.items():
+    if value.shape[1:] == real.shape[1:] + value.shape[real.ndim:]:  # per position
+      np.testing.assert_allclose(bucketed[name][real], value[real], atol=2e-5, err_msg=name)
+    else:
+      np.testing.assert_allclose(bucketed[name], value, atol=2e-5, err_msg=name)
+  _same(task.postprocess(examples, features, bucketed),
+        task.postprocess(examples, features, fixed))
