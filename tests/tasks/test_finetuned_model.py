@@ -23,7 +23,10 @@ TINY = dict(max_seq_length=32, train_batch_size=8, num_epochs=1.0, eval_batch_si
             learning_rate=1e-3)
 MRPC_TRAIN = [["1", "1", "2", "The cat sat.", "A cat was sitting."],
               ["0", "3", "4", "It rains.", "The market fell."]]
-MRPC_TEST = [["0", "11", "12", "He left early.", "He went home soon."],
+# The first pair is longer than the 16 bucket, the second shorter: predicted in length buckets,
+# they run in separate batches, in reverse order.
+MRPC_TEST = [["0", "11", "12", "He left the old house by the river early this morning.",
+              "He went home soon after the long meeting in town."],
              ["7", "13", "14", "Prices rose.", "Birds sing."]]
 
 
@@ -51,7 +54,7 @@ def mrpc(tmp_path_factory):
     _tsv(os.path.join(data, f"{split}.tsv"), header, MRPC_TRAIN)
   _tsv(os.path.join(data, "test.tsv"), ["index"] + header[1:], MRPC_TEST)
   _finetune("glue/mrpc", root / "run", data_dir=data, approach="feature_based",
-            feature_layers=(-1,), lstm_units=4, max_seq_length=16)
+            feature_layers=(-1,), lstm_units=4, max_seq_length=32, eval_batch_size=1)
   return data, str(root / "run")
 
 
@@ -99,13 +102,14 @@ def test_evaluate_only_reproduces_the_runs_dev_metrics(mrpc, tmp_path):
   results = finetuned_model.run_evaluation(run, str(tmp_path / "eval"), data_dir=data)
   assert results["dev"] == pytest.approx(trained["dev"])
   assert results["task"] == "glue/mrpc_feature_based" and results["mode"] == "evaluate"
+  assert results["batch_lengths"] == [16, 32]
   assert sorted(os.listdir(tmp_path / "eval")) == ["config.json", "metrics.json",
                                                    "predictions_dev.json"]
   config = json.load(open(tmp_path / "eval" / "config.json", encoding="utf-8"))
   assert config["finetuned_dir"] == run and config["splits"] == ["dev"]
 
 
-def test_predict_only_writes_the_glue_server_file(mrpc, tmp_path):
+def test_predict_only_writes_the_glue_server_file_as_fixed_padding_does(mrpc, tmp_path):
   data, run = mrpc
   written = finetuned_model.run_prediction(run, str(tmp_path / "pred"), data_dir=data)
   assert written == ["MRPC.tsv", "config.json", "predictions_test.json"]
@@ -113,8 +117,21 @@ def test_predict_only_writes_the_glue_server_file(mrpc, tmp_path):
     rows = list(csv.reader(f, delimiter="\t"))
   assert rows[0] == ["index", "prediction"]
   assert [r[0] for r in rows[1:]] == ["0", "7"] and {r[1] for r in rows[1:]} <= {"0", "1"}
-  predictions = json.load(open(tmp_path / "pred" / "predictions_test.json", encoding="utf-8"))
-  assert [p["prediction"] for p in predictions] == [r[1] for r in rows[1:]]
+  read = lambda out, name: json.load(open(tmp_path / out / name, encoding="utf-8"))
+  bucketed = read("pred", "predictions_test.json")
+  assert [p["prediction"] for p in bucketed] == [r[1] for r in rows[1:]]
+  # --nolength_buckets: the same file, the same predictions in the same order.
+  finetuned_model.run_prediction(run, str(tmp_path / "fixed"), data_dir=data,
+                                 length_buckets=False)
+  assert read("pred", "config.json")["batch_lengths"] == [16, 32]
+  assert read("fixed", "config.json")["batch_lengths"] == [32]
+  tsv = lambda out: (tmp_path / out / "MRPC.tsv").read_text(encoding="utf-8")
+  assert tsv("fixed") == tsv("pred")
+  fixed = read("fixed", "predictions_test.json")
+  assert [p["guid"] for p in bucketed] == [p["guid"] for p in fixed]
+  for b, f in zip(bucketed, fixed):
+    assert b["probabilities"] == pytest.approx(f["probabilities"], abs=1e-5)
+  assert fixed[0]["probabilities"] != pytest.approx(fixed[1]["probabilities"], abs=1e-5)
 
 
 def test_evaluate_refuses_unlabeled_and_the_runs_own_directory(mrpc, tmp_path):
@@ -133,9 +150,12 @@ def test_evaluate_refuses_unlabeled_and_the_runs_own_directory(mrpc, tmp_path):
 def test_the_script_predicts_without_training(mrpc, tmp_path):
   data, run = mrpc
   result = B.run_script("run_finetuning", "--mode=predict", f"--finetuned_dir={run}",
-                        f"--data_dir={data}", f"--output_dir={tmp_path / 'pred'}")
+                        f"--data_dir={data}", f"--output_dir={tmp_path / 'pred'}",
+                        "--nolength_buckets")
   assert result.returncode == 0, result.stderr[-2000:]
   assert (tmp_path / "pred" / "MRPC.tsv").is_file()
+  config = json.load(open(tmp_path / "pred" / "config.json", encoding="utf-8"))
+  assert config["batch_lengths"] == [32]  # the flag reaches predict mode
   result = B.run_script("run_finetuning", "--mode=evaluate", f"--finetuned_dir={run}",
                         f"--data_dir={data}", f"--output_dir={tmp_path / 'eval'}",
                         "--learning_rate=1e-3")
