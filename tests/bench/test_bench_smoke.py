@@ -68,7 +68,12 @@ def test_bench_serving_real(tmp_path):
   _run("bench_serving_real.py", "--models=bert_tiny", "--seq_length=32", "--batch_size=4",
        "--workloads=short,mixed", "--variants=buckets", "--runs=2", "--batch_runs=1",
        "--rounds=1", f"--torch={_has('torch', 'bin', 'python')}", f"--output_json={out_json}")
-  assert json.loads(out_json.read_text())
+  calls = json.loads(out_json.read_text())["models"]["bert_tiny"]["first_calls"]
+  rows = calls["text-in SavedModel (buckets)"]
+  # Every warm-up call counted once, under its batch size and a bucket of the export (16, 32).
+  assert sum(r["calls"] for r in rows) == 200 + 200 // 4
+  assert {(r["batch"], r["bucket"]) for r in rows} <= {(1, 16), (1, 32), (4, 16), (4, 32)}
+  assert all(r["first_ms"] > 0 for r in rows)
 
 
 def test_bench_finetune_lengths(tmp_path):
