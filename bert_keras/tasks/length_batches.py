@@ -99,7 +99,7 @@ def predict(model, inputs: Mapping[str, np.ndarray], batch_size: int,
   one), so the result has model.predict's shapes.
   """
   inputs = {name: np.asarray(value) for name, value in inputs.items()}
-  if len(buckets) == 1:
+  if len(buckets) == 1 or not len(inputs["input_word_ids"]):  # no example: model.predict's answer
     return model.predict(inputs, batch_size=batch_size, verbose=0)
   word_shape = inputs["input_word_ids"].shape[1:]  # (seq,) or (choices, seq)
   seq_axis = len(word_shape)  # of an output laid out like the inputs
