@@ -1,12 +1,12 @@
 """What an entry point leaves out of its console unless `--verbose`: lines that tell a user nothing.
 
-Measured on a CPU host (TensorFlow 2.21, Beam 2.x): every run printed five lines from TensorFlow's
-C++ before its log is initialised, so TF_CPP_MIN_LOG_LEVEL=2 does not stop them (`WARNING: All log
-messages before absl::InitializeLog()`, `cudart_stub.cc] Could not find cuda drivers`,
-`cuda_platform.cc] failed call to cuInit`, twice some of them); each export logged 4 KB of INFO lines
-of internal input names (`signature_serialization.py`, `functional_saver.py`, ...); a Beam script
-17 KB of worker INFO lines; SQuAD and CoNLL fine-tuning warned that the pooler has no gradients,
-which is expected (a span or token head does not read it).
+Measured on a CPU host (TensorFlow 2.21) with TF_CPP_MIN_LOG_LEVEL=2: every run that imports
+TensorFlow printed five lines from its C++, logged before its log is initialised and so whatever
+that level says (`WARNING: All log messages before absl::InitializeLog()` and `cudart_stub.cc]
+Could not find cuda drivers` twice, `cuda_platform.cc] failed call to cuInit`); each export 4 KB of
+INFO lines of internal input names (`signature_serialization.py`, `functional_saver.py`, ...);
+create_pretraining_data.py 17 KB of Beam worker INFO lines; CoNLL (and SQuAD) fine-tuning a
+warning that the pooler has no gradients, which is expected (a span or token head does not read it).
 
 `quiet()` is called once by the flag contract (bert_keras/errors.py) of every entry point, after
 its flags are parsed and before TensorFlow or Beam is imported. Importing bert_keras changes
@@ -116,13 +116,14 @@ def _filter_stderr() -> None:
   os.close(write_end)
 
   def restore():
-    # At exit (after every other atexit hook: this one was registered first) fd 2 is the real
-    # stderr again; the forwarder writes out what it holds and stops once the pipe has no writer.
+    # At exit, after the hooks registered later (TensorFlow's, Beam's: atexit runs the last
+    # first), fd 2 is the real stderr again; the forwarder writes out what it holds and stops
+    # once the pipe has no writer left.
     sys.stderr.flush()
     os.dup2(real_stderr, 2)
     os.close(real_stderr)
     try:
-      forwarder.wait(timeout=10)
+      forwarder.wait(timeout=5)
     except subprocess.TimeoutExpired:
       pass  # a child process still holds the pipe: its lines still arrive after this one exits
 
