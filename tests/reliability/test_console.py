@@ -60,10 +60,16 @@ app.run(run_main(main), flags_parser=parse_flags)
 """
 
 
+# Runs a script as __main__ and says, last, whether it imported TensorFlow.
+_PROBE = ("import atexit, runpy, sys; atexit.register(lambda: print('imported tensorflow:', "
+          "'tensorflow' in sys.modules, file=sys.stderr)); sys.argv = sys.argv[1:]; "
+          "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
 def _run(*args, script=None, timeout=60):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONPATH=B.ROOT)
   command = [sys.executable, "-c", _DRIVER.format(native=NATIVE)] if script is None else [
-      sys.executable, B.script_path(script)]
+      sys.executable, "-c", _PROBE, B.script_path(script)]
   return subprocess.run(command + list(args), cwd=B.ROOT, env=env, capture_output=True, text=True,
                         timeout=timeout)
 
@@ -122,15 +128,23 @@ def test_the_noise_is_only_the_known_lines():
 _BAD_MODEL = ("--task=polarity", "--model_config=tiny_debug", "--output_dir=/nonexistent/never_written")
 
 
+def _script_lines(run):
+  """stderr's lines but the probe's last one, which must say TensorFlow was imported."""
+  lines = run.stderr.splitlines()
+  assert lines and lines[-1] == "imported tensorflow: True", run.stderr[-3000:]
+  assert run.returncode == 2, run.stderr[-3000:]
+  return lines[:-1]
+
+
 def test_a_tensorflow_entry_point_prints_only_its_error_line():
   run = _run(*_BAD_MODEL, script="run_finetuning", timeout=240)
-  assert run.returncode == 2, run.stderr[-3000:]
-  assert run.stderr.splitlines() == [B.user_error_line(run, "--model_config='tiny_debug'")], \
-      run.stderr[-3000:]
+  lines = _script_lines(run)
+  assert len(lines) == 1 and lines[0].startswith("error: --model_config='tiny_debug'"), lines
 
 
 def test_a_tensorflow_entry_point_with_verbose_shows_the_native_lines():
   run = _run("--verbose", *_BAD_MODEL, script="run_finetuning", timeout=240)
-  B.user_error_line(run, "--model_config='tiny_debug'")
-  if not [line for line in run.stderr.splitlines() if console.is_noise(line.encode())]:
+  lines = _script_lines(run)
+  assert lines[-1].startswith("error: --model_config='tiny_debug'"), lines
+  if not [line for line in lines if console.is_noise(line.encode())]:
     pytest.skip("this host's TensorFlow printed none of the known native lines")
