@@ -5,7 +5,10 @@ Every script is `app.run(run_main(main), flags_parser=parse_flags)`:
   does not parse) into one `error: ...` line and exit status 2, instead of absl's usage dump and
   status 1; `--help` still prints the usage, with status 0.
 - `run_main` does the same for a `UserError` raised by the library, and for argparse errors of
-  the Beam scripts, whose own flags are parsed with argparse inside `main`.
+  the Beam scripts, whose own flags are parsed with argparse inside `main`; their `flags_parser`
+  is `pass_flags_to_main`.
+Both parsers give every entry point `--verbose` and, without it, call `console.quiet()` before
+TensorFlow or Beam is imported (bert_keras/console.py: what is left out of the console and why).
 """
 
 from __future__ import annotations
@@ -50,23 +53,64 @@ def _asks_for_help(argv) -> bool:
   return False
 
 
+def _quiet_unless(verbose: bool) -> None:
+  if not verbose:
+    from bert_keras import console  # pylint: disable=import-outside-toplevel
+    console.quiet()
+
+
 def parse_flags(argv):
   """absl `flags_parser` for `app.run`: FLAGS(argv), with flag errors as one `error:` line, exit 2.
 
   absl's own parser prints the usage and `FATAL Flags parsing error`, then exits with status 1,
   which a caller cannot tell apart from a crash. `--help` exits 0 after printing the usage
-  (absl exits 1 there too).
+  (absl exits 1 there too). Defines `--verbose` (listed by `--help`) and, without it, quiets the
+  console.
   """
   from absl import flags  # pylint: disable=import-outside-toplevel
+  from bert_keras.console import VERBOSE_HELP  # pylint: disable=import-outside-toplevel
 
+  values = flags.FLAGS
+  # Defined here, not at import: a library user's own absl flags may have a --verbose.
+  if "verbose" not in values:
+    flags.DEFINE_bool("verbose", False, VERBOSE_HELP, flag_values=values)
+    values.register_key_flag_for_module(sys.argv[0], values["verbose"])  # listed by --help
   try:
-    return flags.FLAGS(argv)
+    rest = values(argv)
   except flags.Error as e:
     _fail(f"{e} (see --help)")
   except SystemExit as e:
     if e.code == 1 and _asks_for_help(argv):
       sys.exit(0)
     raise
+  _quiet_unless(values.verbose)
+  return rest
+
+
+def _verbose_arg(args) -> bool:
+  """The value of `--verbose` / `--verbose=BOOL` in an argparse command line (the last wins); a
+  bad value is refused by the script's parser."""
+  verbose = False
+  for arg in args:
+    if arg == "--":
+      break
+    if arg == "--verbose":
+      verbose = True
+    elif arg.startswith("--verbose="):
+      verbose = arg.split("=", 1)[1].lower() in ("1", "true", "yes")
+  return verbose
+
+
+def pass_flags_to_main(argv):
+  """absl `flags_parser` of the Beam scripts: absl parses nothing and `main` gets all of argv (its
+  argparse parser takes the script's flags, `--verbose` among them; Beam takes the rest). Only
+  `--verbose` is read here, to quiet the console without it before Beam is imported."""
+  from absl import flags  # pylint: disable=import-outside-toplevel
+
+  flags.FLAGS(argv[:1])
+  if not _asks_for_help(argv) and "-h" not in argv[1:]:
+    _quiet_unless(_verbose_arg(argv[1:]))
+  return argv
 
 
 @contextlib.contextmanager

@@ -10,9 +10,9 @@ many tokens. Its real count (learn_vocab_config.json's vocab_tokens, vocab.txt's
 model's vocab_size: run_pretraining.py --model_overrides='{"vocab_size": N}'.
 """
 
-from absl import app, flags
+from absl import app
 
-from bert_keras.errors import run_main
+from bert_keras.errors import pass_flags_to_main, run_main
 
 
 def main(argv):
@@ -25,4 +25,4 @@ def main(argv):
 
 if __name__ == "__main__":
   # Flags are parsed by argparse in parse_args so that Beam's own options pass through untouched.
-  app.run(run_main(main), flags_parser=lambda argv: (flags.FLAGS(argv[:1]), argv)[1])
+  app.run(run_main(main), flags_parser=pass_flags_to_main)

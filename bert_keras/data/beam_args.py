@@ -19,6 +19,7 @@ import argparse
 import difflib
 from typing import List, Sequence, Tuple
 
+from bert_keras.console import VERBOSE_HELP
 from bert_keras.data.beam_runner import with_local_runner_defaults
 from bert_keras.deprecated_flags import add_alias
 from bert_keras.configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
@@ -28,6 +29,13 @@ from bert_keras.errors import UserError
 def add_help_aliases(parser: argparse.ArgumentParser) -> None:
   """`--helpfull` (what the absl scripts answer to) prints this parser's help, as `--help` does."""
   parser.add_argument("--helpfull", action="help", help=argparse.SUPPRESS)
+
+
+def add_verbose(parser: argparse.ArgumentParser) -> None:
+  """`--verbose`, which every entry point takes; `errors.pass_flags_to_main` reads it before this
+  parser runs, so here it is only listed by --help and checked."""
+  parser.add_argument("--verbose", type=parse_bool, nargs="?", const=True, default=False,
+                      help=VERBOSE_HELP)
 
 
 def _beam_parser() -> argparse.ArgumentParser:
@@ -117,6 +125,7 @@ def _pretraining_data_parser() -> argparse.ArgumentParser:
   parser.add_argument("--tfds_split", default=d.tfds_split)
   parser.add_argument("--tfds_data_dir", default=None)
   add_help_aliases(parser)
+  add_verbose(parser)
   return parser
 
 
@@ -148,6 +157,7 @@ def parse_vocab_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]
   parser.add_argument("--num_iterations", type=int, default=4, help="learner passes per threshold")
   parser.add_argument("--json_text_key", default="text")
   add_help_aliases(parser)
+  add_verbose(parser)
   known, beam_args = parser.parse_known_args(list(argv))
   check_beam_args(beam_args, parser)
   return known, with_local_runner_defaults(beam_args)

@@ -61,6 +61,8 @@ def test_every_entry_point_is_listed():
 def test_help_and_a_bad_flag_answer_before_heavy_imports(kind, target):
   run, imported = _run(kind, target, "--help")
   assert run.returncode == 0, run.stderr[-2000:]
+  if target != "bert_keras.components.cli":  # lists the components; `cli NAME --help` the flags
+    assert "--verbose" in run.stdout or "--[no]verbose" in run.stdout, f"{target} --help: {run.stdout}"
   assert imported == "", f"{target} --help imported {imported}"
   bad = BEAM_BAD_FLAGS.get(target, ("--no_such_flag=1",))
   run, imported = _run(kind, target, *bad)
