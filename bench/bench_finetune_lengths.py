@@ -11,6 +11,7 @@ move with its load, so compare the two modes within one run.
 
   python bench/bench_finetune_lengths.py                          # ~30 min on 2 busy cores
   python bench/bench_finetune_lengths.py --tasks=polarity --seeds=0,1,2
+  python bench/bench_finetune_lengths.py --model_config=bert_tiny --max_train_examples=16  # smoke
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ flags.DEFINE_string("num_epochs", "", "task=epochs overrides, e.g. lee_similarit
 flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training examples (0 = all; "
                      "for a quick check).", lower_bound=0)
 flags.DEFINE_string("output_json", "", "Also write every run's figures here.")
+flags.DEFINE_string("model_config", "", "A preset (e.g. bert_tiny), randomly initialised with the "
+                    "uncased vocabulary, instead of the MiniLM checkpoint (for a quick check).")
 
 METRIC = {"polarity": "accuracy", "lee_similarity": "pearson"}
 
@@ -44,8 +47,9 @@ def run_once(task: str, seed: int, buckets: bool, epochs: float | None, work_dir
   overrides = {"seed": seed, **({"num_epochs": epochs} if epochs else {})}
   config = get_task_config(task, **overrides)
   out = os.path.join(work_dir, f"{task}_{seed}_{buckets}")
-  results = run_finetuning(config, RunConfig(init_checkpoint=resources.minilm_dir(),
-                                             output_dir=out, save_model=False,
+  encoder = (dict(model_config=FLAGS.model_config, vocab_file=resources.uncased_vocab_path())
+             if FLAGS.model_config else dict(init_checkpoint=resources.minilm_dir()))
+  results = run_finetuning(config, RunConfig(**encoder, output_dir=out, save_model=False,
                                              max_train_examples=FLAGS.max_train_examples,
                                              length_buckets=buckets))
   epochs_s = results["epoch_seconds"]
@@ -69,7 +73,8 @@ def main(argv):
           runs[task][buckets].append(result)
           print(json.dumps({"task": task, "seed": seed, "length_buckets": buckets, **result}),
                 flush=True)
-  print(f"\nMiniLM fine-tuning, seeds {','.join(FLAGS.seeds)}; load average {load_before:.1f} "
+  print(f"\n{FLAGS.model_config or 'MiniLM'} fine-tuning, seeds {','.join(FLAGS.seeds)}; "
+        f"load average {load_before:.1f} "
         f"before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs)")
   header = (f"{'task':15} {'padding':22} {'dev metric (mean +- std)':30} {'epoch s':>8} "
             f"{'1st epoch s':>12} {'speed-up':>9}")

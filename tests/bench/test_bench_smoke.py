@@ -77,12 +77,16 @@ def test_bench_serving_real(tmp_path):
 
 
 def test_bench_finetune_lengths(tmp_path):
+  # bert_tiny, randomly initialised: the script's two modes and report, not MiniLM's loading (the
+  # interop tests load the real checkpoint).
   out_json = tmp_path / "out.json"
   _run("bench_finetune_lengths.py", "--tasks=polarity", "--seeds=0", "--num_epochs=polarity=2",
-       "--max_train_examples=16", f"--output_json={out_json}")
+       "--max_train_examples=16", "--model_config=bert_tiny", f"--output_json={out_json}")
   runs = json.loads(out_json.read_text())["polarity"]
   assert len(runs["True"]) == len(runs["False"]) == 1
   assert 0.0 <= runs["True"][0]["metric"] <= 1.0
+  assert runs["False"][0]["batch_lengths"] == [64]  # fixed padding: polarity's max_seq_length
+  assert max(runs["True"][0]["batch_lengths"]) <= 64
 
 
 def test_bench_tokenizer():
