@@ -50,6 +50,16 @@ def query_in_fresh_process(serving_dir: str, answers_file: str) -> None:
     raise UserError(f"querying the served models failed (exit status {done.returncode})")
 
 
+def not_served(record) -> list[str]:
+  """One line per evaluated model that was not blessed, so not pushed and not asked, with why."""
+  lines = []
+  for c in record.components:
+    if c.properties.get("blessing/blessed") is False:
+      failed = "; ".join(c.properties.get("blessing/failed_checks", [])) or "no reason recorded"
+      lines.append(f"not served: {c.name.removeprefix('evaluator_')} (not blessed: failed {failed})")
+  return lines
+
+
 def main(argv):
   del argv
   # pylint: disable=import-outside-toplevel
@@ -88,6 +98,8 @@ def main(argv):
           "evaluators' failed checks in the table above)", flush=True)
   elif FLAGS.query:
     query_in_fresh_process(serving_dir, answers_file)
+  if FLAGS.query and not_served(record):
+    print("\n" + "\n".join(not_served(record)), flush=True)
   print(f"\ndemo finished in {time.time() - start:.0f}s; report: "
         f"{os.path.join(record.report_dir, 'report.html')}", flush=True)
 

@@ -27,14 +27,36 @@ SENTENCES = [
     "The plot is a mess and the jokes fall flat; I was bored from start to finish.",
     "An uneven but often charming comedy.",
 ]
+# (relation, text_a, text_b): a reader scores the paraphrase and the same-event pair above the
+# unrelated pair. The Lee task the models learn from rates whole news documents, not sentences.
 PAIRS = [
-    ("The central bank raised interest rates to fight inflation.",
+    ("paraphrase", "The central bank raised interest rates to fight inflation.",
      "Interest rates went up as the bank tried to slow rising prices."),
-    ("The central bank raised interest rates to fight inflation.",
+    ("unrelated", "The central bank raised interest rates to fight inflation.",
      "The football team won the championship after extra time."),
-    ("Bushfires forced thousands of residents to flee their homes near Sydney.",
+    ("same event", "Bushfires forced thousands of residents to flee their homes near Sydney.",
      "Firefighters battled blazes on the outskirts of Sydney as residents were evacuated."),
 ]
+
+
+def judge_similarity(scores) -> str:
+  """One line saying whether the scores of PAIRS rank the related pairs above the unrelated one."""
+  by_relation = {relation: float(score) for (relation, _, _), score in zip(PAIRS, scores)}
+  unrelated = by_relation.pop("unrelated")
+  wrong = [relation for relation, score in by_relation.items() if score <= unrelated]
+  if not wrong:
+    return ("ranks the " + " and the ".join(by_relation) + " pairs above the unrelated pair, "
+            "as a reader would")
+  return ("WRONG ORDER: scores the unrelated pair at or above the " + " and the ".join(wrong)
+          + " pair: this model has not learned sentence similarity (its dev Pearson is in the "
+          "run report)")
+
+
+def similarity_answers(scores) -> list[str]:
+  """A line per pair of PAIRS with its score and relation, then the verdict on their order."""
+  lines = [f"score {float(score):+.3f}  {relation + ':':<11} {a!r} vs {b!r}"
+           for (relation, a, b), score in zip(PAIRS, scores, strict=True)]
+  return lines + [judge_similarity(scores)]
 
 
 def find_models(serving_dir: str) -> list[tuple[str, str]]:
@@ -64,10 +86,9 @@ def ask(version_dir: str) -> list[str]:
     for text, label, probs in zip(SENTENCES, out["label"].numpy(), out["probabilities"].numpy()):
       lines.append(f"{label.decode():>4} (p={probs.max():.2f})  {text}")
   elif info.get("kind") == "regression" and pair:
-    a, b = zip(*PAIRS)
+    _, a, b = zip(*PAIRS)
     out = serve(text_a=tf.constant(a), text_b=tf.constant(b))
-    for (x, y), score in zip(PAIRS, out["score"].numpy()):
-      lines.append(f"score {score:+.3f}  {x!r} vs {y!r}")
+    lines += similarity_answers(out["score"].numpy())
   else:
     lines.append(f"(no demo questions for kind={info.get('kind')!r}, pair={pair})")
   return lines
