@@ -1,5 +1,5 @@
-"""The served models' answers are ordered and labelled: a similarity model that ranks the unrelated
-pair above a related one is marked WRONG ORDER in what the demo prints, never passed off as right."""
+"""The served models' answers are labelled: a similarity model that ranks the unrelated pair above
+a related one is marked WRONG ORDER in what the demo prints, never passed off as right."""
 
 from bert_keras.pipeline.query_served_models import PAIRS, judge_similarity, similarity_answers
 
@@ -39,21 +39,3 @@ def test_answers_give_each_pair_its_score_and_relation_then_the_verdict():
   assert lines[1].startswith("score +0.120  unrelated:") and PAIRS[1][2] in lines[1]
   assert lines[-1] == judge_similarity(scores(0.61, 0.12, 0.55))
 
-
-def test_the_demo_names_each_model_it_does_not_serve_and_why():
-  from bert_keras.pipeline.demo import not_served  # pylint: disable=import-outside-toplevel
-  from bert_keras.pipeline.run_record import ComponentRecord, RunRecord  # pylint: disable=import-outside-toplevel
-
-  def evaluator(name, blessed, failed=()):
-    return ComponentRecord(name=name, spec="Evaluator", status="succeeded",
-                           properties={"blessing/blessed": blessed,
-                                       "blessing/failed_checks": list(failed)})
-
-  record = RunRecord(pipeline="bert_demo", run_id="1", pipeline_root="/tmp", started=0.0,
-                     components=[
-                         ComponentRecord(name="pretrainer", spec="Pretrainer", status="succeeded"),
-                         evaluator("evaluator_lee_similarity_pretrained", False,
-                                   ["pearson=0.2568 >= 0.4"]),
-                         evaluator("evaluator_lee_similarity_imported", True)])
-  assert not_served(record) == [
-      "not served: lee_similarity_pretrained (not blessed: failed pearson=0.2568 >= 0.4)"]
