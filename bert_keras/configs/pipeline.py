@@ -165,8 +165,9 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
           # paraphrase (within 0.003); with this recipe 0.43-0.59 and both related pairs above
           # it on every seed (docs/benchmarks.md, "The demo's similarity answers").
           # The tiny BERT, pretrained on 104 articles, stays at 0.22-0.32 and ranks the unrelated
-          # pair above a related one (even after 10 epochs at 1e-3, which reach 0.58 on the
-          # documents), so the threshold keeps it from being served; its metrics stay in the report.
+          # pair above a related one (even after 10 epochs at 1e-3, which reach 0.46-0.58 on
+          # the documents), so the threshold keeps it from being served; its metrics stay in the
+          # run report.
           FineTuneConfig(task="lee_similarity",
                          task_config=dict(max_seq_length=64, train_batch_size=16,
                                           learning_rate=5e-4, **fine_tune),
