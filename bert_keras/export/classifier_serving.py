@@ -27,7 +27,7 @@ class ClassifierServing(TextPairServing):
     self.is_pair = tf.Variable(self.pair, trainable=False, name="is_pair")
 
   def _outputs(self, inputs):
-    logits = tf.cast(self._run_model(inputs)["logits"], tf.float32)  # (batch, K)
+    logits = tf.cast(self.run_model_per_row_bucket(inputs)["logits"], tf.float32)  # (batch, K)
     if self.regression:
       return {"score": logits[:, 0]}
     label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)

@@ -13,14 +13,16 @@ class EncoderServing(TextPairServing):
   Outputs: `pooled_output` float32 (batch, H), `sequence_output` (batch, seq, H),
   `encoder_outputs` (batch, L, seq, H) (every layer, so a user can concatenate the last four as
   in section 5.3) and `input_mask` int32 (batch, seq), which says which positions are real tokens.
-  seq is the exported max_seq_length. A text_b with no pieces (or none) packs text_a alone.
+  seq is the bucket of the call's longest row (ServingModule), max_seq_length with
+  length_buckets="fixed"; past a row's `input_mask` the values are padding (zeros past the row's
+  own bucket). A text_b with no pieces (or none) packs text_a alone.
   """
 
   def __init__(self, encoder, tokenizer, max_seq_length: int, **kwargs):
     super().__init__("encoder", encoder, tokenizer, max_seq_length, **kwargs)
 
   def _outputs(self, inputs):
-    outputs = self._run_model(inputs)
+    outputs = self.run_model_per_row_bucket(inputs)
     cast = lambda x: tf.cast(x, tf.float32)
     return {"pooled_output": cast(outputs["pooled_output"]),
             "sequence_output": cast(outputs["sequence_output"]),

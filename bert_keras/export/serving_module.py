@@ -92,8 +92,10 @@ class ServingModule(tf.Module):
   Text-in signatures pad each call to its longest packed row rounded up to one of
   `length_buckets` (bert_keras/text/length_buckets.py; default 16, 32, 64, ... up to
   max_seq_length), not to max_seq_length: a short sentence runs the Transformer at 16 or 32
-  positions. Per-position outputs (sequence_output, span logits, tags) are as long as the
-  bucket; on the real tokens they equal those of fixed padding. length_buckets="fixed" pads every
+  positions. In a batch, the encoder, classifier and tagger run each row at its own bucket
+  (`run_model_per_row_bucket`); SQuAD windows and multiple-choice endings run together at the
+  call's bucket. Per-position outputs (sequence_output, span logits, tags) are as long as the
+  call's bucket; on the real tokens they equal those of fixed padding. length_buckets="fixed" pads every
   call to max_seq_length (one shape, what a TPU server wants). With jit_compile, XLA compiles one
   program per bucket length (and batch size) on its first call.
   """
@@ -152,6 +154,7 @@ class ServingModule(tf.Module):
       self._run_model = self._run_model_auto
     else:
       self._run_model = model_fn(bool(jit_compile))
+      self._graph_model = None if jit_compile else self._run_model
     # One traced tokenizer shared by every signature: its normalisation tables and WordPiece model
     # are graph constants, stored once in the SavedModel instead of once per concrete function.
     strings = [tf.TensorSpec([None], tf.string)]
@@ -190,6 +193,62 @@ class ServingModule(tf.Module):
     rows = tf.shape(inputs["input_word_ids"])[0]
     return lazy_cond(rows <= AUTO_XLA_MAX_ROWS, lambda: self._xla_model(inputs),
                      lambda: self._graph_model(inputs))
+
+  def run_model_per_row_bucket(self, inputs: Mapping[str, tf.Tensor]) -> dict:
+    """The model's outputs on packed (rows, seq) inputs, each row run at its own bucket.
+
+    A batch of mixed lengths padded to its longest row spends most of its work on padding: 32
+    real sentences of 5-65 pieces padded to 64 are 2048 positions, at their own buckets about
+    1200. The rows are grouped by bucket, each group runs at its bucket's length (one model call
+    per group present; the others are skipped), and the outputs go back to the rows' order, the
+    per-position ones zero-padded to the call's length (positions past a row's `input_mask` are
+    padding, as before). One row, an XLA-compiled model (each group size would be a new program)
+    or a single bucket run the call as one.
+    """
+    if self._graph_model is None or len(self.buckets) == 1:
+      return self._run_model(inputs)
+    rows = tf.shape(inputs["input_word_ids"])[0]
+    return lazy_cond(rows > 1, lambda: self._run_row_groups(inputs),
+                     lambda: self._run_model(inputs))
+
+  def _run_row_groups(self, inputs: Mapping[str, tf.Tensor]) -> dict:
+    inputs = dict(inputs)
+    width = tf.shape(inputs["input_word_ids"])[1]  # the call's bucket
+    lengths = tf.reduce_sum(tf.cast(inputs["input_mask"], tf.int32), axis=-1)  # (rows,)
+    row_bucket = length_buckets_lib.bucket_length(lengths, self.buckets)  # (rows,)
+    # The model's output structure at unknown length: its unknown axes after the first are the
+    # per-position ones, zero-padded to the call's width below.
+    spec = {name: tf.TensorSpec([None, None], value.dtype) for name, value in inputs.items()}
+    model = self._graph_model.get_concrete_function(spec)  # one trace for every bucket
+    outputs_spec = model.structured_outputs
+    per_position = lambda t: [axis for axis in range(1, t.shape.rank) if t.shape[axis] is None]
+
+    def padded(t: tf.Tensor, reference) -> tf.Tensor:
+      paddings = [[0, 0]] * reference.shape.rank
+      for axis in per_position(reference):
+        paddings[axis] = [0, width - tf.shape(t)[axis]]
+      return tf.pad(t, paddings)
+
+    def empty(reference) -> tf.Tensor:
+      shape = [0] + [width if reference.shape[axis] is None else reference.shape[axis]
+                     for axis in range(1, reference.shape.rank)]
+      return tf.zeros(tf.stack(shape), reference.dtype)
+
+    order, groups = [], []
+    for bucket in self.buckets:
+      members = tf.cast(tf.where(tf.equal(row_bucket, bucket))[:, 0], tf.int32)
+      order.append(members)
+
+      def run(members=members, bucket=bucket):
+        group = {name: tf.gather(value, members)[:, :bucket] for name, value in inputs.items()}
+        outputs = model(group)
+        return tf.nest.map_structure(padded, outputs, outputs_spec)
+
+      groups.append(lazy_cond(tf.size(members) > 0, run,
+                              lambda: tf.nest.map_structure(empty, outputs_spec)))
+    back = tf.math.invert_permutation(tf.concat(order, axis=0))  # rows' positions in the groups
+    return tf.nest.map_structure(lambda *parts: tf.gather(tf.concat(parts, axis=0), back),
+                                 *groups)
 
   def to_bucket(self, inputs: Mapping[str, tf.Tensor]) -> dict:
     """Packed inputs (..., max_seq_length) cut to the bucket of their longest row."""

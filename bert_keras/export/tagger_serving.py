@@ -76,7 +76,7 @@ class TaggerServing(ServingModule):
     self._serve_text = batched_function(self._serve_batch, strings(None))
 
   def _tags(self, inputs):
-    logits = tf.cast(self._run_model(inputs)["logits"], tf.float32)  # (batch, seq, K)
+    logits = tf.cast(self.run_model_per_row_bucket(inputs)["logits"], tf.float32)  # (batch, seq, K)
     return tf.argmax(logits, axis=-1, output_type=tf.int32), tf.nn.softmax(logits, axis=-1)
 
   def metadata(self) -> dict:

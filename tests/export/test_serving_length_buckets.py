@@ -1,6 +1,7 @@
-"""Length buckets in the text-in signatures: each call runs at its longest row's bucket, and the
-outputs on the real tokens equal those of fixed max_seq_length padding, on real polarity
-sentences; serving_tokenized takes any length up to the maximum. In memory (no SavedModel
+"""Length buckets in the text-in signatures: a call is as wide as its longest row's bucket, each
+row of a batch runs at its own bucket, and the outputs on the real tokens equal those of fixed
+max_seq_length padding, on real polarity sentences; serving_tokenized takes any length up to the
+maximum. In memory (no SavedModel
 written): the signatures are the functions export_task_model saves."""
 
 import keras
@@ -78,6 +79,29 @@ def test_encoder_outputs_on_real_tokens_equal_fixed_padding(encoder, tokenizer, 
                                b["sequence_output"].numpy()[:, :width][real], atol=2e-5)
     np.testing.assert_allclose(a["encoder_outputs"].numpy()[:, 0][real],
                                b["encoder_outputs"].numpy()[:, 0, :width][real], atol=2e-5)
+
+
+def test_each_row_of_a_batch_runs_at_its_own_bucket(encoder, tokenizer, sentences):
+  bucketed, _ = _modules("encoder", encoder, tokenizer)
+  serve = bucketed.signatures()["serving_default"]
+  batch = sentences + [" ".join(sentences[:3])]  # a long row beside short ones
+  out = serve(text_a=tf.constant(batch))
+  lengths = out["input_mask"].numpy().sum(1)
+  own = length_buckets.bucket_length(tf.constant(lengths), (16, 32, 64)).numpy()
+  width = out["sequence_output"].shape[1]
+  assert len(set(own)) >= 2 and own.min() < width  # rows in more than one bucket
+  for row, text in enumerate(batch):
+    alone = serve(text_a=tf.constant([text]))  # one row: run at its own bucket
+    n = int(lengths[row])
+    np.testing.assert_allclose(out["pooled_output"][row], alone["pooled_output"][0], atol=2e-5)
+    np.testing.assert_allclose(out["sequence_output"][row, :n], alone["sequence_output"][0, :n],
+                               atol=2e-5)
+    np.testing.assert_allclose(out["encoder_outputs"][row, :, :n],
+                               alone["encoder_outputs"][0, :, :n], atol=2e-5)
+    # Past its own bucket a row was not computed: zeros, where the whole call at `width` would
+    # hold the encoder's outputs at padding.
+    assert not out["sequence_output"].numpy()[row, own[row]:].any()
+  assert out["sequence_output"].numpy()[lengths.argmax(), width - 1].any()
 
 
 def test_classifier_and_pair_answers_equal_fixed_padding(encoder, tokenizer, sentences):
