@@ -34,6 +34,7 @@ steady state). For `xla` that first call is where XLA compiles the bucket's prog
 
   python bench/bench_serving_real.py                            # minilm, bert_mini, bert_base
   python bench/bench_serving_real.py --models=minilm --rounds=3 --runs=60
+  python bench/bench_serving_real.py --models=minilm --tf_threads=1/2     # TF's pools set
   python bench/bench_serving_real.py --models=bert_mini --variants=xla,buckets --torch=false \
       --runs=20 --batch_runs=2 --rounds=1                     # mostly for the first calls
 """
@@ -56,6 +57,10 @@ import numpy as np  # noqa: E402
 from torch_peer import DEFAULT_VENV, TorchServer, ensure_torch_venv  # noqa: E402 (bench/)
 
 FLAGS = flags.FLAGS
+flags.DEFINE_string("tf_threads", "default",
+                    "TensorFlow's thread pools for the SavedModel paths: `default` (TF's own "
+                    "choice) or INTRA/INTER, e.g. 1/2 (what TF Serving's "
+                    "--tensorflow_intra_op_parallelism / --tensorflow_inter_op_parallelism set).")
 flags.DEFINE_list("models", ["minilm", "bert_mini", "bert_base"],
                   "minilm (the real checkpoint) and/or model presets (bert_keras/configs/model.py, random "
                   "weights).")
@@ -319,6 +324,20 @@ def interleaved(timers: dict, model: str) -> tuple[dict, dict]:
   return times, warm_up
 
 
+def set_tf_threads(setting: str) -> str:
+  """Applies --tf_threads before TensorFlow runs anything; returns it as `intra/inter`."""
+  import tensorflow as tf
+  if setting != "default":
+    try:
+      intra, inter = (int(n) for n in setting.split("/"))
+    except ValueError:
+      raise app.UsageError(f"--tf_threads={setting!r}; expected `default` or INTRA/INTER") from None
+    tf.config.threading.set_intra_op_parallelism_threads(intra)
+    tf.config.threading.set_inter_op_parallelism_threads(inter)
+  return (f"{tf.config.threading.get_intra_op_parallelism_threads()}/"
+          f"{tf.config.threading.get_inter_op_parallelism_threads()} ({setting}; 0 = TF's choice)")
+
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _WORKLOADS: dict = {}
 
@@ -330,6 +349,7 @@ def main(argv):
   from bert_keras import resources
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
+  threads = set_tf_threads(FLAGS.tf_threads)
   tokenizer = BertTokenizer(vocab_path=resources.uncased_vocab_path())
   workloads = real_workloads(tokenizer, FLAGS.seq_length, FLAGS.batch_size)
   _WORKLOADS.update(workloads)
@@ -341,7 +361,8 @@ def main(argv):
       results[model] = bench_model(model, tokenizer, workloads, work_dir, python)
   shapes = describe(workloads, tokenizer, FLAGS.seq_length)
   print(f"\nseq_length={FLAGS.seq_length}; {FLAGS.rounds} interleaved rounds; load average "
-        f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs)")
+        f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs); "
+        f"TF threads intra/inter {threads}")
   for name, s in shapes.items():
     print(f"  {name}: {s['rows']} rows, batch {s['batch']}, pieces per row median "
           f"{s['median_pieces']:.0f} (min {s['min']}, max {s['max']})")
@@ -381,7 +402,7 @@ def main(argv):
   if FLAGS.output_json:
     tmp = FLAGS.output_json + ".tmp"
     with open(tmp, "w") as f:
-      json.dump({"workloads": shapes, "models": results}, f, indent=2)
+      json.dump({"workloads": shapes, "tf_threads": threads, "models": results}, f, indent=2)
     os.replace(tmp, FLAGS.output_json)
 
 
