@@ -54,7 +54,10 @@ NOISE = re.compile(rb"(?:" + rb"|".join([
     _NATIVE + rb"port\.cc:\d+\] oneDNN custom operations are on\.",
     _NATIVE + rb"cuda_(?:dnn|fft|blas)\.cc:\d+\] Unable to register cu\w+ factory",
     _NATIVE + rb"py_utils\.cc:\d+\] TF-TRT Warning: Could not find TensorRT",
-    rb"INFO:[\w.]+:",
+    rb"INFO:(?:tensorflow|keras|apache_beam)(?:\.[\w.]+)?:",  # FRAMEWORKS' loggers only
+    # A Beam worker process (sdk_worker_main, run as __main__) starting and exiting.
+    rb"INFO:__main__:(?:Logging handler created\.|semi_persistent_directory: |Pipeline_options: "
+    rb"|Python sdk harness (?:starting|exiting)\.)",
     rb"(?:WARNING:root:|W[\d:. ]+__init__\.py:\d+\] )apitools not found, and bigquery client",
     rb"(?:WARNING:[\w.]+:|W[\d:. ]+local_job_service\.py:\d+\] Worker: severity: WARN .*)"
     rb"No semi_persistent_directory found",

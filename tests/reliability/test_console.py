@@ -116,10 +116,14 @@ def test_verbose_shows_it_all():
 
 def test_the_noise_is_only_the_known_lines():
   assert all(console.is_noise(line.encode()) for line in NATIVE.splitlines())
+  assert console.is_noise(b"INFO:tensorflow:Assets written to: /tmp/x/assets")
+  assert console.is_noise(b"INFO:__main__:Python sdk harness starting.")  # a Beam worker
   for line in ("error: --task: missing", "Traceback (most recent call last):",
                "E0000 00:00:1.0 1 cuda_platform.cc:52] out of memory",
                "I1128 00:21:14.179401 140439514307456 finetuning.py:383] polarity dev: {}",
-               "WARNING:root:something else", "INFO but not a log line"):
+               "WARNING:root:something else", "INFO but not a log line",
+               "INFO:root:a user's own log line", "INFO:my_app.serving:loaded",
+               "INFO:tensorflower:not a framework logger", "INFO:__main__:a user's script"):
     assert not console.is_noise(line.encode()), line
 
 
