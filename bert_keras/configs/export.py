@@ -25,7 +25,8 @@ class ExportConfig(Config):
   doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
   jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
   row_groups: Optional[int] = None  # TransformerBlock.row_groups of the plain graph (None: by width)
-  # Text-in calls pad to their longest row's bucket: "auto" (16, 32, 64, ... max_seq_length),
+  # Text-in calls pad to their longest row's bucket (each row of a batch runs at its own, see
+  # ServingModule.run_model_per_row_bucket): "auto" (16, 32, 64, ... max_seq_length),
   # "fixed" (max_seq_length only) or ascending lengths "16,48" (bert_keras/text/length_buckets.py).
   length_buckets: str = "auto"
   overwrite: bool = False  # replace an earlier export of a different task at output_dir
