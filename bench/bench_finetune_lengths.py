@@ -11,6 +11,7 @@ move with its load, so compare the two modes within one run.
 
   python bench/bench_finetune_lengths.py                          # ~30 min on 2 busy cores
   python bench/bench_finetune_lengths.py --tasks=polarity --seeds=0,1,2
+  python bench/bench_finetune_lengths.py --tasks=polarity --max_seq_length=polarity=128
   python bench/bench_finetune_lengths.py --model_config=bert_tiny --max_train_examples=16  # smoke
 """
 
@@ -31,6 +32,8 @@ flags.DEFINE_list("tasks", ["polarity", "lee_similarity"], "Embedded tasks (bert
 flags.DEFINE_list("seeds", ["0", "1", "2"], "Seeds, each run in both modes.")
 flags.DEFINE_string("num_epochs", "", "task=epochs overrides, e.g. lee_similarity=2 (default: "
                     "the task preset's).")
+flags.DEFINE_string("max_seq_length", "", "task=length overrides, e.g. polarity=128 (GLUE's preset "
+                    "length; default: the task preset's).")
 flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training examples (0 = all; "
                      "for a quick check).", lower_bound=0)
 flags.DEFINE_string("output_json", "", "Also write every run's figures here.")
@@ -40,11 +43,13 @@ flags.DEFINE_string("model_config", "", "A preset (e.g. bert_tiny), randomly ini
 METRIC = {"polarity": "accuracy", "lee_similarity": "pearson"}
 
 
-def run_once(task: str, seed: int, buckets: bool, epochs: float | None, work_dir: str) -> dict:
+def run_once(task: str, seed: int, buckets: bool, epochs: float | None, length: int | None,
+             work_dir: str) -> dict:
   from bert_keras import resources
   from bert_keras.tasks.finetuning import RunConfig, run_finetuning
   from bert_keras.configs.tasks import get_task_config
-  overrides = {"seed": seed, **({"num_epochs": epochs} if epochs else {})}
+  overrides = {"seed": seed, **({"num_epochs": epochs} if epochs else {}),
+               **({"max_seq_length": length} if length else {})}
   config = get_task_config(task, **overrides)
   out = os.path.join(work_dir, f"{task}_{seed}_{buckets}")
   encoder = (dict(model_config=FLAGS.model_config, vocab_file=resources.uncased_vocab_path())
@@ -58,18 +63,35 @@ def run_once(task: str, seed: int, buckets: bool, epochs: float | None, work_dir
           "train_s": results["train_seconds"], "batch_lengths": results["batch_lengths"]}
 
 
+def overrides_flag(name: str) -> dict:
+  """--name=task=value,... as {task: value}; a malformed item is a usage error naming it."""
+  items = [item for item in getattr(FLAGS, name).split(",") if item]
+  def ok(item):
+    task, _, value = item.partition("=")
+    number = value if name == "max_seq_length" else value.replace(".", "", 1)  # int / float
+    return task in FLAGS.tasks and number.isdigit()
+  bad = [item for item in items if not ok(item)]
+  if bad:
+    print(f"error: --{name}: {bad[0]!r}; expected task=value for a task of --tasks",
+          file=sys.stderr)
+    sys.exit(2)
+  return dict(item.split("=") for item in items)
+
+
 def main(argv):
   del argv
   from absl import logging
   logging.set_verbosity(logging.WARNING)
-  epochs = dict(item.split("=") for item in FLAGS.num_epochs.split(",") if item)
+  epochs = overrides_flag("num_epochs")
+  lengths = overrides_flag("max_seq_length")
   runs = {task: {True: [], False: []} for task in FLAGS.tasks}
   load_before = os.getloadavg()[0]
   with tempfile.TemporaryDirectory() as work_dir:
     for task in FLAGS.tasks:
       for i, seed in enumerate(int(s) for s in FLAGS.seeds):
         for buckets in ((True, False) if i % 2 == 0 else (False, True)):  # alternate the order
-          result = run_once(task, seed, buckets, float(epochs.get(task, 0)) or None, work_dir)
+          result = run_once(task, seed, buckets, float(epochs.get(task, 0)) or None,
+                            int(lengths.get(task, 0)) or None, work_dir)
           runs[task][buckets].append(result)
           print(json.dumps({"task": task, "seed": seed, "length_buckets": buckets, **result}),
                 flush=True)

@@ -37,6 +37,7 @@ steady state). For `xla` that first call is where XLA compiles the bucket's prog
   python bench/bench_serving_real.py                            # minilm, bert_mini, bert_base
   python bench/bench_serving_real.py --models=minilm --rounds=3 --runs=60
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2     # TF's pools set
+  python bench/bench_serving_real.py --models=minilm --tf_threads=1/2 --torch_threads=1
   python bench/bench_serving_real.py --models=bert_mini --variants=xla,buckets --torch=false \
       --runs=20 --batch_runs=2 --rounds=1                     # mostly for the first calls
 """
@@ -77,6 +78,10 @@ flags.DEFINE_integer("runs", 0, "Batch-1 calls timed per path and workload (0 = 
 flags.DEFINE_integer("batch_runs", 0, "Batch calls timed per path (0 = 14 small, 4 bert_base).")
 flags.DEFINE_integer("rounds", 5, "Interleaved timing rounds.")
 flags.DEFINE_bool("torch", True, "Also time Hugging Face torch with its fast tokenizer.")
+flags.DEFINE_integer("torch_threads", 0,
+                     "torch's intra-op threads (torch.set_num_threads) for the torch path; 0 = "
+                     "torch's default. Compare tuned with tuned: --tf_threads=1/2 "
+                     "--torch_threads=1.")
 flags.DEFINE_string("torch_venv", DEFAULT_VENV, "Virtualenv for torch.")
 flags.DEFINE_string("output_json", "", "Also write the results here.")
 
@@ -86,6 +91,8 @@ from transformers import AutoTokenizer
 with open(spec["workloads"]) as f:
   workloads = json.load(f)  # name -> list of batches (lists of strings)
 tokenizer = AutoTokenizer.from_pretrained(spec["tokenizer_dir"])  # BertTokenizerFast
+if spec["threads"]:
+  torch.set_num_threads(spec["threads"])
 model = bert_model()
 
 def call(texts):
@@ -215,7 +222,8 @@ def export(model: str, tokenizer, variant: str, path: str) -> None:
 def torch_spec(model: str, workloads_path: str) -> dict:
   from bert_keras import resources
   spec = {"tokenizer_dir": resources.minilm_dir(), "workloads": workloads_path,
-          "seq_length": FLAGS.seq_length, "probe": PROBE, "model_dir": ""}
+          "seq_length": FLAGS.seq_length, "probe": PROBE, "model_dir": "",
+          "threads": FLAGS.torch_threads}
   if model == "minilm":
     spec["model_dir"] = resources.minilm_dir()
   else:
@@ -272,6 +280,7 @@ def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: s
           "seq_per_s": batch / float(np.median(t["wall"])),
           "cpu_ms": 1000 * float(np.median(t["cpu"]))}
   return {"rows": rows, "export_seconds": export_seconds,
+          "torch_threads": server.info["threads"] if server else None,
           "runs": {name: runs_for(model, name) for name in workloads},
           "first_calls": {path: first_calls(warm_up[path], workloads, longest, buckets[path])
                           for path in warm_up}}
@@ -334,7 +343,9 @@ def set_tf_threads(setting: str) -> str:
     try:
       intra, inter = (int(n) for n in setting.split("/"))
     except ValueError:
-      raise app.UsageError(f"--tf_threads={setting!r}; expected `default` or INTRA/INTER") from None
+      print(f"error: --tf_threads={setting!r}; expected `default` or INTRA/INTER",
+            file=sys.stderr)
+      sys.exit(2)
     tf.config.threading.set_intra_op_parallelism_threads(intra)
     tf.config.threading.set_inter_op_parallelism_threads(inter)
   return (f"{tf.config.threading.get_intra_op_parallelism_threads()}/"
@@ -386,7 +397,8 @@ def main(argv):
         print(f"{model:10} {path:34} {name:10} {row['p50_ms']:8.2f} {row['p99_ms']:8.2f} "
               f"{row['seq_per_s']:8.1f} {row['cpu_ms']:8.2f} {ratio:>9}")
     print(f"{model:10} runs per path: {result['runs']}; export " + ", ".join(
-        f"{v} {t:.0f} s" for v, t in result["export_seconds"].items()))
+        f"{v} {t:.0f} s" for v, t in result["export_seconds"].items())
+          + (f"; torch threads {result['torch_threads']}" if result["torch_threads"] else ""))
   print("vs torch: 'x.. t' = p50 time over torch's (batch 1; lower is better); "
         "'x.. s/s' = throughput over torch's (higher is better)")
   print("\nFirst calls of a freshly loaded export (the warm-up, in workload order) vs the steady "

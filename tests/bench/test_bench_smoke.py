@@ -67,10 +67,12 @@ def test_bench_serving_real(tmp_path):
   out_json = tmp_path / "out.json"
   _run("bench_serving_real.py", "--models=bert_tiny", "--seq_length=32", "--batch_size=4",
        "--workloads=short,mixed", "--variants=buckets", "--runs=2", "--batch_runs=1",
-       "--rounds=1", "--tf_threads=1/2", f"--torch={_has('torch', 'bin', 'python')}",
-       f"--output_json={out_json}")
+       "--rounds=1", "--tf_threads=1/2", "--torch_threads=1",
+       f"--torch={_has('torch', 'bin', 'python')}", f"--output_json={out_json}")
   result = json.loads(out_json.read_text())
   assert result["tf_threads"].startswith("1/2 ")  # TF's pools as set, read back
+  if _has("torch", "bin", "python"):  # torch's pool as set, read back in its process
+    assert result["models"]["bert_tiny"]["torch_threads"] == 1
   calls = result["models"]["bert_tiny"]["first_calls"]
   rows = calls["text-in SavedModel (buckets)"]
   # Every warm-up call counted once, under its batch size and a bucket of the export (16, 32).
@@ -84,12 +86,26 @@ def test_bench_finetune_lengths(tmp_path):
   # interop tests load the real checkpoint).
   out_json = tmp_path / "out.json"
   _run("bench_finetune_lengths.py", "--tasks=polarity", "--seeds=0", "--num_epochs=polarity=2",
-       "--max_train_examples=16", "--model_config=bert_tiny", f"--output_json={out_json}")
+       "--max_seq_length=polarity=32", "--max_train_examples=16", "--model_config=bert_tiny",
+       f"--output_json={out_json}")
   runs = json.loads(out_json.read_text())["polarity"]
   assert len(runs["True"]) == len(runs["False"]) == 1
   assert 0.0 <= runs["True"][0]["metric"] <= 1.0
-  assert runs["False"][0]["batch_lengths"] == [64]  # fixed padding: polarity's max_seq_length
-  assert max(runs["True"][0]["batch_lengths"]) <= 64
+  assert runs["False"][0]["batch_lengths"] == [32]  # fixed padding: the overridden length
+  assert max(runs["True"][0]["batch_lengths"]) <= 32
+
+
+@pytest.mark.parametrize("flag", ["--max_seq_length=polarity=12x", "--num_epochs=squad_v1=2",
+                                  "--num_epochs=polarity"])
+def test_bench_finetune_lengths_bad_override(flag):
+  env = dict(os.environ, PYTHONPATH=_ROOT)
+  done = subprocess.run([sys.executable, os.path.join(_BENCH, "bench_finetune_lengths.py"),
+                         "--tasks=polarity", flag], env=env, capture_output=True, text=True,
+                        timeout=120, check=False)
+  assert done.returncode == 2
+  assert done.stderr.strip().splitlines() == [
+      f"error: {flag.split('=')[0]}: {flag.split('=', 1)[1]!r}; expected task=value for a task "
+      "of --tasks"]
 
 
 def test_bench_tokenizer():
