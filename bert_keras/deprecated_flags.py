@@ -12,7 +12,8 @@ import warnings
 from absl import flags
 
 
-def _warn(old: str, new: str) -> None:
+def warn_deprecated(old: str, new: str) -> None:
+  """Warns that --old is deprecated in favour of --new (each a flag, or a flag=value)."""
   # FutureWarning: shown to users by default (DeprecationWarning is not).
   warnings.warn(f"--{old} is deprecated, use --{new} (the old name still works for now)",
                 FutureWarning, stacklevel=2)
@@ -26,7 +27,7 @@ def define_alias(old: str, new: str, flag_values: flags.FlagValues = flags.FLAGS
     """Parses into the new flag (as absl's DEFINE_alias does), warning."""
 
     def parse(self, argument):
-      _warn(old, new)
+      warn_deprecated(old, new)
       flag.parse(argument)
       self.present += 1
 
@@ -54,7 +55,7 @@ def add_alias(parser: argparse.ArgumentParser, old: str, new: str) -> None:
   class _DeprecatedAlias(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
-      _warn(old.lstrip("-"), new.lstrip("-"))
+      warn_deprecated(old.lstrip("-"), new.lstrip("-"))
       setattr(namespace, action.dest, values)
 
   parser.add_argument(old, type=action.type, dest=action.dest, default=argparse.SUPPRESS,

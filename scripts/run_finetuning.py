@@ -25,7 +25,7 @@ the error when `--task` is missing.
 
 from absl import app, flags
 
-from bert_keras.deprecated_flags import define_alias
+from bert_keras.deprecated_flags import define_alias, warn_deprecated
 from bert_keras.errors import parse_flags, run_main
 from bert_keras.tasks.data_files import data_files_help
 from bert_keras.configs.tasks import TASK_PRESETS
@@ -80,10 +80,13 @@ flags.DEFINE_enum("distribution_strategy", "default", list(FINETUNE_DISTRIBUTION
 flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_float16", "mixed_bfloat16"],
                   "Numeric precision policy.")
 flags.DEFINE_bool("save_model", True, "Write model.keras.")
-flags.DEFINE_bool("length_buckets", True, "Train, evaluate and predict in batches of similar "
-                  "length, each padded to 16, 32, 64, ... max_seq_length (its longest row's "
-                  "bucket; the same metrics and predictions); --nolength_buckets pads every batch "
-                  "to max_seq_length (one shape, for TPUs).")
+flags.DEFINE_string("length_buckets", "auto", "The lengths training, evaluation and prediction "
+                    "batches are padded to, each batch holding examples of similar length (the "
+                    "same metrics and predictions as fixed padding): auto = 16, 32, 64, ... "
+                    "max_seq_length; fixed = every batch at max_seq_length (one shape, for TPUs); "
+                    "or ascending lengths, e.g. 16,24,32,48,64 (finer buckets pad less, at one "
+                    "traced step per length). The same values as export_model.py's.")
+flags.DEFINE_bool("nolength_buckets", False, "Deprecated: use --length_buckets=fixed.")
 flags.mark_flags_as_required(["output_dir"])
 # A missing --task names the choices (absl's required-flag message would only say it needs a value).
 flags.register_multi_flags_validator(
@@ -97,6 +100,25 @@ _OVERRIDES = ("learning_rate", "train_batch_size", "num_epochs", "warmup_proport
               "dropout_rate", "max_seq_length", "doc_stride", "max_query_length", "n_best_size",
               "max_answer_length", "tagging_scheme", "approach", "feature_layers", "lstm_units",
               "seed")
+
+
+def length_buckets() -> str:
+  """--length_buckets; the boolean spellings of earlier versions (--nolength_buckets,
+  --length_buckets=true/false) still work, with a deprecation warning."""
+  if FLAGS.nolength_buckets:
+    warn_deprecated("nolength_buckets", "length_buckets=fixed")
+    return "fixed"
+  value = FLAGS.length_buckets.strip().lower()
+  if value in ("true", "false"):
+    new = "auto" if value == "true" else "fixed"
+    warn_deprecated(f"length_buckets={value}", f"length_buckets={new}")
+    return new
+  from bert_keras.errors import UserError
+  from bert_keras.text.length_buckets import normalize_spec
+  try:
+    return normalize_spec(FLAGS.length_buckets)
+  except ValueError as e:
+    raise UserError(f"--{e}") from None
 
 
 def main(argv):
@@ -115,7 +137,7 @@ def main(argv):
       lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
       distribution_strategy=FLAGS.distribution_strategy, mixed_precision=FLAGS.mixed_precision,
       max_train_examples=FLAGS.max_train_examples, save_model=FLAGS.save_model,
-      length_buckets=FLAGS.length_buckets)
+      length_buckets=length_buckets())
   results = run_finetuning(task_config, run)
   print({k: v for k, v in results.items() if isinstance(v, dict)})
 
@@ -139,7 +161,7 @@ def evaluate_or_predict():
   run = (finetuned_model.run_evaluation if FLAGS.mode == "evaluate"
          else finetuned_model.run_prediction)
   result = run(FLAGS.finetuned_dir, FLAGS.output_dir, data_dir=FLAGS.data_dir, splits=FLAGS.split,
-               length_buckets=FLAGS.length_buckets)
+               length_buckets=length_buckets())
   print(result if FLAGS.mode == "predict" else
         {k: v for k, v in result.items() if isinstance(v, dict)})
 

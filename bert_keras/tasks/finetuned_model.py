@@ -9,8 +9,8 @@ run_classifier / run_squad `do_eval` and `do_predict` without `do_train`).
 
 Both run in batches of similar length, each padded to 16, 32, 64, ... max_seq_length, as training's
 evaluation does (bert_keras/tasks/length_batches.py: the same metrics and the same predictions in
-the same order as fixed padding); `length_buckets=False` (--nolength_buckets) pads every batch to
-max_seq_length. The fine-tuned directory is only read; outputs go to another directory, staged and
+the same order as fixed padding); `length_buckets="fixed"` pads every batch to max_seq_length,
+and a list of lengths ("16,24,32,48") sets the buckets. The fine-tuned directory is only read; outputs go to another directory, staged and
 published whole as in training (bert_keras.tasks.finetuning.write_staged).
 """
 
@@ -27,9 +27,10 @@ FILES = ("model.keras", "config.json", "task_info.json", "vocab.txt")
 
 class FinetunedModel:
   """The task, tokenizer and task model of a run_finetuning output directory; `length_buckets`:
-  predict in batches of similar length (False: every batch padded to max_seq_length)."""
+  the padded lengths of its prediction batches (RunConfig.length_buckets: "auto", "fixed" or a
+  list of lengths)."""
 
-  def __init__(self, directory: str, length_buckets: bool = True):
+  def __init__(self, directory: str, length_buckets: str | bool = "auto"):
     # pylint: disable=import-outside-toplevel
     from bert_keras.tasks.registry import get_task
     from bert_keras.configs.tasks import TaskConfig
@@ -110,7 +111,7 @@ def _resolved(finetuned: FinetunedModel, mode: str, data_dir: str, splits) -> di
 
 
 def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
-                   splits: Sequence[str] = (), length_buckets: bool = True) -> dict:
+                   splits: Sequence[str] = (), length_buckets: str | bool = "auto") -> dict:
   """Evaluates the fine-tuned model on labelled `splits` (default: its task's dev splits)."""
   # pylint: disable-next=import-outside-toplevel
   from bert_keras.tasks.finetuning import write_json, write_staged
@@ -140,7 +141,7 @@ def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
 
 
 def run_prediction(finetuned_dir: str, output_dir: str, data_dir: str = "",
-                   splits: Sequence[str] = (), length_buckets: bool = True) -> list[str]:
+                   splits: Sequence[str] = (), length_buckets: str | bool = "auto") -> list[str]:
   """Predicts `splits` (default: the task's unlabeled test splits) with the fine-tuned model and
   writes them in the official submission formats; returns the names of the files written."""
   # pylint: disable-next=import-outside-toplevel

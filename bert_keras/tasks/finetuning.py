@@ -248,6 +248,22 @@ def make_dataset(features: Features, batch_size: int, seed: int,
                                       buckets).prefetch(tf.data.AUTOTUNE)
 
 
+class EpochTimer(keras.callbacks.Callback):
+  """Wall seconds of each epoch, from its begin to its end callback (what follows the last epoch,
+  fit's own teardown, is not part of any epoch)."""
+
+  def __init__(self):
+    super().__init__()
+    self.seconds: list[float] = []
+    self._begin = 0.0
+
+  def on_epoch_begin(self, epoch, logs=None):
+    self._begin = time.time()
+
+  def on_epoch_end(self, epoch, logs=None):
+    self.seconds.append(round(time.time() - self._begin, 2))
+
+
 def _limit(examples: list, n: int, seed: int) -> list:
   """A seeded random subset of n examples, in file order (files are often sorted by label)."""
   if not n or n >= len(examples):
@@ -355,14 +371,11 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
   buckets = batch_lengths(task_config, run)
   dataset = make_dataset(train_features, task_config.train_batch_size, task_config.seed, buckets)
   start = time.time()
-  epoch_starts = []  # the first epoch also traces a step per batch length
-  timer = keras.callbacks.LambdaCallback(on_epoch_begin=lambda *_: epoch_starts.append(
-      time.time()))
+  timer = EpochTimer()  # the first epoch also traces a step per batch length
   history = model.fit(dataset, epochs=epochs, steps_per_epoch=math.ceil(total_steps / epochs),
                       shuffle=False, verbose=2, callbacks=[timer])  # the dataset is shuffled
   train_seconds = time.time() - start
-  epoch_seconds = [round(b - a, 2) for a, b in zip(epoch_starts, epoch_starts[1:] + [
-      start + train_seconds])]
+  epoch_seconds = timer.seconds
 
   # === Evaluate ===
   results: dict = {"task": task.run_name(), "train_examples": len(train_examples),

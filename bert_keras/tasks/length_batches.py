@@ -13,7 +13,7 @@ one fixed padding gives.
 Shuffling happens at both levels: examples are shuffled before they are grouped (each bucket's
 batches hold a random subset of its examples) and the finished batches are shuffled again
 (buckets interleave in random order instead of one bucket's run after another's).
-`buckets=(max_seq_length,)` (RunConfig.length_buckets=False) is the fixed padding of before.
+`buckets=(max_seq_length,)` (RunConfig.length_buckets="fixed") is the fixed padding of before.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import tensorflow as tf
 
+from bert_keras.errors import UserError
 from bert_keras.text import length_buckets
 
 # Batches held for the cross-bucket shuffle: enough to mix the 3-6 buckets, small enough that an
@@ -30,12 +31,15 @@ from bert_keras.text import length_buckets
 BATCH_SHUFFLE_BUFFER = 16
 
 
-def batch_lengths(max_seq_length: int, enabled: bool = True) -> tuple[int, ...]:
-  """The padded lengths of a run's batches: 16, 32, 64, ... max_seq_length, or with
-  `enabled=False` (--nolength_buckets) max_seq_length alone."""
-  if not enabled:
-    return (int(max_seq_length),)
-  return length_buckets.default_buckets(max_seq_length)
+def batch_lengths(max_seq_length: int, spec: str | bool = "auto") -> tuple[int, ...]:
+  """The padded lengths of a run's batches for its `length_buckets` setting (RunConfig): "auto"
+  16, 32, 64, ... max_seq_length; "fixed" max_seq_length alone; or the given ascending lengths,
+  max_seq_length appended (True / False: auto / fixed). A length past max_seq_length is a
+  UserError naming it."""
+  try:
+    return length_buckets.resolve_buckets(length_buckets.normalize_spec(spec), max_seq_length)
+  except ValueError as e:
+    raise UserError(f"--{e}") from None
 
 
 def example_lengths(inputs: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -15,9 +15,10 @@ signatures (bert_keras/export/serving_module.py), so training and serving use th
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import tensorflow as tf
+if TYPE_CHECKING:
+  import tensorflow as tf
 
 SMALLEST_BUCKET = 16  # one row of [CLS] + a few words + [SEP]; smaller buckets save little
 
@@ -34,7 +35,20 @@ def default_buckets(max_seq_length: int) -> tuple[int, ...]:
   return tuple(buckets) + (int(max_seq_length),)
 
 
-def resolve_buckets(spec, max_seq_length: int) -> tuple[int, ...]:
+def normalize_spec(spec) -> str:
+  """A bucket setting as the string configs store: "auto", "fixed" or "16,24,32" (checked for
+  syntax; the length it must not exceed is known only with max_seq_length). True / False, the
+  fine-tuning setting of earlier versions, read as "auto" / "fixed"; ValueError names a bad value."""
+  if spec is None or spec is True:
+    return "auto"
+  if spec is False:
+    return "fixed"
+  if isinstance(spec, str) and spec in ("auto", "fixed"):
+    return spec
+  return ",".join(map(str, resolve_buckets(spec, None)))
+
+
+def resolve_buckets(spec, max_seq_length: int | None) -> tuple[int, ...]:
   """Bucket lengths from a user setting: None or "auto" (default_buckets), "fixed" (pad to
   max_seq_length only, the layout TPUs prefer) or ascending lengths, to which max_seq_length is
   appended when missing. ValueError names the bad value."""
@@ -51,6 +65,8 @@ def resolve_buckets(spec, max_seq_length: int) -> tuple[int, ...]:
   lengths = [int(x) for x in spec]
   if not lengths or any(b <= a for a, b in zip(lengths, lengths[1:])) or lengths[0] < 3:
     raise ValueError(f"length_buckets={list(spec)}: expected ascending lengths >= 3")
+  if max_seq_length is None:  # (normalize_spec: the syntax alone)
+    return tuple(lengths)
   if lengths[-1] > max_seq_length:
     raise ValueError(f"length_buckets={lengths}: {lengths[-1]} exceeds max_seq_length="
                      f"{max_seq_length}")
@@ -64,6 +80,7 @@ def bucket_length(longest: tf.Tensor, buckets: Sequence[int]) -> tf.Tensor:
 
   buckets: ascending Python ints. Works inside tf.data maps and serving graphs alike.
   """
+  import tensorflow as tf  # here, so that configs and flag checks read settings without it
   table = tf.constant(list(buckets), tf.int32)
   index = tf.searchsorted(table, tf.reshape(tf.cast(longest, tf.int32), [-1]), side="left")
   index = tf.minimum(index, len(buckets) - 1)
@@ -74,6 +91,7 @@ def trim_to_bucket(inputs: dict, buckets: Sequence[int]) -> dict:
   """Packed inputs (dict of int (..., max_seq_length), padding at the end of every row) cut to
   the bucket of their longest row, read from `input_mask`. Every tensor keeps its leading axes;
   positions past the bucket are padding in every row, so nothing real is dropped."""
+  import tensorflow as tf  # (see bucket_length)
   if len(buckets) == 1:  # fixed padding: nothing to compute
     return inputs
   longest = tf.reduce_max(tf.reduce_sum(tf.cast(inputs["input_mask"], tf.int32), axis=-1))

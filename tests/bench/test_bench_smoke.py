@@ -89,10 +89,10 @@ def test_bench_finetune_lengths(tmp_path):
        "--max_seq_length=polarity=32", "--max_train_examples=16", "--model_config=bert_tiny",
        f"--output_json={out_json}")
   runs = json.loads(out_json.read_text())["polarity"]
-  assert len(runs["True"]) == len(runs["False"]) == 1
-  assert 0.0 <= runs["True"][0]["metric"] <= 1.0
-  assert runs["False"][0]["batch_lengths"] == [32]  # fixed padding: the overridden length
-  assert max(runs["True"][0]["batch_lengths"]) <= 32
+  assert len(runs["auto"]) == len(runs["fixed"]) == 1
+  assert 0.0 <= runs["auto"][0]["metric"] <= 1.0
+  assert runs["fixed"][0]["batch_lengths"] == [32]  # fixed padding: the overridden length
+  assert max(runs["auto"][0]["batch_lengths"]) <= 32
 
 
 @pytest.mark.parametrize("flag", ["--max_seq_length=polarity=12x", "--num_epochs=squad_v1=2",
@@ -106,6 +106,16 @@ def test_bench_finetune_lengths_bad_override(flag):
   assert done.stderr.strip().splitlines() == [
       f"error: {flag.split('=')[0]}: {flag.split('=', 1)[1]!r}; expected task=value for a task "
       "of --tasks"]
+
+
+def test_bench_finetune_lengths_bad_buckets():
+  env = dict(os.environ, PYTHONPATH=_ROOT)
+  done = subprocess.run([sys.executable, os.path.join(_BENCH, "bench_finetune_lengths.py"),
+                         "--tasks=polarity", "--length_buckets=32,16"], env=env,
+                        capture_output=True, text=True, timeout=120, check=False)
+  assert done.returncode == 2
+  assert done.stderr.strip().splitlines() == [
+      "error: --length_buckets=[32, 16]: expected ascending lengths >= 3"]
 
 
 def test_bench_tokenizer():

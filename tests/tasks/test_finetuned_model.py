@@ -120,13 +120,17 @@ def test_predict_only_writes_the_glue_server_file_as_fixed_padding_does(mrpc, tm
   read = lambda out, name: json.load(open(tmp_path / out / name, encoding="utf-8"))
   bucketed = read("pred", "predictions_test.json")
   assert [p["prediction"] for p in bucketed] == [r[1] for r in rows[1:]]
-  # --nolength_buckets: the same file, the same predictions in the same order.
+  # Fixed padding and buckets of the user's choice: the same file, the same predictions in the
+  # same order.
   finetuned_model.run_prediction(run, str(tmp_path / "fixed"), data_dir=data,
-                                 length_buckets=False)
+                                 length_buckets="fixed")
+  finetuned_model.run_prediction(run, str(tmp_path / "chosen"), data_dir=data,
+                                 length_buckets="24")
   assert read("pred", "config.json")["batch_lengths"] == [16, 32]
   assert read("fixed", "config.json")["batch_lengths"] == [32]
+  assert read("chosen", "config.json")["batch_lengths"] == [24, 32]
   tsv = lambda out: (tmp_path / out / "MRPC.tsv").read_text(encoding="utf-8")
-  assert tsv("fixed") == tsv("pred")
+  assert tsv("fixed") == tsv("pred") == tsv("chosen")
   fixed = read("fixed", "predictions_test.json")
   assert [p["guid"] for p in bucketed] == [p["guid"] for p in fixed]
   for b, f in zip(bucketed, fixed):
@@ -153,6 +157,8 @@ def test_the_script_predicts_without_training(mrpc, tmp_path):
                         f"--data_dir={data}", f"--output_dir={tmp_path / 'pred'}",
                         "--nolength_buckets")
   assert result.returncode == 0, result.stderr[-2000:]
+  # The boolean flag of earlier versions still works, and says what replaces it.
+  assert "--nolength_buckets is deprecated, use --length_buckets=fixed" in result.stderr
   assert (tmp_path / "pred" / "MRPC.tsv").is_file()
   config = json.load(open(tmp_path / "pred" / "config.json", encoding="utf-8"))
   assert config["batch_lengths"] == [32]  # the flag reaches predict mode

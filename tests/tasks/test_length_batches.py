@@ -20,6 +20,9 @@ from bert_keras.tasks.polarity import PolarityTask
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import get_model_config
 from bert_keras.configs.tasks import get_task_config
+from bert_keras.configs.base import ConfigError
+from bert_keras.configs.finetuning import RunConfig
+from bert_keras.errors import UserError
 
 BUCKETS = (16, 32, 64)
 
@@ -177,3 +180,23 @@ def test_task_predictions_in_length_buckets_equal_fixed_padding(make_task, token
       np.testing.assert_allclose(bucketed[name], value, atol=2e-5, err_msg=name)
   _same(task.postprocess(examples, features, bucketed),
         task.postprocess(examples, features, fixed))
+
+
+def test_bucket_settings_auto_fixed_or_chosen_lengths():
+  """--length_buckets of run_finetuning takes the export's values; earlier versions' booleans
+  (config files, keyword arguments) read as auto / fixed."""
+  assert length_batches.batch_lengths(64) == (16, 32, 64)
+  assert length_batches.batch_lengths(64, "fixed") == (64,)
+  assert length_batches.batch_lengths(64, "16,24,32,48") == (16, 24, 32, 48, 64)
+  assert length_batches.batch_lengths(64, False) == (64,)
+  assert length_batches.batch_lengths(64, True) == (16, 32, 64)
+  with pytest.raises(UserError, match=r"^--length_buckets=\[16, 96\]: 96 exceeds max_seq_length=64$"):
+    length_batches.batch_lengths(64, "16,96")
+  assert RunConfig().length_buckets == "auto"
+  assert RunConfig(length_buckets=False).length_buckets == "fixed"
+  assert RunConfig.from_dict({"length_buckets": True}).length_buckets == "auto"
+  assert RunConfig(length_buckets=" 16, 24").length_buckets == "16,24"
+  with pytest.raises(ConfigError, match=r"length_buckets='16,x'; expected 'auto', 'fixed'"):
+    RunConfig(length_buckets="16,x")
+  with pytest.raises(ConfigError, match=r"length_buckets=\[32, 16\]: expected ascending"):
+    RunConfig(length_buckets="32,16")

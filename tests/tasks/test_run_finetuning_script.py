@@ -33,6 +33,16 @@ def test_user_errors_exit_2_without_traceback(tmp_path):
   assert "train.tsv: no such file" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_bad_length_buckets_exit_2_with_one_line(tmp_path):
+  result = _run("--task=polarity", "--model_config=bert_tiny", "--length_buckets=16,x",
+                f"--output_dir={tmp_path}/out")
+  assert result.returncode == 2, result.stderr[-2000:]
+  errors = [line for line in result.stderr.splitlines() if "error:" in line]
+  assert errors == ["error: --length_buckets='16,x'; expected 'auto', 'fixed' or ascending "
+                    "integers like '16,32,64'"] and "Traceback" not in result.stderr
+  assert not os.path.exists(tmp_path / "out")
+
+
 def test_unknown_task_preset_is_a_user_error():
   # What `--task=glue/nope` reaches first in the script's main (scripts/run_finetuning.py).
   with pytest.raises(UserError, match="unknown task preset 'glue/nope'"):
