@@ -3,7 +3,7 @@
 Order of the pipeline (why each step is where it is):
   files (shuffled, repeated) -> parallel interleave -> shuffle -> enumerate -> skip -> shard
   -> parse (+ dynamic masking / LTR unmasking) -> batch (drop_remainder) -> split into micro-batches
-  -> prefetch(AUTOTUNE).
+  -> prefetch(AUTOTUNE), with tf.data's autotuner off (training/dataset_options.py).
 - Every worker reads every file and keeps its 1/N share AFTER the seeded shuffle, so the global batch
   of a step is the same set of examples whatever the number of workers: results do not depend on the
   cluster size (a two-worker run reproduces a one-worker run with the same global batch).
@@ -26,6 +26,7 @@ from tensorflow.python.util import deprecation  # silence(): not public
 
 from bert_keras.data import pretraining_records
 from bert_keras.errors import UserError
+from bert_keras.training.dataset_options import without_autotune
 from bert_keras.training.input_files import InputFiles, each_file, join_path, list_files
 
 AUTOTUNE = tf.data.AUTOTUNE
@@ -333,4 +334,4 @@ def make_dataset(input_files: str | InputFiles, *, seq_length: int, max_predicti
   ds = ds.batch(local_batch, drop_remainder=True)
   ds = ds.map(lambda f: {k: tf.reshape(v, [gradient_accumulation_steps, micro] + v.shape.as_list()[1:])
                          for k, v in f.items()}, num_parallel_calls=AUTOTUNE, deterministic=True)
-  return ds.prefetch(AUTOTUNE)
+  return without_autotune(ds.prefetch(AUTOTUNE))  # its thread stalls the end of training

@@ -81,3 +81,19 @@ def test_wrong_lengths_name_the_file(pattern):
     pi.make_dataset(pattern, seq_length=64, max_predictions=PRED, batch_size=8)
   with pytest.raises(UserError, match="matches no file"):
     pi.make_dataset("/nonexistent/*.tfrecord", seq_length=SEQ, max_predictions=PRED, batch_size=8)
+
+
+def test_training_pipelines_run_without_the_autotuner(pattern, monkeypatch):
+  """tf.data's autotuner thread held the end of training for 18 s in half of the runs
+  (bert_keras/training/dataset_options.py): pretraining's and fine-tuning's pipelines switch it
+  off; tf.data's default has it on."""
+  from bert_keras.tasks.finetuning import make_dataset
+  from bert_keras.tasks.task import Features
+  ds = pi.make_dataset(pattern, seq_length=SEQ, max_predictions=PRED, batch_size=8)
+  assert ds.options().autotune.enabled is False
+  assert tf.data.Dataset.range(3).prefetch(tf.data.AUTOTUNE).options().autotune.enabled is not False
+  ids = np.ones((4, 16), np.int32)
+  features = Features(inputs={"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids},
+                      labels=np.zeros(4, np.int32))
+  for buckets in ((16,), (8, 16)):
+    assert make_dataset(features, 2, 0, buckets).options().autotune.enabled is False
