@@ -14,6 +14,7 @@ move with its load, so compare the two modes within one run.
   python bench/bench_finetune_lengths.py --tasks=polarity --seeds=0,1,2
   python bench/bench_finetune_lengths.py --tasks=polarity --max_seq_length=polarity=128
   python bench/bench_finetune_lengths.py --tasks=polarity --length_buckets=16,24,32,48,64
+  python bench/bench_finetune_lengths.py --tasks=polarity --step_lengths=16,24,32,48,64  # step cost
   python bench/bench_finetune_lengths.py --model_config=bert_tiny --max_train_examples=16  # smoke
 """
 
@@ -42,6 +43,10 @@ flags.DEFINE_string("output_json", "", "Also write every run's figures here.")
 flags.DEFINE_string("length_buckets", "auto", "The bucketed mode's setting (run_finetuning.py's "
                     "--length_buckets: auto = 16, 32, 64, ... or lengths such as 16,24,32,48,64), "
                     "compared with fixed padding.")
+flags.DEFINE_list("step_lengths", [], "Instead of the runs: time one training step of the polarity "
+                  "model (train_on_batch on a batch of its preset size, every row full, "
+                  "median of 7 calls after 2) at each of these lengths, e.g. 16,24,32,48,64: a "
+                  "step's fixed and per-position cost.")
 flags.DEFINE_string("model_config", "", "A preset (e.g. bert_tiny), randomly initialised with the "
                     "uncased vocabulary, instead of the MiniLM checkpoint (for a quick check).")
 
@@ -66,6 +71,43 @@ def run_once(task: str, seed: int, buckets: str, epochs: float | None, length: i
   return {"metric": results["dev"][METRIC[task]], "first_epoch_s": epochs_s[0],
           "epoch_s": float(np.median(epochs_s[1:] if len(epochs_s) > 1 else epochs_s)),
           "train_s": results["train_seconds"], "batch_lengths": results["batch_lengths"]}
+
+
+def step_costs(task_name: str, lengths: list[int]) -> dict:
+  """{length: median ms of one train_on_batch} for the task's model and optimizer (finetuning.py)."""
+  import time
+  from bert_keras import resources
+  from bert_keras.configs.finetuning import RunConfig
+  from bert_keras.configs.tasks import get_task_config
+  from bert_keras.tasks.finetuning import build_encoder, resolve_encoder_source
+  from bert_keras.tasks.registry import get_task
+  from bert_keras.training.optimization import create_optimizer
+  config = get_task_config(task_name)
+  source = resolve_encoder_source(RunConfig(
+      **(dict(model_config=FLAGS.model_config, vocab_file=resources.uncased_vocab_path())
+         if FLAGS.model_config else dict(init_checkpoint=resources.minilm_dir()))))
+  task = get_task(config)
+  encoder = build_encoder(source, config)[0]
+  model = task.build_model(encoder)
+  model.compile(optimizer=create_optimizer(config.learning_rate, 100, 10,
+                                           weight_decay_rate=config.weight_decay_rate),
+                **task.compile_kwargs())
+  rng = np.random.default_rng(0)
+  batch = config.train_batch_size
+  costs = {}
+  for length in lengths:
+    x = {"input_word_ids": rng.integers(1000, 2000, (batch, length)).astype(np.int32),
+         "input_mask": np.ones((batch, length), np.int32),
+         "input_type_ids": np.zeros((batch, length), np.int32)}
+    y = rng.integers(0, 2, batch).astype(np.int32)
+    times = []
+    for i in range(9):
+      start = time.perf_counter()
+      model.train_on_batch(x, y)
+      if i >= 2:
+        times.append(time.perf_counter() - start)
+    costs[length] = float(np.median(times)) * 1000
+  return costs
 
 
 def overrides_flag(name: str) -> dict:
@@ -95,6 +137,22 @@ def main(argv):
   except ValueError as e:
     print(f"error: --{e}", file=sys.stderr)
     sys.exit(2)
+  if FLAGS.step_lengths:
+    if FLAGS.tasks[0] != "polarity":
+      print("error: --step_lengths: only the polarity task (single sentences, 2 labels)",
+            file=sys.stderr)
+      sys.exit(2)
+    lengths = [int(v) for v in FLAGS.step_lengths if v.isdigit() and int(v) > 0]
+    if len(lengths) != len(FLAGS.step_lengths):
+      print(f"error: --step_lengths={','.join(FLAGS.step_lengths)}: expected positive integers",
+            file=sys.stderr)
+      sys.exit(2)
+    costs = step_costs(FLAGS.tasks[0], lengths)
+    print(f"\n{FLAGS.model_config or 'MiniLM'} {FLAGS.tasks[0]}: one training step, ms")
+    print("  ".join(f"{length}: {ms:.0f}" for length, ms in costs.items()))
+    slope, fixed = np.polyfit(list(costs), list(costs.values()), 1)
+    print(f"least squares: {fixed:.0f} ms + {slope:.2f} ms per position")
+    return
   epochs = overrides_flag("num_epochs")
   lengths = overrides_flag("max_seq_length")
   modes = (FLAGS.length_buckets, "fixed")

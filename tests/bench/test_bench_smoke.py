@@ -93,6 +93,11 @@ def test_bench_finetune_lengths(tmp_path):
   assert 0.0 <= runs["auto"][0]["metric"] <= 1.0
   assert runs["fixed"][0]["batch_lengths"] == [32]  # fixed padding: the overridden length
   assert max(runs["auto"][0]["batch_lengths"]) <= 32
+  out = _run("bench_finetune_lengths.py", "--tasks=polarity", "--model_config=bert_tiny",
+             "--step_lengths=8,16")
+  costs = out.splitlines()[-2].split()  # "8: <ms>  16: <ms>"
+  assert costs[0] == "8:" and costs[2] == "16:" and float(costs[1]) > 0 and float(costs[3]) > 0
+  assert out.splitlines()[-1].startswith("least squares: ")
 
 
 @pytest.mark.parametrize("flag", ["--max_seq_length=polarity=12x", "--num_epochs=squad_v1=2",
