@@ -74,7 +74,8 @@ def run_once(task: str, seed: int, buckets: str, epochs: float | None, length: i
 
 
 def step_costs(task_name: str, lengths: list[int]) -> dict:
-  """{length: median ms of one train_on_batch} for the task's model and optimizer (finetuning.py)."""
+  """{length: median ms of one train_on_batch} for the task's model and optimizer (as
+  finetuning.py builds them)."""
   import time
   from bert_keras import resources
   from bert_keras.configs.finetuning import RunConfig

@@ -38,7 +38,8 @@ def default_buckets(max_seq_length: int) -> tuple[int, ...]:
 def normalize_spec(spec) -> str:
   """A bucket setting as the string configs store: "auto", "fixed" or "16,24,32" (checked for
   syntax; the length it must not exceed is known only with max_seq_length). True / False, the
-  fine-tuning setting of earlier versions, read as "auto" / "fixed"; ValueError names a bad value."""
+  fine-tuning setting of earlier versions, read as "auto" / "fixed". ValueError names a bad
+  value."""
   if spec is None or spec is True:
     return "auto"
   if spec is False:

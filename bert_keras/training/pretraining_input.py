@@ -3,7 +3,7 @@
 Order of the pipeline (why each step is where it is):
   files (shuffled, repeated) -> parallel interleave -> shuffle -> enumerate -> skip -> shard
   -> parse (+ dynamic masking / LTR unmasking) -> batch (drop_remainder) -> split into micro-batches
-  -> prefetch(AUTOTUNE), with tf.data's autotuner off (training/dataset_options.py).
+  -> prefetch(AUTOTUNE); tf.data's autotuner off (training/dataset_options.py).
 - Every worker reads every file and keeps its 1/N share AFTER the seeded shuffle, so the global batch
   of a step is the same set of examples whatever the number of workers: results do not depend on the
   cluster size (a two-worker run reproduces a one-worker run with the same global batch).

@@ -190,7 +190,8 @@ def test_bucket_settings_auto_fixed_or_chosen_lengths():
   assert length_batches.batch_lengths(64, "16,24,32,48") == (16, 24, 32, 48, 64)
   assert length_batches.batch_lengths(64, False) == (64,)
   assert length_batches.batch_lengths(64, True) == (16, 32, 64)
-  with pytest.raises(UserError, match=r"^--length_buckets=\[16, 96\]: 96 exceeds max_seq_length=64$"):
+  with pytest.raises(UserError,
+                     match=r"^--length_buckets=\[16, 96\]: 96 exceeds max_seq_length=64$"):
     length_batches.batch_lengths(64, "16,96")
   assert RunConfig().length_buckets == "auto"
   assert RunConfig(length_buckets=False).length_buckets == "fixed"
