@@ -183,7 +183,8 @@ def main(argv):
       first = float(np.median([r["first_epoch_s"] for r in rows]))
       name = ("buckets " + ",".join(map(str, rows[0]["batch_lengths"])) if buckets != "fixed"
               else f"fixed {rows[0]['batch_lengths'][0]}")
-      print(f"{task:15} {name:22} {METRIC[task]} {metric.mean():.4f} +- {metric.std(ddof=1):.4f}"
+      spread = f"+- {metric.std(ddof=1):.4f}" if len(metric) > 1 else "(one seed)"
+      print(f"{task:15} {name:22} {METRIC[task]} {metric.mean():.4f} {spread:10}"
             f"{'':5} {epoch:8.1f} {first:12.1f} {fixed_epoch / epoch:8.2f}x")
   if FLAGS.output_json:
     tmp = FLAGS.output_json + ".tmp"
