@@ -15,7 +15,9 @@ Paths, each returning the pooled output, the sequence output and every layer's o
                           bucket, the default export), `fixed` (every call padded to
                           --seq_length, what exports did before length buckets) or `xla`
                           (buckets, exported with --jit_compile=true: one XLA program per
-                          bucket and batch size, compiled on its first call) or `fine`
+                          bucket and batch size, compiled on its first call) or `auto`
+                          (buckets, exported with --jit_compile=auto: calls of one row
+                          run the XLA program, batches the plain graph) or `fine`
                           (buckets 16, 24, 32, 48, 64, 96, 128: less padding per row, more
                           shapes)
   torch + fast tokenizer  Hugging Face BertModel on torch CPU with its BertTokenizerFast
@@ -72,7 +74,8 @@ flags.DEFINE_integer("batch_size", 32, "Batch size of the `mixed` workload.")
 flags.DEFINE_list("workloads", ["short", "documents", "mixed"], "Workloads timed.")
 flags.DEFINE_list("variants", ["buckets", "fixed"],
                   "Export variants: buckets (length buckets, the default), fixed, xla (buckets "
-                  "with --jit_compile=true), fine (buckets 16,24,32,48,64,96).")
+                  "with --jit_compile=true), auto (buckets with --jit_compile=auto: XLA for "
+                  "one-row calls), fine (buckets 16,24,32,48,64,96).")
 flags.DEFINE_integer("runs", 0, "Batch-1 calls timed per path and workload (0 = 200 for small "
                      "models, 40 for bert_base).")
 flags.DEFINE_integer("batch_runs", 0, "Batch calls timed per path (0 = 14 small, 4 bert_base).")
@@ -189,7 +192,7 @@ def runs_for(model: str, workload: str) -> int:
 
 # variant -> (length_buckets, jit_compile) of the export.
 VARIANTS = {"buckets": (None, False), "fixed": ("fixed", False), "xla": (None, True),
-            "fine": ("16,24,32,48,64,96", False)}
+            "auto": (None, "auto"), "fine": ("16,24,32,48,64,96", False)}
 
 
 def export(model: str, tokenizer, variant: str, path: str) -> None:
@@ -205,7 +208,7 @@ def export(model: str, tokenizer, variant: str, path: str) -> None:
     if buckets:
       argv.append(f"--length_buckets={buckets}")
     if jit_compile:
-      argv.append("--jit_compile=true")
+      argv.append(f"--jit_compile={str(jit_compile).lower()}")
     subprocess.run(argv, check=True, capture_output=True)
     return
   import keras
