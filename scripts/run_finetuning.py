@@ -82,10 +82,11 @@ flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_float16", "mi
 flags.DEFINE_bool("save_model", True, "Write model.keras.")
 flags.DEFINE_string("length_buckets", "auto", "The lengths training, evaluation and prediction "
                     "batches are padded to, each batch holding examples of similar length (the "
-                    "same metrics and predictions as fixed padding): auto = 16, 32, 64, ... "
-                    "max_seq_length; fixed = every batch at max_seq_length (one shape, for TPUs); "
-                    "or ascending lengths, e.g. 16,24,32,48,64 (finer buckets pad less, at one "
-                    "traced step per length). The same values as export_model.py's.")
+                    "same metrics and predictions as fixed padding): auto = 16, 24, 32, 48, 64, "
+                    "... max_seq_length; fixed = every batch at max_seq_length (one shape, for "
+                    "TPUs); or ascending lengths, e.g. 16,32,64 (fewer shapes, one XLA program "
+                    "per length with jit_compile, more padding). The same values as "
+                    "export_model.py's.")
 flags.DEFINE_bool("nolength_buckets", False, "Deprecated: use --length_buckets=fixed.")
 flags.mark_flags_as_required(["output_dir"])
 # A missing --task names the choices (absl's required-flag message would only say it needs a value).

@@ -26,7 +26,7 @@ class ExportConfig(Config):
   jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
   row_groups: Optional[int] = None  # TransformerBlock.row_groups of the plain graph (None: by width)
   # Text-in calls pad to their longest row's bucket (each row of a batch runs at its own, see
-  # ServingModule.run_model_per_row_bucket): "auto" (16, 32, 64, ... max_seq_length),
+  # ServingModule.run_model_per_row_bucket): "auto" (16, 24, 32, 48, 64, ... max_seq_length),
   # "fixed" (max_seq_length only) or ascending lengths "16,48" (bert_keras/text/length_buckets.py).
   length_buckets: str = "auto"
   overwrite: bool = False  # replace an earlier export of a different task at output_dir

@@ -23,9 +23,9 @@ class RunConfig(Config):
   max_train_examples: int = 0  # 0 = all; for quick runs
   save_model: bool = True
   # The lengths training and evaluation batches are padded to, each batch holding examples of
-  # similar length (tasks/length_batches.py), as the export's --length_buckets: "auto" (16, 32,
-  # 64, ... max_seq_length), "fixed" (every batch at max_seq_length: one shape, what TPUs prefer)
-  # or ascending lengths such as "16,24,32,48,64". Earlier versions' true / false read as auto /
+  # similar length (tasks/length_batches.py), as the export's --length_buckets: "auto" (16, 24,
+  # 32, 48, 64, ... max_seq_length), "fixed" (every batch at max_seq_length: one shape, what TPUs
+  # prefer) or ascending lengths such as "16,32,64". Earlier versions' true / false read as auto /
   # fixed.
   length_buckets: str = "auto"
 

@@ -128,8 +128,8 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   "cpu" on a host without GPU or TPU, else "reference"); row_groups apply to "cpu" only.
   length_buckets: the lengths text-in calls pad to (the bucket of each call's longest row; in a
   batch, encoder, classifier and NER exports without XLA run each row at its own bucket):
-  None or "auto" = 16, 32, 64, ... max_seq_length; "fixed" = max_seq_length only; or ascending
-  ints (bert_keras/text/length_buckets.py).
+  None or "auto" = 16, 24, 32, 48, 64, ... max_seq_length; "fixed" = max_seq_length only; or
+  ascending ints (bert_keras/text/length_buckets.py).
   Returns output_dir.
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,

@@ -90,9 +90,9 @@ class ServingModule(tf.Module):
   `loaded.vocab_file.asset_path`), plus the subclass's settings.
 
   Text-in signatures pad each call to its longest packed row rounded up to one of
-  `length_buckets` (bert_keras/text/length_buckets.py; default 16, 32, 64, ... up to
-  max_seq_length), not to max_seq_length: a short sentence runs the Transformer at 16 or 32
-  positions. In a batch, the encoder, classifier and tagger run each row at its own bucket
+  `length_buckets` (bert_keras/text/length_buckets.py; default 16, 24, 32, 48, 64, ... up to
+  max_seq_length), not to max_seq_length: a short sentence runs the Transformer at 16, 24 or
+  32 positions. In a batch, the encoder, classifier and tagger run each row at its own bucket
   (`run_model_per_row_bucket`); SQuAD windows and multiple-choice endings run together at the
   call's bucket. Per-position outputs (sequence_output, span logits, tags) are as long as the
   call's bucket; on the real tokens they equal those of fixed padding. length_buckets="fixed" pads every

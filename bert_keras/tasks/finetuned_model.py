@@ -7,11 +7,11 @@ run_classifier / run_squad `do_eval` and `do_predict` without `do_train`).
                   and the benchmark's submission files: GLUE `<TASK>.tsv` (`index<TAB>prediction`,
                   e.g. MRPC.tsv, MNLI-m.tsv), SQuAD predictions.json and, for v2.0, null_odds.json.
 
-Both run in batches of similar length, each padded to 16, 32, 64, ... max_seq_length, as training's
-evaluation does (bert_keras/tasks/length_batches.py: the same metrics and the same predictions in
-the same order as fixed padding); `length_buckets="fixed"` pads every batch to max_seq_length,
-and a list of lengths ("16,24,32,48") sets the buckets. The fine-tuned directory is only read;
-outputs go to another directory, staged and published whole as in training
+Both run in batches of similar length, each padded to 16, 24, 32, 48, 64, ... max_seq_length, as
+training's evaluation does (bert_keras/tasks/length_batches.py: the same metrics and the same
+predictions in the same order as fixed padding); `length_buckets="fixed"` pads every batch to
+max_seq_length, and a list of lengths ("16,32,64") sets the buckets. The fine-tuned directory is
+only read; outputs go to another directory, staged and published whole as in training
 (bert_keras.tasks.finetuning.write_staged).
 """
 

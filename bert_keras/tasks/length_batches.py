@@ -3,12 +3,12 @@
 Task features are packed to max_seq_length (bert_keras/tasks/packing.py), but most real examples
 are far shorter (polarity sentences: 27 pieces at the median of 64). Batching examples of similar
 length and cutting each batch to the smallest bucket that holds its longest row
-(bert_keras/text/length_buckets.py: 16, 32, 64, ... max_seq_length) skips the padding's work
-while keeping the shapes few and static: one traced step (one XLA program, with jit_compile) per
-bucket, as TPUs need. Cutting only removes padding columns, which attention masks out and every
-task loss ignores (classification and regression read [CLS]; tagging labels padding -1, which its
-loss ignores; span labels are positions inside the real tokens), so each example's loss is the
-one fixed padding gives.
+(bert_keras/text/length_buckets.py: 16, 24, 32, 48, 64, ... max_seq_length) skips the padding's
+work while keeping the shapes few and static: one XLA program per bucket with jit_compile, as
+TPUs need. Cutting only removes padding columns, which attention masks out and every task loss
+ignores (classification and regression read [CLS]; tagging labels padding -1, which its loss
+ignores; span labels are positions inside the real tokens), so each example's loss is the one
+fixed padding gives.
 
 Shuffling happens at both levels: examples are shuffled before they are grouped (each bucket's
 batches hold a random subset of its examples) and the finished batches are shuffled again
@@ -26,15 +26,15 @@ import tensorflow as tf
 from bert_keras.errors import UserError
 from bert_keras.text import length_buckets
 
-# Batches held for the cross-bucket shuffle: enough to mix the 3-6 buckets, small enough that an
+# Batches held for the cross-bucket shuffle: enough to mix the 5-10 buckets, small enough that an
 # epoch of a small task still starts at once.
 BATCH_SHUFFLE_BUFFER = 16
 
 
 def batch_lengths(max_seq_length: int, spec: str | bool = "auto") -> tuple[int, ...]:
   """The padded lengths of a run's batches for its `length_buckets` setting (RunConfig): "auto"
-  16, 32, 64, ... max_seq_length; "fixed" max_seq_length alone; or the given ascending lengths,
-  max_seq_length appended (True / False: auto / fixed). A length past max_seq_length is a
+  16, 24, 32, 48, 64, ... max_seq_length; "fixed" max_seq_length alone; or the given ascending
+  lengths, max_seq_length appended (True / False: auto / fixed). A length past max_seq_length is a
   UserError naming it."""
   try:
     return length_buckets.resolve_buckets(length_buckets.normalize_spec(spec), max_seq_length)

@@ -4,10 +4,17 @@ Real inputs are mostly short (movie-review sentences: 10-40 WordPiece pieces), s
 batch to max_seq_length spends most of the Transformer's work on padding (attention is quadratic
 in the padded length, everything else linear). Padding to the batch's longest row alone would
 make a new shape for almost every batch: a new XLA program each time, and a new graph shape for
-TPUs. Rounding up to a few fixed lengths (16, 32, 64, ... doubling, then max_seq_length) bounds
-the shapes to about log2(max_seq_length / 16) + 1 while keeping padding under half of each row's
-bucket. Outputs on the real tokens do not change: padding is masked out of attention and of
-every per-token reduction.
+TPUs. Rounding up to a few fixed lengths (16, 24, 32, 48, 64, 96, ...: each power of two and
+1.5 times it, then max_seq_length) bounds the shapes to about 2 log2(max_seq_length / 16) + 1
+while keeping padding under a third of each row's bucket above the smallest. Outputs on the real
+tokens do not change: padding is masked out of attention and of every per-token reduction.
+
+Why the half steps: with doubling alone (16, 32, 64, ...) a row pads up to half of its bucket. On
+the embedded polarity sentences (median 27 pieces) the half steps cut the positions run per
+sentence from 39.1 to 33.2; a MiniLM export served one sentence 2-9% faster and mixed batches of 32
+with 4-14% more throughput, and a fine-tuning epoch at length 64 ran 1.82x faster than fixed
+padding where doubling gave 1.33x, with the same dev metric (docs/benchmarks.md). The price is
+more shapes: with XLA, one more program per length.
 
 Shared by the fine-tuning input pipeline (bert_keras/tasks/length_batches.py) and the serving
 signatures (bert_keras/export/serving_module.py), so training and serving use the same shapes.
@@ -24,13 +31,17 @@ SMALLEST_BUCKET = 16  # one row of [CLS] + a few words + [SEP]; smaller buckets 
 
 
 def default_buckets(max_seq_length: int) -> tuple[int, ...]:
-  """SMALLEST_BUCKET, 2x, 4x, ... below max_seq_length, then max_seq_length itself.
+  """SMALLEST_BUCKET and each power of two from it, with 1.5 times each, below max_seq_length,
+  then max_seq_length itself.
 
-  128 -> (16, 32, 64, 128); 384 -> (16, 32, 64, 128, 256, 384); 10 -> (10,).
+  128 -> (16, 24, 32, 48, 64, 96, 128); 384 -> (16, 24, 32, 48, 64, 96, 128, 192, 256, 384);
+  40 -> (16, 24, 32, 40); 10 -> (10,).
   """
   buckets, length = [], SMALLEST_BUCKET
   while length < max_seq_length:
     buckets.append(length)
+    if length * 3 // 2 < max_seq_length:
+      buckets.append(length * 3 // 2)
     length *= 2
   return tuple(buckets) + (int(max_seq_length),)
 

@@ -21,7 +21,8 @@ from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import get_model_config
 from bert_keras.configs.tasks import get_task_config
 
-SEQ = 64  # buckets 16, 32, 64
+SEQ = 64  # buckets 16, 24, 32, 48, 64
+BUCKETS = (16, 24, 32, 48, 64)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +49,10 @@ def _modules(kind, model, tokenizer, **kwargs):
 
 
 def test_default_buckets_and_user_settings():
-  assert length_buckets.default_buckets(128) == (16, 32, 64, 128)
-  assert length_buckets.default_buckets(384) == (16, 32, 64, 128, 256, 384)
+  assert length_buckets.default_buckets(128) == (16, 24, 32, 48, 64, 96, 128)
+  assert length_buckets.default_buckets(384) == (16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
+  assert length_buckets.default_buckets(40) == (16, 24, 32, 40)  # 48 is past the maximum
+  assert length_buckets.default_buckets(17) == (16, 17)
   assert length_buckets.default_buckets(12) == (12,)
   assert length_buckets.resolve_buckets("fixed", 128) == (128,)
   assert length_buckets.resolve_buckets("24,48", 128) == (24, 48, 128)
@@ -68,7 +71,7 @@ def test_encoder_outputs_on_real_tokens_equal_fixed_padding(encoder, tokenizer, 
     b = fixed.signatures()["serving_default"](text_a=tf.constant(batch))
     longest = int(b["input_mask"].numpy().sum(1).max())
     width = a["sequence_output"].shape[1]
-    assert width == length_buckets.bucket_length(longest, (16, 32, 64))
+    assert width == length_buckets.bucket_length(longest, BUCKETS)
     assert width < SEQ or len(batch) > 1  # one short sentence runs below max_seq_length
     assert b["sequence_output"].shape[1] == SEQ
     real = b["input_mask"].numpy()[:, :width] > 0
@@ -87,7 +90,7 @@ def test_each_row_of_a_batch_runs_at_its_own_bucket(encoder, tokenizer, sentence
   batch = sentences + [" ".join(sentences[:3])]  # a long row beside short ones
   out = serve(text_a=tf.constant(batch))
   lengths = out["input_mask"].numpy().sum(1)
-  own = length_buckets.bucket_length(tf.constant(lengths), (16, 32, 64)).numpy()
+  own = length_buckets.bucket_length(tf.constant(lengths), BUCKETS).numpy()
   width = out["sequence_output"].shape[1]
   assert len(set(own)) >= 2 and own.min() < width  # rows in more than one bucket
   for row, text in enumerate(batch):
@@ -111,7 +114,7 @@ def test_classifier_and_pair_answers_equal_fixed_padding(encoder, tokenizer, sen
   a = bucketed.signatures()["serving_text_pair"](text_a=tf.constant(sentences), text_b=text_b)
   b = fixed.signatures()["serving_text_pair"](text_a=tf.constant(sentences), text_b=text_b)
   np.testing.assert_allclose(a["probabilities"], b["probabilities"], atol=2e-5)
-  assert bucketed.metadata()["length_buckets"] == [16, 32, 64]
+  assert bucketed.metadata()["length_buckets"] == list(BUCKETS)
   assert fixed.metadata()["length_buckets"] == [SEQ]
 
 
@@ -120,7 +123,7 @@ def test_serving_tokenized_takes_any_length_up_to_the_maximum(encoder, tokenizer
   tokenized = bucketed.signatures()["serving_tokenized"]
   full = bucketed.packer([tf.cast(tokenizer.tokenize(tf.constant(sentences[:2])), tf.int32)])
   width = int(tf.reduce_max(tf.reduce_sum(full["input_mask"], 1))) + 1  # no bucket length
-  assert width not in (16, 32, 64)
+  assert width not in BUCKETS
   short = {name: value[:, :width] for name, value in full.items()}  # drops padding only
   out_short, out_full = tokenized(**short), tokenized(**full)
   assert out_short["sequence_output"].shape[1] == width

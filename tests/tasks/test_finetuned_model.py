@@ -102,7 +102,7 @@ def test_evaluate_only_reproduces_the_runs_dev_metrics(mrpc, tmp_path):
   results = finetuned_model.run_evaluation(run, str(tmp_path / "eval"), data_dir=data)
   assert results["dev"] == pytest.approx(trained["dev"])
   assert results["task"] == "glue/mrpc_feature_based" and results["mode"] == "evaluate"
-  assert results["batch_lengths"] == [16, 32]
+  assert results["batch_lengths"] == [16, 24, 32]
   assert sorted(os.listdir(tmp_path / "eval")) == ["config.json", "metrics.json",
                                                    "predictions_dev.json"]
   config = json.load(open(tmp_path / "eval" / "config.json", encoding="utf-8"))
@@ -125,10 +125,10 @@ def test_predict_only_writes_the_glue_server_file_as_fixed_padding_does(mrpc, tm
   finetuned_model.run_prediction(run, str(tmp_path / "fixed"), data_dir=data,
                                  length_buckets="fixed")
   finetuned_model.run_prediction(run, str(tmp_path / "chosen"), data_dir=data,
-                                 length_buckets="24")
-  assert read("pred", "config.json")["batch_lengths"] == [16, 32]
+                                 length_buckets="20")
+  assert read("pred", "config.json")["batch_lengths"] == [16, 24, 32]
   assert read("fixed", "config.json")["batch_lengths"] == [32]
-  assert read("chosen", "config.json")["batch_lengths"] == [24, 32]
+  assert read("chosen", "config.json")["batch_lengths"] == [20, 32]
   tsv = lambda out: (tmp_path / out / "MRPC.tsv").read_text(encoding="utf-8")
   assert tsv("fixed") == tsv("pred") == tsv("chosen")
   fixed = read("fixed", "predictions_test.json")

@@ -185,11 +185,11 @@ def test_task_predictions_in_length_buckets_equal_fixed_padding(make_task, token
 def test_bucket_settings_auto_fixed_or_chosen_lengths():
   """--length_buckets of run_finetuning takes the export's values; earlier versions' booleans
   (config files, keyword arguments) read as auto / fixed."""
-  assert length_batches.batch_lengths(64) == (16, 32, 64)
+  assert length_batches.batch_lengths(64) == (16, 24, 32, 48, 64)
   assert length_batches.batch_lengths(64, "fixed") == (64,)
-  assert length_batches.batch_lengths(64, "16,24,32,48") == (16, 24, 32, 48, 64)
+  assert length_batches.batch_lengths(64, "16,32") == (16, 32, 64)
   assert length_batches.batch_lengths(64, False) == (64,)
-  assert length_batches.batch_lengths(64, True) == (16, 32, 64)
+  assert length_batches.batch_lengths(64, True) == (16, 24, 32, 48, 64)
   with pytest.raises(UserError,
                      match=r"^--length_buckets=\[16, 96\]: 96 exceeds max_seq_length=64$"):
     length_batches.batch_lengths(64, "16,96")
