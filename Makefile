@@ -7,12 +7,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast setup clean
 
+# pip compiles each installed module's bytecode one file at a time; --no-compile and one compileall
+# over the venv on every core write the same .pyc files (setup 79 -> 68 s from a fresh clone on 2 cores).
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements.txt
-	$(PY) -m pip install -q --no-deps -r requirements-data.txt
-	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m pip install -q --no-compile -r requirements.txt
+	$(PY) -m pip install -q --no-compile --no-deps -r requirements-data.txt
+	$(PY) -m pip install -q --no-compile --no-deps -e .
+	$(PY) -m compileall -q -j 0 $(VENV)/lib > /dev/null
 	touch $(STAMP)
 
 setup: $(STAMP)
