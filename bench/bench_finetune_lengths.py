@@ -7,8 +7,8 @@ max_seq_length; `--length_buckets` sets other lengths) and once with --length_bu
 batch padded to max_seq_length), the two modes alternating so load from other processes hits both
 alike. Prints, per task and mode, the dev metric's mean and standard deviation over the seeds and
 the median epoch time (epochs after the first, which also traces the step; the first epoch is
-shown apart). The host is shared: wall times
-move with its load, so compare the two modes within one run.
+shown apart). The host is shared: wall times move with its load, so compare the two modes within
+one run.
 
   python bench/bench_finetune_lengths.py                          # ~30 min on 2 busy cores
   python bench/bench_finetune_lengths.py --tasks=polarity --seeds=0,1,2
