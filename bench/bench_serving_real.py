@@ -26,6 +26,11 @@ Paths, each returning the pooled output, the sequence output and every layer's o
                           --seq_length: tokenization counted, each string at its own length;
                           run in the virtualenv bench/.venvs/torch (created when missing, see
                           bench/torch_peer.py)
+--head=classifier times a served classifier instead of the encoder (a 2-label head on the pooled
+output, seeded random weights, as after fine-tuning on polarity): ours the text-in
+`classification` export (its last block computes the [CLS] row only, kernels/last_block_rows.py),
+torch the same BertModel with the same weights in a Linear on its pooler output (what
+BertForSequenceClassification computes), both returning the probabilities.
 Every path sees the same strings in the same order. All paths are timed in interleaved rounds
 (each round runs a share of every path's calls for every workload, torch included, in its own
 process), so load from other processes hits them alike; the figures are medians (p50) and the
@@ -41,6 +46,7 @@ steady state). For `xla` that first call is where XLA compiles the bucket's prog
   python bench/bench_serving_real.py --models=minilm --rounds=3 --runs=60
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2     # TF's pools set
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2 --torch_threads=1
+  python bench/bench_serving_real.py --models=minilm --tf_threads=1/2 --head=classifier
   python bench/bench_serving_real.py --models=bert_mini --variants=xla,buckets --torch=false \
       --runs=20 --batch_runs=2 --rounds=1                     # mostly for the first calls
 """
@@ -90,6 +96,9 @@ flags.DEFINE_integer("torch_threads", 0,
                      "--torch_threads=1.")
 flags.DEFINE_string("torch_venv", DEFAULT_VENV, "Virtualenv for torch.")
 flags.DEFINE_string("output_json", "", "Also write the results here.")
+flags.DEFINE_enum("head", "encoder", ["encoder", "classifier"],
+                  "What is served: the encoder (pooled, sequence and every layer's outputs) or a "
+                  "2-label classifier on the pooled output (probabilities).")
 
 _TORCH_SCRIPT = r"""
 from transformers import AutoTokenizer
@@ -100,11 +109,19 @@ tokenizer = AutoTokenizer.from_pretrained(spec["tokenizer_dir"])  # BertTokenize
 if spec["threads"]:
   torch.set_num_threads(spec["threads"])
 model = bert_model()
+classifier = None
+if spec.get("classifier"):  # BertForSequenceClassification's head, with the SavedModel's weights
+  kernel = torch.tensor(spec["classifier"]["kernel"])  # (H, K)
+  classifier = torch.nn.Linear(kernel.shape[0], kernel.shape[1]).eval()
+  classifier.weight.data = kernel.T.contiguous()
+  classifier.bias.data = torch.tensor(spec["classifier"]["bias"])
 
 def call(texts):
   # Tokenization counted: strings in, padded to the batch's longest row as a user calls it.
   x = tokenizer(texts, padding="longest", truncation=True, max_length=spec["seq_length"],
                 return_tensors="pt")
+  if classifier is not None:
+    return [torch.softmax(classifier(model(**x).pooler_output), -1).numpy()]
   return outputs(model(**x, output_hidden_states=True))
 
 cursor = {name: 0 for name in workloads}
@@ -115,7 +132,7 @@ def next_batch(name):
   return batch
 
 with torch.inference_mode():
-  probe = call([spec["probe"]])[1][0, 0, :4].tolist()  # for the parent's equality check
+  probe = call([spec["probe"]])[-1][0, :4].tolist()  # for the parent's equality check
   for name in workloads:  # warm-up
     call(next_batch(name))
   cursor = {name: 0 for name in workloads}
@@ -199,12 +216,15 @@ VARIANTS = {"buckets": (None, False), "fixed": ("fixed", False), "xla": (None, T
             "fine": ("16,24,32,48,64,96", False)}
 
 
-def export(model: str, tokenizer, variant: str, path: str) -> None:
-  """Writes the text-in encoder SavedModel of `model` for `variant` to `path`."""
+def export(model: str, tokenizer, variant: str, path: str) -> dict | None:
+  """Writes the text-in SavedModel of `model` (--head) for `variant` to `path`; a classifier's
+  head weights are returned for torch."""
   from bert_keras import resources
   if variant not in VARIANTS:
     raise ValueError(f"--variants: {variant!r}; expected one of {sorted(VARIANTS)}")
   buckets, jit_compile = VARIANTS[variant]
+  if FLAGS.head == "classifier":
+    return export_classifier(model, tokenizer, path, buckets, jit_compile)
   if model == "minilm":  # as a user exports it
     argv = [sys.executable, os.path.join(_ROOT, "scripts", "export_model.py"),
             f"--encoder_checkpoint={resources.minilm_dir()}",
@@ -224,6 +244,31 @@ def export(model: str, tokenizer, variant: str, path: str) -> None:
                                                            vocab_size=tokenizer.vocab_size))
   export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length,
                     jit_compile=jit_compile, **({"length_buckets": buckets} if buckets else {}))
+  return None
+
+
+def export_classifier(model: str, tokenizer, path: str, buckets, jit_compile) -> dict:
+  """A 2-label BertClassifier on `model`'s encoder (seeded head) exported as a text-in
+  `classification` SavedModel; returns its head's kernel (H, 2) and bias as lists."""
+  import keras
+  from bert_keras import resources
+  from bert_keras.configs.model import get_model_config
+  from bert_keras.export.export_task_model import export_task_model
+  from bert_keras.interop.loader import load_encoder
+  from bert_keras.models.bert_encoder import BertEncoder
+  from bert_keras.tasks.heads.bert_classifier import BertClassifier
+  keras.utils.set_random_seed(0)
+  if model == "minilm":
+    encoder, _ = load_encoder(resources.minilm_dir())
+  else:
+    encoder = BertEncoder.from_model_config(get_model_config(model,
+                                                             vocab_size=tokenizer.vocab_size))
+  head = BertClassifier(encoder, 2)
+  export_task_model(head, "classification", tokenizer, path, FLAGS.seq_length,
+                    labels=["negative", "positive"], jit_compile=jit_compile,
+                    **({"length_buckets": buckets} if buckets else {}))
+  dense = head.get_layer("classifier")
+  return {"kernel": dense.kernel.numpy().tolist(), "bias": dense.bias.numpy().tolist()}
 
 
 def torch_spec(model: str, workloads_path: str) -> dict:
@@ -248,10 +293,11 @@ PROBE = "Hello world, this is BERT."
 def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: str | None):
   import tensorflow as tf
   timers, export_seconds, signatures, buckets = {}, {}, {}, {}
+  head_weights = None
   for variant in FLAGS.variants:
     path = os.path.join(work_dir, f"{model}_{variant}")
     start = time.time()
-    export(model, tokenizer, variant, path)
+    head_weights = export(model, tokenizer, variant, path)
     export_seconds[variant] = time.time() - start
     loaded = tf.saved_model.load(path)
     signatures[variant] = loaded.signatures["serving_default"]
@@ -263,7 +309,10 @@ def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: s
   if python:
     with open(os.path.join(work_dir, "workloads.json"), "w") as f:
       json.dump(workloads, f)
-    server = TorchServer(python, _TORCH_SCRIPT, torch_spec(model, f.name))
+    spec = torch_spec(model, f.name)
+    if head_weights:
+      spec["classifier"] = head_weights
+    server = TorchServer(python, _TORCH_SCRIPT, spec)
     timers[f"torch {server.info['torch']} + fast tokenizer"] = {
         name: server.timer(name) for name in workloads}
   try:
@@ -273,7 +322,9 @@ def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: s
       server.close()
   if server and model == "minilm":  # the same checkpoint: the same activations (checked after
     for variant, signature in signatures.items():  # the warm-up, which times the first calls)
-      probe = signature(text_a=tf.constant([PROBE]))["sequence_output"][0, 0, :4].numpy()
+      outputs = signature(text_a=tf.constant([PROBE]))
+      probe = (outputs["probabilities"][0, :4] if FLAGS.head == "classifier"
+               else outputs["sequence_output"][0, 0, :4]).numpy()
       np.testing.assert_allclose(probe, server.info["probe"], atol=2e-4,
                                  err_msg=f"{variant} export differs from torch")
   longest = longest_rows(workloads, tokenizer, FLAGS.seq_length)
@@ -383,7 +434,7 @@ def main(argv):
   shapes = describe(workloads, tokenizer, FLAGS.seq_length)
   print(f"\nseq_length={FLAGS.seq_length}; {FLAGS.rounds} interleaved rounds; load average "
         f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs); "
-        f"TF threads intra/inter {threads}")
+        f"TF threads intra/inter {threads}; served: {FLAGS.head}")
   for name, s in shapes.items():
     print(f"  {name}: {s['rows']} rows, batch {s['batch']}, pieces per row median "
           f"{s['median_pieces']:.0f} (min {s['min']}, max {s['max']})")
@@ -424,7 +475,8 @@ def main(argv):
   if FLAGS.output_json:
     tmp = FLAGS.output_json + ".tmp"
     with open(tmp, "w") as f:
-      json.dump({"workloads": shapes, "tf_threads": threads, "models": results}, f, indent=2)
+      json.dump({"workloads": shapes, "tf_threads": threads, "head": FLAGS.head,
+                 "models": results}, f, indent=2)
     os.replace(tmp, FLAGS.output_json)
 
 

@@ -6,7 +6,7 @@ in its own small file with the measurement in its docstring, its fallback and an
 tests/kernels/: hashed dropout (bit_dropout), the wide dense with a transposed kernel copy
 (wide_dense), the fused and the hand-gradient LayerNorm (fused_layer_norm, layer_norm_grad), the
 fused GELUs (fused_gelu), einsum permutes (einsum_permute), row groups and query rows
-(cpu_transformer_block), the last block on query rows (last_block_rows). The constants tuned on
+(cpu_transformer_block), the last block on the rows the heads read (last_block_rows). The constants tuned on
 one host live in host_tuning.py.
 
 The seam: `implementation_of(model, name)` returns what runs. "reference" is the model itself;
@@ -47,10 +47,12 @@ def implementation_of(model: keras.Model, implementation: str | None = None, *,
   # Imported here: the models import nothing from this package, this package imports them.
   from bert_keras.kernels.cpu_masked_lm_head import CpuMaskedLMHead
   from bert_keras.kernels.cpu_transformer_block import CpuTransformerBlock
-  from bert_keras.kernels.last_block_rows import pretrainer_at_rows
+  from bert_keras.kernels.last_block_rows import pooled_head_at_cls, pretrainer_at_rows
   from bert_keras.models.bert_pretrainer import BertPretrainer
   from bert_keras.models.masked_lm_head import MaskedLMHead
   from bert_keras.models.transformer_block import TransformerBlock
+  from bert_keras.tasks.heads.bert_classifier import BertClassifier
+  from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
 
   def call_the_cpu_way(layer, *args, **kwargs):
     if isinstance(layer, TransformerBlock):
@@ -61,6 +63,8 @@ def implementation_of(model: keras.Model, implementation: str | None = None, *,
 
   if isinstance(model, BertPretrainer) and model.objective != "ltr":
     return pretrainer_at_rows(model, call_the_cpu_way)
+  if isinstance(model, (BertClassifier, BertMultipleChoice)):
+    return pooled_head_at_cls(model, call_the_cpu_way)
   # The same graph over the same layers (clone_function keeps each layer), nested models included,
   # with each layer called through `call_the_cpu_way`.
   return keras.models.clone_model(model, clone_function=lambda layer: layer,

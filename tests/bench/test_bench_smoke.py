@@ -82,6 +82,17 @@ def test_bench_serving_real(tmp_path):
   assert all(r["first_ms"] > 0 for r in rows)
 
 
+def test_bench_serving_real_classifier(tmp_path):
+  out_json = tmp_path / "out.json"
+  _run("bench_serving_real.py", "--models=bert_tiny", "--head=classifier", "--seq_length=32",
+       "--workloads=short", "--variants=buckets", "--runs=2", "--rounds=1",
+       f"--torch={_has('torch', 'bin', 'python')}", f"--output_json={out_json}")
+  result = json.loads(out_json.read_text())
+  assert result["head"] == "classifier"
+  assert result["models"]["bert_tiny"]["rows"]["text-in SavedModel (buckets)"]["short"][
+      "p50_ms"] > 0
+
+
 def test_bench_finetune_lengths(tmp_path):
   # bert_tiny, randomly initialised: the script's two modes and report, not MiniLM's loading (the
   # interop tests load the real checkpoint).

@@ -1,5 +1,6 @@
-"""The CPU implementation of BertPretrainer: its last block computes only the rows the heads read,
-with the reference pretrainer's logits, gradients and variables."""
+"""The CPU implementations of BertPretrainer, BertClassifier and BertMultipleChoice: their last
+block computes only the rows the heads read, with the reference model's logits, gradients and
+variables."""
 
 import keras
 import numpy as np
@@ -9,6 +10,8 @@ import tensorflow as tf
 from bert_keras import kernels
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
+from bert_keras.tasks.heads.bert_classifier import BertClassifier
+from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
 from bert_keras.training import losses
 from tests.models.test_bert_pretrainer import TINY, _batch
 
@@ -86,3 +89,58 @@ def test_logits_and_gradients_equal_those_of_the_full_last_block(training, objec
     np.testing.assert_allclose(tf.convert_to_tensor(fast[path]).numpy(),
                                tf.convert_to_tensor(slow[path]).numpy(), atol=1e-5, err_msg=path)
 
+
+
+def _head_twins(kind):
+  """A classifier or multiple-choice head and its CPU implementation (the same variables)."""
+  keras.utils.set_random_seed(5)
+  encoder = BertEncoder(**TINY, dropout_rate=0.0, attention_dropout_rate=0.0)
+  head = (BertClassifier(encoder, 3, dropout_rate=0.0) if kind == "classifier"
+          else BertMultipleChoice(encoder, dropout_rate=0.0))
+  return kernels.implementation_of(head, "cpu"), head
+
+
+def _head_inputs(kind):
+  """Rows of different lengths, padded to 12; multiple choice: 3 batches x 2 choices."""
+  rng = np.random.default_rng(6)
+  lengths = np.array([12, 7, 3, 9, 5, 2])
+  mask = (np.arange(12)[None] < lengths[:, None]).astype("int32")
+  inputs = {"input_word_ids": rng.integers(1, TINY["vocab_size"], (6, 12)).astype("int32") * mask,
+            "input_mask": mask,
+            "input_type_ids": (np.arange(12)[None] >= lengths[:, None] // 2).astype("int32") * mask}
+  if kind == "choice":
+    inputs = {name: x.reshape(3, 2, 12) for name, x in inputs.items()}
+  return inputs
+
+
+@pytest.mark.parametrize("kind", ["classifier", "choice"])
+def test_pooled_heads_run_the_last_block_on_the_cls_row_only(kind):
+  model, _ = _head_twins(kind)
+  inputs = _head_inputs(kind)
+  specs = {k: tf.TensorSpec(v.shape, tf.int32) for k, v in inputs.items()}
+  graph = tf.function(lambda x: model(x, training=False)).get_concrete_function(specs).graph
+  rows = sorted(op.outputs[0].shape[0] for op in graph.get_operations()
+                if op.type == "MatMul" and "/intermediate" in op.name)
+  # 6 sequences x 12 positions in the first block; the last block's feed-forward on 6 [CLS] rows.
+  assert rows == [6, 72]
+
+
+@pytest.mark.parametrize("kind", ["classifier", "choice"])
+@pytest.mark.parametrize("training", [False, True])
+def test_pooled_heads_logits_and_gradients_equal_those_of_the_full_last_block(kind, training):
+  model, full = _head_twins(kind)
+  inputs = _head_inputs(kind)
+  labels = np.array([0, 2, 1, 1, 0, 2]) if kind == "classifier" else np.array([1, 0, 1])
+  np.testing.assert_allclose(model(inputs, training=training)["logits"].numpy(),
+                             full(inputs, training=training)["logits"].numpy(), atol=1e-5)
+  assert {id(v) for v in model.variables} == {id(v) for v in full.variables}
+
+  def grads(m):
+    variables = full.trainable_variables
+    with tf.GradientTape() as tape:
+      loss = keras.losses.sparse_categorical_crossentropy(
+          labels, m(inputs, training=training)["logits"], from_logits=True)
+    return [tf.convert_to_tensor(g).numpy() for g in tape.gradient(loss, variables)]
+
+  for variable, fast, slow in zip(full.trainable_variables, grads(model), grads(full)):
+    np.testing.assert_allclose(fast, slow, atol=1e-5, err_msg=variable.path)
