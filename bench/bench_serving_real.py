@@ -132,7 +132,8 @@ def next_batch(name):
   return batch
 
 with torch.inference_mode():
-  probe = call([spec["probe"]])[-1][0, :4].tolist()  # for the parent's equality check
+  probe = call([spec["probe"]])  # for the parent's equality check
+  probe = (probe[0][0, :4] if classifier is not None else probe[1][0, 0, :4]).tolist()
   for name in workloads:  # warm-up
     call(next_batch(name))
   cursor = {name: 0 for name in workloads}

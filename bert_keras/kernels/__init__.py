@@ -33,10 +33,13 @@ def default_implementation() -> str:
 
 
 def implementation_of(model: keras.Model, implementation: str | None = None, *,
-                      row_groups: int = 1, fused_elementwise: bool = True) -> keras.Model:
+                      row_groups: int = 1, fused_elementwise: bool = True,
+                      contraction_groups: int = 1) -> keras.Model:
   """`model` run by `implementation` (see the module docstring); None = the default.
 
   row_groups: the CPU blocks' groups of positions at inference (cpu_transformer_block.py).
+  contraction_groups: instead, the groups each projection's contraction is split into at
+  inference (for calls of few positions; cpu_transformer_block.py).
   fused_elementwise: the CPU training step's fused GELUs and transposed-copy widening projection.
   """
   implementation = implementation or default_implementation()
@@ -56,7 +59,8 @@ def implementation_of(model: keras.Model, implementation: str | None = None, *,
 
   def call_the_cpu_way(layer, *args, **kwargs):
     if isinstance(layer, TransformerBlock):
-      return CpuTransformerBlock(layer, row_groups, fused_elementwise)(*args, **kwargs)
+      return CpuTransformerBlock(layer, row_groups, fused_elementwise,
+                                 contraction_groups)(*args, **kwargs)
     if isinstance(layer, MaskedLMHead):
       return CpuMaskedLMHead(layer, fused_elementwise)(*args, **kwargs)
     return layer(*args, **kwargs)

@@ -10,7 +10,7 @@ tests/kernels/), in the form that measured fastest on a 2-core CPU:
   (fused_gelu.py) on the widening projection with its input gradient on a transposed kernel copy
   (wide_dense.py);
 - inference: einsum permutes (einsum_permute.py), the 9-op or fused LayerNorm
-  (fused_layer_norm.py), and `row_groups`;
+  (fused_layer_norm.py), and `row_groups` or `contraction_groups`;
 - `query_positions`: only the output rows at those positions (the last block in pretraining,
   last_block_rows.py).
 
@@ -23,6 +23,15 @@ branches that TensorFlow's inter-op thread pool runs on different cores. That ma
 small matrices: TF's oneDNN MatMul runs single-threaded when its operands fit the L2 cache
 (mkl_matmul_ops_common.h, ExecuteSingleThreadedGemm), so BERT-mini at batch 1 used one core per
 matmul (measurement and default: host_tuning.py). Training ignores it.
+
+`contraction_groups` (inference only) splits every projection y = x W along its contraction
+dimension instead: group g multiplies x's columns K_g by W's rows K_g (a contiguous slice of the
+kernel, which tf.split hands out without a copy), the groups' products run side by side and are
+summed. Each core then streams only its share of the kernel, where row groups stream all of it
+twice; that is what a call of a few rows is bound by. MiniLM's shapes at threads 1/2, same-process
+A/B against row groups (model only): 16 positions 0.82x the time, 32 0.89x, 64 0.97x, 128 1.08x,
+32 x 32 1.17x, so the serving graph takes it for calls of few positions (export/serving_module.py,
+host_tuning.py). The sum's order differs from one GEMM's: outputs equal within float rounding.
 """
 
 import math
@@ -46,12 +55,18 @@ class CpuTransformerBlock(keras.layers.Layer):
   (bert_keras/kernels/__init__.py), whose files keep naming TransformerBlock.
   """
 
-  def __init__(self, block, row_groups: int = 1, fused_elementwise: bool = True, **kwargs):
+  def __init__(self, block, row_groups: int = 1, fused_elementwise: bool = True,
+               contraction_groups: int = 1, **kwargs):
     super().__init__(dtype=block.dtype_policy, **kwargs)
-    if int(row_groups) != row_groups or row_groups < 1:
-      raise ValueError(f"row_groups={row_groups!r}; expected an integer >= 1")
+    for name, value in (("row_groups", row_groups), ("contraction_groups", contraction_groups)):
+      if int(value) != value or value < 1:
+        raise ValueError(f"{name}={value!r}; expected an integer >= 1")
+    if row_groups > 1 and contraction_groups > 1:
+      raise ValueError(f"row_groups={row_groups} and contraction_groups={contraction_groups}; "
+                       "expected at most one of them above 1")
     self.block = block
     self.row_groups = int(row_groups)
+    self.contraction_groups = int(contraction_groups)
     self.fused_elementwise = fused_elementwise
     self.built = True
 
@@ -65,6 +80,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     """
     if query_positions is not None:
       return self._rows_at(x, attention_mask, tf.cast(query_positions, tf.int32), training)
+    if self.contraction_groups > 1 and not training:
+      return self._contraction_split(x, attention_mask)
     block = self.block
     groups = 1 if training else self.row_groups
     batch, seq = tf.shape(x)[0], tf.shape(x)[1]
@@ -96,6 +113,34 @@ class CpuTransformerBlock(keras.layers.Layer):
     outputs = [self._after_attention(context, rows, batch, size, training)
                for context, rows, size in zip(contexts, residuals, group_sizes)]
     return outputs[0] if groups == 1 else tf.concat(outputs, axis=1)
+
+  def _contraction_split(self, x, attention_mask):
+    """The block at inference with every projection split along its contraction dimension."""
+    block = self.block
+    batch, seq = tf.shape(x)[0], tf.shape(x)[1]
+    heads, head_dim = block.num_heads, block.head_dim
+    hidden = heads * head_dim
+    rows = tf.reshape(x, (-1, hidden))  # (batch * seq, hidden)
+    qkv = tf.reshape(self._split_dense(block.qkv_dense, rows), (batch, seq, 3, heads, head_dim))
+    q, k, v = tf.unstack(permute(qkv, (2, 0, 3, 1, 4), False), 3)
+    context = tf.reshape(self._attend(q, k, v, attention_mask, False), (-1, hidden))
+    rows = inference_layer_norm(block.attention_layer_norm,
+                                rows + self._split_dense(block.attention_output_dense, context))
+    inner = self._split_dense(block.intermediate_dense, rows)
+    rows = inference_layer_norm(block.output_layer_norm,
+                                rows + self._split_dense(block.output_dense, inner))
+    return tf.reshape(rows, (batch, seq, hidden))
+
+  def _split_dense(self, dense, rows):
+    """dense(rows) for rows (n, K), as the sum of `contraction_groups` products of K/groups
+    columns of rows and the matching rows of the kernel (K divisible by the groups, or one
+    product)."""
+    kernel = tf.cast(dense.kernel, rows.dtype)
+    groups = self.contraction_groups if kernel.shape[0] % self.contraction_groups == 0 else 1
+    products = [tf.matmul(part, weights) for part, weights in zip(
+        tf.split(rows, groups, axis=1), tf.split(kernel, groups, axis=0))]
+    y = tf.nn.bias_add(tf.add_n(products), tf.cast(dense.bias, rows.dtype))
+    return dense.activation(y)
 
   def _rows_at(self, x, attention_mask, positions, training):
     """The block's output rows at `positions` (batch, Q), each equal to the full block's row.

@@ -11,6 +11,13 @@ Re-measure on a new host with bench/bench_serving.py and bench/bench_pretraining
 # 174.7 ms at BERT-Base, with batch-32 throughput equal or better; outputs are unchanged.
 DEFAULT_ROW_GROUPS = 2
 
+# Split exports (row_groups > 1) run calls of at most this many packed positions (rows x bucket)
+# with contraction groups instead (cpu_transformer_block.py): a few rows per projection are bound
+# by streaming its kernel, which contraction groups split between the cores. MiniLM's shapes at
+# threads 1/2, one row, model only, same-process A/B: 16 / 24 / 32 / 48 / 64 / 128 positions at
+# 0.82 / 0.85 / 0.89 / 0.92 / 0.97 / 1.08x the row groups' time; 32 rows of 32 at 1.17x.
+CONTRACTION_GROUPS_MAX_POSITIONS = 48
+
 # From this hidden size on, exports without an explicit row_groups are unsplit: a BERT-Base matmul
 # is large enough for oneDNN to spread it over both cores by itself, and the split only adds ops
 # (concats, twice the projections' calls). In later interleaved runs of the same benchmark Base's

@@ -12,7 +12,8 @@ from bert_keras.errors import UserError
 from bert_keras.export import export_task_model as exporter
 from bert_keras.export.export_config import ExportConfig
 from bert_keras.export.serving_module import tokenized_specs
-from bert_keras.kernels.host_tuning import DEFAULT_ROW_GROUPS, UNSPLIT_MIN_HIDDEN
+from bert_keras.kernels.host_tuning import (CONTRACTION_GROUPS_MAX_POSITIONS, DEFAULT_ROW_GROUPS,
+                                            UNSPLIT_MIN_HIDDEN)
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import get_model_config
@@ -34,9 +35,11 @@ def _saved_split_ops(path):
 
 
 def _model_split_ops(module):
-  """SplitV ops in the traced model function of an in-memory serving module."""
-  graph = module._run_model.get_concrete_function(tokenized_specs()).graph
-  return sum(1 for op in graph.get_operations() if op.type == "SplitV")
+  """SplitV ops (the row groups' splits) in the traced model function of an in-memory serving
+  module, the functions of its conds included (calls of few positions take another branch)."""
+  graph = module._run_model.get_concrete_function(tokenized_specs()).graph.as_graph_def()
+  nodes = list(graph.node) + [node for fn in graph.library.function for node in fn.node_def]
+  return sum(1 for node in nodes if node.op == "SplitV")
 
 
 def _packed(tokenizer, texts):
@@ -126,6 +129,22 @@ def test_default_row_groups_follow_the_width(export):
   assert module.row_groups == 2 and _model_split_ops(module) > 0
   _assert_keras_outputs(wide, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
                         "wide, 2 groups", (1, len(TEXTS)))
+
+
+def test_calls_of_few_positions_split_the_contraction(export):
+  # Split exports run calls of at most CONTRACTION_GROUPS_MAX_POSITIONS positions with every
+  # projection split along its contraction (equal-sized `Split`s of the kernels), the others by
+  # rows; unsplit exports have neither. Both give the Keras outputs (1 row of 16 positions: the
+  # contraction; 5 rows: the row groups).
+  encoder, tokenizer, _ = export
+  for groups in (2, 1):
+    module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, row_groups=groups)
+    graph = module._run_model.get_concrete_function(tokenized_specs()).graph.as_graph_def()
+    nodes = list(graph.node) + [node for fn in graph.library.function for node in fn.node_def]
+    assert any(node.op == "Split" for node in nodes) == (groups > 1)
+    assert CONTRACTION_GROUPS_MAX_POSITIONS >= SEQ and 5 * SEQ > CONTRACTION_GROUPS_MAX_POSITIONS
+    _assert_keras_outputs(encoder, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
+                          f"{groups} groups", (1, len(TEXTS)))
 
 
 def test_xla_model_stays_unsplit(export):
