@@ -32,7 +32,9 @@ flags.DEFINE_enum("jit_compile", "false", ["false", "true", "auto"],
                   "(XLA for single-row calls, where it is faster on CPU; the plain graph for batches).")
 flags.DEFINE_integer("row_groups", None, "Plain graph: independent groups of positions in every "
                      "Transformer block (same outputs; lets TF's inter-op pool use several cores "
-                     "on small batches); 1 = unsplit; default by width: 2 below hidden 768, else 1.")
+                     "on small batches; calls of at most 48 positions split each projection's "
+                     "contraction into as many groups instead); 1 = unsplit; default by width: 2 "
+                     "below hidden 768, else 1.")
 flags.DEFINE_string("length_buckets", "auto", "Text-in calls pad to their longest row rounded up "
                     "to one of these lengths (in a batch, encoder, classifier and NER exports run "
                     "each row at its own): auto (16, 24, 32, 48, 64, ... max_seq_length: powers "

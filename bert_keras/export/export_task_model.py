@@ -122,7 +122,9 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   window only). jit_compile: False runs the model as a plain TF graph, True XLA-compiles it, "auto"
   uses XLA on single sequences and the plain graph on batches (ServingModule._run_model_auto).
   row_groups: independent groups of positions in every Transformer block of the plain graph
-  (kernels/cpu_transformer_block.py; same outputs, both cores busy at small batches); 1 = unsplit;
+  (kernels/cpu_transformer_block.py; same outputs, both cores busy at small batches; calls of at
+  most host_tuning.CONTRACTION_GROUPS_MAX_POSITIONS positions split each projection's contraction
+  into as many groups instead); 1 = unsplit;
   None = by the model's width (kernels/host_tuning.default_row_groups: 2, or 1 from hidden 768 on).
   implementation: what the traced graphs run, "reference" or "cpu" (bert_keras/kernels; None =
   "cpu" on a host without GPU or TPU, else "reference"); row_groups apply to "cpu" only.

@@ -9,8 +9,9 @@ reads every position and keeps the plain graph (the fallback).
 Classification and multiple choice: the head reads the pooled [CLS] row alone, so the last block
 computes one query row per sequence (keys and values still at every position): 14% of the
 encoder's FLOPs for MiniLM's 6 blocks at any length. In the exported text-in models (the CPU
-implementation), MiniLM's shapes at threads 1/2 (bench/bench_serving_real.py --head=classifier):
-batch 1 at 24-48 positions 2-4% less time, at 128 8%; batch 32 at 32 and 64 positions 11-12%.
+implementation), MiniLM's shapes at threads 1/2, model only, same-process A/B: batch 1 at 24-48
+positions 2-4% less time, at 128 8%; batch 32 at 32 and 64 positions 11-12%. Served against
+torch: bench/bench_serving_real.py --head=classifier.
 Heads that read every position (spans, tags, features) keep the plain graph.
 
 Equality of outputs and gradients: tests/kernels/test_last_block_rows.py. Each graph is built from
