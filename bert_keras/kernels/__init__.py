@@ -5,9 +5,9 @@ device runs. This package holds implementations of the same contracts measured f
 in its own small file with the measurement in its docstring, its fallback and an equality test in
 tests/kernels/: hashed dropout (bit_dropout), the wide dense with a transposed kernel copy
 (wide_dense), the fused and the hand-gradient LayerNorm (fused_layer_norm, layer_norm_grad), the
-fused GELUs (fused_gelu), einsum permutes (einsum_permute), row groups and query rows
-(cpu_transformer_block), the last block on the rows the heads read (last_block_rows). The constants tuned on
-one host live in host_tuning.py.
+fused GELUs (fused_gelu), einsum permutes (einsum_permute), row and contraction groups and query
+rows (cpu_transformer_block), the last block on the rows the heads read (last_block_rows). The
+constants tuned on one host live in host_tuning.py.
 
 The seam: `implementation_of(model, name)` returns what runs. "reference" is the model itself;
 "cpu" is a Keras model with the same inputs, outputs and variables (the model's own: nothing is

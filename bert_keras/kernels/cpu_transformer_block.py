@@ -80,8 +80,6 @@ class CpuTransformerBlock(keras.layers.Layer):
     """
     if query_positions is not None:
       return self._rows_at(x, attention_mask, tf.cast(query_positions, tf.int32), training)
-    if self.contraction_groups > 1 and not training:
-      return self._contraction_split(x, attention_mask)
     block = self.block
     groups = 1 if training else self.row_groups
     batch, seq = tf.shape(x)[0], tf.shape(x)[1]
@@ -98,7 +96,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     group_sizes = [x_g.shape[1] if x_g.shape[1] is not None else tf.shape(x_g)[1] for x_g in xs]
     parts = []
     for rows, size in zip(residuals, group_sizes):
-      qkv = tf.reshape(block.qkv_dense(rows), (batch, size, 3, heads, head_dim))
+      qkv = tf.reshape(self._project(block.qkv_dense, rows, training),
+                       (batch, size, 3, heads, head_dim))
       # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
       # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
       qkv = permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, size_g, head_dim)
@@ -114,33 +113,18 @@ class CpuTransformerBlock(keras.layers.Layer):
                for context, rows, size in zip(contexts, residuals, group_sizes)]
     return outputs[0] if groups == 1 else tf.concat(outputs, axis=1)
 
-  def _contraction_split(self, x, attention_mask):
-    """The block at inference with every projection split along its contraction dimension."""
-    block = self.block
-    batch, seq = tf.shape(x)[0], tf.shape(x)[1]
-    heads, head_dim = block.num_heads, block.head_dim
-    hidden = heads * head_dim
-    rows = tf.reshape(x, (-1, hidden))  # (batch * seq, hidden)
-    qkv = tf.reshape(self._split_dense(block.qkv_dense, rows), (batch, seq, 3, heads, head_dim))
-    q, k, v = tf.unstack(permute(qkv, (2, 0, 3, 1, 4), False), 3)
-    context = tf.reshape(self._attend(q, k, v, attention_mask, False), (-1, hidden))
-    rows = inference_layer_norm(block.attention_layer_norm,
-                                rows + self._split_dense(block.attention_output_dense, context))
-    inner = self._split_dense(block.intermediate_dense, rows)
-    rows = inference_layer_norm(block.output_layer_norm,
-                                rows + self._split_dense(block.output_dense, inner))
-    return tf.reshape(rows, (batch, seq, hidden))
-
-  def _split_dense(self, dense, rows):
-    """dense(rows) for rows (n, K), as the sum of `contraction_groups` products of K/groups
-    columns of rows and the matching rows of the kernel (K divisible by the groups, or one
-    product)."""
-    kernel = tf.cast(dense.kernel, rows.dtype)
-    groups = self.contraction_groups if kernel.shape[0] % self.contraction_groups == 0 else 1
+  def _project(self, dense, rows, training):
+    """dense(rows), rows (n, K). At inference with `contraction_groups`: the sum of that many
+    products of K/groups columns of rows and the matching rows of the kernel (one product when
+    the groups do not divide K)."""
+    groups = self.contraction_groups
+    kernel = dense.kernel
+    if training or groups == 1 or kernel.shape[0] % groups:
+      return dense(rows)
+    kernel = tf.cast(kernel, rows.dtype)
     products = [tf.matmul(part, weights) for part, weights in zip(
         tf.split(rows, groups, axis=1), tf.split(kernel, groups, axis=0))]
-    y = tf.nn.bias_add(tf.add_n(products), tf.cast(dense.bias, rows.dtype))
-    return dense.activation(y)
+    return dense.activation(tf.nn.bias_add(tf.add_n(products), tf.cast(dense.bias, rows.dtype)))
 
   def _rows_at(self, x, attention_mask, positions, training):
     """The block's output rows at `positions` (batch, Q), each equal to the full block's row.
@@ -190,12 +174,14 @@ class CpuTransformerBlock(keras.layers.Layer):
     hidden = block.num_heads * block.head_dim
     context = tf.reshape(context, (-1, hidden))  # (batch * size, hidden)
     rows = self._add_and_norm(block.attention_layer_norm, rows,
-                              block.attention_output_dense(context), training)
+                              self._project(block.attention_output_dense, context, training),
+                              training)
     if training and self.fused_elementwise and not tf.executing_eagerly():
       inner = wide_dense(block.intermediate_dense, rows, fused_activation(block.hidden_act))
     else:
-      inner = block.intermediate_dense(rows)
-    rows = self._add_and_norm(block.output_layer_norm, rows, block.output_dense(inner), training)
+      inner = self._project(block.intermediate_dense, rows, training)
+    rows = self._add_and_norm(block.output_layer_norm, rows,
+                              self._project(block.output_dense, inner, training), training)
     return tf.reshape(rows, (batch, size, hidden))
 
   def _add_and_norm(self, layer_norm, rows, update, training):

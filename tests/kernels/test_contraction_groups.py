@@ -9,8 +9,7 @@ import tensorflow as tf
 from bert_keras import kernels
 from bert_keras.kernels.cpu_transformer_block import CpuTransformerBlock
 from bert_keras.models.bert_encoder import BertEncoder
-from tests.kernels.test_row_groups import HIDDEN, _block, _inputs
-from tests.models import harness
+from tests.kernels.test_row_groups import HIDDEN, _block, _inputs, assert_runs_like
 
 
 def _matmul_shapes(fn, *args):
@@ -64,11 +63,5 @@ def test_the_encoder_with_contraction_groups_matches():
   keras.utils.set_random_seed(1)
   encoder = BertEncoder(vocab_size=100, hidden_size=HIDDEN, num_layers=2, num_heads=4,
                         intermediate_size=64)
-  split = kernels.implementation_of(encoder, "cpu", contraction_groups=2)
-  assert {id(v) for v in split.variables} == {id(v) for v in encoder.variables}  # no copies
-  for batch, seq, padding in ((1, 9, 0), (3, 16, 5)):
-    inputs = harness.random_inputs(batch=batch, seq=seq, num_padding=padding, seed=seq)
-    expected = encoder(inputs, training=False)
-    got = split(inputs, training=False)
-    for name in ("sequence_output", "pooled_output"):
-      np.testing.assert_allclose(got[name], expected[name], atol=1e-5, err_msg=name)
+  assert_runs_like(kernels.implementation_of(encoder, "cpu", contraction_groups=2), encoder,
+                   encoder)

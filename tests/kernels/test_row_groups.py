@@ -86,6 +86,18 @@ def test_configs_saved_with_row_groups_still_load_and_values_are_checked():
       CpuTransformerBlock(_block().block, row_groups=bad)
 
 
+def assert_runs_like(split, model, encoder):
+  """`split`, a CPU implementation of `model`, uses its variables (no copies) and gives
+  `encoder`'s outputs on padded batches."""
+  assert {id(v) for v in split.variables} == {id(v) for v in model.variables}
+  for batch, seq, padding in ((1, 9, 0), (3, 16, 5)):
+    inputs = harness.random_inputs(batch=batch, seq=seq, num_padding=padding, seed=seq)
+    expected = encoder(inputs, training=False)
+    got = split(inputs, training=False)
+    for name in ("sequence_output", "pooled_output"):
+      np.testing.assert_allclose(got[name], expected[name], atol=1e-5, err_msg=name)
+
+
 def test_the_encoder_run_with_row_groups_matches_and_is_left_as_it_was(tmp_path):
   keras.utils.set_random_seed(1)
   encoder = BertEncoder(vocab_size=100, hidden_size=HIDDEN, num_layers=2, num_heads=4,
@@ -94,11 +106,5 @@ def test_the_encoder_run_with_row_groups_matches_and_is_left_as_it_was(tmp_path)
   encoder.save(path)
   restored = keras.saving.load_model(path)
   split = kernels.implementation_of(restored, "cpu", row_groups=2)
-  assert {id(v) for v in split.variables} == {id(v) for v in restored.variables}  # no copies
-  for batch, seq, padding in ((1, 9, 0), (3, 16, 5)):
-    inputs = harness.random_inputs(batch=batch, seq=seq, num_padding=padding, seed=seq)
-    expected = encoder(inputs, training=False)
-    got = split(inputs, training=False)
-    for name in ("sequence_output", "pooled_output"):
-      np.testing.assert_allclose(got[name], expected[name], atol=1e-5, err_msg=name)
+  assert_runs_like(split, restored, encoder)
   assert all(type(layer) is TransformerBlock for layer in restored.blocks)
