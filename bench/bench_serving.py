@@ -11,8 +11,8 @@ earlier runs pinned), each in its own process, since TF fixes its thread pools a
                           export variant V of --variants: `graph` (plain TF graph, grappler and
                           oneDNN kernels; export_task_model's default), `xla` (jit_compile=True),
                           `auto` (XLA for one sequence, the graph for batches); a `:gN` suffix
-                          exports with row_groups=N (the default export splits every Transformer
-                          block into 2 groups of positions, kernels/cpu_transformer_block.py, below
+                          exports with head_groups=N (the default export splits every Transformer
+                          block into 2 groups of heads, kernels/cpu_transformer_block.py, below
                           hidden size 768 and leaves wider models unsplit; `graph:g1` is the
                           unsplit graph, `graph:g2` the split one)
   ids-in SavedModel (V)   the same SavedModel's `serving_tokenized` signature on packed ids
@@ -69,7 +69,7 @@ flags.DEFINE_integer("throughput_runs", 0, "Batch calls timed (0 = 10 for small,
 flags.DEFINE_list("variants", ["graph", "graph:g1", "xla", "auto"],
                   "Export variants timed side by side: graph (jit_compile=False), xla (True), "
                   "auto (XLA for a single sequence, the graph for batches); `:gN` exports with "
-                  "row_groups=N (default: export_task_model's).")
+                  "head_groups=N (default: export_task_model's).")
 flags.DEFINE_integer("rounds", 5, "Interleaved timing rounds (runs are split evenly over them).")
 flags.DEFINE_bool("torch", True, "Also measure Hugging Face BertModel on torch CPU.")
 flags.DEFINE_string("torch_venv", DEFAULT_VENV, "Virtualenv for torch.")
@@ -186,7 +186,7 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str,
     path = os.path.join(work_dir, f"{shape}_{variant.replace(':', '_')}")
     start = time.time()
     export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length, jit_compile=jit,
-                      **({"row_groups": int(groups)} if groups else {}))
+                      **({"head_groups": int(groups)} if groups else {}))
     export_seconds[variant] = time.time() - start
     loaded = tf.saved_model.load(path)
     ids_in = loaded.signatures["serving_tokenized"]

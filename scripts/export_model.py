@@ -12,6 +12,7 @@ is written to DIR/assets.extra/export_config.json. Bad input: one line, exit 2.
 
 from absl import app, flags
 
+from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
 
 FLAGS = flags.FLAGS
@@ -30,11 +31,11 @@ flags.DEFINE_integer("doc_stride", 0, "SQuAD and NER: pieces between window star
 flags.DEFINE_enum("jit_compile", "false", ["false", "true", "auto"],
                   "XLA-compile the Transformer part of the graph: true, false (plain TF graph), or auto "
                   "(XLA for single-row calls, where it is faster on CPU; the plain graph for batches).")
-flags.DEFINE_integer("row_groups", None, "Plain graph: independent groups of positions in every "
-                     "Transformer block (same outputs; lets TF's inter-op pool use several cores "
-                     "on small batches; calls of at most 48 positions split each projection's "
-                     "contraction into as many groups instead); 1 = unsplit; default by width: 2 "
-                     "below hidden 768, else 1.")
+flags.DEFINE_integer("head_groups", None, "Plain graph: groups of heads, each with its share "
+                     "of the feed-forward width, that every Transformer block runs side by side "
+                     "(same outputs; lets TF's inter-op pool use several cores on small batches; "
+                     "the export holds the q-k-v and widening kernels a second time, in the "
+                     "groups' layout); 1 = unsplit; default by width: 2 below hidden 768, else 1.")
 flags.DEFINE_string("length_buckets", "auto", "Text-in calls pad to their longest row rounded up "
                     "to one of these lengths (in a batch, encoder, classifier and NER exports run "
                     "each row at its own): auto (16, 24, 32, 48, 64, ... max_seq_length: powers "
@@ -42,6 +43,7 @@ flags.DEFINE_string("length_buckets", "auto", "Text-in calls pad to their longes
                     "servers) or e.g. 16,32,64 (fewer shapes, more padding).")
 flags.DEFINE_bool("overwrite", False, "Replace an earlier export of a different task at "
                   "--output_dir (an earlier export of the same task is always replaced).")
+define_alias("row_groups", "head_groups")  # its name while the blocks split by rows
 flags.mark_flags_as_required(["output_dir"])
 
 
@@ -55,7 +57,7 @@ def main(argv):
       lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
       max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
       jit_compile={"true": True, "false": False, "auto": "auto"}[FLAGS.jit_compile],
-      row_groups=FLAGS.row_groups, length_buckets=FLAGS.length_buckets,
+      head_groups=FLAGS.head_groups, length_buckets=FLAGS.length_buckets,
       overwrite=FLAGS.overwrite)
   summary = run_export(config)
   print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")

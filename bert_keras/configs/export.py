@@ -13,8 +13,11 @@ class ExportConfig(Config):
   """Exactly one source: a fine-tuning output directory (model.keras, task_info.json, vocab.txt,
   as run_finetuning writes them) or an encoder checkpoint in any format bert_keras.interop reads
   (exported for feature extraction). lower_case None = the source's own casing. None for
-  max_seq_length / row_groups means "not given": the defaults apply to BERT exports, and a GPT
+  max_seq_length / head_groups means "not given": the defaults apply to BERT exports, and a GPT
   fine-tuning directory refuses every BERT-only setting rather than ignoring it."""
+
+  # Files written while the blocks split by rows name the setting row_groups.
+  RENAMED_KEYS = {"row_groups": "head_groups"}
 
   output_dir: str
   finetune_dir: str = ""
@@ -24,7 +27,7 @@ class ExportConfig(Config):
   max_seq_length: Optional[int] = None  # encoder exports only (default 128); a task keeps its own
   doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
   jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
-  row_groups: Optional[int] = None  # TransformerBlock.row_groups of the plain graph (None: by width)
+  head_groups: Optional[int] = None  # split of the plain graph's blocks (None: by width)
   # Text-in calls pad to their longest row's bucket (each row of a batch runs at its own, see
   # ServingModule.run_model_per_row_bucket): "auto" (16, 24, 32, 48, 64, ... max_seq_length),
   # "fixed" (max_seq_length only) or ascending lengths "16,48" (bert_keras/text/length_buckets.py).
@@ -43,9 +46,9 @@ class ExportConfig(Config):
       raise ConfigError(f"doc_stride={self.doc_stride} must be >= 0 (0 = the task's own)")
     if self.jit_compile not in (True, False, "auto"):
       raise ConfigError(f"jit_compile={self.jit_compile!r}; expected true, false or auto")
-    if self.row_groups is not None and (not isinstance(self.row_groups, int)
-                                        or self.row_groups < 1):
-      raise ConfigError(f"row_groups={self.row_groups!r}; expected an integer >= 1")
+    if self.head_groups is not None and (not isinstance(self.head_groups, int)
+                                        or self.head_groups < 1):
+      raise ConfigError(f"head_groups={self.head_groups!r}; expected an integer >= 1")
     self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
 
   def buckets(self, max_seq_length: int) -> tuple[int, ...]:
@@ -59,7 +62,7 @@ class ExportConfig(Config):
   def bert_only_settings(self) -> list[str]:
     """The settings given that only BERT exports use (GPT-1 exports take none of them)."""
     given = {"max_seq_length": self.max_seq_length is not None,
-             "row_groups": self.row_groups is not None, "jit_compile": self.jit_compile is not False,
+             "head_groups": self.head_groups is not None, "jit_compile": self.jit_compile is not False,
              "doc_stride": self.doc_stride != 0, "vocab_file": bool(self.vocab_file),
              "lower_case": self.lower_case is not None,
              "length_buckets": self.length_buckets != "auto"}

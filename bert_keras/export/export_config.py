@@ -130,8 +130,8 @@ def run_export(config: ExportConfig) -> dict:
     raise UserError(f"--max_seq_length={config.max_seq_length}: applies to encoder exports only; "
                     f"a fine-tuned task ({config.finetune_dir}) keeps the length it was trained with "
                     "(its task_info.json): leave it unset")
-  # row_groups None stays None: the export picks it by the model's width
-  # (kernels/host_tuning.default_row_groups) and records the choice in export_info.json.
+  # head_groups None stays None: the export picks it by the model's width
+  # (kernels/host_tuning.default_head_groups) and records the choice in export_info.json.
   config = dataclasses.replace(
       config, max_seq_length=(DEFAULT_MAX_SEQ_LENGTH if config.max_seq_length is None
                               else config.max_seq_length))
@@ -161,7 +161,7 @@ def run_export(config: ExportConfig) -> dict:
     kind = exporter.kind_for(model, info)
     exporter.export_finetuned(model, info, tokenizer, config.output_dir,
                               jit_compile=config.jit_compile, extra_files=extra_files,
-                              doc_stride=config.doc_stride, row_groups=config.row_groups,
+                              doc_stride=config.doc_stride, head_groups=config.head_groups,
                               length_buckets=config.buckets(int(info["max_seq_length"])))
     task = info.get("task", "")
   else:
@@ -185,7 +185,7 @@ def run_export(config: ExportConfig) -> dict:
     exporter.export_task_model(encoder, kind, tokenizer, config.output_dir,
                                max_seq_length=config.max_seq_length, task=task,
                                jit_compile=config.jit_compile, extra_files=extra_files,
-                               row_groups=config.row_groups,
+                               head_groups=config.head_groups,
                                length_buckets=config.buckets(config.max_seq_length))
   return {"output_dir": config.output_dir, "kind": kind, "task": task, "vocab_file": vocab,
           "lower_case": tokenizer.lower_case}

@@ -20,6 +20,7 @@ from typing import Mapping, Sequence
 
 import tensorflow as tf
 
+from bert_keras.configs.base import warn_renamed
 from bert_keras.errors import UserError
 from bert_keras.export.classifier_serving import ClassifierServing
 from bert_keras.export.encoder_serving import EncoderServing
@@ -31,9 +32,9 @@ _SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_quer
 
 
 def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: str,
-                extra: Mapping, jit_compile: bool | str, row_groups: int | None,
+                extra: Mapping, jit_compile: bool | str, head_groups: int | None,
                 length_buckets=None, implementation: str | None = None):
-  common = dict(task=task, jit_compile=jit_compile, row_groups=row_groups,
+  common = dict(task=task, jit_compile=jit_compile, head_groups=head_groups,
                 length_buckets=length_buckets, implementation=implementation)
   extra = dict(extra or {})
   if kind == "encoder":
@@ -57,13 +58,16 @@ def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: 
 def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                          labels: Sequence[str] | None = None, task: str = "",
                          extra: Mapping | None = None, jit_compile: bool | str = False,
-                         row_groups: int | None = None, length_buckets=None,
-                         implementation: str | None = None):
+                         head_groups: int | None = None, length_buckets=None,
+                         implementation: str | None = None, row_groups: int | None = None):
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
+  if row_groups is not None:
+    warn_renamed("row_groups", "head_groups", "export")
+    head_groups = row_groups if head_groups is None else head_groups
   if kind not in KINDS:
     raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
   return _module_for(kind, task_model, tokenizer, int(max_seq_length), labels, task or kind,
-                     extra or {}, jit_compile, row_groups, length_buckets, implementation)
+                     extra or {}, jit_compile, head_groups, length_buckets, implementation)
 
 
 def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] | None = None) -> str:
@@ -110,8 +114,8 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
                       labels: Sequence[str] | None = None, task: str = "",
                       extra: Mapping | None = None, jit_compile: bool | str = False,
                       extra_files: Mapping[str, str] | None = None,
-                      row_groups: int | None = None, length_buckets=None,
-                      implementation: str | None = None) -> str:
+                      head_groups: int | None = None, length_buckets=None,
+                      implementation: str | None = None, row_groups: int | None = None) -> str:
   """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`.
 
   kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
@@ -121,13 +125,14 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   `max_query_length`, `max_answer_length`; for tagging `doc_stride` (0 or absent: the first
   window only). jit_compile: False runs the model as a plain TF graph, True XLA-compiles it, "auto"
   uses XLA on single sequences and the plain graph on batches (ServingModule._run_model_auto).
-  row_groups: independent groups of positions in every Transformer block of the plain graph
-  (kernels/cpu_transformer_block.py; same outputs, both cores busy at small batches; calls of at
-  most host_tuning.CONTRACTION_GROUPS_MAX_POSITIONS positions split each projection's contraction
-  into as many groups instead); 1 = unsplit;
-  None = by the model's width (kernels/host_tuning.default_row_groups: 2, or 1 from hidden 768 on).
+  head_groups: groups of heads (each with its share of the feed-forward width) that every
+  Transformer block of the plain graph runs side by side (kernels/cpu_transformer_block.py; same
+  outputs, both cores busy at small batches; the export holds a copy of the q-k-v and widening
+  kernels in the groups' layout); 1 = unsplit; None = by the model's width
+  (kernels/host_tuning.default_head_groups: 2, or 1 from hidden 768 on). `row_groups`, its name
+  before the blocks split by heads, still works with a deprecation warning.
   implementation: what the traced graphs run, "reference" or "cpu" (bert_keras/kernels; None =
-  "cpu" on a host without GPU or TPU, else "reference"); row_groups apply to "cpu" only.
+  "cpu" on a host without GPU or TPU, else "reference"); head_groups apply to "cpu" only.
   length_buckets: the lengths text-in calls pad to (the bucket of each call's longest row; in a
   batch, encoder, classifier and NER exports without XLA run each row at its own bucket):
   None or "auto" = 16, 24, 32, 48, 64, ... max_seq_length; "fixed" = max_seq_length only; or
@@ -136,8 +141,8 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
                                 task=task, extra=extra, jit_compile=jit_compile,
-                                row_groups=row_groups, length_buckets=length_buckets,
-                                implementation=implementation)
+                                head_groups=head_groups, length_buckets=length_buckets,
+                                implementation=implementation, row_groups=row_groups)
   return save_serving_module(module, output_dir, extra_files=extra_files)
 
 
@@ -163,7 +168,7 @@ def kind_for(task_model, task_info: Mapping) -> str:
 def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
                      jit_compile: bool | str = False,
                      extra_files: Mapping[str, str] | None = None,
-                     doc_stride: int = 0, row_groups: int | None = None,
+                     doc_stride: int = 0, head_groups: int | None = None,
                      length_buckets=None) -> str:
   """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info).
 
@@ -189,4 +194,4 @@ def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
   return export_task_model(task_model, kind, tokenizer, output_dir, max_seq_length=seq,
                            labels=task_info.get("label_names"), task=task_info.get("task", ""),
                            extra=extra, jit_compile=jit_compile, extra_files=extra_files,
-                           row_groups=row_groups, length_buckets=length_buckets)
+                           head_groups=head_groups, length_buckets=length_buckets)

@@ -17,8 +17,7 @@ from typing import Callable, Mapping, Sequence
 import tensorflow as tf
 
 from bert_keras import kernels
-from bert_keras.kernels.host_tuning import (AUTO_XLA_MAX_ROWS, CONTRACTION_GROUPS_MAX_POSITIONS,
-                                            default_row_groups)
+from bert_keras.kernels.host_tuning import AUTO_XLA_MAX_ROWS, default_head_groups
 from bert_keras.lazy_cond import lazy_cond
 from bert_keras.text import length_buckets as length_buckets_lib
 from bert_keras.text.bert_packer import BertPacker
@@ -103,7 +102,7 @@ class ServingModule(tf.Module):
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int,
                labels: Sequence[str] | None = None, task: str = "",
-               jit_compile: bool | str = False, row_groups: int | None = None,
+               jit_compile: bool | str = False, head_groups: int | None = None,
                length_buckets=None, name: str | None = None,
                implementation: str | None = None):
     super().__init__(name=name)
@@ -135,19 +134,19 @@ class ServingModule(tf.Module):
     if jit_compile not in (True, False, "auto"):
       raise ValueError(f"jit_compile={jit_compile!r}; expected True, False or 'auto'")
     self.jit_compile = jit_compile
-    if row_groups is None:  # by the model's width (kernels/host_tuning.py)
-      row_groups = default_row_groups(kernels.hidden_size(model))
-    if int(row_groups) != row_groups or row_groups < 1:
-      raise ValueError(f"row_groups={row_groups!r}; expected an integer >= 1")
-    self.row_groups = int(row_groups)
+    if head_groups is None:  # by the model's width (kernels/host_tuning.py)
+      head_groups = default_head_groups(kernels.hidden_size(model))
+    if int(head_groups) != head_groups or head_groups < 1:
+      raise ValueError(f"head_groups={head_groups!r}; expected an integer >= 1")
+    self.head_groups = int(head_groups)
     # The traced graphs run `implementation` (bert_keras/kernels/__init__.py; None = "cpu" on a
-    # host without GPU or TPU), on the model's own variables. Row groups only for the plain
+    # host without GPU or TPU), on the model's own variables. Head groups only for the plain
     # graph: they give its inter-op pool independent branches, while XLA's CPU code runs one op
     # after the other (the split only adds ops there).
     implementation = implementation or kernels.default_implementation()
     self.implementation = implementation
     model_fn = lambda jit: tf.function(
-        self._model_caller(kernels.implementation_of(model, implementation, row_groups=1))
+        self._model_caller(kernels.implementation_of(model, implementation))
         if jit else self._plain_graph_caller(model),
         jit_compile=jit, reduce_retracing=True, autograph=False)
     if jit_compile == "auto":
@@ -182,28 +181,16 @@ class ServingModule(tf.Module):
     return call
 
   def _plain_graph_caller(self, model) -> Callable:
-    """The plain graph's caller. Split blocks (CPU implementation, row_groups > 1) run calls of
-    at most CONTRACTION_GROUPS_MAX_POSITIONS packed positions with each projection split along
-    its contraction instead of the positions (a few rows stream the whole kernel per group:
-    kernels/cpu_transformer_block.py).
-
-    A plain tf.cond, lowered into the graph, not a `lazy_cond`: run as an unlowered `If`, each
-    branch took 5-34% longer than the same graph without the cond (MiniLM's shapes, serving
-    A/B at threads 1/2 and TF's default), while the lowered cond's dead branch costs under 2%.
-    """
-    by_rows = self._model_caller(kernels.implementation_of(model, self.implementation,
-                                                           row_groups=self.row_groups))
-    if self.implementation != "cpu" or self.row_groups == 1:
-      return by_rows
-    by_contraction = self._model_caller(kernels.implementation_of(
-        model, self.implementation, contraction_groups=self.row_groups))
-
-    def call(inputs: Mapping[str, tf.Tensor]):
-      positions = tf.size(inputs["input_word_ids"])
-      return tf.cond(positions <= CONTRACTION_GROUPS_MAX_POSITIONS,
-                     lambda: by_contraction(inputs), lambda: by_rows(inputs))
-
-    return call
+    """The plain graph's caller. Split blocks (CPU implementation, head_groups > 1) run that many
+    head groups side by side (kernels/cpu_transformer_block.py); the copies of the kernel
+    columns each group reads are weights of the CPU model, tracked here so the SavedModel holds
+    them."""
+    if self.implementation != "cpu" or self.head_groups == 1:
+      return self._model_caller(kernels.implementation_of(model, self.implementation))
+    by_heads = kernels.implementation_of(model, self.implementation, head_groups=self.head_groups)
+    own = {id(v) for v in model.variables}
+    self.head_group_weights = [v for v in by_heads.variables if id(v) not in own]
+    return self._model_caller(by_heads)
 
   def _run_model_auto(self, inputs: Mapping[str, tf.Tensor]):
     """The XLA-compiled model for up to AUTO_XLA_MAX_ROWS rows, the plain graph above that.
@@ -233,10 +220,10 @@ class ServingModule(tf.Module):
     if self._graph_model is None or len(self.buckets) == 1:
       return self._run_model(inputs)
     rows = tf.shape(inputs["input_word_ids"])[0]
-    return lazy_cond(rows > 1, lambda: self._run_row_groups(inputs),
+    return lazy_cond(rows > 1, lambda: self._run_by_bucket(inputs),
                      lambda: self._run_model(inputs))
 
-  def _run_row_groups(self, inputs: Mapping[str, tf.Tensor]) -> dict:
+  def _run_by_bucket(self, inputs: Mapping[str, tf.Tensor]) -> dict:
     inputs = dict(inputs)
     width = tf.shape(inputs["input_word_ids"])[1]  # the call's bucket
     lengths = tf.reduce_sum(tf.cast(inputs["input_mask"], tf.int32), axis=-1)  # (rows,)
@@ -307,5 +294,5 @@ class ServingModule(tf.Module):
     """JSON-able description written beside the SavedModel (assets.extra/export_info.json)."""
     return {"task": self.task.numpy().decode(), "kind": self.kind_name,
             "max_seq_length": self.seq_length, "lower_case": bool(self.lower_case.numpy()),
-            "labels": self.label_list, "row_groups": self.row_groups,
+            "labels": self.label_list, "head_groups": self.head_groups,
             "length_buckets": list(self.buckets)}

@@ -10,7 +10,7 @@ tests/kernels/), in the form that measured fastest on a 2-core CPU:
   (fused_gelu.py) on the widening projection with its input gradient on a transposed kernel copy
   (wide_dense.py);
 - inference: einsum permutes (einsum_permute.py), the 9-op or fused LayerNorm
-  (fused_layer_norm.py), and `row_groups` or `contraction_groups`;
+  (fused_layer_norm.py), and `row_groups` or `head_groups`;
 - `query_positions`: only the output rows at those positions (the last block in pretraining,
   last_block_rows.py).
 
@@ -24,14 +24,20 @@ small matrices: TF's oneDNN MatMul runs single-threaded when its operands fit th
 (mkl_matmul_ops_common.h, ExecuteSingleThreadedGemm), so BERT-mini at batch 1 used one core per
 matmul (measurement and default: host_tuning.py). Training ignores it.
 
-`contraction_groups` (inference only) splits every projection y = x W along its contraction
-dimension instead: group g multiplies x's columns K_g by W's rows K_g (a contiguous slice of the
-kernel, which tf.split hands out without a copy), the groups' products run side by side and are
-summed. Each core then streams only its share of the kernel, where row groups stream all of it
-twice; that is what a call of a few rows is bound by. MiniLM's shapes at threads 1/2, same-process
-A/B against row groups (model only): 16 positions 0.82x the time, 32 0.89x, 64 0.97x, 128 1.08x,
-32 x 32 1.17x, so the serving graph takes it for calls of few positions (export/serving_module.py,
-host_tuning.py). The sum's order differs from one GEMM's: outputs equal within float rounding.
+`head_groups` (inference only) splits the block by heads instead, as tensor-parallel
+Transformers split it over devices: group g computes its heads' q, k and v, their attention and
+their share of the output projection, then its share of the feed-forward width and of the
+narrowing projection; the groups' partial products are summed before each residual add. Each
+core then streams only its share of every kernel (row groups stream all of them once per group,
+which is what a call of a few rows is bound by), the attention runs in two halves side by side,
+and the groups meet twice per block instead of around every op. The columns a group reads of the
+q-k-v and widening kernels are not contiguous, so they are copied once into the wrapper's own
+non-trainable weights (for MiniLM 25 MB on top of the model's 90); the output and narrowing
+kernels are read by rows, contiguous slices that tf.split hands out without a copy. MiniLM's
+shapes at threads 1/2, model only, same-process A/B: batch 1 at 16 / 32 / 64 / 128 positions
+0.72 / 0.77 / 0.83 / 0.95x the row groups' time, 32 rows of 32 / 64 positions 0.98 / 0.95x;
+exports split by heads (host_tuning.py). Sums in another order than one GEMM's: outputs equal
+within float rounding.
 """
 
 import math
@@ -56,19 +62,51 @@ class CpuTransformerBlock(keras.layers.Layer):
   """
 
   def __init__(self, block, row_groups: int = 1, fused_elementwise: bool = True,
-               contraction_groups: int = 1, **kwargs):
+               head_groups: int = 1, **kwargs):
     super().__init__(dtype=block.dtype_policy, **kwargs)
-    for name, value in (("row_groups", row_groups), ("contraction_groups", contraction_groups)):
+    for name, value in (("row_groups", row_groups), ("head_groups", head_groups)):
       if int(value) != value or value < 1:
         raise ValueError(f"{name}={value!r}; expected an integer >= 1")
-    if row_groups > 1 and contraction_groups > 1:
-      raise ValueError(f"row_groups={row_groups} and contraction_groups={contraction_groups}; "
-                       "expected at most one of them above 1")
+    if row_groups > 1 and head_groups > 1:
+      raise ValueError(f"row_groups={row_groups} and head_groups={head_groups}; expected at "
+                       "most one of them above 1")
     self.block = block
     self.row_groups = int(row_groups)
-    self.contraction_groups = int(contraction_groups)
+    self.head_groups = int(head_groups)
     self.fused_elementwise = fused_elementwise
+    self.head_group_weights = self._head_group_weights() if head_groups > 1 else None
     self.built = True
+
+  def _head_group_weights(self):
+    """Per head group, copies of the columns it reads of the (hidden, 3 hidden) q-k-v kernel (its
+    heads' q, k and v) and of the feed-forward's widening kernel (its share of the width), with
+    their biases: columns of a row-major kernel are not contiguous, so slicing them per call
+    would copy them every call. Non-trainable weights of this layer, taken from the block's
+    values now: for inference on a trained model (an export), never for training."""
+    block, groups = self.block, self.head_groups
+    heads, head_dim = block.num_heads, block.head_dim
+    width = block.intermediate_dense.kernel.shape[1]
+    if heads % groups or width % groups:
+      raise ValueError(f"head_groups={groups} does not divide num_heads={heads} and the "
+                       f"feed-forward width {width}")
+    hidden = heads * head_dim
+    qkv_kernel = keras.ops.convert_to_numpy(block.qkv_dense.kernel).reshape(
+        hidden, 3, groups, heads // groups, head_dim)
+    qkv_bias = keras.ops.convert_to_numpy(block.qkv_dense.bias).reshape(
+        3, groups, heads // groups, head_dim)
+    wide_kernel = keras.ops.convert_to_numpy(block.intermediate_dense.kernel).reshape(
+        hidden, groups, width // groups)
+    wide_bias = keras.ops.convert_to_numpy(block.intermediate_dense.bias).reshape(
+        groups, width // groups)
+    copy = lambda name, value: self.add_weight(
+        shape=value.shape, initializer=lambda shape, dtype: value, trainable=False,
+        name=name, dtype=block.qkv_dense.kernel.dtype)
+    return [{
+        "qkv_kernel": copy(f"qkv_kernel_{g}", qkv_kernel[:, :, g].reshape(hidden, -1)),
+        "qkv_bias": copy(f"qkv_bias_{g}", qkv_bias[:, g].reshape(-1)),
+        "wide_kernel": copy(f"intermediate_kernel_{g}", wide_kernel[:, g]),
+        "wide_bias": copy(f"intermediate_bias_{g}", wide_bias[g]),
+    } for g in range(groups)]
 
   def call(self, x, attention_mask, query_positions=None, training=None):
     """x: (batch, seq, hidden); attention_mask: (batch, seq, seq) -> (batch, seq, hidden).
@@ -80,6 +118,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     """
     if query_positions is not None:
       return self._rows_at(x, attention_mask, tf.cast(query_positions, tf.int32), training)
+    if self.head_groups > 1 and not training:
+      return self._by_head_groups(x, attention_mask)
     block = self.block
     groups = 1 if training else self.row_groups
     batch, seq = tf.shape(x)[0], tf.shape(x)[1]
@@ -96,8 +136,7 @@ class CpuTransformerBlock(keras.layers.Layer):
     group_sizes = [x_g.shape[1] if x_g.shape[1] is not None else tf.shape(x_g)[1] for x_g in xs]
     parts = []
     for rows, size in zip(residuals, group_sizes):
-      qkv = tf.reshape(self._project(block.qkv_dense, rows, training),
-                       (batch, size, 3, heads, head_dim))
+      qkv = tf.reshape(block.qkv_dense(rows), (batch, size, 3, heads, head_dim))
       # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
       # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
       qkv = permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, size_g, head_dim)
@@ -113,18 +152,36 @@ class CpuTransformerBlock(keras.layers.Layer):
                for context, rows, size in zip(contexts, residuals, group_sizes)]
     return outputs[0] if groups == 1 else tf.concat(outputs, axis=1)
 
-  def _project(self, dense, rows, training):
-    """dense(rows), rows (n, K). At inference with `contraction_groups`: the sum of that many
-    products of K/groups columns of rows and the matching rows of the kernel (one product when
-    the groups do not divide K)."""
-    groups = self.contraction_groups
-    kernel = dense.kernel
-    if training or groups == 1 or kernel.shape[0] % groups:
-      return dense(rows)
-    kernel = tf.cast(kernel, rows.dtype)
-    products = [tf.matmul(part, weights) for part, weights in zip(
-        tf.split(rows, groups, axis=1), tf.split(kernel, groups, axis=0))]
-    return dense.activation(tf.nn.bias_add(tf.add_n(products), tf.cast(dense.bias, rows.dtype)))
+  def _by_head_groups(self, x, attention_mask):
+    """Inference with `head_groups`: group g computes its heads' q, k, v and attention, its
+    heads' share of the output projection (W_o's rows for its heads: a contiguous slice), then
+    its share of the feed-forward width (its copied columns of the widening kernel, the matching
+    rows of the narrowing one); the groups' partial projections are summed twice per block,
+    before each residual add and LayerNorm."""
+    block, groups = self.block, self.head_groups
+    batch, seq = tf.shape(x)[0], tf.shape(x)[1]
+    heads, head_dim = block.num_heads // groups, block.head_dim
+    rows = tf.reshape(x, (-1, block.num_heads * head_dim))  # (batch * seq, hidden)
+    cast = lambda weight: tf.cast(weight, rows.dtype)
+    weights = [{name: cast(value) for name, value in group.items()}
+               for group in self.head_group_weights]
+    output_kernels = tf.split(cast(block.attention_output_dense.kernel), groups, axis=0)
+    parts = []
+    for group, output_kernel in zip(weights, output_kernels):
+      qkv = tf.nn.bias_add(tf.matmul(rows, group["qkv_kernel"]), group["qkv_bias"])
+      qkv = permute(tf.reshape(qkv, (batch, seq, 3, heads, head_dim)), (2, 0, 3, 1, 4), False)
+      context = self._attend(*tf.unstack(qkv, 3), attention_mask, False)
+      parts.append(tf.matmul(tf.reshape(context, (-1, heads * head_dim)), output_kernel))
+    update = tf.nn.bias_add(tf.add_n(parts), cast(block.attention_output_dense.bias))
+    rows = self._add_and_norm(block.attention_layer_norm, rows, update, False)
+    activation = block.intermediate_dense.activation
+    narrow_kernels = tf.split(cast(block.output_dense.kernel), groups, axis=0)
+    parts = [tf.matmul(activation(tf.nn.bias_add(tf.matmul(rows, group["wide_kernel"]),
+                                                 group["wide_bias"])), narrow_kernel)
+             for group, narrow_kernel in zip(weights, narrow_kernels)]
+    update = tf.nn.bias_add(tf.add_n(parts), cast(block.output_dense.bias))
+    rows = self._add_and_norm(block.output_layer_norm, rows, update, False)
+    return tf.reshape(rows, tf.shape(x))
 
   def _rows_at(self, x, attention_mask, positions, training):
     """The block's output rows at `positions` (batch, Q), each equal to the full block's row.
@@ -174,14 +231,12 @@ class CpuTransformerBlock(keras.layers.Layer):
     hidden = block.num_heads * block.head_dim
     context = tf.reshape(context, (-1, hidden))  # (batch * size, hidden)
     rows = self._add_and_norm(block.attention_layer_norm, rows,
-                              self._project(block.attention_output_dense, context, training),
-                              training)
+                              block.attention_output_dense(context), training)
     if training and self.fused_elementwise and not tf.executing_eagerly():
       inner = wide_dense(block.intermediate_dense, rows, fused_activation(block.hidden_act))
     else:
-      inner = self._project(block.intermediate_dense, rows, training)
-    rows = self._add_and_norm(block.output_layer_norm, rows,
-                              self._project(block.output_dense, inner, training), training)
+      inner = block.intermediate_dense(rows)
+    rows = self._add_and_norm(block.output_layer_norm, rows, block.output_dense(inner), training)
     return tf.reshape(rows, (batch, size, hidden))
 
   def _add_and_norm(self, layer_norm, rows, update, training):

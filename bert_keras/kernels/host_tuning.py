@@ -5,27 +5,24 @@ GPU or TPU, which take the reference implementation by default (bert_keras/kerne
 Re-measure on a new host with bench/bench_serving.py and bench/bench_pretraining.py.
 """
 
-# Row groups of every Transformer block in the exported (non-XLA) graph
-# (cpu_transformer_block.py). 2: on a quiet 2-core machine (bench/bench_serving.py, TF default
-# threading) the split cut batch-1 p50 from 19.4 to 14.5 ms at BERT-mini and from 197.9 to
-# 174.7 ms at BERT-Base, with batch-32 throughput equal or better; outputs are unchanged.
-DEFAULT_ROW_GROUPS = 2
+# Head groups of every Transformer block in the exported (non-XLA) graph
+# (cpu_transformer_block.py). 2: each core runs half the heads and half the feed-forward width.
+# Against the row groups that exports used before (and the contraction groups they used for calls
+# of at most 48 positions), MiniLM's shapes at threads 1/2, model only, same process: batch 1 at
+# 16 / 32 / 64 / 128 positions 0.72 / 0.77 / 0.83 / 0.95x the row groups' time and 0.86-0.88x the
+# contraction groups'; 32 rows of 32 / 64 positions 0.98 / 0.95x. Served text-in (polarity
+# sentences one per call, same-process A/B): p50 8.55 -> 7.25 ms at threads 1/2, 10.12 -> 9.37 ms
+# at TF's default; batch-32 mixed lengths 2-4% more seq/s. Outputs are unchanged.
+DEFAULT_HEAD_GROUPS = 2
 
-# Split exports (row_groups > 1) run calls of at most this many packed positions (rows x bucket)
-# with contraction groups instead (cpu_transformer_block.py): a few rows per projection are bound
-# by streaming its kernel, which contraction groups split between the cores. MiniLM's shapes at
-# threads 1/2, one row, model only, same-process A/B: 16 / 24 / 32 / 48 / 64 / 128 positions at
-# 0.82 / 0.85 / 0.89 / 0.92 / 0.97 / 1.08x the row groups' time; 32 rows of 32 at 1.17x.
-CONTRACTION_GROUPS_MAX_POSITIONS = 48
-
-# From this hidden size on, exports without an explicit row_groups are unsplit: a BERT-Base matmul
-# is large enough for oneDNN to spread it over both cores by itself, and the split only adds ops
-# (concats, twice the projections' calls). In later interleaved runs of the same benchmark Base's
-# batch-1 p50 was lower unsplit (180.1 vs 191.7 ms; and again in the next run), and it takes 5-10%
-# fewer CPU-ms per batch-1 call (292 vs 309 in a same-process A/B, 378 vs 405-420 in the
-# benchmark); batch-32 throughput within 3%. On a busy machine the split can still win on wall
-# time (it uses whatever core frees up first), so confirm on a quiet one.
-# BERT-mini keeps the split (batch-1 p50 12.75 vs 18.06 ms unsplit).
+# From this hidden size on, exports without an explicit head_groups are unsplit: a BERT-Base
+# matmul is large enough for oneDNN to spread it over both cores by itself, and the split only
+# adds ops. Measured with row groups, the split exports used before head groups: in interleaved
+# runs of the same benchmark Base's batch-1 p50 was lower unsplit (180.1 vs 191.7 ms; and again
+# in the next run), and it takes 5-10% fewer CPU-ms per batch-1 call (292 vs 309 in a
+# same-process A/B, 378 vs 405-420 in the benchmark); batch-32 throughput within 3%. On a busy
+# machine the split can still win on wall time (it uses whatever core frees up first), so
+# confirm on a quiet one. BERT-mini keeps the split (batch-1 p50 12.75 vs 18.06 ms unsplit).
 UNSPLIT_MIN_HIDDEN = 768
 
 # From this hidden size on, inference LayerNorms take grappler's fused oneDNN kernel
@@ -41,9 +38,9 @@ FUSED_LAYER_NORM_MIN_HIDDEN = 768
 AUTO_XLA_MAX_ROWS = 1
 
 
-def default_row_groups(hidden_size: int | None) -> int:
-  """Row groups of an export that does not name them: DEFAULT_ROW_GROUPS below
+def default_head_groups(hidden_size: int | None) -> int:
+  """Head groups of an export that does not name them: DEFAULT_HEAD_GROUPS below
   UNSPLIT_MIN_HIDDEN, else 1 (None: a model without Transformer blocks, nothing to split)."""
   if hidden_size is not None and hidden_size >= UNSPLIT_MIN_HIDDEN:
     return 1
-  return DEFAULT_ROW_GROUPS
+  return DEFAULT_HEAD_GROUPS

@@ -28,7 +28,7 @@ EXAMPLES = [
     GPTPretrainingConfig(train_batch_size=8), GPTFinetuningConfig(warmup_proportion=0.01),
     demo_config(), smoke_config(),
     RunConfig(data_dir="d", output_dir="o", lower_case=False, max_train_examples=5),
-    ExportConfig(output_dir="o", finetune_dir="f", jit_compile="auto", row_groups=2),
+    ExportConfig(output_dir="o", finetune_dir="f", jit_compile="auto", head_groups=2),
     PretrainingDataConfig(input_pattern="x", max_seq_length=512),
 ]
 

@@ -142,7 +142,7 @@ def test_export_model_path_refuses_bert_settings_and_serves_predict(tokenizer, t
   tokenizer.save_model(str(run_dir / "bpe.model"))
   (run_dir / "task_info.json").write_text(json.dumps(task.task_info()))
   out = tmp_path / "export"
-  for setting in ({"max_seq_length": 999}, {"row_groups": 5}, {"jit_compile": True},
+  for setting in ({"max_seq_length": 999}, {"head_groups": 5}, {"jit_compile": True},
                   {"doc_stride": 8}, {"vocab_file": "v.txt"}, {"lower_case": True}):
     with pytest.raises(UserError, match=f"{next(iter(setting))} apply to BERT exports only"):
       run_export(ExportConfig(output_dir=str(out), finetune_dir=str(run_dir), **setting))

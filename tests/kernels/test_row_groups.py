@@ -86,10 +86,12 @@ def test_configs_saved_with_row_groups_still_load_and_values_are_checked():
       CpuTransformerBlock(_block().block, row_groups=bad)
 
 
-def assert_runs_like(split, model, encoder):
-  """`split`, a CPU implementation of `model`, uses its variables (no copies) and gives
-  `encoder`'s outputs on padded batches."""
-  assert {id(v) for v in split.variables} == {id(v) for v in model.variables}
+def assert_runs_like(split, model, encoder, copies=0):
+  """`split`, a CPU implementation of `model`, uses its variables (plus `copies` of its own) and
+  gives `encoder`'s outputs on padded batches."""
+  own = {id(v) for v in model.variables}
+  assert own <= {id(v) for v in split.variables}
+  assert len(split.variables) == len(own) + copies
   for batch, seq, padding in ((1, 9, 0), (3, 16, 5)):
     inputs = harness.random_inputs(batch=batch, seq=seq, num_padding=padding, seed=seq)
     expected = encoder(inputs, training=False)

@@ -1,4 +1,4 @@
-"""Exports with every Transformer block split into row groups give the unsplit outputs."""
+"""Exports with every Transformer block split into head groups give the unsplit outputs."""
 
 import json
 import os
@@ -12,8 +12,7 @@ from bert_keras.errors import UserError
 from bert_keras.export import export_task_model as exporter
 from bert_keras.export.export_config import ExportConfig
 from bert_keras.export.serving_module import tokenized_specs
-from bert_keras.kernels.host_tuning import (CONTRACTION_GROUPS_MAX_POSITIONS, DEFAULT_ROW_GROUPS,
-                                            UNSPLIT_MIN_HIDDEN)
+from bert_keras.kernels.host_tuning import DEFAULT_HEAD_GROUPS, UNSPLIT_MIN_HIDDEN
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import get_model_config
@@ -25,21 +24,22 @@ TEXTS = ["the film was good", "a bad plot , the films", "", "good good good " * 
 
 
 def _saved_split_ops(path):
-  """SplitV ops in the SavedModel's function library (the row groups' splits)."""
+  """Split ops in the SavedModel's function library (the head groups' splits of the kernels
+  they read by rows)."""
   from tensorflow.core.protobuf import saved_model_pb2
   proto = saved_model_pb2.SavedModel()
   with open(os.path.join(path, "saved_model.pb"), "rb") as f:
     proto.ParseFromString(f.read())
   library = proto.meta_graphs[0].graph_def.library
-  return sum(1 for fn in library.function for node in fn.node_def if node.op == "SplitV")
+  return sum(1 for fn in library.function for node in fn.node_def if node.op == "Split")
 
 
 def _model_split_ops(module):
-  """SplitV ops (the row groups' splits) in the traced model function of an in-memory serving
-  module, the functions of its conds included (calls of few positions take another branch)."""
+  """Split ops (the head groups' splits) in the traced model function of an in-memory serving
+  module, the functions it calls included."""
   graph = module._run_model.get_concrete_function(tokenized_specs()).graph.as_graph_def()
   nodes = list(graph.node) + [node for fn in graph.library.function for node in fn.node_def]
-  return sum(1 for node in nodes if node.op == "SplitV")
+  return sum(1 for node in nodes if node.op == "Split")
 
 
 def _packed(tokenizer, texts):
@@ -72,16 +72,16 @@ def export(tmp_path_factory):
                             num_heads=2, intermediate_size=32, max_position_embeddings=SEQ)
   encoder = BertEncoder.from_model_config(config)
   path = exporter.export_task_model(encoder, "encoder", tokenizer,
-                                    str(tmp_path_factory.mktemp("row_groups") / "g"), SEQ,
-                                    row_groups=2)
+                                    str(tmp_path_factory.mktemp("head_groups") / "g"), SEQ,
+                                    head_groups=2)
   return encoder, tokenizer, path
 
 
 def test_saved_split_export_gives_the_keras_outputs(export):
   encoder, tokenizer, path = export
-  assert not any(hasattr(block, "row_groups") for block in encoder.blocks)  # left as it was
+  assert not any(hasattr(block, "head_groups") for block in encoder.blocks)  # left as it was
   with open(os.path.join(path, "assets.extra", exporter.EXPORT_INFO), encoding="utf-8") as f:
-    assert json.load(f)["row_groups"] == 2
+    assert json.load(f)["head_groups"] == 2
   assert _saved_split_ops(path) > 0
   loaded = tf.saved_model.load(path)
   _assert_keras_outputs(encoder, tokenizer,
@@ -90,17 +90,30 @@ def test_saved_split_export_gives_the_keras_outputs(export):
                         (1, 3, len(TEXTS)))
 
 
-@pytest.mark.parametrize("groups", [None, 1, 3])
-def test_other_row_groups(export, groups):
+@pytest.mark.parametrize("groups", [None, 1, 2])
+def test_other_head_groups(export, groups):
   encoder, tokenizer, _ = export
   module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
-                                         **({} if groups is None else {"row_groups": groups}))
-  groups = groups or DEFAULT_ROW_GROUPS
-  assert module.row_groups == groups and module.metadata()["row_groups"] == groups
+                                         **({} if groups is None else {"head_groups": groups}))
+  groups = groups or DEFAULT_HEAD_GROUPS
+  assert module.head_groups == groups and module.metadata()["head_groups"] == groups
   assert (_model_split_ops(module) > 0) == (groups > 1)
+  # Two blocks, each with q-k-v and widening kernel and bias copies per group.
+  assert len(getattr(module, "head_group_weights", [])) == (2 * groups * 4 if groups > 1 else 0)
   _assert_keras_outputs(encoder, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
                         f"{groups} groups", (1, len(TEXTS)))
-  assert not any(hasattr(block, "row_groups") for block in encoder.blocks)
+  assert not any(hasattr(block, "head_groups") for block in encoder.blocks)
+
+
+def test_exports_named_by_row_groups_still_work(export, tmp_path):
+  encoder, tokenizer, _ = export
+  with pytest.warns(FutureWarning, match="row_groups"):
+    module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, row_groups=1)
+  assert module.head_groups == 1
+  with pytest.warns(FutureWarning, match="row_groups"):
+    config = ExportConfig.from_dict({"output_dir": str(tmp_path), "encoder_checkpoint": "x",
+                                     "row_groups": 2})
+  assert config.head_groups == 2
 
 
 def test_the_reference_implementation_exports_the_same_outputs(export):
@@ -113,38 +126,22 @@ def test_the_reference_implementation_exports_the_same_outputs(export):
                         "reference", (1, len(TEXTS)))
 
 
-def test_default_row_groups_follow_the_width(export):
+def test_default_head_groups_follow_the_width(export):
   # Narrow models (BERT-mini) split by default; from BERT-Base's width on the default graph is
-  # unsplit (host_tuning.UNSPLIT_MIN_HIDDEN), while an explicit row_groups still splits.
+  # unsplit (host_tuning.UNSPLIT_MIN_HIDDEN), while an explicit head_groups still splits.
   encoder, tokenizer, _ = export
   keras.utils.set_random_seed(1)
   wide = BertEncoder.from_model_config(get_model_config(
       "bert_tiny", vocab_size=len(VOCAB), hidden_size=UNSPLIT_MIN_HIDDEN, num_layers=1,
       num_heads=12, intermediate_size=32, max_position_embeddings=SEQ))
-  for model, groups in ((encoder, DEFAULT_ROW_GROUPS), (wide, 1)):
+  for model, groups in ((encoder, DEFAULT_HEAD_GROUPS), (wide, 1)):
     module = exporter.build_serving_module(model, "encoder", tokenizer, SEQ)
-    assert module.row_groups == groups and module.metadata()["row_groups"] == groups
+    assert module.head_groups == groups and module.metadata()["head_groups"] == groups
     assert (_model_split_ops(module) > 0) == (groups > 1)
-  module = exporter.build_serving_module(wide, "encoder", tokenizer, SEQ, row_groups=2)
-  assert module.row_groups == 2 and _model_split_ops(module) > 0
+  module = exporter.build_serving_module(wide, "encoder", tokenizer, SEQ, head_groups=2)
+  assert module.head_groups == 2 and _model_split_ops(module) > 0
   _assert_keras_outputs(wide, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
                         "wide, 2 groups", (1, len(TEXTS)))
-
-
-def test_calls_of_few_positions_split_the_contraction(export):
-  # Split exports run calls of at most CONTRACTION_GROUPS_MAX_POSITIONS positions with every
-  # projection split along its contraction (equal-sized `Split`s of the kernels), the others by
-  # rows; unsplit exports have neither. Both give the Keras outputs (1 row of 16 positions: the
-  # contraction; 5 rows: the row groups).
-  encoder, tokenizer, _ = export
-  for groups in (2, 1):
-    module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, row_groups=groups)
-    graph = module._run_model.get_concrete_function(tokenized_specs()).graph.as_graph_def()
-    nodes = list(graph.node) + [node for fn in graph.library.function for node in fn.node_def]
-    assert any(node.op == "Split" for node in nodes) == (groups > 1)
-    assert CONTRACTION_GROUPS_MAX_POSITIONS >= SEQ and 5 * SEQ > CONTRACTION_GROUPS_MAX_POSITIONS
-    _assert_keras_outputs(encoder, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
-                          f"{groups} groups", (1, len(TEXTS)))
 
 
 def test_xla_model_stays_unsplit(export):
@@ -152,13 +149,15 @@ def test_xla_model_stays_unsplit(export):
   # are checked in test_serving_speed_auto_jit.py.)
   encoder, tokenizer, _ = export
   module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, jit_compile=True,
-                                         row_groups=2)
-  assert module.row_groups == 2 and _model_split_ops(module) == 0
+                                         head_groups=2)
+  assert module.head_groups == 2 and _model_split_ops(module) == 0
 
 
-def test_bad_row_groups_fail(export, tmp_path):
+def test_bad_head_groups_fail(export, tmp_path):
   encoder, tokenizer, _ = export
-  with pytest.raises(ValueError, match="row_groups"):
-    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, row_groups=0)
-  with pytest.raises(UserError, match="row_groups"):
-    ExportConfig(output_dir=str(tmp_path), encoder_checkpoint="x", row_groups=0)
+  with pytest.raises(ValueError, match="head_groups"):
+    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, head_groups=0)
+  with pytest.raises(ValueError, match="head_groups=3 does not divide num_heads=2"):
+    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, head_groups=3)
+  with pytest.raises(UserError, match="head_groups"):
+    ExportConfig(output_dir=str(tmp_path), encoder_checkpoint="x", head_groups=0)
