@@ -5,8 +5,8 @@ device runs. This package holds implementations of the same contracts measured f
 in its own small file with the measurement in its docstring, its fallback and an equality test in
 tests/kernels/: hashed dropout (bit_dropout), the wide dense with a transposed kernel copy
 (wide_dense), the fused and the hand-gradient LayerNorm (fused_layer_norm, layer_norm_grad), the
-fused GELUs (fused_gelu), einsum permutes (einsum_permute), row and head groups and query
-rows (cpu_transformer_block), the last block on the rows the heads read (last_block_rows). The
+fused GELUs (fused_gelu), einsum permutes (einsum_permute), head groups and query rows
+(cpu_transformer_block), the last block on the rows the heads read (last_block_rows). The
 constants tuned on one host live in host_tuning.py.
 
 The seam: `implementation_of(model, name)` returns what runs. "reference" is the model itself;
@@ -34,12 +34,10 @@ def default_implementation() -> str:
 
 
 def implementation_of(model: keras.Model, implementation: str | None = None, *,
-                      row_groups: int = 1, fused_elementwise: bool = True,
-                      head_groups: int = 1) -> keras.Model:
+                      head_groups: int = 1, fused_elementwise: bool = True) -> keras.Model:
   """`model` run by `implementation` (see the module docstring); None = the default.
 
-  row_groups: the CPU blocks' groups of positions at inference (cpu_transformer_block.py).
-  head_groups: instead, the groups of heads (and shares of the feed-forward width) each block
+  head_groups: the groups of heads (and shares of the feed-forward width) each block
   runs side by side at inference; the blocks hold copies of the kernel columns each group reads,
   so the returned model has those weights besides the model's (cpu_transformer_block.py).
   fused_elementwise: the CPU training step's fused GELUs and transposed-copy widening projection.
@@ -64,8 +62,8 @@ def implementation_of(model: keras.Model, implementation: str | None = None, *,
       # Rows at query positions (the last block under a head that reads a few rows) run
       # unsplit: no copies of kernel columns for a path that would not read them.
       at_rows = len(args) > 2 or kwargs.get("query_positions") is not None
-      return CpuTransformerBlock(layer, row_groups, fused_elementwise,
-                                 1 if at_rows else head_groups)(*args, **kwargs)
+      return CpuTransformerBlock(layer, 1 if at_rows else head_groups,
+                                 fused_elementwise)(*args, **kwargs)
     if isinstance(layer, MaskedLMHead):
       return CpuMaskedLMHead(layer, fused_elementwise)(*args, **kwargs)
     return layer(*args, **kwargs)

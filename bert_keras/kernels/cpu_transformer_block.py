@@ -10,34 +10,28 @@ tests/kernels/), in the form that measured fastest on a 2-core CPU:
   (fused_gelu.py) on the widening projection with its input gradient on a transposed kernel copy
   (wide_dense.py);
 - inference: einsum permutes (einsum_permute.py), the 9-op or fused LayerNorm
-  (fused_layer_norm.py), and `row_groups` or `head_groups`;
+  (fused_layer_norm.py), and `head_groups`;
 - `query_positions`: only the output rows at those positions (the last block in pretraining,
   last_block_rows.py).
 
-`row_groups` (inference only) splits the positions into that many groups of query rows that go
-through the block side by side: each group projects its own q, k and v; the groups meet for one
-attention over all positions (batched matmuls and softmax that use every core by themselves);
-then each group runs its attention output, LayerNorms and feed-forward on its own rows. The result
-is the unsplit block's (every op but the attention is row-wise), while the graph gets independent
-branches that TensorFlow's inter-op thread pool runs on different cores. That matters on CPU for
-small matrices: TF's oneDNN MatMul runs single-threaded when its operands fit the L2 cache
-(mkl_matmul_ops_common.h, ExecuteSingleThreadedGemm), so BERT-mini at batch 1 used one core per
-matmul (measurement and default: host_tuning.py). Training ignores it.
-
-`head_groups` (inference only) splits the block by heads instead, as tensor-parallel
-Transformers split it over devices: group g computes its heads' q, k and v, their attention and
-their share of the output projection, then its share of the feed-forward width and of the
-narrowing projection; the groups' partial products are summed before each residual add. Each
-core then streams only its share of every kernel (row groups stream all of them once per group,
-which is what a call of a few rows is bound by), the attention runs in two halves side by side,
-and the groups meet twice per block instead of around every op. The columns a group reads of the
-q-k-v and widening kernels are not contiguous, so they are copied once into the wrapper's own
-non-trainable weights (for MiniLM 25 MB on top of the model's 90); the output and narrowing
-kernels are read by rows, contiguous slices that tf.split hands out without a copy. MiniLM's
-shapes at threads 1/2, model only, same-process A/B: batch 1 at 16 / 32 / 64 / 128 positions
-0.72 / 0.77 / 0.83 / 0.95x the row groups' time, 32 rows of 32 / 64 positions 0.98 / 0.95x;
-exports split by heads (host_tuning.py). Sums in another order than one GEMM's: outputs equal
-within float rounding.
+`head_groups` (inference only) splits the block by heads, as tensor-parallel Transformers split
+it over devices: group g computes its heads' q, k and v, their attention and their share of the
+output projection, then its share of the feed-forward width and of the narrowing projection; the
+groups' partial products are summed before each residual add and LayerNorm. The graph gets
+independent branches that TensorFlow's inter-op thread pool runs on different cores, which
+matters on CPU for small matrices: TF's oneDNN MatMul runs single-threaded when its operands fit
+the L2 cache (mkl_matmul_ops_common.h, ExecuteSingleThreadedGemm), so MiniLM or BERT-mini at batch
+1 used one core per matmul. Each core streams only its share of every kernel (a call of a few rows
+is bound by reading the kernels), the attention runs in halves side by side, and the groups meet
+twice per block. The columns a group reads of the q-k-v and widening kernels are not contiguous,
+so they are copied once into the wrapper's own non-trainable weights (for MiniLM 25 MB on top of
+the model's 90); the output and narrowing kernels are read by rows, contiguous slices that
+tf.split hands out without a copy. MiniLM's shapes at threads 1/2, model only, same-process A/B
+against row groups (each group of positions through the whole block, meeting for one attention:
+the split exports used before): batch 1 at 16 / 32 / 64 / 128 positions 0.72 / 0.77 / 0.83 /
+0.95x the time, 32 rows of 32 / 64 positions 0.98 / 0.95x (default and measurement:
+host_tuning.py). Sums in another order than one GEMM's: outputs equal within float rounding.
+Training ignores it.
 """
 
 import math
@@ -61,17 +55,11 @@ class CpuTransformerBlock(keras.layers.Layer):
   (bert_keras/kernels/__init__.py), whose files keep naming TransformerBlock.
   """
 
-  def __init__(self, block, row_groups: int = 1, fused_elementwise: bool = True,
-               head_groups: int = 1, **kwargs):
+  def __init__(self, block, head_groups: int = 1, fused_elementwise: bool = True, **kwargs):
     super().__init__(dtype=block.dtype_policy, **kwargs)
-    for name, value in (("row_groups", row_groups), ("head_groups", head_groups)):
-      if int(value) != value or value < 1:
-        raise ValueError(f"{name}={value!r}; expected an integer >= 1")
-    if row_groups > 1 and head_groups > 1:
-      raise ValueError(f"row_groups={row_groups} and head_groups={head_groups}; expected at "
-                       "most one of them above 1")
+    if int(head_groups) != head_groups or head_groups < 1:
+      raise ValueError(f"head_groups={head_groups!r}; expected an integer >= 1")
     self.block = block
-    self.row_groups = int(row_groups)
     self.head_groups = int(head_groups)
     self.fused_elementwise = fused_elementwise
     self.head_group_weights = self._head_group_weights() if head_groups > 1 else None
@@ -111,46 +99,26 @@ class CpuTransformerBlock(keras.layers.Layer):
   def call(self, x, attention_mask, query_positions=None, training=None):
     """x: (batch, seq, hidden); attention_mask: (batch, seq, seq) -> (batch, seq, hidden).
 
-    Inference runs `row_groups` groups of positions: group g holds positions
-    [start_g, start_g + size_g) of every sequence, sizes differing by at most one (a group may be
-    empty when seq < row_groups). `query_positions` (batch, Q), int: only the rows at these
-    positions, (batch, Q, hidden) in that order (see `_rows_at`).
+    `query_positions` (batch, Q), int: only the rows at these positions, (batch, Q, hidden) in
+    that order (see `_rows_at`).
     """
     if query_positions is not None:
       return self._rows_at(x, attention_mask, tf.cast(query_positions, tf.int32), training)
     if self.head_groups > 1 and not training:
       return self._by_head_groups(x, attention_mask)
     block = self.block
-    groups = 1 if training else self.row_groups
-    batch, seq = tf.shape(x)[0], tf.shape(x)[1]
+    batch = tf.shape(x)[0]
+    # The length from the static shape when known, never a -1 in the reshapes back to
+    # (batch, seq, ...): -1 cannot be inferred from zero elements, so an empty batch failed.
+    seq = x.shape[1] if x.shape[1] is not None else tf.shape(x)[1]
     heads, head_dim = block.num_heads, block.head_dim
-    hidden = heads * head_dim
-    xs = [x]
-    if groups > 1:
-      # floor((seq + groups - 1 - g) / groups) over g sums to seq (Hermite's identity).
-      sizes = tf.stack([(seq + groups - 1 - g) // groups for g in range(groups)])
-      xs = tf.split(x, sizes, num=groups, axis=1)  # each (batch, size_g, hidden)
-    residuals = [tf.reshape(x_g, (-1, hidden)) for x_g in xs]  # (batch * size_g, hidden)
-    # Each group's length from its own shape (static when known), never a -1 in the reshapes back
-    # to (batch, size_g, ...): -1 cannot be inferred from zero elements, so an empty batch failed.
-    group_sizes = [x_g.shape[1] if x_g.shape[1] is not None else tf.shape(x_g)[1] for x_g in xs]
-    parts = []
-    for rows, size in zip(residuals, group_sizes):
-      qkv = tf.reshape(block.qkv_dense(rows), (batch, size, 3, heads, head_dim))
-      # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
-      # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
-      qkv = permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, size_g, head_dim)
-      parts.append(tf.unstack(qkv, 3))  # q, k, v, each (batch, heads, size_g, head_dim)
-    # The groups meet for the attention, which runs once over all positions: the batched matmuls
-    # and softmax split their work over the intra-op pool and no longer queue behind the other
-    # group's single-threaded projections (per-group attention took 2-3x its own time in such
-    # waits at batch 1, and twice the ops).
-    q, k, v = parts[0] if groups == 1 else (tf.concat(p, 2) for p in zip(*parts))
-    context = self._attend(q, k, v, attention_mask, training)  # (batch, seq, heads, head_dim)
-    contexts = [context] if groups == 1 else tf.split(context, sizes, num=groups, axis=1)
-    outputs = [self._after_attention(context, rows, batch, size, training)
-               for context, rows, size in zip(contexts, residuals, group_sizes)]
-    return outputs[0] if groups == 1 else tf.concat(outputs, axis=1)
+    rows = tf.reshape(x, (-1, heads * head_dim))  # (batch * seq, hidden)
+    qkv = tf.reshape(block.qkv_dense(rows), (batch, seq, 3, heads, head_dim))
+    # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
+    # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
+    qkv = permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, seq, head_dim)
+    context = self._attend(*tf.unstack(qkv, 3), attention_mask, training)
+    return self._after_attention(context, rows, batch, seq, training)
 
   def _by_head_groups(self, x, attention_mask):
     """Inference with `head_groups`: group g computes its heads' q, k, v and attention, its
@@ -224,9 +192,9 @@ class CpuTransformerBlock(keras.layers.Layer):
     return permute(context, (0, 2, 1, 3), training)  # (batch, n, heads, head_dim)
 
   def _after_attention(self, context, rows, batch, size, training):
-    """Output projection, residual + LayerNorm, feed-forward, residual + LayerNorm on one group's
-    rows: context (batch, size, heads, head_dim), rows (batch * size, hidden) the block's input
-    at those positions -> (batch, size, hidden)."""
+    """Output projection, residual + LayerNorm, feed-forward, residual + LayerNorm: context
+    (batch, size, heads, head_dim), rows (batch * size, hidden) the block's input at those
+    positions -> (batch, size, hidden)."""
     block = self.block
     hidden = block.num_heads * block.head_dim
     context = tf.reshape(context, (-1, hidden))  # (batch * size, hidden)

@@ -9,7 +9,35 @@ import tensorflow as tf
 from bert_keras import kernels
 from bert_keras.kernels.cpu_transformer_block import CpuTransformerBlock
 from bert_keras.models.bert_encoder import BertEncoder
-from tests.kernels.test_row_groups import HIDDEN, _block, _inputs, assert_runs_like
+from bert_keras.models.transformer_block import TransformerBlock
+from tests.models import harness
+
+HIDDEN = 32
+
+
+def _block(head_groups=1, **kwargs):
+  """The CPU implementation of a reference block (`.block`): 4 heads of 8, width 64."""
+  keras.utils.set_random_seed(0)
+  block = TransformerBlock(num_heads=4, intermediate_size=64, **kwargs)
+  block.build((None, None, HIDDEN))
+  return CpuTransformerBlock(block, head_groups)
+
+
+def _inputs(batch, seq, causal=False, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.normal(size=(batch, seq, HIDDEN)).astype("float32")
+  lengths = rng.integers(1, seq + 1, size=batch)  # every row keeps >= 1 real token
+  if batch:
+    lengths[0] = seq
+  mask = (np.arange(seq)[None, None, :] < lengths[:, None, None]).astype("float32")
+  mask = np.broadcast_to(mask, (batch, seq, seq)).copy()
+  if causal:
+    mask *= np.tril(np.ones((seq, seq), "float32"))[None]
+  return tf.constant(x), tf.constant(mask)
+
+
+def _op_types(fn, *args):
+  return [op.type for op in fn.get_concrete_function(*args).graph.get_operations()]
 
 
 def _matmul_shapes(fn, *args):
@@ -20,29 +48,53 @@ def _matmul_shapes(fn, *args):
 
 
 @pytest.mark.parametrize("groups", [2, 4])
-@pytest.mark.parametrize("batch,seq", [(1, 1), (1, 5), (3, 7), (2, 16)])
+@pytest.mark.parametrize("batch,seq", [(1, 1), (1, 5), (3, 7), (2, 16), (0, 5)])
 @pytest.mark.parametrize("causal", [False, True])
 def test_head_groups_equal_the_unsplit_block(groups, batch, seq, causal):
   unsplit = _block()
   x, mask = _inputs(batch, seq, causal, seed=batch * 100 + seq)
   expected = unsplit(x, mask, training=False).numpy()
-  split = CpuTransformerBlock(unsplit.block, head_groups=groups)
-  got = split(x, mask, training=False).numpy()
+  np.testing.assert_allclose(unsplit.block(x, mask, training=False).numpy(), expected,
+                             atol=1e-5)
+  got = CpuTransformerBlock(unsplit.block, head_groups=groups)(x, mask, training=False).numpy()
   assert got.shape == (batch, seq, HIDDEN)
   np.testing.assert_allclose(got, expected, atol=1e-5)
 
 
+def test_dynamic_shapes_in_one_traced_graph():
+  block = _block(head_groups=2)
+  spec = [tf.TensorSpec([None, None, HIDDEN]), tf.TensorSpec([None, None, None])]
+  fn = tf.function(lambda x, m: block(x, m, training=False), input_signature=spec,
+                   autograph=False)
+  # The output and narrowing kernels split by rows; two attentions, one per group.
+  ops = _op_types(fn, *spec)
+  assert ops.count("Split") == 2 and ops.count("Softmax") == 2
+  unsplit = _block()
+  for batch, seq in ((1, 1), (2, 7), (3, 16), (1, 128)):
+    x, mask = _inputs(batch, seq, seed=seq)
+    np.testing.assert_allclose(fn(x, mask).numpy(), unsplit(x, mask, training=False).numpy(),
+                               atol=1e-5)
+
+
 def test_each_group_projects_its_own_columns_and_rows():
-  block = CpuTransformerBlock(_block().block, head_groups=2)  # 4 heads of 8, width 64
+  block = _block(head_groups=2)
   x, mask = _inputs(1, 6)
   infer = tf.function(lambda x, m: block(x, m, training=False), autograph=False)
   # Per group: q-k-v of 2 heads (32 -> 48), its heads' output rows (16 -> 32), half the
   # widening (32 -> 32) and the matching narrowing rows (32 -> 32).
   assert _matmul_shapes(infer, x, mask) == sorted(
       [(HIDDEN, 3 * HIDDEN // 2), (HIDDEN // 2, HIDDEN), (HIDDEN, 32), (32, HIDDEN)] * 2)
+
+
+def test_training_ignores_head_groups():
+  block = _block(head_groups=2, dropout_rate=0.0, attention_dropout_rate=0.0)
+  x, mask = _inputs(2, 6)
   train = tf.function(lambda x, m: block(x, m, training=True), autograph=False)
+  infer = tf.function(lambda x, m: block(x, m, training=False), autograph=False)
   assert _matmul_shapes(train, x, mask) == sorted(
       [(HIDDEN, 3 * HIDDEN), (HIDDEN, HIDDEN), (HIDDEN, 64), (64, HIDDEN)])
+  assert "Split" not in _op_types(train, x, mask)
+  np.testing.assert_allclose(train(x, mask).numpy(), infer(x, mask).numpy(), atol=1e-5)
 
 
 def test_the_copies_are_untrainable_weights_of_the_wrapper():
@@ -51,22 +103,39 @@ def test_the_copies_are_untrainable_weights_of_the_wrapper():
   own = {id(w) for w in reference.weights}
   copies = [w for w in block.weights if id(w) not in own]
   assert len(copies) == 8 and not any(w.trainable for w in copies)
-  assert {id(w) for w in CpuTransformerBlock(reference, row_groups=2).weights} == own
+  assert {id(w) for w in CpuTransformerBlock(reference).weights} == own
 
 
 def test_values_are_checked():
   for bad in (0, -1, 1.5):
     with pytest.raises(ValueError, match="head_groups"):
       CpuTransformerBlock(_block().block, head_groups=bad)
-  with pytest.raises(ValueError, match="num_heads=4"):
+  with pytest.raises(ValueError, match="head_groups=3 does not divide num_heads=4"):
     CpuTransformerBlock(_block().block, head_groups=3)
-  with pytest.raises(ValueError, match="at most one"):
-    CpuTransformerBlock(_block().block, row_groups=2, head_groups=2)
 
 
-def test_the_encoder_with_head_groups_matches():
+def assert_runs_like(split, model, encoder, copies=0):
+  """`split`, a CPU implementation of `model`, uses its variables (plus `copies` of its own) and
+  gives `encoder`'s outputs on padded batches."""
+  own = {id(v) for v in model.variables}
+  assert own <= {id(v) for v in split.variables}
+  assert len(split.variables) == len(own) + copies
+  for batch, seq, padding in ((1, 9, 0), (3, 16, 5)):
+    inputs = harness.random_inputs(batch=batch, seq=seq, num_padding=padding, seed=seq)
+    expected = encoder(inputs, training=False)
+    got = split(inputs, training=False)
+    for name in ("sequence_output", "pooled_output"):
+      np.testing.assert_allclose(got[name], expected[name], atol=1e-5, err_msg=name)
+
+
+def test_the_encoder_run_with_head_groups_matches_and_is_left_as_it_was(tmp_path):
   keras.utils.set_random_seed(1)
   encoder = BertEncoder(vocab_size=100, hidden_size=HIDDEN, num_layers=2, num_heads=4,
                         intermediate_size=64)
-  split = kernels.implementation_of(encoder, "cpu", head_groups=2)
-  assert_runs_like(split, encoder, encoder, copies=2 * 8)  # 2 blocks, 2 groups x 4 copies
+  path = str(tmp_path / "encoder.keras")
+  encoder.save(path)
+  restored = keras.saving.load_model(path)
+  assert_runs_like(kernels.implementation_of(restored, "cpu"), restored, encoder)
+  split = kernels.implementation_of(restored, "cpu", head_groups=2)
+  assert_runs_like(split, restored, encoder, copies=2 * 8)  # 2 blocks, 2 groups x 4 copies
+  assert all(type(layer) is TransformerBlock for layer in restored.blocks)
