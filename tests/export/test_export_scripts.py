@@ -51,11 +51,15 @@ def finetune_dir(tmp_path_factory):
 @pytest.mark.slow
 def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
   out = tmp_path / "export"
-  run = _run("scripts/export_model.py", f"--finetune_dir={finetune_dir}", f"--output_dir={out}")
+  # --row_groups: --head_groups under its earlier name, which keeps working with a warning.
+  run = _run("scripts/export_model.py", f"--finetune_dir={finetune_dir}", f"--output_dir={out}",
+             "--row_groups=1")
   assert run.returncode == 0, run.stderr[-2000:]
   assert "classification" in run.stdout
+  assert "--row_groups is deprecated, use --head_groups" in run.stderr
   config = json.loads((out / "assets.extra" / "export_config.json").read_text())
-  assert config["finetune_dir"] == str(finetune_dir)
+  assert config["finetune_dir"] == str(finetune_dir) and config["head_groups"] == 1
+  assert json.loads((out / "assets.extra" / "export_info.json").read_text())["head_groups"] == 1
 
   texts = ["a gripping film", "", "Zürich — 東京 " * 300]
   records = tmp_path / "in.jsonl"
