@@ -49,10 +49,12 @@ from bert_keras.models.transformer_block import MASK_BIAS
 
 
 class CpuTransformerBlock(keras.layers.Layer):
-  """Calls `block` (a built TransformerBlock) the CPU way; owns no variables of its own.
+  """Calls `block` (a built TransformerBlock) the CPU way, on its variables; with `head_groups`,
+  plus its own copies of the kernel columns each group reads (inference only).
 
-  Never saved: the Trainer and the exporter wrap the blocks of the model they were given
-  (bert_keras/kernels/__init__.py), whose files keep naming TransformerBlock.
+  Never saved as a Keras layer: the Trainer and the exporter wrap the blocks of the model they
+  were given (bert_keras/kernels/__init__.py), whose files keep naming TransformerBlock; an
+  export's SavedModel holds the head groups' copies as plain variables.
   """
 
   def __init__(self, block, head_groups: int = 1, fused_elementwise: bool = True, **kwargs):
