@@ -98,6 +98,11 @@ class ServingModule(tf.Module):
   call's bucket; on the real tokens they equal those of fixed padding. length_buckets="fixed" pads every
   call to max_seq_length (one shape, what a TPU server wants). With jit_compile, XLA compiles one
   program per bucket length (and batch size) on its first call.
+
+  The plain graph of the CPU implementation runs every Transformer block as `head_groups` groups
+  of heads side by side (default by the model's width, kernels/host_tuning.py); the SavedModel
+  then also holds the copies of the kernel columns each group reads (`head_group_weights`, 25 MB
+  for MiniLM), taken from the model when the module is built.
   """
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int,
