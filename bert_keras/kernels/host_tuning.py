@@ -15,14 +15,13 @@ Re-measure on a new host with bench/bench_serving.py and bench/bench_pretraining
 # at TF's default; batch-32 mixed lengths 2-4% more seq/s. Outputs are unchanged.
 DEFAULT_HEAD_GROUPS = 2
 
-# From this hidden size on, exports without an explicit head_groups are unsplit: a BERT-Base
-# matmul is large enough for oneDNN to spread it over both cores by itself, and the split only
-# adds ops. Measured with row groups, the split exports used before head groups: in interleaved
-# runs of the same benchmark Base's batch-1 p50 was lower unsplit (180.1 vs 191.7 ms; and again
-# in the next run), and it takes 5-10% fewer CPU-ms per batch-1 call (292 vs 309 in a
-# same-process A/B, 378 vs 405-420 in the benchmark); batch-32 throughput within 3%. On a busy
-# machine the split can still win on wall time (it uses whatever core frees up first), so
-# confirm on a quiet one. BERT-mini keeps the split (batch-1 p50 12.75 vs 18.06 ms unsplit).
+# From this hidden size on, exports without an explicit head_groups are unsplit: there the copies
+# of the q-k-v and widening kernels weigh most (BERT-Base's export 429 -> 619 MB), while at TF's
+# default threads a Base matmul is large enough for oneDNN to use both cores by itself. Served
+# A/B, random-weight BERT-Base, the polarity sentences one per call: split 43.4 vs unsplit 46.5 ms
+# p50 at TF's default threads, batches of 32 equal; at threads 1/2 41.4 vs 71.5 ms (unsplit, one
+# core idles), so a server run at 1/2 should export Base with head_groups=2. (Row groups, the
+# split before, lost at Base on the default threads: 191.7 vs 180.1 ms p50.)
 UNSPLIT_MIN_HIDDEN = 768
 
 # From this hidden size on, inference LayerNorms take grappler's fused oneDNN kernel
