@@ -169,12 +169,13 @@ def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
                      jit_compile: bool | str = False,
                      extra_files: Mapping[str, str] | None = None,
                      doc_stride: int = 0, head_groups: int | None = None,
-                     length_buckets=None) -> str:
+                     length_buckets=None, row_groups: int | None = None) -> str:
   """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info).
 
   doc_stride: pieces between window starts for texts longer than one window (squad, tagging);
   0 = the task's own (squad: its fine-tuning value; tagging: half a window, so every piece is
   labelled with at least a quarter window of context on each side but at the text's ends).
+  head_groups, length_buckets (and the deprecated row_groups): as in `export_task_model`.
   """
   kind = kind_for(task_model, task_info)
   if "max_seq_length" not in task_info:
@@ -194,4 +195,5 @@ def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
   return export_task_model(task_model, kind, tokenizer, output_dir, max_seq_length=seq,
                            labels=task_info.get("label_names"), task=task_info.get("task", ""),
                            extra=extra, jit_compile=jit_compile, extra_files=extra_files,
-                           head_groups=head_groups, length_buckets=length_buckets)
+                           head_groups=head_groups, length_buckets=length_buckets,
+                           row_groups=row_groups)
