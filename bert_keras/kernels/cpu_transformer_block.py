@@ -115,12 +115,17 @@ class CpuTransformerBlock(keras.layers.Layer):
     seq = x.shape[1] if x.shape[1] is not None else tf.shape(x)[1]
     heads, head_dim = block.num_heads, block.head_dim
     rows = tf.reshape(x, (-1, heads * head_dim))  # (batch * seq, hidden)
-    qkv = tf.reshape(block.qkv_dense(rows), (batch, seq, 3, heads, head_dim))
+    context = self._attention(block.qkv_dense(rows), batch, seq, heads, attention_mask, training)
+    return self._after_attention(context, rows, batch, seq, training)
+
+  def _attention(self, qkv, batch, seq, heads, attention_mask, training):
+    """qkv (batch * seq, 3 * heads * head_dim), the fused q-k-v projection of `heads` heads ->
+    context (batch, seq, heads, head_dim)."""
+    qkv = tf.reshape(qkv, (batch, seq, 3, heads, self.block.head_dim))
     # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
     # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
     qkv = permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, seq, head_dim)
-    context = self._attend(*tf.unstack(qkv, 3), attention_mask, training)
-    return self._after_attention(context, rows, batch, seq, training)
+    return self._attend(*tf.unstack(qkv, 3), attention_mask, training)
 
   def _by_head_groups(self, x, attention_mask):
     """Inference with `head_groups`: group g computes its heads' q, k, v and attention, its
@@ -139,8 +144,7 @@ class CpuTransformerBlock(keras.layers.Layer):
     parts = []
     for group, output_kernel in zip(weights, output_kernels):
       qkv = tf.nn.bias_add(tf.matmul(rows, group["qkv_kernel"]), group["qkv_bias"])
-      qkv = permute(tf.reshape(qkv, (batch, seq, 3, heads, head_dim)), (2, 0, 3, 1, 4), False)
-      context = self._attend(*tf.unstack(qkv, 3), attention_mask, False)
+      context = self._attention(qkv, batch, seq, heads, attention_mask, False)
       parts.append(tf.matmul(tf.reshape(context, (-1, heads * head_dim)), output_kernel))
     update = tf.nn.bias_add(tf.add_n(parts), cast(block.attention_output_dense.bias))
     rows = self._add_and_norm(block.attention_layer_norm, rows, update, False)
