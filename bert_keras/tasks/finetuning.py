@@ -362,6 +362,10 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
         int(task_config.warmup_proportion * total_steps),
         weight_decay_rate=task_config.weight_decay_rate)
     model.compile(optimizer=wrap_optimizer(optimizer, run.mixed_precision), **task.compile_kwargs())
+    # The Adam slots made now: Keras otherwise creates them inside the first step's trace, and a
+    # tf.function whose first trace creates variables traces everything again (MiniLM's first
+    # step 17 -> 7 s on 2 cores; bench/bench_finetune_lengths.py's first-epoch column).
+    model.optimizer.build(model.trainable_variables)
 
   # The previous run's outputs stay in run.output_dir until `_publish` (its model.keras may also
   # be this run's --init_checkpoint).

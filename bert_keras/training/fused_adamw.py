@@ -1,4 +1,4 @@
-"""Keras AdamW whose dense update is one fused pass per variable: scale, weight decay and Adam.
+"""Keras AdamW whose update is one fused pass per variable: scale, weight decay and Adam.
 
 Why: Keras 3's `Adam.update_step` is a dozen separate element-wise ops per variable (sub, mul,
 square, assign_add, sqrt, add, div, ...), each a full pass over a BERT-Base-sized tensor; on CPU the
@@ -30,12 +30,25 @@ Keras' within 1.9e-6; against Keras itself, a few 1e-6 of each array's scale. Th
 decays each variable right before its Adam update (Keras decays all variables, then updates them
 all; each variable's result is the same).
 
+Sparse (IndexedSlices) gradients, such as an embedding table's, are summed into a dense gradient
+and take the fused update too. That is what Keras computes for them (its Adam turns them dense at
+its first subtraction), in one pass instead of a dozen.
+
+Global-norm clipping (`global_clipnorm`, which `model.fit` fine-tuning uses) is Keras' except where
+it costs: Keras multiplies every gradient by the clip factor, a pass over all of them. When one
+replica applies its own gradients (no tf.distribute replicas beside it, no accumulation, no
+`clipnorm`), `clip_gradients` (the hook training/keras_internals.py routes Keras' `_clip_gradients`
+to) computes the same factor, by Keras' formula (NaN for a non-finite norm), and hands it to the
+fused kernel as the gradient scale below. With several replicas Keras clips each replica's gradient
+before they are summed, which a scale applied after the sum cannot reproduce: there Keras clips, as
+it does. (The Trainer clips the summed gradient itself, through `gradient_scale`.)
+
 Everything else is inherited from `keras.optimizers.AdamW`, unchanged: slot variables (`momentum`,
 `velocity`) with the same names, so checkpoints of either class restore into the other;
 `LossScaleOptimizer` wrapping; every `tf.distribute` strategy (the update runs inside
 `strategy.extended.update`, where a mirrored variable's `.handle` is the local replica's). The
-parent's `update_step`, after Keras' own `_apply_weight_decay`, updates IndexedSlices (sparse)
-gradients, `amsgrad`, TPU strategies and other dtypes; other backends run the parent as is.
+parent's `update_step`, after Keras' own `_apply_weight_decay`, updates `amsgrad`, TPU strategies
+and other dtypes; other backends run the parent as is.
 
 How the gradient scale reaches the update, and the Keras contract it depends on. The scale is a
 per-replica tensor (under MirroredStrategy each replica computes its own) that must reach
@@ -132,7 +145,10 @@ class FusedAdamW(keras_internals.CollectiveUpdateHooks, keras.optimizers.AdamW):
         scales={},
         # Trace-time counts for `gradient_scale`'s check that a set scale reached the update.
         applies=0,  # `apply` calls with gradients
-        scaled_updates=0)  # `update_step` calls that received a _ScaledLearningRate
+        scaled_updates=0,  # `update_step` calls that received a _ScaledLearningRate
+        # {replica index: global-norm clip factor} from `clip_gradients`, taken by the
+        # `before_collective_update` that follows it in the same `apply`.
+        clip_factors={})
 
   @contextlib.contextmanager
   def gradient_scale(self, scale):
@@ -174,30 +190,65 @@ class FusedAdamW(keras_internals.CollectiveUpdateHooks, keras.optimizers.AdamW):
     that need the gradients, which Keras' own decay pass is not given:
 
     1. Keras' own `_apply_weight_decay` for the variables whose update takes the parent's path
-       (sparse gradient, amsgrad, TPU, other dtypes), before every update as in Keras; the fused
-       path decays each variable inside its update instead (`_adamw_update`).
-    2. This replica's `gradient_scale`, if any, rides with the learning rate to `update_step`.
+       (amsgrad, TPU, other dtypes), before every update as in Keras; the fused path decays
+       each variable inside its update instead (`_adamw_update`).
+    2. This replica's `gradient_scale` and the clip factor `clip_gradients` left for it, if any,
+       ride (multiplied) with the learning rate to `update_step`.
     """
     if keras.backend.backend() == "tensorflow":
-      parent_path = [v for g, v in zip(grads, trainable_variables)
-                     if not self._uses_fused_update(g, v)]
+      parent_path = [v for v in trainable_variables if not self._uses_fused_update(v)]
       if parent_path:  # (Keras' decay costs a merge call even for no variables)
         self.keras_weight_decay(parent_path)
-    scale = self._scale_state.scales.get(_replica_key())
+    key = _replica_key()
+    scale = self._scale_state.scales.get(key)
+    clip_factor = self._scale_state.clip_factors.pop(key, None)
+    if clip_factor is not None:
+      scale = clip_factor if scale is None else scale * clip_factor
     if scale is not None:
       learning_rate = _ScaledLearningRate(learning_rate, scale)
     return learning_rate
+
+  def clip_gradients(self, grads):
+    """Keras' clipping of the gradients the fused update applies (sparse ones summed into dense
+    ones first, so norms are those of the gradient Adam sees); the global-norm clip of a lone
+    replica's update is folded into the fused kernel instead (module docstring): the same
+    factor, no pass multiplying the gradients."""
+    if (keras.backend.backend() == "tensorflow" and not self.amsgrad
+        and not _is_tpu_strategy(tf.distribute.get_strategy())):
+      grads = [None if g is None else _dense(g) for g in grads]
+    if not self._folds_global_clipnorm(grads):
+      return super().clip_gradients(grads)
+    norm = tf.linalg.global_norm([g for g in grads if g is not None])
+    limit = tf.cast(self.global_clipnorm, norm.dtype)
+    # Keras' clip_by_global_norm's factor: 1 below the limit, NaN when the norm is not finite.
+    self._scale_state.clip_factors[_replica_key()] = (
+        limit * tf.minimum(1.0 / norm, 1.0 / limit) + (norm - norm))
+    return grads
+
+  def _folds_global_clipnorm(self, grads) -> bool:
+    """Whether `clip_gradients` hands the global-norm clip to the fused kernel: only the
+    global-norm clip Keras would apply (`clipnorm` takes precedence in Keras), one replica, no
+    gradient accumulation (its update runs inside a cond of Keras'), float gradients the fused
+    kernel updates."""
+    context = tf.distribute.get_replica_context()
+    return (keras.backend.backend() == "tensorflow"
+            and bool(self.global_clipnorm) and self.global_clipnorm > 0 and not self.clipnorm
+            and not self.gradient_accumulation_steps and not self.amsgrad
+            and context is not None and context.num_replicas_in_sync == 1
+            and not _is_tpu_strategy(tf.distribute.get_strategy())
+            and all(g is None or tf.as_dtype(g.dtype) in _FUSED_DTYPES for g in grads))
 
   def update_step(self, gradient, variable, learning_rate):
     scale = None
     if isinstance(learning_rate, _ScaledLearningRate):
       learning_rate, scale = learning_rate
       self._scale_state.scaled_updates += 1
-    if not self._uses_fused_update(gradient, variable):
+    if not self._uses_fused_update(variable):
       # Already decayed by Keras (before_collective_update above, or Keras' own pass elsewhere).
       if scale is not None:
         gradient = _scaled(gradient, scale)
       return super().update_step(gradient, variable, learning_rate)
+    gradient = _dense(gradient)
     var_handle, m_handle, v_handle = self._resource_handles(variable)
     dtype = variable.dtype
     cast = lambda x: tf.cast(x, dtype)
@@ -215,14 +266,14 @@ class FusedAdamW(keras_internals.CollectiveUpdateHooks, keras.optimizers.AdamW):
                   cast(1.0 if scale is None else scale), alpha, cast(1 - self.beta_1),
                   cast(1 - self.beta_2), cast(self.epsilon))
 
-  def _uses_fused_update(self, gradient, variable) -> bool:
-    """Whether this variable's update is the fused one (else the parent's, after Keras' decay).
+  def _uses_fused_update(self, variable) -> bool:
+    """Whether this variable's update is the fused one (else the parent's, after Keras' decay),
+    for dense and sparse gradients alike (a sparse one is summed into a dense one).
 
-    Decided from the gradient's kind and the variable alone, so `before_collective_update` (keras
-    variables, replica context) and `update_step` (a replica's component variable) agree.
+    Decided from the variable alone, so `before_collective_update` (keras variables, replica
+    context) and `update_step` (a replica's component variable) agree.
     """
     return (keras.backend.backend() == "tensorflow" and not self.amsgrad
-            and not isinstance(gradient, tf.IndexedSlices)
             and tf.as_dtype(variable.dtype) in _FUSED_DTYPES
             and not _is_tpu_strategy(keras_internals.distribution_strategy(self))
             and not _is_tpu_strategy(tf.distribute.get_strategy()))
@@ -248,6 +299,16 @@ def _replica_key():
     return None
   replica = tf.get_static_value(context.replica_id_in_sync_group)
   return None if replica is None else int(replica)
+
+
+def _dense(gradient):
+  """A gradient as a dense tensor: IndexedSlices summed row by row (repeated indices add up), as
+  `tf.convert_to_tensor` and Keras' Adam do."""
+  if isinstance(gradient, tf.IndexedSlices):
+    rows = tf.get_static_value(gradient.dense_shape)
+    rows = gradient.dense_shape[0] if rows is None else int(rows[0])
+    return tf.math.unsorted_segment_sum(gradient.values, gradient.indices, rows)
+  return gradient
 
 
 def _scaled(gradient, scale):

@@ -4,8 +4,9 @@ installed Keras (`check`, run by tests/training/test_keras_internals.py).
 Why private APIs at all: the Trainer sums gradients over replicas itself (to clip by the global norm
 of the summed gradient), so the optimizer's own all-reduce must be switched off, and FusedAdamW's
 one-pass update needs each variable's Adam slots and a per-replica gradient scale carried across
-Keras' merge call (training/fused_adamw.py explains that route, the only one that crosses it).
-Keras offers no public hook for either. Everything here was read from Keras 3.15
+Keras' merge call (training/fused_adamw.py explains that route, the only one that crosses it),
+which also carries the global-norm clip factor in place of Keras' pass multiplying every gradient.
+Keras offers no public hook for any of these. Everything here was read from Keras 3.15
 (keras/src/optimizers/base_optimizer.py, keras/src/backend/tensorflow/optimizer.py); a Keras
 release that changes it fails `check` with a message naming the installed version, instead of
 training wrongly.
@@ -22,6 +23,7 @@ _RELIED_ON = (
     ("Optimizer", "_all_reduce_sum_gradients", ("grads_and_vars",)),
     ("Optimizer", "_backend_update_step", ("grads", "trainable_variables", "learning_rate")),
     ("Optimizer", "_apply_weight_decay", ("variables",)),
+    ("Optimizer", "_clip_gradients", ("grads",)),
     ("Optimizer", "_use_weight_decay", ("variable",)),
     ("Optimizer", "_get_variable_index", ("variable",)),
 )
@@ -83,6 +85,8 @@ class CollectiveUpdateHooks:
     (Keras passes it through its merge call unchanged: training/fused_adamw.py).
   - `keras_weight_decay(variables)`: Keras' own decoupled decay of `variables`; the mixin's
     `decays_before_update = False` skips the pass Keras runs before every update.
+  - `clip_gradients(grads)`: the gradients after clipping, just before that update (default:
+    Keras' `clipnorm` / `global_clipnorm` / `clipvalue`).
   """
 
   decays_before_update = True
@@ -92,6 +96,12 @@ class CollectiveUpdateHooks:
 
   def keras_weight_decay(self, variables) -> None:
     super()._apply_weight_decay(variables)
+
+  def clip_gradients(self, grads):
+    return super()._clip_gradients(grads)
+
+  def _clip_gradients(self, grads):
+    return self.clip_gradients(grads)
 
   def _apply_weight_decay(self, variables):
     if self.decays_before_update:

@@ -25,9 +25,9 @@ FLOAT32_BETAS = tuple(float(np.float32(b)) for b in PAPER_BETAS)
 
 
 def build(fused: bool, betas, loss_scale: bool = False, weight_decay: float = 0.1,
-          warmup: int = 2):
-  """A model with an embedding (sparse gradient: the parent's update), a dense kernel and bias,
-  a LayerNorm (excluded from weight decay), and an optimizer made by create_optimizer."""
+          warmup: int = 2, clip_global_norm: float | None = None):
+  """A model with an embedding (a sparse gradient), a dense kernel and bias, a LayerNorm
+  (excluded from weight decay), and an optimizer made by create_optimizer."""
   import keras  # pylint: disable=g-import-not-at-top
   from bert_keras.training.optimization import create_optimizer  # pylint: disable=g-import-not-at-top
   keras.utils.set_random_seed(0)
@@ -39,10 +39,14 @@ def build(fused: bool, betas, loss_scale: bool = False, weight_decay: float = 0.
   model = keras.Model(ids, keras.layers.Dense(3, name="head")(x))
   optimizer = create_optimizer(1e-2, num_train_steps=20, num_warmup_steps=warmup,
                                weight_decay_rate=weight_decay, beta_1=betas[0], beta_2=betas[1],
-                               clip_global_norm=None, fused=fused)
+                               clip_global_norm=clip_global_norm, fused=fused)
   if loss_scale:
     optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
   return model, optimizer
+
+
+# A global-norm limit below the probe's gradient norms (~5-15), so the clip changes every step.
+CLIP = 0.5
 
 
 def data():
@@ -59,12 +63,21 @@ def scaled(gradient, scale):
   return gradient * scale
 
 
+def dense_for_keras(grads):
+  """The gradients with IndexedSlices summed into dense tensors: the Adam update FusedAdamW
+  computes. keras AdamW given IndexedSlices squares each repeated row's slice before summing
+  them (`ops.square` on the slices), so for a token seen twice in a batch its velocity gets
+  g1^2 + g2^2 instead of Adam's (g1 + g2)^2 (test_fused_adamw.py shows the difference)."""
+  return [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
+
+
 def make_step(strategy, model, optimizer, scales=None):
   """A tf.function running one replica step per call on this strategy's share of the batch.
 
   scales: optional gradient scale per replica (python floats). FusedAdamW (also when wrapped)
   gets it through `gradient_scale`, applied after Keras' all-reduce; keras AdamW gets gradients
   multiplied by it before the all-reduce: the same values for one power of two on every replica.
+  keras AdamW gets the embedding's gradient dense (`dense_for_keras`).
   """
   x, y = data()
   dataset = tf.data.Dataset.from_tensors((x, y)).repeat().unbatch().batch(BATCH)
@@ -77,6 +90,8 @@ def make_step(strategy, model, optimizer, scales=None):
       loss = tf.reduce_sum((model(features, training=True) - labels) ** 2) / BATCH
       scaled_loss = optimizer.scale_loss(loss)
     grads = tape.gradient(scaled_loss, model.trainable_variables)
+    if not hasattr(inner, "gradient_scale"):
+      grads = dense_for_keras(grads)
     if scales is None:
       optimizer.apply_gradients(zip(grads, model.trainable_variables))
       return loss
@@ -122,17 +137,18 @@ def weights_and_slots(state: dict) -> dict:
 
 def train(strategy, fused: bool, steps: int, betas, loss_scale: bool = False,
           save_at: int | None = None, save_prefix: str | None = None, restore: str | None = None,
-          scales=None, replica: int | None = 0):
+          scales=None, replica: int | None = 0, clip_global_norm: float | None = None):
   """(state after `steps` steps, initial state, whether the fused kernel ran).
 
   With `save_at`, a Trainer-style checkpoint (model variables by path + optimizer) is written to
   `save_prefix` (+ "-1") after that many steps; `restore` starts from such a checkpoint instead.
   `scales`: per-replica gradient scales (make_step). The final state is `replica`'s; with
-  replica=None, a list of every replica's.
+  replica=None, a list of every replica's. `clip_global_norm`: the optimizer's (Keras'
+  `global_clipnorm`, each replica's gradient clipped before the sum).
   """
   from bert_keras.training.trainer import model_variables  # pylint: disable=g-import-not-at-top
   with strategy.scope():
-    model, optimizer = build(fused, betas, loss_scale)
+    model, optimizer = build(fused, betas, loss_scale, clip_global_norm=clip_global_norm)
     optimizer.build(model.trainable_variables)
   checkpoint = tf.train.Checkpoint(model=model_variables(model), optimizer=optimizer)
   if restore:
@@ -201,6 +217,11 @@ def main():
   per_replica, _, scaled_ran = train(strategy, True, 1, EXACT_BETAS, loss_scale=True,
                                      scales=scales, replica=None)
   references = [train(strategy, False, 1, EXACT_BETAS, scales=(s, s))[0] for s in scales]
+  # The optimizer's own global-norm clip clips each replica's gradient before the sum (Keras):
+  # FusedAdamW must not fold one replica's factor into the summed update there.
+  clipped_fused = train(strategy, True, 3, EXACT_BETAS, clip_global_norm=CLIP)[0]
+  clipped_plain = train(strategy, False, 3, EXACT_BETAS, clip_global_norm=CLIP)[0]
+  unclipped_plain = train(strategy, False, 3, EXACT_BETAS)[0]
   print(json.dumps({
       "replicas": strategy.num_replicas_in_sync, "fused_kernel_ran": ran and scaled_ran,
       "max_scaled": max_scaled_difference(fused, plain),
@@ -208,7 +229,9 @@ def main():
       "per_replica_scale_max_scaled": max(
           max_scaled_difference(weights_and_slots(got), weights_and_slots(want))
           for got, want in zip(per_replica, references)),
-      "scales_apart": max_scaled_difference(references[0], references[1])}))
+      "scales_apart": max_scaled_difference(references[0], references[1]),
+      "clipped_max_scaled": max_scaled_difference(clipped_fused, clipped_plain),
+      "clip_moved": max_scaled_difference(clipped_plain, unclipped_plain)}))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 steps, weight-decay exclusions, mixed-precision wrapping, checkpoints in both directions, and a
 two-replica MirroredStrategy (subprocess probe: two logical CPUs)."""
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -80,7 +81,7 @@ def test_paper_betas_are_adam_to_float32_rounding():
 
 def test_gradient_scale_applies_the_scaled_gradients():
   # What the Trainer's clipping relies on: the scale is folded into the update, never skipped or
-  # applied twice (sparse embedding gradients take the parent's path and must be scaled too).
+  # applied twice (the sparse embedding gradient included).
   def apply(optimizer, scale):
     model, _ = probe.build(True, probe.EXACT_BETAS)
     x, y = probe.data()
@@ -91,7 +92,7 @@ def test_gradient_scale_applies_the_scaled_gradients():
       if scale is None:
         quarter = [tf.IndexedSlices(g.values * 0.25, g.indices, g.dense_shape)
                    if isinstance(g, tf.IndexedSlices) else g * 0.25 for g in grads]
-        optimizer.apply_gradients(zip(quarter, model.trainable_variables))
+        optimizer.apply_gradients(zip(probe.dense_for_keras(quarter), model.trainable_variables))
       else:
         with optimizer.gradient_scale(tf.constant(scale)):
           optimizer.apply_gradients(zip(grads, model.trainable_variables))
@@ -177,3 +178,68 @@ def test_mirrored_strategy_matches_keras_adamw():
   # and slots follow its own scale, and the two scales lead to clearly different slots.
   assert result["per_replica_scale_max_scaled"] <= 1e-6, result
   assert result["scales_apart"] > 1e-3, result
+  # The optimizer's global-norm clip under two replicas is Keras' (each replica clipped, then summed).
+  assert result["clip_moved"] > 1e-3, result
+  assert result["clipped_max_scaled"] <= probe.KERAS_TOLERANCE, result
+
+
+def _fit(fused: bool, clip_global_norm, monkeypatch=None):
+  """Weights and slots after model.fit (3 epochs of one batch) with the optimizer's own
+  global-norm clip, as fine-tuning runs it; and FusedAdamW's scaled update count. Every token id
+  once per batch, so keras AdamW's sparse update is Adam's (probe.dense_for_keras)."""
+  model, optimizer = probe.build(fused, probe.EXACT_BETAS, clip_global_norm=clip_global_norm)
+  model.compile(optimizer=optimizer, loss="mse")
+  x = np.random.default_rng(0).permutation(16).reshape(4, 4).astype("int32")
+  y = probe.data()[1][:4]
+  with monkeypatch.context() if monkeypatch else contextlib.nullcontext() as patch:
+    if patch:  # every variable, the sparse embedding's too, takes the fused kernel
+      patch.setattr(keras.optimizers.AdamW, "update_step",
+                    lambda *a: pytest.fail("keras AdamW's update_step ran under FusedAdamW"))
+    model.fit(x, y, batch_size=len(x), epochs=3, shuffle=False, verbose=0)
+  folded = optimizer._scale_state.scaled_updates if fused else 0
+  return probe.state(model, optimizer), folded
+
+
+@pytest.mark.parametrize("limit", [probe.CLIP, 1e6])  # clipping every step; never clipping
+def test_global_clipnorm_in_fit_matches_keras_folded_into_the_update(limit, monkeypatch):
+  fused, folded = _fit(True, limit, monkeypatch)
+  plain, _ = _fit(False, limit)
+  unclipped, _ = _fit(False, None)
+  assert folded > 0  # the clip factor reached the fused update (no pass scaling the gradients)
+  assert probe.max_scaled_difference(fused, plain) <= probe.KERAS_TOLERANCE
+  clip_moved = probe.max_scaled_difference(plain, unclipped)
+  assert clip_moved > 1e-3 if limit == probe.CLIP else clip_moved < 1e-6
+
+
+def test_sparse_gradients_are_adam_on_their_dense_sum():
+  # A row repeated in the slices (a token seen twice in a batch) is updated with the sum of its
+  # slices, as Adam on the dense gradient (the original BERT's optimizer squares the dense sum
+  # too); rows not in the slices still decay and move with their moments. keras AdamW given the
+  # slices squares each before summing (g1^2 + g2^2): the control that this test tells them apart.
+  lr, wd, b1, b2, eps = 0.01, 0.1, probe.EXACT_BETAS[0], probe.EXACT_BETAS[1], 1e-7
+  start = np.linspace(-1.0, 1.0, 12, dtype="float32").reshape(4, 3)
+  slices = [(np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]]) * (t + 1), [2, 2] if t == 0 else [0, 2])
+            for t in range(3)]
+
+  def run(optimizer, sparse: bool):
+    variable = tf.Variable(start)
+    for values, indices in slices:
+      gradient = tf.IndexedSlices(tf.constant(values, tf.float32), tf.constant(indices),
+                                  tf.constant([4, 3]))
+      optimizer.apply_gradients([(gradient if sparse else tf.convert_to_tensor(gradient),
+                                  variable)])
+    return variable.numpy()
+
+  w, m, v = start.astype("float64"), 0.0, 0.0  # AdamW in float64 on the summed gradient
+  for t, (values, indices) in enumerate(slices, 1):
+    g = np.zeros_like(w)
+    np.add.at(g, indices, values)
+    w = w - lr * wd * w
+    m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+    w = w - lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t) * m / (np.sqrt(v) + eps)
+  kw = dict(learning_rate=lr, weight_decay=wd, beta_1=b1, beta_2=b2, epsilon=eps)
+  sparse = run(FusedAdamW(**kw), True)
+  np.testing.assert_allclose(sparse, w, rtol=1e-6, atol=1e-7)
+  np.testing.assert_array_equal(sparse, run(FusedAdamW(**kw), False))
+  keras_sparse = run(keras.optimizers.AdamW(**kw), True)
+  assert np.max(np.abs(keras_sparse - w)) > 1e-4
