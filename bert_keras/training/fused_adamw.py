@@ -31,8 +31,10 @@ decays each variable right before its Adam update (Keras decays all variables, t
 all; each variable's result is the same).
 
 Sparse (IndexedSlices) gradients, such as an embedding table's, are summed into a dense gradient
-and take the fused update too. That is what Keras computes for them (its Adam turns them dense at
-its first subtraction), in one pass instead of a dozen.
+and take the fused update too: Adam on the dense gradient, as the original BERT and the Trainer
+compute it. Keras' own path for them is a dozen passes over the whole table, and its `ops.square`
+squares each slice before repeated rows are summed: a token seen twice in a batch gets the velocity
+g1^2 + g2^2 there instead of Adam's (g1 + g2)^2.
 
 Global-norm clipping (`global_clipnorm`, which `model.fit` fine-tuning uses) is Keras' except where
 it costs: Keras multiplies every gradient by the clip factor, a pass over all of them. When one
@@ -303,7 +305,7 @@ def _replica_key():
 
 def _dense(gradient):
   """A gradient as a dense tensor: IndexedSlices summed row by row (repeated indices add up), as
-  `tf.convert_to_tensor` and Keras' Adam do."""
+  `tf.convert_to_tensor` does."""
   if isinstance(gradient, tf.IndexedSlices):
     rows = tf.get_static_value(gradient.dense_shape)
     rows = gradient.dense_shape[0] if rows is None else int(rows[0])

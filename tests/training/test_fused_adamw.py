@@ -178,7 +178,8 @@ def test_mirrored_strategy_matches_keras_adamw():
   # and slots follow its own scale, and the two scales lead to clearly different slots.
   assert result["per_replica_scale_max_scaled"] <= 1e-6, result
   assert result["scales_apart"] > 1e-3, result
-  # The optimizer's global-norm clip under two replicas is Keras' (each replica clipped, then summed).
+  # The optimizer's own global-norm clip under two replicas is Keras': each replica clipped,
+  # then summed.
   assert result["clip_moved"] > 1e-3, result
   assert result["clipped_max_scaled"] <= probe.KERAS_TOLERANCE, result
 
