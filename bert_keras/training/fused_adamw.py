@@ -215,16 +215,13 @@ class FusedAdamW(keras_internals.CollectiveUpdateHooks, keras.optimizers.AdamW):
     ones first, so norms are those of the gradient Adam sees); the global-norm clip of a lone
     replica's update is folded into the fused kernel instead (module docstring): the same
     factor, no pass multiplying the gradients."""
-    if (keras.backend.backend() == "tensorflow" and not self.amsgrad
-        and not _is_tpu_strategy(tf.distribute.get_strategy())):
+    if self._fused_path_applies():
       grads = [None if g is None else _dense(g) for g in grads]
     if not self._folds_global_clipnorm(grads):
       return super().clip_gradients(grads)
     norm = tf.linalg.global_norm([g for g in grads if g is not None])
-    limit = tf.cast(self.global_clipnorm, norm.dtype)
-    # Keras' clip_by_global_norm's factor: 1 below the limit, NaN when the norm is not finite.
-    self._scale_state.clip_factors[_replica_key()] = (
-        limit * tf.minimum(1.0 / norm, 1.0 / limit) + (norm - norm))
+    self._scale_state.clip_factors[_replica_key()] = clip_factor(
+        norm, tf.cast(self.global_clipnorm, norm.dtype))
     return grads
 
   def _folds_global_clipnorm(self, grads) -> bool:
@@ -233,11 +230,10 @@ class FusedAdamW(keras_internals.CollectiveUpdateHooks, keras.optimizers.AdamW):
     gradient accumulation (its update runs inside a cond of Keras'), float gradients the fused
     kernel updates."""
     context = tf.distribute.get_replica_context()
-    return (keras.backend.backend() == "tensorflow"
+    return (self._fused_path_applies()
             and bool(self.global_clipnorm) and self.global_clipnorm > 0 and not self.clipnorm
-            and not self.gradient_accumulation_steps and not self.amsgrad
+            and not self.gradient_accumulation_steps
             and context is not None and context.num_replicas_in_sync == 1
-            and not _is_tpu_strategy(tf.distribute.get_strategy())
             and all(g is None or tf.as_dtype(g.dtype) in _FUSED_DTYPES for g in grads))
 
   def update_step(self, gradient, variable, learning_rate):
@@ -275,8 +271,13 @@ class FusedAdamW(keras_internals.CollectiveUpdateHooks, keras.optimizers.AdamW):
     Decided from the variable alone, so `before_collective_update` (keras variables, replica
     context) and `update_step` (a replica's component variable) agree.
     """
+    return self._fused_path_applies() and tf.as_dtype(variable.dtype) in _FUSED_DTYPES
+
+  def _fused_path_applies(self) -> bool:
+    """Whether the fused kernel may update this optimizer's variables at all: the TensorFlow
+    backend, no amsgrad (Keras' path keeps the extra slot), and no TPU strategy, neither the
+    optimizer's nor the current one (TPU variables are not plain resource variables)."""
     return (keras.backend.backend() == "tensorflow" and not self.amsgrad
-            and tf.as_dtype(variable.dtype) in _FUSED_DTYPES
             and not _is_tpu_strategy(keras_internals.distribution_strategy(self))
             and not _is_tpu_strategy(tf.distribute.get_strategy()))
 
@@ -291,6 +292,12 @@ class FusedAdamW(keras_internals.CollectiveUpdateHooks, keras.optimizers.AdamW):
         raise TypeError(f"FusedAdamW needs resource variables, got {t!r}")
       handles.append(handle)
     return handles
+
+
+def clip_factor(norm, limit):
+  """What `tf.clip_by_global_norm` multiplies every gradient by: 1 at or below `limit`, limit /
+  norm above it, NaN when the norm is not finite (so a bad step is visible, as in Keras)."""
+  return limit * tf.minimum(1.0 / norm, 1.0 / limit) + (norm - norm)
 
 
 def _replica_key():

@@ -36,7 +36,7 @@ from tensorflow.core.framework import summary_pb2
 from bert_keras.atomic_io import gfile_write_text
 from bert_keras.errors import UserError
 from bert_keras import kernels
-from bert_keras.training import distribute, keras_internals
+from bert_keras.training import distribute, fused_adamw, keras_internals
 
 _SCALAR_METADATA = summary_pb2.SummaryMetadata(
     plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
@@ -197,8 +197,7 @@ class Trainer:
         # FusedAdamW multiplies the gradient by the clip factor inside its weight-decay pass,
         # saving a pass over every gradient. The factor is tf.clip_by_global_norm's (NaN when
         # the norm is not finite).
-        norm = tf.linalg.global_norm(grads)
-        factor = limit * tf.minimum(1.0 / norm, 1.0 / limit) + (norm - norm)
+        factor = fused_adamw.clip_factor(tf.linalg.global_norm(grads), limit)
         used = [(g, v) for g, v in zip(grads, variables) if v.path not in self._unused_paths]
         with inner.gradient_scale(factor):
           self.optimizer.apply_gradients(used)
