@@ -194,7 +194,7 @@ class Trainer:
       limit = self.clip_global_norm * (tf.cast(scale, tf.float32) if scale is not None else 1.0)
       inner = getattr(self.optimizer, "inner_optimizer", self.optimizer)
       if hasattr(inner, "gradient_scale"):
-        # FusedAdamW multiplies the gradient by the clip factor inside its weight-decay pass,
+        # FusedAdamW multiplies the gradient by the clip factor inside its fused update,
         # saving a pass over every gradient. The factor is tf.clip_by_global_norm's (NaN when
         # the norm is not finite).
         factor = fused_adamw.clip_factor(tf.linalg.global_norm(grads), limit)
