@@ -160,6 +160,10 @@ class ServingModule(tf.Module):
     else:
       self._run_model = model_fn(bool(jit_compile))
       self._graph_model = None if jit_compile else self._run_model
+    # The batches of every text-in and tokenized signature run through one traced function
+    # (`_per_row_bucket`), made on first use; untracked, so saving does not trace it for the kinds
+    # that never call it.
+    self._shared = _Untracked(per_row_bucket=None)
     # One traced tokenizer shared by every signature: its normalisation tables and WordPiece model
     # are graph constants, stored once in the SavedModel instead of once per concrete function.
     strings = [tf.TensorSpec([None], tf.string)]
@@ -225,8 +229,18 @@ class ServingModule(tf.Module):
     if self._graph_model is None or len(self.buckets) == 1:
       return self._run_model(inputs)
     rows = tf.shape(inputs["input_word_ids"])[0]
-    return lazy_cond(rows > 1, lambda: self._run_by_bucket(inputs),
-                     lambda: self._run_model(inputs))
+    return lazy_cond(rows > 1, lambda: self._per_row_bucket()(
+        {name: inputs[name] for name in _INPUT_NAMES}), lambda: self._run_model(inputs))
+
+  def _per_row_bucket(self) -> Callable:
+    """`_run_by_bucket` traced once for every signature that calls it (encoder, classifier,
+    tagger: text, text pair, tokenized), so the SavedModel stores it once. Traced per signature,
+    its branches (one per bucket) were most of an export's time."""
+    if self._shared.per_row_bucket is None:
+      with tf.init_scope():  # outside the caller's graph: one trace, whichever signature asks
+        self._shared.per_row_bucket = tf.function(
+            self._run_by_bucket, autograph=False).get_concrete_function(tokenized_specs())
+    return self._shared.per_row_bucket
 
   def _run_by_bucket(self, inputs: Mapping[str, tf.Tensor]) -> dict:
     inputs = dict(inputs)
