@@ -5,7 +5,8 @@ run_classifier / run_squad `do_eval` and `do_predict` without `do_train`).
                   config.json, metrics.json and predictions_<split>.json, as training does.
   run_prediction  reads unlabeled splits (default: the test files), writes predictions_<split>.json
                   and the benchmark's submission files: GLUE `<TASK>.tsv` (`index<TAB>prediction`,
-                  e.g. MRPC.tsv, MNLI-m.tsv), SQuAD predictions.json and, for v2.0, null_odds.json.
+                  e.g. MRPC.tsv, MNLI-m.tsv, and AX.tsv when the AX file is found), SQuAD
+                  predictions.json and, for v2.0, null_odds.json, SWAG submission.csv.
 
 Both run in batches of similar length, each padded to 16, 24, 32, 48, 64, ... max_seq_length, as
 training's evaluation does (bert_keras/tasks/length_batches.py: the same metrics and the same
@@ -150,8 +151,8 @@ def run_prediction(finetuned_dir: str, output_dir: str, data_dir: str = "",
   _check_directories(finetuned_dir, output_dir)
   finetuned = FinetunedModel(finetuned_dir, length_buckets)
   task = finetuned.task
-  splits = tuple(splits) or task.predict_splits
   data_dir = task.resolve_data_dir(data_dir)
+  splits = tuple(splits) or task.default_predict_splits(data_dir)
   examples = finetuned.read(data_dir, splits, labelled=False)
 
   def write(stage: str) -> list[str]:

@@ -34,21 +34,42 @@ class GlueTask(ClassificationTask):
   tfds_fields: tuple = ("sentence",)
   label_range: tuple | None = None  # (low, high) of a regression task's scores, both included
   num_columns: int = 0  # of a file without a header row; others have the header's
-  # The unlabeled test files: (index, text_a, text_b) columns, and the submission file per split.
+  # The unlabeled test files: their official header, the (index, text_a, text_b) columns of it, and
+  # the submission file per split.
+  test_header: tuple = ()
   test_columns: tuple = (0, 1, 2)
   submission_names: dict = {}
+  # Unlabeled splits in another file layout: split -> (candidate paths relative to --data_dir,
+  # header, columns); predicted by default only when one of the files exists (MNLI's AX).
+  extra_test_files: dict = {}
 
   def split_file(self, split: str) -> str:
     return f"{split}.tsv"
+
+  def split_path(self, data_dir: str, split: str) -> str:
+    """The file of `split`: `<split>.tsv`, or the first of an extra test split's candidates that
+    exists (the first when none does, for the error)."""
+    if split not in self.extra_test_files:
+      return os.path.join(data_dir, self.split_file(split))
+    paths = [os.path.normpath(os.path.join(data_dir, name))
+             for name in self.extra_test_files[split][0]]
+    return next((path for path in paths if os.path.isfile(path)), paths[0])
+
+  def default_predict_splits(self, data_dir: str) -> tuple:
+    if data_dir.startswith(TFDS_PREFIX):
+      return super().default_predict_splits(data_dir)
+    return tuple(split for split in self.predict_splits if split not in self.extra_test_files
+                 or os.path.isfile(self.split_path(data_dir, split)))
 
   def read_examples(self, data_dir: str, split: str) -> list:
     data_dir = self.resolve_data_dir(data_dir)
     if data_dir.startswith(TFDS_PREFIX):
       return self._read_tfds(data_dir[len(TFDS_PREFIX):] or None, split)
-    path = require_file(os.path.join(data_dir, self.split_file(split)),
-                        f"the GLUE {self.name} {split} file")
+    path = require_file(self.split_path(data_dir, split), f"the GLUE {self.name} {split} file")
     if split in self.predict_splits:
-      return self._read_test(path)
+      header, columns = self.extra_test_files.get(split, (None, self.test_header,
+                                                          self.test_columns))[1:]
+      return self._read_test(path, header, columns)
     columns = [c for c in (self.text_a_column, self.text_b_column, self.label_column)
                if c is not None]
     needed = max(c if c >= 0 else -c - 1 for c in columns) + 1
@@ -80,14 +101,22 @@ class GlueTask(ClassificationTask):
       raise UserError(f"{path}: no examples")
     return examples
 
-  def _read_test(self, path: str) -> list:
-    """An unlabeled test file (a header, then index and text columns); guid = the index cell."""
-    index, text_a, text_b = self.test_columns
-    needed = max(c for c in self.test_columns if c is not None) + 1
-    expected, examples = needed, []
+  def _read_test(self, path: str, test_header: tuple, test_columns: tuple) -> list:
+    """An unlabeled test file (the official header, then index and text columns); guid = the
+    index cell, which the submission file writes back.
+
+    Any other header is refused: a labelled file (train.tsv, dev.tsv, MSR's raw MRPC test file)
+    has the same text columns at other places, and read as a test file it would put its labels
+    or ids in the submission's index column.
+    """
+    index, text_a, text_b = test_columns
+    expected, examples = len(test_header), []
     for number, row in read_tsv(path, skip_header=False):
       if number == 1:
-        expected = max(needed, len(row))
+        if tuple(row) != test_header:
+          raise UserError(f"{path}:1: header {_cells(row)} is not the unlabeled GLUE "
+                          f"{self.name} test layout {_cells(test_header)}; a labelled "
+                          "(train/dev) file cannot give a submission")
         continue
       if len(row) != expected:
         raise UserError(f"{path}:{number}: {len(row)} tab-separated columns; expected {expected} "
@@ -138,6 +167,12 @@ class GlueTask(ClassificationTask):
     return examples
 
 
+def _cells(row) -> str:
+  """A header for messages: its cells joined by tabs, shortened."""
+  text = "\t".join(row)
+  return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
 def _glue(name: str, **spec) -> type:
   cls = type(f"Glue{name.capitalize()}Task", (GlueTask,), spec)
   cls.__doc__ = f"GLUE {name}: {spec.get('metric_names')} on dev."
@@ -146,23 +181,31 @@ def _glue(name: str, **spec) -> type:
 
 _BINARY = ("0", "1")
 _NLI2 = ("entailment", "not_entailment")
+_INDEX_PAIR = ("index", "sentence1", "sentence2")
+_AX_FILES = ("AX.tsv", "diagnostic.tsv", os.path.join("..", "diagnostic", "diagnostic.tsv"))
+_MNLI_TEST_HEADER = ("index", "promptID", "pairID", "genre", "sentence1_binary_parse",
+                     "sentence2_binary_parse", "sentence1_parse", "sentence2_parse", "sentence1",
+                     "sentence2")
 
 # Train and dev columns follow each task's official files; test.tsv (no label, a header in every
 # task) gives (index, text_a, text_b), and its predictions go to the GLUE server as `<name>.tsv`.
 # CoLA: no header; columns: source, label, original label, sentence. Matthews correlation.
 _glue("cola", header=False, num_columns=4, text_a_column=3, label_column=1, labels=_BINARY,
       metric_names=("matthews_corrcoef",), tfds_name="glue/cola", tfds_fields=("sentence",),
-      test_columns=(0, 1, None), submission_names={"test": "CoLA"})
+      test_header=("index", "sentence"), test_columns=(0, 1, None),
+      submission_names={"test": "CoLA"})
 # SST-2: sentence, label. Test: index, sentence.
 _glue("sst2", text_a_column=0, label_column=1, labels=_BINARY, metric_names=("accuracy",),
       tfds_name="glue/sst2", tfds_fields=("sentence",),
-      test_columns=(0, 1, None), submission_names={"test": "SST-2"})
+      test_header=("index", "sentence"), test_columns=(0, 1, None),
+      submission_names={"test": "SST-2"})
 # MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String. F1 of "1" (paraphrase) and accuracy.
 # Test: index, #1 ID, #2 ID, #1 String, #2 String.
 _glue("mrpc", is_pair=True, text_a_column=3, text_b_column=4, label_column=0, labels=_BINARY,
       metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/mrpc",
       tfds_fields=("sentence1", "sentence2"),
-      test_columns=(0, 3, 4), submission_names={"test": "MRPC"})
+      test_header=("index", "#1 ID", "#2 ID", "#1 String", "#2 String"), test_columns=(0, 3, 4),
+      submission_names={"test": "MRPC"})
 # STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score. Regression.
 # Scores are similarity ratings from 0 to 5; anything else is a wrong column or a corrupt row.
 # Test: the same columns without the score.
@@ -170,29 +213,37 @@ _glue("stsb", is_pair=True, text_a_column=7, text_b_column=8, label_column=-1, l
       label_range=(0.0, 5.0),
       metric_names=("pearson", "spearman"), tfds_name="glue/stsb",
       tfds_fields=("sentence1", "sentence2"),
+      test_header=("index", "genre", "filename", "year", "old_index", "source1", "source2",
+                   "sentence1", "sentence2"),
       test_columns=(0, 7, 8), submission_names={"test": "STS-B"})
 # QQP: id qid1 qid2 question1 question2 is_duplicate. F1 of "1" and accuracy.
 # Test: id, question1, question2.
 _glue("qqp", is_pair=True, text_a_column=3, text_b_column=4, label_column=5, labels=_BINARY,
       metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/qqp",
-      tfds_fields=("question1", "question2"), submission_names={"test": "QQP"})
+      tfds_fields=("question1", "question2"), test_header=("id", "question1", "question2"),
+      submission_names={"test": "QQP"})
 # MNLI: sentence1 / sentence2 at 8 / 9, gold_label last; evaluated on matched and mismatched dev.
-# Test (test_matched.tsv, test_mismatched.tsv): the same first ten columns.
+# Test (test_matched.tsv, test_mismatched.tsv): the same first ten columns. The diagnostic set AX
+# (index, sentence1, sentence2), whose MNLI predictions every GLUE submission includes as AX.tsv:
+# AX.tsv or diagnostic.tsv in the MNLI folder, or glue_data/diagnostic/diagnostic.tsv beside it
+# (where the GLUE download script puts it).
 _glue("mnli", is_pair=True, text_a_column=8, text_b_column=9, label_column=-1,
       labels=("contradiction", "entailment", "neutral"), metric_names=("accuracy",),
       eval_splits=("dev_matched", "dev_mismatched"), tfds_name="glue/mnli",
       tfds_fields=("premise", "hypothesis"),
-      test_columns=(0, 8, 9), predict_splits=("test_matched", "test_mismatched"),
-      submission_names={"test_matched": "MNLI-m", "test_mismatched": "MNLI-mm"})
+      test_header=_MNLI_TEST_HEADER, test_columns=(0, 8, 9),
+      predict_splits=("test_matched", "test_mismatched", "ax"),
+      submission_names={"test_matched": "MNLI-m", "test_mismatched": "MNLI-mm", "ax": "AX"},
+      extra_test_files={"ax": (_AX_FILES, _INDEX_PAIR, (0, 1, 2))})
 # QNLI: index question sentence label. Test: index, question, sentence.
 _glue("qnli", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_NLI2,
       metric_names=("accuracy",), tfds_name="glue/qnli", tfds_fields=("question", "sentence"),
-      submission_names={"test": "QNLI"})
+      test_header=("index", "question", "sentence"), submission_names={"test": "QNLI"})
 # RTE: index sentence1 sentence2 label. Test: index, sentence1, sentence2.
 _glue("rte", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_NLI2,
       metric_names=("accuracy",), tfds_name="glue/rte", tfds_fields=("sentence1", "sentence2"),
-      submission_names={"test": "RTE"})
+      test_header=_INDEX_PAIR, submission_names={"test": "RTE"})
 # WNLI: index sentence1 sentence2 label. Test: index, sentence1, sentence2.
 _glue("wnli", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_BINARY,
       metric_names=("accuracy",), tfds_name="glue/wnli", tfds_fields=("sentence1", "sentence2"),
-      submission_names={"test": "WNLI"})
+      test_header=_INDEX_PAIR, submission_names={"test": "WNLI"})

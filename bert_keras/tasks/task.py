@@ -71,6 +71,10 @@ class Task(abc.ABC):
                       f"the folder with its {self.train_split} and {self.eval_splits[0]} files")
     return embedded
 
+  def default_predict_splits(self, data_dir: str) -> tuple:
+    """The splits a predict-only run without --splits reads from `data_dir` (resolved)."""
+    return self.predict_splits
+
   @abc.abstractmethod
   def read_examples(self, data_dir: str, split: str) -> list:
     """Reads one split in the task's official file layout; UserError names file:line on bad rows."""

@@ -4,6 +4,7 @@ files, the one --data_dir rule and the one naming rule of prediction files."""
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -205,7 +206,7 @@ GLUE_TEST = {
 def test_glue_test_files_and_submissions(tmp_path, name):
   header, files = GLUE_TEST[name]
   task = get_task(get_task_config(name))
-  assert task.predict_splits == tuple(files)
+  assert task.default_predict_splits(str(tmp_path)) == tuple(files)  # MNLI: no AX file here
   text_columns = [i for i, c in enumerate(header) if c in (
       "sentence", "#1 String", "#2 String", "sentence1", "sentence2", "question1", "question2",
       "question")]
@@ -235,6 +236,54 @@ def test_glue_test_files_and_submissions(tmp_path, name):
     with pytest.raises(UserError, match=rf"{split}\.tsv:4: {len(header) + 1} tab-separated "
                                         rf"columns; expected {len(header)}"):
       task.read_examples(str(tmp_path), split)
+
+
+@pytest.mark.parametrize("name", sorted(GLUE_TEST))
+def test_a_labelled_file_as_the_test_file_is_refused(tmp_path, name):
+  """Before: a dev.tsv (or MSR's raw MRPC test file, header Quality) given as test.tsv was read
+  as the test layout: the submission's index column held its labels (or ids), exit 0."""
+  from .test_glue import write_glue  # pylint: disable=import-outside-toplevel
+  task = get_task(get_task_config(name))
+  data = write_glue(str(tmp_path), name)  # train.tsv in the official labelled layout
+  for split in GLUE_TEST[name][1]:
+    shutil.copyfile(os.path.join(data, "train.tsv"), os.path.join(data, f"{split}.tsv"))
+    with pytest.raises(UserError, match=rf"{split}\.tsv:1: header .* is not the unlabeled GLUE "
+                                        rf"{name} test layout"):
+      task.read_examples(data, split)
+
+
+def test_predict_on_a_labelled_test_file_writes_nothing(mrpc, tmp_path):
+  data, run = mrpc
+  labelled = tmp_path / "MRPC"
+  labelled.mkdir()
+  with open(os.path.join(data, "dev.tsv"), encoding="utf-8") as f:
+    (labelled / "test.tsv").write_text(f.read(), encoding="utf-8")
+  with pytest.raises(UserError, match=r"test\.tsv:1: header 'Quality\\t#1 ID"):
+    finetuned_model.run_prediction(run, str(tmp_path / "pred"), data_dir=str(labelled))
+  assert not os.path.exists(tmp_path / "pred")
+
+
+def test_mnli_predicts_the_ax_diagnostic_set_when_present(tmp_path):
+  """GLUE submissions include AX.tsv (MNLI's model on the diagnostic set): predicted by default
+  when glue_data/diagnostic/diagnostic.tsv (the download script's place) or MNLI/AX.tsv exists."""
+  task = get_task(get_task_config("glue/mnli"))
+  mnli = tmp_path / "glue_data" / "MNLI"
+  mnli.mkdir(parents=True)
+  assert task.default_predict_splits(str(mnli)) == ("test_matched", "test_mismatched")
+  _tsv(str(tmp_path / "glue_data" / "diagnostic" / "diagnostic.tsv"),
+       ["index", "sentence1", "sentence2"], [["0", "The cat sat.", "A cat sat."],
+                                             ["5", "It rains.", "It is dry."]])
+  assert task.default_predict_splits(str(mnli)) == ("test_matched", "test_mismatched", "ax")
+  examples = task.read_examples(str(mnli), "ax")
+  assert [(e.guid, e.text_a, e.text_b) for e in examples] == [
+      ("0", "The cat sat.", "A cat sat."), ("5", "It rains.", "It is dry.")]
+  (path,) = task.write_submission(examples, [{"prediction": "entailment"},
+                                             {"prediction": "contradiction"}], "ax", str(tmp_path))
+  assert os.path.basename(path) == "AX.tsv"
+  assert open(path, encoding="utf-8").read().splitlines() == [
+      "index\tprediction", "0\tentailment", "5\tcontradiction"]
+  _tsv(str(mnli / "AX.tsv"), ["index", "sentence1", "sentence2"], [["9", "A.", "B."]])
+  assert [e.guid for e in task.read_examples(str(mnli), "ax")] == ["9"]  # the folder's own first
 
 
 def test_squad_submission_and_prediction_files(tmp_path):
