@@ -9,6 +9,10 @@ naming the file and what was expected, instead of a traceback:
   nested too deeply     `<file>: JSON nested too deeply (Python's recursion limit); expected ...`
   wrong top-level type  `<file>: expected an object at the top level of the JSON, got an array`
 
+A UTF-8 byte-order mark (U+FEFF, which Windows editors write at the start of a file) is accepted
+and dropped by every reader of a user's text: `decode_utf8` here, and `TEXT_ENCODING` for files
+opened in text mode (the task readers of bert_keras/tasks/readers.py and swag.py).
+
 The standard library's parser recurses once per nesting level, so `"[" * 100000` would otherwise
 end in a RecursionError; JSON is only ever data here (never code, never pickles).
 
@@ -36,12 +40,17 @@ def _where(source: str, line: int | None) -> str:
   return f"{source}:{line}" if line is not None else source
 
 
+# The codec of every user text file opened in text mode: UTF-8, a leading byte-order mark dropped.
+TEXT_ENCODING = "utf-8-sig"
+
+
 def decode_utf8(data: bytes, source: str, line: int | None = None) -> str:
-  """UTF-8 text of `data`; a UserError names the 1-based line of the first undecodable byte."""
+  """UTF-8 text of `data`, a leading byte-order mark dropped; a UserError names the 1-based line
+  of the first undecodable byte."""
   try:
-    return data.decode("utf-8")
+    return data.decode(TEXT_ENCODING)
   except UnicodeDecodeError as e:
-    at = (line or 1) + data.count(b"\n", 0, e.start)
+    at = (line or 1) + e.object.count(b"\n", 0, e.start)  # e.object: after any BOM
     raise UserError(f"{source}:{at}: not valid UTF-8 ({e.reason} at byte {e.start}); expected a "
                     "UTF-8 text file") from None
 

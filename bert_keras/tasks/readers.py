@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 from typing import Iterator
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import TEXT_ENCODING
 
 
 def require_file(path: str, what: str = "") -> str:
@@ -32,10 +34,12 @@ def first_undecodable_line(path: str, encoding: str):
 
 
 def read_lines(path: str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
-  """Yields (1-based line number, line without its newline) of a text file."""
+  """Yields (1-based line number, line without its newline) of a text file; a UTF-8 file's
+  byte-order mark is dropped (bert_keras/json_io.py: the rule of every reader)."""
   require_file(path)
+  codec = TEXT_ENCODING if codecs.lookup(encoding).name == "utf-8" else encoding
   try:
-    with open(path, encoding=encoding, newline="") as f:
+    with open(path, encoding=codec, newline="") as f:
       for number, line in enumerate(f, 1):
         yield number, line.rstrip("\r\n")
   except UnicodeDecodeError as e:

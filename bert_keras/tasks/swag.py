@@ -18,6 +18,7 @@ import keras
 import numpy as np
 
 from bert_keras.errors import UserError
+from bert_keras.json_io import TEXT_ENCODING
 from bert_keras.tasks import metrics as metrics_lib
 from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
 from bert_keras.tasks.packing import pack
@@ -53,7 +54,7 @@ def read_swag(path: str, require_label: bool) -> list[SwagExample]:
 
 def _read_swag_rows(path: str, require_label: bool) -> list[SwagExample]:
   examples = []
-  with open(path, encoding="utf-8", newline="") as f:
+  with open(path, encoding=TEXT_ENCODING, newline="") as f:  # a byte-order mark dropped
     reader = csv.reader(f)
     header = _next_row(reader, path, 1)
     if header is None:
