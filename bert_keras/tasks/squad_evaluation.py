@@ -3,7 +3,10 @@
 EM and F1 normalise case, punctuation, the articles a/an/the and whitespace, and take the maximum
 over the gold answers. v2.0 differs in two places the ports keep: an empty gold list means "no
 answer" (gold ['']), and F1 against an empty string is 1 only when both are empty. Scores are
-percentages, as the scripts print them.
+percentages, as the scripts print them, under the scripts' own keys (v1.1: exact_match, f1;
+v2.0: exact, f1, total, HasAns_*, NoAns_*, best_exact, best_f1 and their thresholds). One departure
+from the v2.0 script, in its threshold search (`find_best_thresh`): best_exact / best_f1 are the
+scores their reported thresholds give.
 """
 
 from __future__ import annotations
@@ -160,14 +163,23 @@ def merge_eval(main_eval, new_eval, prefix) -> None:
 
 
 def find_best_thresh(preds, scores, na_probs, qid_to_has_ans):
+  """(best score, its threshold) over the thresholds `na_prob > thresh => no answer`: the score
+  `apply_no_ans_threshold` gives at the returned threshold is the returned score.
+
+  Two corrections of the official sweep, which reports pairs no threshold gives when na_probs are
+  not probabilities (BERT's null odds are often negative) or tie: it starts from "every question
+  abstains" labelled threshold 0.0, which abstains on none of the questions whose na_prob is below
+  0 (here: a threshold below the lowest na_prob, 0.0 when that is one, as the official script
+  returns for probabilities); and it scores after each question, also between questions of one
+  na_prob, which no threshold separates (here: after the last of them).
+  """
   num_no_ans = sum(1 for k in qid_to_has_ans if not qid_to_has_ans[k])
   cur_score = num_no_ans
   best_score = cur_score
-  best_thresh = 0.0
-  qid_list = sorted(na_probs, key=lambda k: na_probs[k])
-  for qid in qid_list:
-    if qid not in scores:
-      continue
+  qid_list = [k for k in sorted(na_probs, key=lambda k: na_probs[k]) if k in scores]
+  lowest = na_probs[qid_list[0]] if qid_list else 0.0
+  best_thresh = 0.0 if lowest > 0.0 else lowest - 1.0
+  for i, qid in enumerate(qid_list):
     if qid_to_has_ans[qid]:
       diff = scores[qid]
     else:
@@ -176,6 +188,8 @@ def find_best_thresh(preds, scores, na_probs, qid_to_has_ans):
       else:
         diff = 0
     cur_score += diff
+    if i + 1 < len(qid_list) and na_probs[qid_list[i + 1]] == na_probs[qid]:
+      continue  # a tie: no threshold answers this question without the next
     if cur_score > best_score:
       best_score = cur_score
       best_thresh = na_probs[qid]

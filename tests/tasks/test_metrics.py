@@ -1,6 +1,7 @@
 """Task metrics against values computed by hand."""
 
 import math
+import random
 
 import pytest
 
@@ -77,3 +78,33 @@ def test_squad_v2_official_threshold_search():
   assert out["best_exact"] == pytest.approx(200 / 3) and out["best_exact_thresh"] == -3.0
   # Empty prediction against empty gold scores 1 in v2, 0 against an answer.
   assert se.compute_f1("", "") == 1 and se.compute_f1("Paris", "") == 0
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_squad_v2_best_scores_are_the_scores_at_their_thresholds(seed):
+  """Before: null odds all below 0 with abstaining best reported best_exact (every question
+  abstains) at best_exact_thresh 0.0, where every question is answered and `exact` differs; tied
+  odds counted a score between two questions no threshold separates."""
+  rng = random.Random(seed)
+  qas, preds, na = [], {}, {}
+  for i in range(rng.randint(1, 8)):
+    gold = rng.choice(["Paris", "red car", ""])
+    qas.append({"id": f"q{i}", "answers": [{"text": gold}] if gold else []})
+    preds[f"q{i}"] = rng.choice(["Paris", "car", "red car", "Lyon"])
+    na[f"q{i}"] = float(rng.choice([-3, -2, -1, -0.5, 0, 0.5, 2]))
+  data = [{"paragraphs": [{"qas": qas}]}]
+  out = se.evaluate_v2(data, preds, na)
+  for key in ("exact", "f1"):
+    at_best = se.evaluate_v2(data, preds, na, na_prob_thresh=out[f"best_{key}_thresh"])
+    assert at_best[key] == pytest.approx(out[f"best_{key}"]), (key, out)
+    for thresh in sorted(set(na.values())) + [-10.0]:  # no threshold does better
+      assert se.evaluate_v2(data, preds, na, na_prob_thresh=thresh)[key] <= out[f"best_{key}"] + 1e-9
+
+
+def test_squad_v2_abstaining_everywhere_is_a_threshold_below_every_null_odds():
+  data = [{"paragraphs": [{"qas": [{"id": "h", "answers": [{"text": "Paris"}]},
+                                   {"id": "n", "answers": []}]}]}]
+  out = se.evaluate_v2(data, {"h": "Lyon", "n": "Lyon"}, {"h": -1.0, "n": -2.0},
+                       na_prob_thresh=0.0)
+  assert out["exact"] == 0.0  # both answered at 0.0
+  assert out["best_exact"] == 50.0 and out["best_exact_thresh"] < -2.0
