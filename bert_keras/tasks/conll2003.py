@@ -4,7 +4,8 @@ File layout: one `token POS chunk NER` line per word, `-DOCSTART- -X- -X- O` doc
 blank lines between sentences; `<data_dir>/train.txt`, `valid.txt` (or the original eng.train,
 eng.testa). Tags are IOB1 (the original English release) or IOB2 (`tagging_scheme`), with the
 entity types PER, LOC, ORG and MISC; a file whose entities begin the other scheme's way is refused.
-The model is trained on IOB2 and predictions are written back in the file's scheme. The label of a
+The model is trained on IOB2; predictions (the JSON and conlleval files) are written back in the
+file's scheme. The label of a
 word is predicted from its first WordPiece only. Entity-level precision / recall / F1 as conlleval.
 
 `approach="feature_based"` trains a two-layer BiLSTM over frozen encoder features instead (5.3).
@@ -229,16 +230,19 @@ class Conll2003Task(Task):
                                      [p["predicted"] for p in predictions])
 
   def write_predictions(self, predictions: Any, path_stem: str) -> str:
-    """`<path_stem>.json` (IOB2 tags, as the model predicts them) and `<path_stem>.conlleval.txt`,
-    conlleval's input: `word gold predicted` per line, in the input files' scheme."""
+    """`<path_stem>.json` ({guid, words, gold, predicted} per sentence) and
+    `<path_stem>.conlleval.txt`, conlleval's input (`word gold predicted` per line), both in the
+    input files' scheme (--tagging_scheme): the gold tags as the file has them."""
     convert = iob2_to_iob1 if self.config.tagging_scheme == "iob1" else list
+    written = [{**p, "gold": convert(p["gold"]), "predicted": convert(p["predicted"])}
+               for p in predictions]
     lines = []
-    for p in predictions:
-      for word, gold, pred in zip(p["words"], convert(p["gold"]), convert(p["predicted"])):
+    for p in written:
+      for word, gold, pred in zip(p["words"], p["gold"], p["predicted"]):
         lines.append(f"{word} {gold} {pred}")
       lines.append("")
     write_text(path_stem + ".conlleval.txt", "\n".join(lines) + "\n")
-    return super().write_predictions(predictions, path_stem)
+    return super().write_predictions(written, path_stem)
 
   def task_info(self, metrics=None) -> dict:
     info = super().task_info(metrics)

@@ -1,5 +1,6 @@
 """CoNLL-2003 reader, IOB schemes, first-piece alignment and post-processing on crafted logits."""
 
+import json
 import os
 
 import numpy as np
@@ -94,6 +95,14 @@ def test_postprocess_and_metrics_on_crafted_logits(tmp_path, tokenizer):
   lines = open(path[:-len(".json")] + ".conlleval.txt", encoding="utf-8").read().splitlines()
   assert lines[0] == "EU I-ORG I-ORG"  # written back in the file's IOB1 scheme
   assert lines[-2] == "Jones B-PER B-PER"
+  # The JSON in the same scheme: its gold column is the file's NER column, its predictions the
+  # conlleval file's third column (before: IOB2 in the JSON, IOB1 in the conlleval file).
+  written = json.load(open(path, encoding="utf-8"))
+  file_tags = [line.split()[-1] for line in fx.CONLL.splitlines()
+               if line.strip() and not line.startswith("-DOCSTART-")]
+  assert [t for p in written for t in p["gold"]] == file_tags
+  assert [t for p in written for t in p["predicted"]] == [
+      line.split()[2] for line in lines if line]
 
 
 # --- Wrong data is refused, not learned ---------------------------------------------------------
