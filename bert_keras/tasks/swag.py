@@ -4,19 +4,25 @@ as B); a learned vector scores each [CLS] and a softmax runs over the four. Accu
 
 Files: `<data_dir>/train.csv`, `val.csv` with the official header
 `,video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label`
-(the leading unnamed index column is optional).
+(the leading unnamed index column is optional), and `test.csv` without the label. An example's
+guid is that index cell (the official files' row id; `file:line` without it); predictions also
+carry video-id and fold-ind, and a predict-only run writes them with the predicted ending in
+`submission.csv` (`,video-id,fold-ind,label`: the test file's own id columns, the answer under
+the name train and val give it).
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import os
 from typing import Sequence
 
 import keras
 import numpy as np
 
+from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import TEXT_ENCODING
 from bert_keras.tasks import metrics as metrics_lib
@@ -29,6 +35,11 @@ from bert_keras.tasks.task import Features, Task
 NUM_CHOICES = 4
 SPLIT_FILES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}
 REQUIRED_COLUMNS = ("sent1", "sent2", "ending0", "ending1", "ending2", "ending3")
+# The official files' ids: the unnamed row index (optional), video-id and fold-ind (required in
+# test.csv, whose submission names its rows by them).
+ID_COLUMNS = ("", "video-id", "fold-ind")
+TEST_ID_COLUMNS = ("video-id", "fold-ind")
+SUBMISSION_NAME = "submission.csv"
 
 
 @dataclasses.dataclass
@@ -38,28 +49,31 @@ class SwagExample:
   start_ending: str
   endings: list
   label: int | None = None
+  ids: dict = dataclasses.field(default_factory=dict)  # the ID_COLUMNS the file has -> cell
 
 
-def read_swag(path: str, require_label: bool) -> list[SwagExample]:
+def read_swag(path: str, require_label: bool, require_ids: bool = False) -> list[SwagExample]:
   """Rows of the official CSV; bad input (not UTF-8, an unclosed quote or an over-long cell, short
   rows, bad labels) raises a UserError naming the file and the line where the row starts."""
   require_file(path, "a SWAG CSV file")
   try:
-    return _read_swag_rows(path, require_label)
+    return _read_swag_rows(path, require_label, require_ids)
   except UnicodeDecodeError as e:
     found = first_undecodable_line(path, "utf-8")
     line, reason = (found[0], found[1].reason) if found else ("?", e.reason)
     raise UserError(f"{path}:{line}: not valid UTF-8 ({reason}); expected a UTF-8 CSV file") from None
 
 
-def _read_swag_rows(path: str, require_label: bool) -> list[SwagExample]:
+def _read_swag_rows(path: str, require_label: bool, require_ids: bool) -> list[SwagExample]:
   examples = []
   with open(path, encoding=TEXT_ENCODING, newline="") as f:  # a byte-order mark dropped
     reader = csv.reader(f)
     header = _next_row(reader, path, 1)
     if header is None:
       raise UserError(f"{path}: empty file")
-    missing = [c for c in REQUIRED_COLUMNS + (("label",) if require_label else ()) if c not in header]
+    needed = (REQUIRED_COLUMNS + (("label",) if require_label else ())
+              + (TEST_ID_COLUMNS if require_ids else ()))
+    missing = [c for c in needed if c not in header]
     if missing:
       raise UserError(f"{path}:1: header lacks columns {missing}; expected the official "
                       "video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0..3,label")
@@ -83,10 +97,11 @@ def _read_swag_rows(path: str, require_label: bool) -> list[SwagExample]:
           raise UserError(f"{path}:{line}: label {label} is not 0-3")
       elif require_label:
         raise UserError(f"{path}:{line}: missing label")
+      ids = {name: row[col[name]] for name in ID_COLUMNS if name in col}
       examples.append(SwagExample(
-          guid=f"{os.path.basename(path)}:{line}", context=row[col["sent1"]],
+          guid=ids.get("", f"{os.path.basename(path)}:{line}"), context=row[col["sent1"]],
           start_ending=row[col["sent2"]],
-          endings=[row[col[f"ending{k}"]] for k in range(NUM_CHOICES)], label=label))
+          endings=[row[col[f"ending{k}"]] for k in range(NUM_CHOICES)], label=label, ids=ids))
   if not examples:
     raise UserError(f"{path}: no examples")
   return examples
@@ -114,7 +129,7 @@ class SwagTask(Task):
     if split not in SPLIT_FILES:
       raise UserError(f"swag has splits {sorted(SPLIT_FILES)}, not {split!r}")
     return read_swag(os.path.join(self.resolve_data_dir(data_dir), SPLIT_FILES[split]),
-                     require_label=split != "test")
+                     require_label=split != "test", require_ids=split == "test")
 
   def has_labels(self, examples) -> bool:
     return all(e.label is not None for e in examples)
@@ -143,8 +158,23 @@ class SwagTask(Task):
 
   def postprocess(self, examples, features, outputs) -> list[dict]:
     logits = np.asarray(outputs["logits"], np.float32)
-    return [{"guid": e.guid, "prediction": int(row.argmax()), "logits": [float(x) for x in row]}
+    return [{"guid": e.guid, **{k: v for k, v in e.ids.items() if k},  # video-id, fold-ind
+             "prediction": int(row.argmax()), "logits": [float(x) for x in row]}
             for e, row in zip(examples, logits)]
+
+  def write_submission(self, examples, predictions, split: str, directory: str) -> list[str]:
+    """The test split's `submission.csv`: the test file's id columns and the predicted ending."""
+    if split != "test":
+      return []
+    columns = [name for name in ID_COLUMNS if name in examples[0].ids] if examples else []
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns + ["label"])
+    for example, prediction in zip(examples, predictions):
+      writer.writerow([example.ids[name] for name in columns] + [prediction["prediction"]])
+    path = os.path.join(directory, SUBMISSION_NAME)
+    write_text(path, out.getvalue())
+    return [path]
 
   def evaluate(self, examples, predictions) -> dict:
     return {"accuracy": metrics_lib.accuracy([e.label for e in examples],

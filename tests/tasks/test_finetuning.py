@@ -162,7 +162,7 @@ def test_swag_end_to_end(tmp_path):
   assert results["train_examples"] == 2 and results["train_steps"] == 1
   assert results["dev"]["examples"] == 2
   predictions = json.load(open(os.path.join(out, "predictions_dev.json")))
-  assert [p["guid"] for p in predictions] == ["val.csv:2", "val.csv:3"]
+  assert [(p["guid"], p["video-id"]) for p in predictions] == [("0", "lsmdc3001"), ("1", "anetv_1")]
   # Each prediction is the best-scored of the four endings, scored against the label column.
   assert [len(p["logits"]) for p in predictions] == [4, 4]
   assert [p["prediction"] for p in predictions] == [int(np.argmax(p["logits"]))

@@ -48,7 +48,7 @@ def test_swag_csv_with_a_bom_reads_as_without(tmp_path):
   path = tmp_path / "val.csv"
   path.write_text(BOM + path.read_text(encoding="utf-8"), encoding="utf-8")
   examples = _read("swag", tmp_path, "dev")
-  assert [e.label for e in examples] == [0, 2]
+  assert [(e.guid, e.label) for e in examples] == [("0", 0), ("1", 2)]  # the unnamed id column
 
 
 def test_glue_test_file_with_a_bom_reads_as_without(tmp_path):

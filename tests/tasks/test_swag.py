@@ -1,5 +1,8 @@
-"""SWAG reader on a small file in the official CSV layout, and its 4-choice features."""
+"""SWAG reader on a small file in the official CSV layout, its 4-choice features and its
+submission file."""
 
+import csv
+import os
 
 import pytest
 
@@ -46,3 +49,27 @@ def test_a_row_with_an_extra_cell_is_refused(tmp_path):
   task = SwagTask(get_task_config("swag"))
   with pytest.raises(UserError, match=r"val\.csv:3: 13 columns; the header has 12"):
     task.read_examples(str(tmp_path), "dev")
+
+
+def test_predictions_and_submission_name_rows_by_the_datasets_ids(tmp_path):
+  """Before: predictions were named by file line numbers ("test.csv:2") and predict-only runs wrote
+  no submission file. Now the guid is the official row index, predictions carry video-id and
+  fold-ind, and the test split gets submission.csv with the test file's id columns."""
+  header = fx.SWAG_HEADER[:-1]  # the official test.csv: no label column
+  rows = [[row[0] + "7"] + row[1:-1] for row in fx.SWAG_ROWS]
+  fx.write_swag(tmp_path / "test.csv", rows=rows, header=header)
+  task = SwagTask(get_task_config("swag"))
+  examples = task.read_examples(str(tmp_path), "test")
+  predictions = task.postprocess(examples, None, {"logits": [[0, 1, 0, 0], [0, 0, 0, 3]]})
+  assert [(p["guid"], p["video-id"], p["fold-ind"], p["prediction"]) for p in predictions] == [
+      ("07", "lsmdc3001", "1", 1), ("17", "anetv_1", "2", 3)]
+  (path,) = task.write_submission(examples, predictions, "test", str(tmp_path))
+  assert os.path.basename(path) == "submission.csv"
+  with open(path, encoding="utf-8", newline="") as f:
+    assert list(csv.reader(f)) == [["", "video-id", "fold-ind", "label"],
+                                   ["07", "lsmdc3001", "1", "1"], ["17", "anetv_1", "2", "3"]]
+  assert task.write_submission(examples, predictions, "dev", str(tmp_path)) == []
+  fx.write_swag(tmp_path / "test.csv", rows=[r[:2] + r[3:] for r in rows],
+                header=header[:2] + header[3:])
+  with pytest.raises(UserError, match=r"test\.csv:1: header lacks columns \['fold-ind'\]"):
+    task.read_examples(str(tmp_path), "test")
