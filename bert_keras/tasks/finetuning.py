@@ -4,7 +4,8 @@ Section 4 of the paper: the pretrained encoder plus one task head, all parameter
 Adam (weight decay 0.01), linear warmup over 10% of the steps then linear decay, dropout 0.1.
 The output directory receives:
   config.json                resolved task + model config and every run setting
-  metrics.json               dev metrics per evaluation split, example counts, train loss and time
+  metrics.json               dev metrics per evaluation split (0-100 for every task, as the
+                             official scripts print them), example counts, train loss and time
   predictions_<split>.json   per-example predictions (SQuAD: {id: answer}); a task's other
                              formats of them beside it as predictions_<split>.<what>.<ext>
                              (SQuAD .nbest.json, .null_odds.json; CoNLL .conlleval.txt)

@@ -3,6 +3,12 @@
 GLUE (Wang et al., 2018): CoLA Matthews correlation; MRPC/QQP F1 of the positive class and
 accuracy; STS-B Pearson and Spearman; the rest accuracy. CoNLL-2003: entity-level precision, recall
 and F1 as conlleval computes them (seqeval's default mode is the conlleval chunking).
+
+One scale for every task's reported metrics (`CLASSIFICATION_METRICS`, `REGRESSION_METRICS`,
+`entity_scores`, and SQuAD's squad_evaluation): 0-100, as the official scripts and leaderboards
+print them (SQuAD's evaluate scripts, conlleval, the GLUE leaderboard, which shows correlations
+x 100 too) and as the BERT paper's tables give them. The functions below keep their textbook
+ranges (0-1, -1..1) for callers that want those.
 """
 
 from __future__ import annotations
@@ -41,30 +47,41 @@ def spearman(labels: Sequence[float], predictions: Sequence[float]) -> float:
   return float(scipy.stats.spearmanr(labels, predictions)[0])
 
 
-# name -> (function over (labels, predictions)); tasks list the names they report.
+REPORTED_SCALE = 100.0  # every task's metrics: 0-100 (correlations -100..100)
+
+
+def _reported(metric):
+  """`metric` on the reported scale."""
+  return lambda *args, **kwargs: REPORTED_SCALE * metric(*args, **kwargs)
+
+
+# name -> (function over (labels, predictions), on the reported scale); tasks list the names they
+# report.
 CLASSIFICATION_METRICS = {
-    "accuracy": accuracy,
-    "f1": f1,
-    "matthews_corrcoef": matthews_corrcoef,
+    "accuracy": _reported(accuracy),
+    "f1": _reported(f1),
+    "matthews_corrcoef": _reported(matthews_corrcoef),
 }
 REGRESSION_METRICS = {
-    "pearson": pearson,
-    "spearman": spearman,
+    "pearson": _reported(pearson),
+    "spearman": _reported(spearman),
 }
 
 
 def entity_scores(gold_tags: Sequence[Sequence[str]],
                   predicted_tags: Sequence[Sequence[str]]) -> dict:
-  """Entity-level micro precision, recall and F1 (conlleval), plus token accuracy.
+  """Entity-level micro precision, recall and F1 (conlleval), plus token accuracy, 0-100 as
+  conlleval prints them.
 
   Tags are lists of per-word tag strings (IOB1 or IOB2; conlleval's chunking reads both).
   """
   if len(gold_tags) != len(predicted_tags):
     raise ValueError(f"{len(gold_tags)} gold sentences but {len(predicted_tags)} predicted")
   gold, pred = [list(t) for t in gold_tags], [list(t) for t in predicted_tags]
-  return {
-      "precision": float(seqeval.metrics.precision_score(gold, pred, zero_division=0)),
-      "recall": float(seqeval.metrics.recall_score(gold, pred, zero_division=0)),
-      "f1": float(seqeval.metrics.f1_score(gold, pred, zero_division=0)),
-      "token_accuracy": float(seqeval.metrics.accuracy_score(gold, pred)) if gold else 0.0,
+  scores = {
+      "precision": seqeval.metrics.precision_score(gold, pred, zero_division=0),
+      "recall": seqeval.metrics.recall_score(gold, pred, zero_division=0),
+      "f1": seqeval.metrics.f1_score(gold, pred, zero_division=0),
+      "token_accuracy": seqeval.metrics.accuracy_score(gold, pred) if gold else 0.0,
   }
+  return {name: REPORTED_SCALE * float(value) for name, value in scores.items()}

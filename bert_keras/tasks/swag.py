@@ -177,8 +177,8 @@ class SwagTask(Task):
     return [path]
 
   def evaluate(self, examples, predictions) -> dict:
-    return {"accuracy": metrics_lib.accuracy([e.label for e in examples],
-                                             [p["prediction"] for p in predictions])}
+    return {"accuracy": metrics_lib.CLASSIFICATION_METRICS["accuracy"](
+        [e.label for e in examples], [p["prediction"] for p in predictions])}
 
   def task_info(self, metrics=None) -> dict:
     info = super().task_info(metrics)

@@ -47,7 +47,7 @@ def test_bpe_pretrain_finetune_export(tmp_path, monkeypatch):
   assert len(finetuned["start"]) == len(pretrained)
   for start, saved in zip(finetuned["start"], pretrained):
     np.testing.assert_array_equal(start, saved)
-  assert 0.0 <= scores["accuracy"] <= 1.0
+  assert 0.0 <= scores["accuracy"] <= 100.0
   with open(os.path.join(fine_dir, "metrics.json")) as f:
     assert json.load(f) == scores
 

@@ -96,7 +96,7 @@ def test_multiple_choice_model_metrics_and_export(tokenizer, tmp_path):
   assert logits.shape == (2, 4)
   predictions = task.postprocess(examples, features, {"logits": logits})
   accuracy = task.evaluate(examples, predictions)["accuracy"]
-  assert accuracy == np.mean(logits.argmax(-1) == [0, 2])
+  assert accuracy == 100 * np.mean(logits.argmax(-1) == [0, 2])
 
   run_dir = tmp_path / "run"
   run_dir.mkdir()

@@ -88,8 +88,8 @@ def test_postprocess_and_metrics_on_crafted_logits(tmp_path, tokenizer):
   assert [p["predicted"] for p in predictions] == wanted
   scores = task.evaluate(examples, predictions)
   # Gold entities: ORG MISC PER LOC PER PER = 6; predicted 6 with 5 right (1 missed, 1 invented).
-  assert scores["precision"] == pytest.approx(5 / 6)
-  assert scores["recall"] == pytest.approx(5 / 6)
+  assert scores["precision"] == pytest.approx(500 / 6)  # 0-100, as conlleval prints them
+  assert scores["recall"] == pytest.approx(500 / 6)
   path = task.write_predictions(predictions, os.path.join(str(tmp_path), "pred"))
   assert path == os.path.join(str(tmp_path), "pred.json")
   lines = open(path[:-len(".json")] + ".conlleval.txt", encoding="utf-8").read().splitlines()

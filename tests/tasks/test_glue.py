@@ -98,18 +98,18 @@ def test_glue_readers_follow_official_columns(tmp_path, name):
 
 
 # Each task's dev metrics as GLUE defines them, for every example predicted as the last label
-# (STS-B: the scores reversed). A constant predictor has Matthews correlation 0 whatever its
-# accuracy.
+# (STS-B: the scores reversed), on the leaderboard's 0-100 scale (correlations x 100 too). A
+# constant predictor has Matthews correlation 0 whatever its accuracy.
 OFFICIAL_METRICS = {
     "glue/cola": {"matthews_corrcoef": 0.0},
-    "glue/sst2": {"accuracy": 0.5},
-    "glue/mrpc": {"f1": 2 / 3, "accuracy": 0.5},
-    "glue/stsb": {"pearson": -1.0, "spearman": -1.0},
-    "glue/qqp": {"f1": 2 / 3, "accuracy": 0.5},
-    "glue/mnli": {"accuracy": 1 / 3},
-    "glue/qnli": {"accuracy": 0.5},
-    "glue/rte": {"accuracy": 0.5},
-    "glue/wnli": {"accuracy": 0.5},
+    "glue/sst2": {"accuracy": 50.0},
+    "glue/mrpc": {"f1": 200 / 3, "accuracy": 50.0},
+    "glue/stsb": {"pearson": -100.0, "spearman": -100.0},
+    "glue/qqp": {"f1": 200 / 3, "accuracy": 50.0},
+    "glue/mnli": {"accuracy": 100 / 3},
+    "glue/qnli": {"accuracy": 50.0},
+    "glue/rte": {"accuracy": 50.0},
+    "glue/wnli": {"accuracy": 50.0},
 }
 
 

@@ -33,14 +33,14 @@ def test_entity_scores_conlleval():
   gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "O"]]
   pred = [["B-PER", "I-PER", "O", "B-ORG"], ["B-ORG", "B-MISC"]]
   # gold entities: PER, LOC, ORG (3); predicted: PER, ORG(wrong type), ORG, MISC (4); correct 2.
-  scores = metrics.entity_scores(gold, pred)
-  assert scores["precision"] == pytest.approx(2 / 4)
-  assert scores["recall"] == pytest.approx(2 / 3)
-  assert scores["f1"] == pytest.approx(2 * 0.5 * (2 / 3) / (0.5 + 2 / 3))
+  scores = metrics.entity_scores(gold, pred)  # 0-100, as conlleval prints them
+  assert scores["precision"] == pytest.approx(100 * 2 / 4)
+  assert scores["recall"] == pytest.approx(100 * 2 / 3)
+  assert scores["f1"] == pytest.approx(100 * 2 * 0.5 * (2 / 3) / (0.5 + 2 / 3))
   # conlleval reads IOB1 too: "I-PER I-PER" is one entity, "I-LOC B-LOC" two.
   iob1 = metrics.entity_scores([["I-PER", "I-PER", "I-LOC", "B-LOC"]],
                                [["B-PER", "I-PER", "B-LOC", "B-LOC"]])
-  assert iob1["f1"] == pytest.approx(1.0)
+  assert iob1["f1"] == pytest.approx(100.0)
 
 
 def test_squad_normalisation_and_scores():
@@ -108,3 +108,42 @@ def test_squad_v2_abstaining_everywhere_is_a_threshold_below_every_null_odds():
                        na_prob_thresh=0.0)
   assert out["exact"] == 0.0  # both answered at 0.0
   assert out["best_exact"] == 50.0 and out["best_exact_thresh"] < -2.0
+
+
+def _perfect(task_name, tmp_path):
+  """(task, examples, predictions) of a dev file in the task's official layout, every example
+  predicted right."""
+  from bert_keras.tasks.registry import get_task  # pylint: disable=import-outside-toplevel
+  from bert_keras.configs.tasks import get_task_config  # pylint: disable=import-outside-toplevel
+  from . import task_fixtures as fx  # pylint: disable=import-outside-toplevel
+  from .test_glue import write_glue  # pylint: disable=import-outside-toplevel
+  task = get_task(get_task_config(task_name))
+  if task_name.startswith("glue/"):
+    data = write_glue(str(tmp_path), task_name)
+  elif task_name == "conll2003":
+    data = fx.write_conll(tmp_path)
+  elif task_name == "swag":
+    fx.write_swag(tmp_path / "val.csv")
+    data = str(tmp_path)
+  else:
+    data = fx.write_json(tmp_path, f"dev-{task.file_version}.json",
+                         fx.SQUAD_V1 if task_name == "squad_v1" else fx.SQUAD_V2)
+  examples = task.read_examples(data, task.eval_splits[0])
+  if task_name == "conll2003":
+    return task, examples, [{"gold": e.tags, "predicted": e.tags} for e in examples]
+  if task_name.startswith("squad"):
+    answers = {e.qas_id: e.answers[0] if e.answers else "" for e in examples}
+    return task, examples, {"predictions": answers, "best_non_null": answers,
+                            "null_odds": {k: -1.0 if v else 1.0 for k, v in answers.items()}}
+  return task, examples, [{"prediction": e.label} for e in examples]
+
+
+@pytest.mark.parametrize("task_name", ["glue/mrpc", "glue/cola", "glue/stsb", "conll2003", "swag",
+                                       "squad_v1", "squad_v2"])
+def test_every_task_reports_its_metrics_on_one_scale(task_name, tmp_path):
+  """One convention, the official scripts': a perfect prediction scores 100 on every metric of
+  every task (before: 1.0 for GLUE, CoNLL and SWAG beside SQuAD's 100)."""
+  task, examples, predictions = _perfect(task_name, tmp_path)
+  scores = task.evaluate(examples, predictions)
+  rated = {k: v for k, v in scores.items() if not k.endswith(("total", "_thresh"))}
+  assert rated and all(v == pytest.approx(100.0) for v in rated.values()), scores

@@ -30,7 +30,7 @@ def test_reader_and_features(tmp_path):
       [tokenizer.cls_id] + context + [tokenizer.sep_id] + ending + [tokenizer.sep_id])
   assert features.labels["logits"].tolist() == [0, 2]
   predictions = task.postprocess(examples, features, {"logits": [[0, 1, 0, 0], [0, 0, 3, 1]]})
-  assert task.evaluate(examples, predictions) == {"accuracy": 0.5}
+  assert task.evaluate(examples, predictions) == {"accuracy": 50.0}
 
 
 def test_reader_errors(tmp_path):

@@ -1,8 +1,9 @@
 """Blessing logic: a model is blessed when every configured metric is within its bounds.
 
-thresholds: {"accuracy": {"lower_bound": 0.7}, "loss": {"upper_bound": 0.5}}; a bare number is a
-lower bound ({"accuracy": 0.7}), as in TFX's GenericValueThreshold. A metric that is configured but
-was not computed fails its check (a misspelt metric name must never bless a model).
+thresholds: {"accuracy": {"lower_bound": 70}, "loss": {"upper_bound": 0.5}}; a bare number is a
+lower bound ({"accuracy": 70}), as in TFX's GenericValueThreshold. Task metrics are on 0-100
+(bert_keras/tasks/metrics.py). A metric that is configured but was not computed fails its check (a
+misspelt metric name must never bless a model).
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ class FinetunedModel(Model):
 class EvaluatorSpec(ComponentSpec):
   """Scores the model on a split of its task; blesses it when the metrics meet `thresholds`.
 
-  thresholds: {"accuracy": {"lower_bound": 0.6}} (see bert_keras/components/evaluator/blessing.py).
+  thresholds: {"accuracy": {"lower_bound": 60}}, on the 0-100 scale of every task metric (see
+  bert_keras/components/evaluator/blessing.py).
   """
 
   INPUTS = {"model": InputSpec(FinetunedModel)}
