@@ -42,6 +42,7 @@ from bert_keras.configs.model import ConfigError, ModelConfig, get_model_config,
 from bert_keras.configs.tasks import TaskConfig
 from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS
 from bert_keras.tasks import length_batches
+from bert_keras.tasks.finetuning_checks import check_output_task
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features
 from bert_keras.training.dataset_options import without_autotune
@@ -305,6 +306,7 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
   if not run.output_dir:
     raise UserError("--output_dir is required")
   check_output_dir(run.output_dir)
+  check_output_task(run.output_dir, task_config.task)
   if run.distribution_strategy not in FINETUNE_DISTRIBUTIONS:
     raise UserError(f"distribution_strategy={run.distribution_strategy!r}: fine-tuning supports "
                     f"{FINETUNE_DISTRIBUTIONS}")
