@@ -35,6 +35,7 @@ from bert_keras.data.beam_args import parse_pretraining_data_args as parse_args 
 from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
 from bert_keras.configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
+from bert_keras.data.beam_progress import ReportProgress, heartbeat
 from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
 from bert_keras.data.tokenize_documents import TokenizeDocuments
 from bert_keras.errors import UserError, worker_user_errors
@@ -88,6 +89,7 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
   config = args if isinstance(args, PretrainingDataConfig) else config_from_args(args)
   _ = (p
        | "ReadDocuments" >> read_documents(config)
+       | "ReportProgress" >> ReportProgress("documents read")
        | "Tokenize" >> TokenizeDocuments(config.vocab_file, config.lower_case,
                                           config.min_sentences_per_document)
        | "CreateExamples" >> CreatePretrainingExamples(config)
@@ -159,8 +161,9 @@ def create_pretraining_data(config: PretrainingDataConfig, beam_args: Sequence[s
   with worker_user_errors():
     pipeline = beam.Pipeline(options=PipelineOptions(list(beam_args)))
     build_pipeline(pipeline, config)
-    result = pipeline.run()
-    result.wait_until_finish()
+    with heartbeat("create_pretraining_data"):
+      result = pipeline.run()
+      result.wait_until_finish()
   summary = summarize(config, beam_metrics.query_counters(result), beam_metrics.query_first_drops(result))
   warn_undecodable(summary)
   check_has_instances(config, summary)

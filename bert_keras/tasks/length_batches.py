@@ -25,7 +25,7 @@ import tensorflow as tf
 
 from bert_keras.errors import UserError
 from bert_keras.text import length_buckets
-from bert_keras.training.progress import Progress
+from bert_keras.progress import Progress
 from bert_keras.training.progress_callback import ProgressCallback
 
 # Batches held for the cross-bucket shuffle: enough to mix the 5-10 buckets, small enough that an

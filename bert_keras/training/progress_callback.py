@@ -7,7 +7,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from bert_keras.training.progress import Progress
+from bert_keras.progress import Progress
 
 
 class ProgressCallback(keras.callbacks.Callback):

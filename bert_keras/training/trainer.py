@@ -36,7 +36,7 @@ from bert_keras.atomic_io import gfile_write_text
 from bert_keras.errors import UserError
 from bert_keras import kernels
 from bert_keras.training import distribute, fused_adamw, keras_internals
-from bert_keras.training.progress import progress_line
+from bert_keras.progress import progress_line
 from bert_keras.training.scalar_summaries import ScalarSummaries
 
 class Trainer:

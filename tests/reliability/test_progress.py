@@ -3,7 +3,7 @@ steady cadence in seconds (not per step); whole lines in a log, one redrawn line
 
 import io
 
-from bert_keras.training.progress import Progress, progress_line
+from bert_keras.progress import Progress, progress_line
 
 
 class _Terminal(io.StringIO):
