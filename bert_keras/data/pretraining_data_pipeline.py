@@ -155,18 +155,32 @@ def create_pretraining_data(config: PretrainingDataConfig, beam_args: Sequence[s
 
   check_output_dir(config.output_dir)
   check_vocabulary(config)
+  local = "://" not in config.output_dir
+  created = local and not os.path.exists(config.output_dir)
   with output_dir_errors(config.output_dir, "create the staging directory "
                          f"{staging_dir_for(config.output_dir)}"):
     prepare_staging_dir(config.output_dir)
-  with worker_user_errors():
-    pipeline = beam.Pipeline(options=PipelineOptions(list(beam_args)))
-    build_pipeline(pipeline, config)
-    with heartbeat("create_pretraining_data"):
-      result = pipeline.run()
-      result.wait_until_finish()
-  summary = summarize(config, beam_metrics.query_counters(result), beam_metrics.query_first_drops(result))
-  warn_undecodable(summary)
-  check_has_instances(config, summary)
+  try:
+    with worker_user_errors():
+      pipeline = beam.Pipeline(options=PipelineOptions(list(beam_args)))
+      build_pipeline(pipeline, config)
+      with heartbeat("create_pretraining_data"):
+        result = pipeline.run()
+        result.wait_until_finish()
+    summary = summarize(config, beam_metrics.query_counters(result),
+                        beam_metrics.query_first_drops(result))
+    warn_undecodable(summary)
+    check_has_instances(config, summary)
+  except BaseException:
+    # A failed or interrupted run leaves nothing behind: not its staging directory, nor the
+    # output directory it created (elsewhere than a local disk the next run's
+    # prepare_staging_dir removes the stage).
+    if local:
+      shutil.rmtree(staging_dir_for(config.output_dir), ignore_errors=True)
+      if created:
+        with contextlib.suppress(OSError):
+          os.rmdir(config.output_dir)  # only when empty
+    raise
   publish_shards(config.output_dir, config, summary)
   return summary
 
@@ -213,8 +227,6 @@ def check_has_instances(config: PretrainingDataConfig, summary: dict) -> None:
     return
   short = sum(summary["dropped"].get(reason, 0) for reason in _SHORT_DOCUMENT_REASONS)
   documents = summary["documents"] + short
-  if "://" not in config.output_dir:  # elsewhere the next run's prepare_staging_dir removes it
-    shutil.rmtree(staging_dir_for(config.output_dir), ignore_errors=True)
   note = beam_metrics.undecodable_note(summary["dropped"], summary.get("first_dropped", {}))
   raise UserError(
       f"no pretraining instances from {config.input_pattern}: {documents} documents read, "
