@@ -45,7 +45,7 @@ from bert_keras.configs.model import ConfigError, ModelConfig, get_model_config,
 from bert_keras.configs.tasks import TaskConfig
 from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS
 from bert_keras.tasks import length_batches
-from bert_keras.tasks.finetuning_checks import check_output_task
+from bert_keras.tasks.finetuning_checks import check_output_task, unknown_model_config
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features
 from bert_keras.training.dataset_options import without_autotune
@@ -83,8 +83,7 @@ def resolve_model_config(spec: str) -> tuple[ModelConfig, str | None, bool | Non
     from bert_keras.interop.loader import open_checkpoint
     info = open_checkpoint(spec).info
     return info.config, info.vocab_path, info.lower_case
-  raise UserError(f"--model_config={spec!r} is neither a preset {sorted(MODEL_PRESETS)}, a "
-                  "ModelConfig JSON file nor a checkpoint")
+  raise unknown_model_config(spec)
 
 
 def check_sequence_length(max_seq_length: int, config: ModelConfig, source: str) -> None:

@@ -84,6 +84,11 @@ def check_checkpoint(path: str, flag: str) -> None:
     check_readable_file(path, flag, "checkpoint file")
 
 
+def unknown_model_config(spec: str) -> UserError:
+  return UserError(f"--model_config={spec!r} is neither a preset {sorted(MODEL_PRESETS)}, a "
+                   "ModelConfig JSON file nor a checkpoint")
+
+
 def check_training_command(task: str, run: RunConfig) -> None:
   """--mode=train: everything about the paths that can be told before TensorFlow loads."""
   if not run.output_dir:
@@ -95,7 +100,10 @@ def check_training_command(task: str, run: RunConfig) -> None:
   if run.init_checkpoint:
     check_checkpoint(run.init_checkpoint, "init_checkpoint")
   elif run.model_config and run.model_config not in MODEL_PRESETS:
-    check_checkpoint(run.model_config, "model_config")
+    spec = run.model_config
+    if not (is_remote(spec) or os.path.exists(spec) or os.path.exists(spec + ".index")):
+      raise unknown_model_config(spec)
+    check_checkpoint(spec, "model_config")
   if run.vocab_file:
     check_readable_file(run.vocab_file, "vocab_file", "vocabulary file")
 
