@@ -25,19 +25,23 @@ def format_duration(seconds: float) -> str:
   return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
+def _rate(per_sec: float) -> str:
+  return f"{per_sec:,.0f}" if per_sec >= 100 else f"{per_sec:.3g}"
+
+
 def progress_line(label: str, step: int, total: int | None, steps_per_sec: float | None = None,
                   values: dict | None = None) -> str:
   """`label step k/n [bar] p% r steps/s ETA h:mm:ss name=value ...`; rate and ETA only when the
   rate is known. `total` None (a count without an end): `label: k so far, r /s`."""
   if total is None:
-    rate = f", {steps_per_sec:.3g} /s" if steps_per_sec else ""
+    rate = f", {_rate(steps_per_sec)} /s" if steps_per_sec else ""
     return f"{label}: {step} so far{rate}"
   total = max(total, 1)
   done = min(max(step / total, 0.0), 1.0)
   filled = int(_BAR * done)
   parts = [f"{label} step {step}/{total} [{'=' * filled}{' ' * (_BAR - filled)}] {done:4.0%}"]
   if steps_per_sec:
-    parts.append(f"{steps_per_sec:.3g} steps/s ETA {format_duration((total - step) / steps_per_sec)}")
+    parts.append(f"{_rate(steps_per_sec)} steps/s ETA {format_duration((total - step) / steps_per_sec)}")
   parts += [f"{k}={v:.4g}" for k, v in sorted((values or {}).items())]
   return " ".join(parts)
 

@@ -19,16 +19,17 @@ import time
 
 import apache_beam as beam
 
-from bert_keras.progress import LOG_EVERY_S, Progress, format_duration
+from bert_keras.progress import LOG_EVERY_S, Progress, format_duration, progress_line
 
 HEARTBEAT_EVERY_S = 30.0
 
 
 class _CountProgress(beam.DoFn):
-  def __init__(self, label: str, every_s: float):
+  def __init__(self, label: str, every_s: float, weight):
     super().__init__()
     self._label = label
     self._every_s = every_s
+    self._weight = weight
 
   def setup(self):
     self._progress = Progress(f"{self._label} (worker {os.getpid()})", None,
@@ -36,25 +37,28 @@ class _CountProgress(beam.DoFn):
     self._count = 0
 
   def process(self, element):
-    self._count += 1
+    self._count += 1 if self._weight is None else self._weight(element)
     self._progress.update(self._count)
     yield element
 
   def teardown(self):
-    if self._count:
-      self._progress.update(self._count, force=True)
+    if self._count:  # the worker's total (teardown may come long after its last element: no rate)
+      self._progress.stream.write(progress_line(self._progress.label, self._count, None) + "\n")
+      self._progress.stream.flush()
 
 
 class ReportProgress(beam.PTransform):
-  """Passes its input through unchanged; prints `<label> (worker <pid>): <n> so far, <r> /s`."""
+  """Passes its input through unchanged; prints `<label> (worker <pid>): <n> so far, <r> /s`,
+  where n counts the elements, or the sum of `weight(element)` (e.g. the records of a list)."""
 
-  def __init__(self, label: str, every_s: float = LOG_EVERY_S):
+  def __init__(self, label: str, every_s: float = LOG_EVERY_S, weight=None):
     super().__init__()
     self._label = label
     self._every_s = every_s
+    self._weight = weight
 
   def expand(self, pcoll):
-    return pcoll | "Count" >> beam.ParDo(_CountProgress(self._label, self._every_s))
+    return pcoll | "Count" >> beam.ParDo(_CountProgress(self._label, self._every_s, self._weight))
 
 
 @contextlib.contextmanager

@@ -81,6 +81,11 @@ def read_documents(config: PretrainingDataConfig) -> beam.PTransform:
   return ReadTfdsDocuments(config.input_pattern, config.tfds_split, config.tfds_data_dir, config.json_text_key)
 
 
+def records_in(shard_records) -> int:
+  """The number of records in one (shard, [(key, record), ...]) element of CreatePretrainingExamples."""
+  return len(shard_records[1])
+
+
 def build_pipeline(p: beam.Pipeline, args) -> None:
   """Adds the whole graph to `p`; `args` is the namespace of parse_args or a PretrainingDataConfig.
 
@@ -93,6 +98,7 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
        | "Tokenize" >> TokenizeDocuments(config.vocab_file, config.lower_case,
                                           config.min_sentences_per_document)
        | "CreateExamples" >> CreatePretrainingExamples(config)
+       | "ReportInstances" >> ReportProgress("instances created", weight=records_in)
        | "WriteShards" >> WriteTFRecordShards(staging_dir_for(config.output_dir), config))
 
 

@@ -34,3 +34,12 @@ def test_heartbeat_prints_while_running_and_at_the_end():
     with heartbeat("learn_vocab", every_s=10, stream=stream):
       raise KeyboardInterrupt
   assert stream.getvalue() == "learn_vocab: stopped after 0:00:00\n"
+
+
+def test_report_progress_can_count_the_records_of_each_element(capsys):
+  with TestPipeline() as p:
+    out = (p | beam.Create([(0, ["a", "b"]), (1, ["c"])])
+           | ReportProgress("instances created", every_s=0.0, weight=lambda e: len(e[1])))
+    assert_that(out, equal_to([(0, ["a", "b"]), (1, ["c"])]))
+  lines = [line for line in capsys.readouterr().err.splitlines() if "instances created" in line]
+  assert lines[-1].split(": ")[1] == "3 so far", lines

@@ -43,3 +43,8 @@ def test_a_terminal_gets_one_line_redrawn_each_second():
 
 def test_a_line_without_a_known_rate_has_no_eta():
   assert progress_line("evaluate dev", 3, 10) == "evaluate dev step 3/10 [======              ]  30%"
+
+
+def test_a_count_without_a_total_has_its_rate_in_plain_digits():
+  assert progress_line("instances created (worker 7)", 48179, None, 4738.2) == (
+      "instances created (worker 7): 48179 so far, 4,738 /s")
