@@ -229,9 +229,12 @@ app.run(run_main(main), flags_parser=parse_flags)
 def test_ctrl_c_prints_one_line_and_exits_130():
   """A real SIGINT (what Ctrl-C sends) to a program on the scripts' contract, quiet console on."""
   import signal  # pylint: disable=g-import-not-at-top
+  # A job started in the background (`pytest ... &`) inherits SIGINT ignored; a terminal's
+  # program does not.
   process = subprocess.Popen([sys.executable, "-c", _SLEEPER], cwd=B.ROOT, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env=dict(os.environ, PYTHONPATH=B.ROOT))
+                             env=dict(os.environ, PYTHONPATH=B.ROOT),
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
   assert process.stdout.readline() == "ready\n"
   process.send_signal(signal.SIGINT)
   _, err = process.communicate(timeout=60)
