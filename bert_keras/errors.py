@@ -143,8 +143,38 @@ def run_main(main):
         return main(argv)
     except UserError as e:
       _fail(str(e))
+    except KeyboardInterrupt:
+      # Ctrl-C: one line, not the traceback of wherever the program was; 130 = 128 + SIGINT, the
+      # shell's status for a program stopped by it. A run's staging directory is removed by the
+      # `finally`/`except BaseException` blocks the exception passed through on its way here.
+      print("interrupted (Ctrl-C)", file=sys.stderr)
+      sys.exit(130)
+    except Exception as e:  # pylint: disable=broad-except
+      message = unreadable_file(e)
+      if message is None:
+        raise
+      _fail(message)
 
   return wrapped
+
+
+def unreadable_file(exception: BaseException):
+  """One line for an input path that exists but cannot be read as a file (no read permission, a
+  directory where a file is expected), from Python's OSError or TensorFlow's file-system error;
+  None for any other exception (a bug keeps its traceback)."""
+  if isinstance(exception, (PermissionError, IsADirectoryError, NotADirectoryError)):
+    if exception.filename:
+      return f"{exception.filename}: cannot read it ({exception.strerror})"
+    return None
+  kind = type(exception).__name__
+  if type(exception).__module__.startswith("tensorflow") and kind in (
+      "PermissionDeniedError", "FailedPreconditionError"):
+    text = _one_line(getattr(exception, "message", exception))
+    # TensorFlow says `<path>; Is a directory` or `<path>; Permission denied`.
+    path, _, reason = text.rpartition("; ")
+    if reason in ("Is a directory", "Permission denied", "Not a directory") and path:
+      return f"{path}: cannot read it ({reason})"
+  return None
 
 
 def worker_user_error(exception: BaseException):

@@ -18,6 +18,7 @@ from absl import app, flags
 
 from bert_keras.atomic_io import write_text  # an earlier output stays whole if this run dies
 from bert_keras.errors import UserError, parse_flags, run_main
+from bert_keras.input_checks import check_readable_dir, check_readable_file, is_remote
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("saved_model", None, "Directory written by export_model.py.")
@@ -41,10 +42,17 @@ def check_output_file(path: str) -> None:
 
 def main(argv):
   del argv
-  from bert_keras.export import saved_model_predictor as predictor
-
+  # Before TensorFlow loads: a wrong path fails in a second.
   if FLAGS.output_file:
     check_output_file(FLAGS.output_file)
+  check_readable_dir(FLAGS.saved_model, "saved_model", "export directory")
+  if not is_remote(FLAGS.saved_model):
+    check_readable_file(os.path.join(FLAGS.saved_model, "saved_model.pb"), "",
+                        "SavedModel (saved_model.pb of an export_model.py directory)")
+  if FLAGS.input_file:
+    check_readable_file(FLAGS.input_file, "input_file", "JSON-lines input file")
+  from bert_keras.export import saved_model_predictor as predictor
+
   where = None
   if FLAGS.input_file:
     numbered = predictor.read_jsonl(FLAGS.input_file)

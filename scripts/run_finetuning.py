@@ -126,8 +126,9 @@ def main(argv):
   del argv
   if FLAGS.mode != "train":
     return evaluate_or_predict()
+  from bert_keras.configs.finetuning import RunConfig
   from bert_keras.configs.tasks import get_task_config
-  from bert_keras.tasks.finetuning import RunConfig, run_finetuning
+  from bert_keras.tasks.finetuning_checks import check_training_command
 
   overrides = {name: getattr(FLAGS, name) for name in _OVERRIDES
                if getattr(FLAGS, name) is not None}
@@ -139,13 +140,15 @@ def main(argv):
       distribution_strategy=FLAGS.distribution_strategy, mixed_precision=FLAGS.mixed_precision,
       max_train_examples=FLAGS.max_train_examples, save_model=FLAGS.save_model,
       length_buckets=length_buckets())
+  check_training_command(task_config.task, run)  # before TensorFlow loads: a wrong path fails fast
+  from bert_keras.tasks.finetuning import run_finetuning
   results = run_finetuning(task_config, run)
   print({k: v for k, v in results.items() if isinstance(v, dict)})
 
 
 def evaluate_or_predict():
   from bert_keras.errors import UserError
-  from bert_keras.tasks import finetuned_model
+  from bert_keras.tasks.finetuning_checks import check_reuse_command
 
   training_only = _OVERRIDES + ("init_checkpoint", "model_config", "vocab_file", "lower_case",
                                 "max_train_examples", "save_model", "distribution_strategy",
@@ -154,6 +157,9 @@ def evaluate_or_predict():
   if given:
     raise UserError(f"{', '.join(given)}: training settings; --mode={FLAGS.mode} uses those of "
                     f"--finetuned_dir={FLAGS.finetuned_dir}")
+  # Before TensorFlow loads: a wrong path fails fast.
+  check_reuse_command(FLAGS.finetuned_dir, FLAGS.output_dir, FLAGS.data_dir)
+  from bert_keras.tasks import finetuned_model
   if FLAGS.task:
     task = finetuned_model.FinetunedModel(FLAGS.finetuned_dir).task
     if FLAGS.task not in (task.name, task.run_name()):

@@ -38,6 +38,7 @@ from absl import app, flags, logging
 
 from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import UserError, parse_flags, run_main
+from bert_keras.input_checks import check_reachable
 from bert_keras.json_io import parse_json
 from bert_keras.configs.training import TRAINING_PRESETS, TrainingConfig, field_help, get_training_config
 
@@ -100,6 +101,9 @@ def main(argv):
   del argv
   logging.set_verbosity(logging.INFO)
   config = config_from_flags()  # a bad flag or config file fails here, before TensorFlow loads
+  for name in ("input_files", "eval_input_files", "init_checkpoint", "model_dir"):
+    for path in str(config.flat(name) or "").split(","):
+      check_reachable(path.strip(), name)  # gs:// without network: one line, not minutes of retries
   from bert_keras.training.pretrain import run_pretraining  # pylint: disable=import-outside-toplevel
   result = run_pretraining(config)
   logging.info("final: %s", json.dumps(result, sort_keys=True))

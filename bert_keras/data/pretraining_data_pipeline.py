@@ -35,6 +35,7 @@ from bert_keras.data.beam_args import parse_pretraining_data_args as parse_args 
 from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
 from bert_keras.configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
+from bert_keras.data.beam_progress import ReportProgress, heartbeat
 from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
 from bert_keras.data.tokenize_documents import TokenizeDocuments
 from bert_keras.errors import UserError, worker_user_errors
@@ -80,6 +81,11 @@ def read_documents(config: PretrainingDataConfig) -> beam.PTransform:
   return ReadTfdsDocuments(config.input_pattern, config.tfds_split, config.tfds_data_dir, config.json_text_key)
 
 
+def records_in(shard_records) -> int:
+  """The number of records in one (shard, [(key, record), ...]) element of CreatePretrainingExamples."""
+  return len(shard_records[1])
+
+
 def build_pipeline(p: beam.Pipeline, args) -> None:
   """Adds the whole graph to `p`; `args` is the namespace of parse_args or a PretrainingDataConfig.
 
@@ -88,9 +94,11 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
   config = args if isinstance(args, PretrainingDataConfig) else config_from_args(args)
   _ = (p
        | "ReadDocuments" >> read_documents(config)
+       | "ReportProgress" >> ReportProgress("documents read")
        | "Tokenize" >> TokenizeDocuments(config.vocab_file, config.lower_case,
                                           config.min_sentences_per_document)
        | "CreateExamples" >> CreatePretrainingExamples(config)
+       | "ReportInstances" >> ReportProgress("instances created", weight=records_in)
        | "WriteShards" >> WriteTFRecordShards(staging_dir_for(config.output_dir), config))
 
 
@@ -153,17 +161,32 @@ def create_pretraining_data(config: PretrainingDataConfig, beam_args: Sequence[s
 
   check_output_dir(config.output_dir)
   check_vocabulary(config)
+  local = "://" not in config.output_dir
+  created = local and not os.path.exists(config.output_dir)
   with output_dir_errors(config.output_dir, "create the staging directory "
                          f"{staging_dir_for(config.output_dir)}"):
     prepare_staging_dir(config.output_dir)
-  with worker_user_errors():
-    pipeline = beam.Pipeline(options=PipelineOptions(list(beam_args)))
-    build_pipeline(pipeline, config)
-    result = pipeline.run()
-    result.wait_until_finish()
-  summary = summarize(config, beam_metrics.query_counters(result), beam_metrics.query_first_drops(result))
-  warn_undecodable(summary)
-  check_has_instances(config, summary)
+  try:
+    with worker_user_errors():
+      pipeline = beam.Pipeline(options=PipelineOptions(list(beam_args)))
+      build_pipeline(pipeline, config)
+      with heartbeat("create_pretraining_data"):
+        result = pipeline.run()
+        result.wait_until_finish()
+    summary = summarize(config, beam_metrics.query_counters(result),
+                        beam_metrics.query_first_drops(result))
+    warn_undecodable(summary)
+    check_has_instances(config, summary)
+  except BaseException:
+    # A failed or interrupted run leaves nothing behind: not its staging directory, nor the
+    # output directory it created (elsewhere than a local disk the next run's
+    # prepare_staging_dir removes the stage).
+    if local:
+      shutil.rmtree(staging_dir_for(config.output_dir), ignore_errors=True)
+      if created:
+        with contextlib.suppress(OSError):
+          os.rmdir(config.output_dir)  # only when empty
+    raise
   publish_shards(config.output_dir, config, summary)
   return summary
 
@@ -210,8 +233,6 @@ def check_has_instances(config: PretrainingDataConfig, summary: dict) -> None:
     return
   short = sum(summary["dropped"].get(reason, 0) for reason in _SHORT_DOCUMENT_REASONS)
   documents = summary["documents"] + short
-  if "://" not in config.output_dir:  # elsewhere the next run's prepare_staging_dir removes it
-    shutil.rmtree(staging_dir_for(config.output_dir), ignore_errors=True)
   note = beam_metrics.undecodable_note(summary["dropped"], summary.get("first_dropped", {}))
   raise UserError(
       f"no pretraining instances from {config.input_pattern}: {documents} documents read, "

@@ -23,6 +23,7 @@ from bert_keras.atomic_io import check_output_dir
 from bert_keras.data import beam_metrics
 from bert_keras.configs.pretraining_data import INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.data.beam_args import parse_vocab_args as parse_args  # noqa: F401
+from bert_keras.data.beam_progress import ReportProgress, heartbeat
 from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
 from bert_keras.data.pretraining_data_pipeline import output_dir_errors, read_documents
 from bert_keras.errors import UserError, worker_user_errors
@@ -181,6 +182,7 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
   source, config = _source_and_config(args)
   _ = (p
        | "ReadDocuments" >> read_documents(source)
+       | "ReportProgress" >> ReportProgress("documents read")
        | "Learn" >> LearnWordPieceVocab(args.vocab_size, args.do_lower_case, args.num_unused, args.min_count,
                                          args.max_input_words, args.num_iterations,
                                          input_pattern=source.input_pattern, empty_ok=True)
@@ -204,8 +206,9 @@ def run(argv: Sequence[str]) -> str:
   with worker_user_errors():
     pipeline = beam.Pipeline(options=PipelineOptions(beam_args))
     build_pipeline(pipeline, known)
-    result = pipeline.run()
-    result.wait_until_finish()
+    with heartbeat("learn_vocab"):
+      result = pipeline.run()
+      result.wait_until_finish()
   counters = beam_metrics.query_counters(result)
   dropped = {name[len(beam_metrics.DROPPED_PREFIX):]: int(v) for name, v in sorted(counters.items())
              if name.startswith(beam_metrics.DROPPED_PREFIX)}

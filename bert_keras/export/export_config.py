@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 from typing import Optional
 
 from bert_keras.atomic_io import check_output_dir as check_writable_dir
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
+from bert_keras.output_task import check_earlier_task
 from bert_keras.configs.export import ExportConfig
 
 FINETUNE_FILES = ("model.keras", "task_info.json")
@@ -82,16 +82,9 @@ def check_output_dir(config: ExportConfig, task: Optional[str] = None) -> None:
     raise UserError(f"output_dir={config.output_dir} is a non-empty directory that is not an "
                     "earlier export (no saved_model.pb); the export would replace and delete it: "
                     "expected a new or empty directory or an earlier export")
-  earlier = _earlier_task(config.output_dir, has_file)
-  if task is None or earlier == task:
-    return
-  what = (f"an export of task {earlier!r}" if earlier is not None else
-          "an export whose task is not recorded (no assets.extra/export_info.json)")
-  if not config.overwrite:
-    raise UserError(f"output_dir={config.output_dir} holds {what}, not of task {task!r}: pass "
-                    "--overwrite to replace it, or choose another --output_dir")
-  print(f"warning: output_dir={config.output_dir}: replacing {what} with an export of task "
-        f"{task!r} (--overwrite)", file=sys.stderr)
+  if task is not None:
+    check_earlier_task(f"output_dir={config.output_dir}", "an export",
+                       _earlier_task(config.output_dir, has_file), task, config.overwrite)
 
 
 def run_export(config: ExportConfig) -> dict:

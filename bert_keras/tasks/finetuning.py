@@ -10,6 +10,8 @@ The output directory receives:
                              formats of them beside it as predictions_<split>.<what>.<ext>
                              (SQuAD .nbest.json, .null_odds.json; CoNLL .conlleval.txt)
   model.keras                the serving-ready task model (encoder dict in, logits out)
+  tensorboard/               events: train/loss and train/learning_rate per epoch, <split>/<metric>
+                             of the evaluation (`tensorboard --logdir <output_dir>`)
   task_info.json, vocab.txt  what an exporter needs for text-in serving (labels, seq length, ...)
 Outputs are written to a hidden staging directory inside it and moved in only once all of them are
 complete, so a run that fails or is interrupted leaves an earlier run's outputs as they were. A run
@@ -32,6 +34,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
 import keras
+import numpy as np
 import tensorflow as tf
 from absl import logging
 
@@ -43,9 +46,12 @@ from bert_keras.configs.model import ConfigError, ModelConfig, get_model_config,
 from bert_keras.configs.tasks import TaskConfig
 from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS
 from bert_keras.tasks import length_batches
+from bert_keras.tasks.finetuning_checks import check_output_task, unknown_model_config
 from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features
 from bert_keras.training.dataset_options import without_autotune
+from bert_keras.training.progress_callback import ProgressCallback
+from bert_keras.training.scalar_summaries import ScalarSummaries
 
 if TYPE_CHECKING:
   from bert_keras.interop.loader import CheckpointPath
@@ -78,8 +84,7 @@ def resolve_model_config(spec: str) -> tuple[ModelConfig, str | None, bool | Non
     from bert_keras.interop.loader import open_checkpoint
     info = open_checkpoint(spec).info
     return info.config, info.vocab_path, info.lower_case
-  raise UserError(f"--model_config={spec!r} is neither a preset {sorted(MODEL_PRESETS)}, a "
-                  "ModelConfig JSON file nor a checkpoint")
+  raise unknown_model_config(spec)
 
 
 def check_sequence_length(max_seq_length: int, config: ModelConfig, source: str) -> None:
@@ -165,6 +170,7 @@ def _missing_dirs(path: str) -> list[str]:
 
 
 _STAGE_PREFIX = ".tmp_run_"
+TENSORBOARD_DIR = "tensorboard"  # the training run's events: tensorboard --logdir <output_dir>
 _STAGE_OWNER = "owner.json"  # {"host": ..., "pid": ...} of the run writing the stage
 
 
@@ -224,9 +230,14 @@ def _publish(stage: str, output_dir: str) -> None:
   """
   new = sorted(name for name in os.listdir(stage) if name != _STAGE_OWNER)
   for name in new:
-    os.replace(os.path.join(stage, name), os.path.join(output_dir, name))
+    target = os.path.join(output_dir, name)
+    if os.path.isdir(os.path.join(stage, name)) and os.path.isdir(target):
+      shutil.rmtree(target)  # the earlier run's events (a rename cannot replace a directory)
+    os.replace(os.path.join(stage, name), target)
   stale = [os.path.join(output_dir, name)
            for name in ("model.keras", "task_info.json", "metrics.json") if name not in new]
+  if TENSORBOARD_DIR not in new and os.path.isdir(os.path.join(output_dir, TENSORBOARD_DIR)):
+    shutil.rmtree(os.path.join(output_dir, TENSORBOARD_DIR))
   stale += [path for path in glob.glob(os.path.join(glob.escape(output_dir), "predictions_*"))
             if os.path.basename(path) not in new]
   for path in stale:
@@ -268,6 +279,30 @@ class EpochTimer(keras.callbacks.Callback):
     self.seconds.append(round(time.time() - self._begin, 2))
 
 
+class EpochSummaries(keras.callbacks.Callback):
+  """TensorBoard scalars at each epoch's end, at its last global step: train/loss (the epoch's
+  mean) and train/learning_rate; `write` adds others (the evaluation's metrics) at the last step."""
+
+  def __init__(self, logdir: str):
+    super().__init__()
+    self.summaries = ScalarSummaries(logdir)
+    self.step = 0
+
+  def on_epoch_end(self, epoch, logs=None):
+    self.step = (epoch + 1) * (self.params.get("steps") or 0)
+    scalars = {"train/learning_rate": float(np.asarray(self.model.optimizer.learning_rate))}
+    if logs and "loss" in logs:
+      scalars["train/loss"] = float(logs["loss"])
+    self.summaries.write(self.step, scalars)
+    self.summaries.flush()  # an open TensorBoard sees each epoch as it ends
+
+  def write(self, scalars: dict) -> None:
+    self.summaries.write(self.step, scalars)
+
+  def close(self) -> None:
+    self.summaries.close()
+
+
 def _limit(examples: list, n: int, seed: int) -> list:
   """A seeded random subset of n examples, in file order (files are often sorted by label)."""
   if not n or n >= len(examples):
@@ -306,6 +341,7 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
   if not run.output_dir:
     raise UserError("--output_dir is required")
   check_output_dir(run.output_dir)
+  check_output_task(run.output_dir, task_config.task)
   if run.distribution_strategy not in FINETUNE_DISTRIBUTIONS:
     raise UserError(f"distribution_strategy={run.distribution_strategy!r}: fine-tuning supports "
                     f"{FINETUNE_DISTRIBUTIONS}")
@@ -380,8 +416,12 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
   dataset = make_dataset(train_features, task_config.train_batch_size, task_config.seed, buckets)
   start = time.time()
   timer = EpochTimer()  # the first epoch also traces a step per batch length
+  # Events in the stage: an open `tensorboard --logdir <output_dir>` sees them as they come (it
+  # reads hidden directories); published with the other outputs as <output_dir>/tensorboard.
+  summaries = EpochSummaries(os.path.join(stage, TENSORBOARD_DIR))
   history = model.fit(dataset, epochs=epochs, steps_per_epoch=math.ceil(total_steps / epochs),
-                      shuffle=False, verbose=2, callbacks=[timer])  # the dataset is shuffled
+                      shuffle=False, verbose=0,  # the dataset is shuffled
+                      callbacks=[timer, summaries, ProgressCallback()])
   train_seconds = time.time() - start
   epoch_seconds = timer.seconds
 
@@ -394,12 +434,16 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
                    "init": encoder_desc["init"]}
   for split, examples in eval_examples.items():
     features = task.make_features(examples, tokenizer, training=False)
-    outputs = length_batches.predict(model, features.inputs, task_config.eval_batch_size, buckets)
+    outputs = length_batches.predict(model, features.inputs, task_config.eval_batch_size, buckets,
+                                     label=f"evaluate {split}")
     predictions = task.postprocess(examples, features, outputs)
     results[split] = task.evaluate(examples, predictions)
     results[split]["examples"] = len(examples)
     task.write_predictions(predictions, os.path.join(stage, f"predictions_{split}"))
     logging.info("%s %s: %s", task.name, split, results[split])
+    summaries.write({f"{split}/{name}": value for name, value in results[split].items()
+                     if isinstance(value, (int, float)) and name != "examples"})
+  summaries.close()
   if task.data_notes:
     results["data"] = task.data_notes  # e.g. the tagging scheme read, answers skipped
   write_json(os.path.join(stage, "metrics.json"), results)

@@ -25,6 +25,8 @@ import tensorflow as tf
 
 from bert_keras.errors import UserError
 from bert_keras.text import length_buckets
+from bert_keras.progress import Progress
+from bert_keras.training.progress_callback import ProgressCallback
 
 # Batches held for the cross-bucket shuffle: enough to mix the 5-10 buckets, small enough that an
 # epoch of a small task still starts at once.
@@ -91,7 +93,7 @@ def grouped_batches(ds: tf.data.Dataset, batch_size: int, buckets: Sequence[int]
 
 
 def predict(model, inputs: Mapping[str, np.ndarray], batch_size: int,
-            buckets: Sequence[int]):
+            buckets: Sequence[int], label: str = "predict"):
   """model.predict over `inputs` in batches of similar length, outputs in the input order.
 
   Examples are sorted by length (stably: equal lengths keep their order) and batched; each batch
@@ -104,7 +106,8 @@ def predict(model, inputs: Mapping[str, np.ndarray], batch_size: int,
   """
   inputs = {name: np.asarray(value) for name, value in inputs.items()}
   if len(buckets) == 1 or not len(inputs["input_word_ids"]):  # no example: model.predict's answer
-    return model.predict(inputs, batch_size=batch_size, verbose=0)
+    return model.predict(inputs, batch_size=batch_size, verbose=0,
+                         callbacks=[ProgressCallback(label)])
   word_shape = inputs["input_word_ids"].shape[1:]  # (seq,) or (choices, seq)
   seq_axis = len(word_shape)  # of an output laid out like the inputs
   per_position = tf.nest.map_structure(
@@ -112,11 +115,13 @@ def predict(model, inputs: Mapping[str, np.ndarray], batch_size: int,
   lengths = example_lengths(inputs)
   order = np.argsort(lengths, kind="stable")
   pieces = []
+  progress = Progress(label, -(-len(order) // batch_size))  # `label step k/n ...` batches
   for start in range(0, len(order), batch_size):
     rows = order[start:start + batch_size]
     index = min(int(np.searchsorted(buckets, lengths[rows].max())), len(buckets) - 1)
     batch = {name: value[rows][..., :buckets[index]] for name, value in inputs.items()}
     pieces.append(tf.nest.map_structure(np.asarray, model.predict_on_batch(batch)))
+    progress.update(len(pieces))
 
   def join(is_per_position, *parts):
     if is_per_position:

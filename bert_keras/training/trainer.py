@@ -31,17 +31,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
-from tensorflow.core.framework import summary_pb2
 
 from bert_keras.atomic_io import gfile_write_text
 from bert_keras.errors import UserError
 from bert_keras import kernels
 from bert_keras.training import distribute, fused_adamw, keras_internals
-
-_SCALAR_METADATA = summary_pb2.SummaryMetadata(
-    plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
-    data_class=summary_pb2.DATA_CLASS_SCALAR).SerializeToString()
-
+from bert_keras.progress import progress_line
+from bert_keras.training.scalar_summaries import ScalarSummaries
 
 class Trainer:
   """Trains `model` on `task` with `optimizer` under `strategy`, with checkpoints and summaries.
@@ -132,7 +128,7 @@ class Trainer:
     grads_fn = self._accumulated_grads
     self._grads_fn = (tf.function(grads_fn, jit_compile=True, autograph=False) if jit_compile
                       else grads_fn)
-    self._writer = None
+    self._summary_writer = None
 
   # === Checkpoints ===
 
@@ -275,8 +271,8 @@ class Trainer:
           self.write_history()
     if eval_fn is not None:
       eval_fn()
-    if self._writer is not None:
-      self._writer.flush()
+    if self._summary_writer is not None:
+      self._summary_writer.flush()
     return self.history
 
   def evaluate(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset],
@@ -315,21 +311,17 @@ class Trainer:
     if steps_per_sec is not None:
       metrics.update(steps_per_sec=steps_per_sec,
                      sequences_per_sec=steps_per_sec * self.global_batch_size)
-    logging.info("step %d/%d [%s%s] %s", step, end_step,
-                 "=" * int(20 * step / end_step), " " * (20 - int(20 * step / end_step)),
-                 " ".join(f"{k}={v:.4g}" for k, v in sorted(metrics.items())))
+    shown = {k: v for k, v in metrics.items() if k != "steps_per_sec"}
+    logging.info("%s", progress_line("train", step, end_step, steps_per_sec, shown))
     self._summaries(step, {f"train/{k}": v for k, v in metrics.items()})
     self.history.append({"step": step, "split": "train", **metrics, **self._elapsed()})
 
   def _summaries(self, step, scalars):
     if not self.is_chief:
       return
-    if self._writer is None:
-      self._writer = tf.summary.create_file_writer(os.path.join(self.model_dir, "tensorboard"))
-    with self._writer.as_default(step=step):
-      for name, value in scalars.items():
-        # What tf.summary.scalar writes, without needing the tensorboard package at train time.
-        tf.summary.write(name, tf.constant(value, tf.float32), metadata=_SCALAR_METADATA)
+    if self._summary_writer is None:
+      self._summary_writer = ScalarSummaries(os.path.join(self.model_dir, "tensorboard"))
+    self._summary_writer.write(step, scalars)
 
   def _last_learning_rate(self) -> float:
     """The rate the last update used.

@@ -177,3 +177,20 @@ def test_a_vocab_file_without_unk_fails_before_the_pipeline_naming_it(tmp_path):
     run(_lee_args(str(out), f"--vocab_file={vocab}", *IN_MEMORY))
   assert str(vocab) in str(info.value) and "[UNK]" in str(info.value)
   assert not out.exists()  # failed before anything was created
+
+
+def test_a_run_that_fails_after_staging_removes_its_staging_directory(tmp_path):
+  """The input is found missing once the staging directory exists (building the pipeline): neither
+  `.staging/runs` nor the output directory the run created is left behind."""
+  out = tmp_path / "out"
+  with pytest.raises(UserError, match="no input file matches"):
+    run([f"--input_file={tmp_path}/missing.txt", "--input_format=lines", f"--output_dir={out}"]
+        + IN_MEMORY)
+  assert not out.exists()
+  earlier = tmp_path / "earlier"
+  earlier.mkdir()
+  (earlier / "summary.json").write_text("{}")
+  with pytest.raises(UserError, match="no input file matches"):
+    run([f"--input_file={tmp_path}/missing.txt", "--input_format=lines", f"--output_dir={earlier}"]
+        + IN_MEMORY)
+  assert sorted(os.listdir(earlier)) == ["summary.json"]

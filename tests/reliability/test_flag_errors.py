@@ -209,3 +209,58 @@ def test_a_user_error_from_a_beam_worker_is_a_user_error_again():
   with pytest.raises(RuntimeError, match="a bug"):  # anything else keeps its type and traceback
     with worker_user_errors():
       raise RuntimeError("a bug\nValueError: bert_keras.errors.UserError: is not at a line start")
+
+
+# --- Ctrl-C and unreadable files: the same one-line answer from run_main -------------------------
+
+_SLEEPER = """
+import sys, time
+from absl import app, flags
+from bert_keras.errors import parse_flags, run_main
+
+def main(argv):
+  print("ready", flush=True)
+  time.sleep(60)
+
+app.run(run_main(main), flags_parser=parse_flags)
+"""
+
+
+def test_ctrl_c_prints_one_line_and_exits_130():
+  """A real SIGINT (what Ctrl-C sends) to a program on the scripts' contract, quiet console on."""
+  import signal  # pylint: disable=g-import-not-at-top
+  # A job started in the background (`pytest ... &`) inherits SIGINT ignored; a terminal's
+  # program does not.
+  process = subprocess.Popen([sys.executable, "-c", _SLEEPER], cwd=B.ROOT, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=dict(os.environ, PYTHONPATH=B.ROOT),
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+  assert process.stdout.readline() == "ready\n"
+  process.send_signal(signal.SIGINT)
+  _, err = process.communicate(timeout=60)
+  assert process.returncode == 130, err
+  assert err.strip() == "interrupted (Ctrl-C)", err
+
+
+@pytest.mark.parametrize("error,expected", [
+    (PermissionError(13, "Permission denied", "/data/train.tsv"),
+     "error: /data/train.tsv: cannot read it (Permission denied)"),
+    (IsADirectoryError(21, "Is a directory", "/data/train.tsv"),
+     "error: /data/train.tsv: cannot read it (Is a directory)")])
+def test_an_unreadable_file_is_one_line_and_exit_2(capsys, error, expected):
+  """What open() raises for a file without read permission (root reads every file, so the real
+  case is tested with a directory in place of the file: tests/tasks/test_run_finetuning_script.py)."""
+  def main(argv):
+    raise error
+
+  with pytest.raises(SystemExit) as info:
+    run_main(main)(["x"])
+  assert info.value.code == 2 and capsys.readouterr().err.strip() == expected
+
+
+def test_other_errors_keep_their_traceback():
+  def main(argv):
+    raise OSError(5, "Input/output error")  # not a path the user gave: a bug or a broken disk
+
+  with pytest.raises(OSError):
+    run_main(main)(["x"])

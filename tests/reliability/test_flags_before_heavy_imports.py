@@ -70,3 +70,50 @@ def test_help_and_a_bad_flag_answer_before_heavy_imports(kind, target):
   assert run.returncode == 2 and len(errors) == 1, run.stderr[-2000:]
   assert bad[-1].split("=")[0].lstrip("-") in errors[0], errors
   assert imported == "", f"{target} {bad} imported {imported}: {run.stderr[-500:]}"
+
+
+# --- A wrong command (not only a bad flag) fails before TensorFlow loads ---------------------------
+
+# Generous: the answer takes about 1 s on 2 busy cores; importing TensorFlow alone takes 5-8 s.
+WRONG_COMMAND_SECONDS = 4.0
+
+
+def _wrong_commands(tmp):
+  """(script, args, what the one error line says) for wrong commands that need no TensorFlow to
+  tell; a directory stands for an unreadable file (root reads files whatever their mode)."""
+  os.makedirs(os.path.join(tmp, "glue", "train.tsv"))  # a directory where a file is expected
+  os.makedirs(os.path.join(tmp, "export", "saved_model.pb"))
+  os.makedirs(os.path.join(tmp, "earlier"))
+  with open(os.path.join(tmp, "earlier", "config.json"), "w") as f:
+    f.write('{"task": {"task": "squad_v1"}}')  # what a SQuAD run records
+  out = f"--output_dir={tmp}/out"
+  finetune = "scripts/run_finetuning.py"
+  return [
+      (finetune, ["--task=glue/nope", out], "unknown task preset 'glue/nope'"),
+      (finetune, ["--task=glue/mrpc", f"--data_dir={tmp}/missing", out],
+       f"--data_dir={tmp}/missing: no such data directory"),
+      (finetune, ["--task=glue/mrpc", f"--data_dir={tmp}/glue", out],
+       f"{tmp}/glue/train.tsv: is a directory"),
+      (finetune, ["--task=polarity", f"--init_checkpoint={tmp}/missing", out],
+       f"--init_checkpoint={tmp}/missing: no such checkpoint file or directory"),
+      (finetune, ["--task=polarity", "--model_config=bert_tiny", f"--output_dir={tmp}/earlier"],
+       "holds a fine-tuning run of task 'squad_v1', not of task 'polarity'"),
+      ("scripts/predict.py", [f"--saved_model={tmp}/export", "--text_a=a"],
+       f"{tmp}/export/saved_model.pb: is a directory"),
+      ("scripts/predict.py", [f"--saved_model={tmp}/missing", "--text_a=a"],
+       f"--saved_model={tmp}/missing: no such export directory"),
+  ]
+
+
+def test_wrong_commands_fail_fast_before_heavy_imports(tmp_path):
+  import time  # pylint: disable=g-import-not-at-top
+  for script, args, needle in _wrong_commands(str(tmp_path)):
+    start = time.perf_counter()
+    run, imported = _run("path", script, *args)
+    seconds = time.perf_counter() - start
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+    assert run.returncode == 2 and len(errors) == 1, (script, args, run.stderr[-2000:])
+    assert needle in errors[0] and "Traceback" not in run.stderr, (needle, errors)
+    assert imported == "", f"{script} {args} imported {imported}"
+    assert seconds < WRONG_COMMAND_SECONDS, (script, args, seconds)
+  assert not os.path.exists(tmp_path / "out")

@@ -326,6 +326,7 @@ def test_feature_based_metrics_name_the_feature_based_task(mrpc):
 
 
 def test_predict_script_writes_keys_in_sorted_order(tmp_path):
+  (tmp_path / "saved_model.pb").write_bytes(b"")  # the script checks it is there, then the stand-in
   driver = B.write(str(tmp_path / "driver.py"), f"""
 import runpy, sys, types
 # A stand-in predictor module (the real one imports TensorFlow): only the output is checked.
@@ -337,7 +338,7 @@ predictor.predict = lambda *args, **kwargs: [{{"probabilities": [0.2, 0.8], "lab
                                                "label": "pos"}},
                                               {{"label": "neg", "probabilities": [0.9, 0.1],
                                                 "label_id": 0}}]
-sys.argv = ["predict.py", "--saved_model=unused", "--text_a=good"]
+sys.argv = ["predict.py", "--saved_model={tmp_path}", "--text_a=good"]
 runpy.run_path({os.path.join(B.SCRIPTS, "predict.py")!r}, run_name="__main__")
 """)
   result = subprocess.run([sys.executable, driver], cwd=ROOT, capture_output=True, text=True,

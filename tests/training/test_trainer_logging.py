@@ -28,7 +28,7 @@ class _SlowToTrace(PretrainingTask):
     return super().counts(features)
 
 
-def test_rows_carry_the_last_updates_rate_and_train_only_throughput(tmp_path):
+def test_rows_carry_the_last_updates_rate_and_train_only_throughput(tmp_path, caplog):
   pattern = write_records(str(tmp_path / "data"), num_files=1, per_file=32)
   config = TrainingConfig.from_flat(input_files=pattern, model_preset="bert_tiny",
                           model_overrides=dict(TINY_MODEL, num_layers=1), max_seq_length=32,
@@ -50,6 +50,7 @@ def test_rows_carry_the_last_updates_rate_and_train_only_throughput(tmp_path):
   trainer.save = slow_save
   data = lambda ctx, skip: make_dataset(pattern, seq_length=32, max_predictions=5, batch_size=8,
                                         input_context=ctx, skip_batches=skip)
+  caplog.set_level("INFO")
   history = trainer.train(data, STEPS, eval_fn=lambda: time.sleep(PAUSE), eval_every=2)
   rows = [r for r in history if r["split"] == "train"]
   assert [r["step"] for r in rows] == [2, 4, 6, 8]
@@ -63,3 +64,8 @@ def test_rows_carry_the_last_updates_rate_and_train_only_throughput(tmp_path):
   for row in rows:
     assert row["steps_per_sec"] > 3 / PAUSE, row
     assert row["sequences_per_sec"] == pytest.approx(8 * row["steps_per_sec"])
+  # The logged line (the one progress line, bert_keras/training/progress.py) gives the rate and
+  # the ETA of the steps left (well under a minute here).
+  lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("train step ")]
+  assert [line.split()[2] for line in lines] == ["2/8", "4/8", "6/8", "8/8"], lines
+  assert all(" steps/s ETA 0:00:" in line for line in lines), lines

@@ -1,0 +1,76 @@
+"""Keras `fit` / `predict` progress through the project's one progress line (bert_keras/progress.py):
+a step counter over the whole run (all epochs), rate and ETA, at a steady cadence in seconds.
+Replaces Keras' own per-epoch (verbose=2) or per-step (verbose=1) output.
+
+Only batch *begin* hooks are used: a callback with a batch *end* hook turns off Keras' asynchronous
+callback dispatch and converts every step's logs to Python numbers, waiting for each step to
+finish; at a batch's begin the steps before it are done. The loss is read from the model's metrics
+only when a line is printed.
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from bert_keras.progress import Progress
+
+
+class ProgressCallback(keras.callbacks.Callback):
+  """fit: `train step k/n ... loss= lr=`; predict: `<label> step k/n ...` (batches)."""
+
+  def __init__(self, label: str = "predict", stream=None):
+    super().__init__()
+    self.label = label
+    self.stream = stream
+    self._progress = None
+    self._epoch = 0
+
+  # === fit ===
+
+  def _steps(self) -> int:
+    return self.params.get("steps") or 0
+
+  def on_train_begin(self, logs=None):
+    self._progress = Progress("train", self._steps() * (self.params.get("epochs") or 1),
+                              stream=self.stream)
+
+  def on_epoch_begin(self, epoch, logs=None):
+    self._epoch = epoch
+
+  def on_train_batch_begin(self, batch, logs=None):
+    if batch:  # the epoch's steps before this one are done
+      self._progress.update(self._epoch * self._steps() + batch, self._values)
+
+  def on_epoch_end(self, epoch, logs=None):
+    step = (epoch + 1) * self._steps()
+    loss = (logs or {}).get("loss")
+    self._progress.update(step, lambda: {**({"loss": float(loss)} if loss is not None else {}),
+                                         "lr": self._learning_rate()})
+
+  def on_train_end(self, logs=None):
+    self._progress.close()
+
+  def _values(self) -> dict:
+    loss = self.model.get_metrics_result().get("loss")  # the epoch's running mean
+    values = {"lr": self._learning_rate()}
+    if loss is not None:
+      values["loss"] = float(np.asarray(loss))
+    return values
+
+  def _learning_rate(self) -> float:
+    """The optimizer's current rate (its schedule at the next update)."""
+    return float(np.asarray(self.model.optimizer.learning_rate))
+
+  # === predict ===
+
+  def on_predict_begin(self, logs=None):
+    self._progress = Progress(self.label, self._steps(), stream=self.stream)
+
+  def on_predict_batch_begin(self, batch, logs=None):
+    if batch:
+      self._progress.update(batch)
+
+  def on_predict_end(self, logs=None):
+    self._progress.update(self._steps())
+    self._progress.close()
