@@ -50,9 +50,6 @@ flags.DEFINE_integer("pretrain_steps", DEMO_PRETRAIN_STEPS, "The demo's pretrain
 flags.DEFINE_integer("max_documents", 0, "The demo's Wikipedia articles (0 = all).")
 FLAGS = flags.FLAGS
 
-# Set in the component image (Dockerfile): the local paths a compile bakes in are the image's.
-IMAGE_ENV = "BERT_KERAS_IMAGE"
-
 PRESETS = {"demo": lambda: demo_config(pretrain_steps=FLAGS.pretrain_steps,
                                        max_documents=FLAGS.max_documents),
            "smoke": lambda: smoke_config(max_documents=FLAGS.max_documents or 12)}
@@ -104,7 +101,7 @@ def main(argv):
   del argv
   # pylint: disable=import-outside-toplevel
   from bert_keras.pipeline.definitions import build_pipeline
-  from bert_keras.pipeline.kfp_compiler import KfpOptions, compile_pipeline, host_paths
+  from bert_keras.pipeline.kfp_compiler import IMAGE_ENV, KfpOptions, compile_pipeline, host_paths
   from bert_keras.pipeline.pipeline import Pipeline
 
   for flag in ("image", "serving_dir", "output"):

@@ -52,6 +52,9 @@ from bert_keras.components.base.channel import Channel
 from bert_keras.components.base.standard_artifacts import ModelBlessing
 from bert_keras.pipeline.pipeline import Pipeline
 
+# Set in the component image (Dockerfile): the local paths a compile bakes in (`host_paths`) are
+# the image's.
+IMAGE_ENV = "BERT_KERAS_IMAGE"
 # Pipeline parameters (one value for every task that takes them) and the evaluator's output.
 BEAM_ARGS, DISTRIBUTION, BLESSED = "beam_pipeline_args", "distribution_strategy", "blessed"
 _PARAMETER_TYPES = (str, int, float, bool, list, dict)

@@ -12,10 +12,9 @@ from kfp import components, dsl
 from bert_keras import resources
 from bert_keras.errors import UserError
 from bert_keras.configs.pipeline import demo_config
-from bert_keras.pipeline.compile import IMAGE_ENV
 from bert_keras.pipeline.definitions import build_pipeline
 from bert_keras.pipeline.pipeline import Pipeline
-from bert_keras.pipeline.kfp_compiler import (BLESSED, KfpOptions, compile_pipeline, is_chief, run_step,
+from bert_keras.pipeline.kfp_compiler import (BLESSED, IMAGE_ENV, KfpOptions, compile_pipeline, is_chief, run_step,
                                    step_function, step_signature, whole_numbers_as_ints)
 from bert_keras.components.base.component import Component
 from bert_keras.components.fine_tuner.spec import FineTunerSpec
