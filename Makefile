@@ -1,9 +1,11 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
-# Each creates .venv when missing, installs the pinned requirements and the package, then does its job.
+# Each creates .venv when missing, installs the pinned requirements and the package, then does its job;
+# `make test` adds the test and benchmark packages (requirements-test.txt), which the image leaves out.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: demo test test-fast setup clean
 
@@ -18,14 +20,18 @@ $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	$(PY) -m compileall -q -j 0 $(VENV)/lib > /dev/null
 	touch $(STAMP)
 
-setup: $(STAMP)
+$(TEST_STAMP): $(STAMP) requirements-test.txt
+	$(PY) -m pip install -q -r requirements-test.txt
+	touch $(TEST_STAMP)
+
+setup: $(TEST_STAMP)
 
 # pytest exits 5 when it collects no tests; treat that as a failure, never as a pass.
-test: $(STAMP)
+test: $(TEST_STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 2 --dist loadfile --durations=30 tests; \
 	status=$$?; if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
-test-fast: $(STAMP)
+test-fast: $(TEST_STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 2 -m "not slow" tests; \
 	status=$$?; if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 

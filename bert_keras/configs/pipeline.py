@@ -95,7 +95,12 @@ class PipelineConfig(Config):
 
 
 # The demo's pretraining steps: demo_config's default and bert_keras/pipeline/demo.py's --pretrain_steps.
-DEMO_PRETRAIN_STEPS = 2000
+# What the demo shows of the tiny BERT is held-out masked-LM accuracy above the unigram baseline
+# (its fine-tuned models fail their bars and are not served at any budget measured). On the
+# recorded curve (studies/pretraining_evidence/runs/2026-11-27_initializer_range/init0.05_seed42)
+# held-out masked LM is 0.119 at step 400 against the unigram's 0.052, and the 1,600 steps after
+# it add 0.017; NSP leaves the majority only after step 1200. 400 steps: a fifth of the time.
+DEMO_PRETRAIN_STEPS = 400
 
 
 # The dev Pearson a Lee similarity model needs to be served by the demo, on the 0-100 scale of every
@@ -108,10 +113,10 @@ LEE_SERVING_PEARSON = 35.0
 
 def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: float = 3.0,
                 max_documents: int = 0) -> PipelineConfig:
-  """The main job (`make demo`), sized to finish in under 20 minutes on 2 CPU cores.
+  """The main job (`make demo`), sized to finish in under 10 minutes on 2 CPU cores.
 
   The real Wikipedia dump -> an 8k learned WordPiece vocabulary -> pretraining examples ->
-  bert_tiny pretrained with MLM + NSP for 2000 steps -> the polarity and Lee similarity
+  bert_tiny pretrained with MLM + NSP for 400 steps -> the polarity and Lee similarity
   tasks fine-tuned from it and from the real all-MiniLM-L6-v2 checkpoint (6 layers, H=384).
   """
   from bert_keras import resources  # pylint: disable=import-outside-toplevel
@@ -132,8 +137,9 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
           # random next" would pass for NSP learning (studies/pretraining_evidence/README.md).
           short_seq_prob=0.0,
           training=dict(model_preset="bert_tiny", num_train_steps=pretrain_steps,
-                        # Masked LM underfits in 2000 steps: no dropout (fine-tuning sets its own
-                        # hidden dropout), and the steps are cheaper (studies/pretraining_evidence).
+                        # Masked LM underfits in a few hundred steps: no dropout (fine-tuning sets
+                        # its own hidden dropout), and the steps are cheaper
+                        # (studies/pretraining_evidence).
                         # Initial weights of std 0.05 rather than BERT's 0.02: at H=128 the
                         # attention starts less uniform, and on three paired seeds held-out NSP
                         # ends 0.013-0.048 higher (0.611-0.639) and masked LM 0.002-0.005 higher.

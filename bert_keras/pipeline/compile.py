@@ -10,12 +10,14 @@
 returning a PipelineConfig (bert_keras/configs/pipeline.py) or a Pipeline. The Beam options are the pipeline
 parameter `beam_pipeline_args` of every Beam step; the --dataflow_* flags make them Dataflow's.
 The demo's embedded data paths are resolved where this runs: compile inside the image
-(`docker run IMAGE python -m bert_keras.pipeline.compile ...`) so that they are the image's.
+(`docker run IMAGE python -m bert_keras.pipeline.compile ...`) so that they are the image's; run
+elsewhere, a spec that names this host's files is still written, with a one-line warning.
 """
 
 import importlib
 import os
 import re
+import sys
 
 from absl import app, flags
 
@@ -99,7 +101,7 @@ def main(argv):
   del argv
   # pylint: disable=import-outside-toplevel
   from bert_keras.pipeline.definitions import build_pipeline
-  from bert_keras.pipeline.kfp_compiler import KfpOptions, compile_pipeline
+  from bert_keras.pipeline.kfp_compiler import IMAGE_ENV, KfpOptions, compile_pipeline, host_paths
   from bert_keras.pipeline.pipeline import Pipeline
 
   for flag in ("image", "serving_dir", "output"):
@@ -128,7 +130,13 @@ def main(argv):
                                      if FLAGS.pretrainer_replicas > 1 else {}))
   compile_pipeline(definition, options, FLAGS.output)
   print(f"wrote {os.path.abspath(FLAGS.output)}: pipeline {definition.name}, "
-        f"{len(definition.components)} steps, image {FLAGS.image}")
+        f"{len(definition.components)} steps, image {FLAGS.image}", flush=True)
+  baked = host_paths(definition)
+  if baked and not os.environ.get(IMAGE_ENV):
+    more = f" and {len(baked) - 1} more" if len(baked) > 1 else ""
+    print(f"warning: compiled outside the component image, so this host's paths are baked into "
+          f"the spec ({baked[0]}{more}) and every step will look for them in the image; compile "
+          f"inside it: docker run IMAGE python -m bert_keras.pipeline.compile ...", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,9 @@ from bert_keras.components.base.channel import Channel
 from bert_keras.components.base.standard_artifacts import ModelBlessing
 from bert_keras.pipeline.pipeline import Pipeline
 
+# Set in the component image (Dockerfile): the local paths a compile bakes in (`host_paths`) are
+# the image's.
+IMAGE_ENV = "BERT_KERAS_IMAGE"
 # Pipeline parameters (one value for every task that takes them) and the evaluator's output.
 BEAM_ARGS, DISTRIBUTION, BLESSED = "beam_pipeline_args", "distribution_strategy", "blessed"
 _PARAMETER_TYPES = (str, int, float, bool, list, dict)
@@ -347,6 +350,30 @@ def kfp_pipeline(pipeline: Pipeline, options: KfpOptions):
                       description=f"{pipeline.name}: {len(order)} components "
                                   f"(bert_keras/pipeline/definitions.py)",
                       pipeline_root=options.pipeline_root or None)(graph)
+
+
+def host_paths(pipeline: Pipeline) -> list[str]:
+  """The paths of this host's files that compiling `pipeline` writes into the spec: parameter values
+  (nested in lists and dicts too) and imported artifacts that name an existing local file or
+  directory (the demo's embedded data under this interpreter's site-packages, for one). Inside the
+  image (Dockerfile) they are the image's; elsewhere a step will not find them."""
+  found = []
+
+  def walk(value):
+    if isinstance(value, str):
+      if os.path.isabs(value) and os.path.exists(value) and value not in found:
+        found.append(value)
+    elif isinstance(value, Mapping):
+      for v in value.values():
+        walk(v)
+    elif isinstance(value, (list, tuple)):
+      for v in value:
+        walk(v)
+
+  for component in pipeline.components:
+    walk(component.parameters)
+    walk([value.uri for value in component.inputs.values() if not isinstance(value, Channel)])
+  return found
 
 
 def compile_pipeline(pipeline: Pipeline, options: KfpOptions, output_path: str) -> None:

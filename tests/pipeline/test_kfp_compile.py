@@ -9,11 +9,12 @@ import pytest
 from google.protobuf import json_format
 from kfp import components, dsl
 
+from bert_keras import resources
 from bert_keras.errors import UserError
 from bert_keras.configs.pipeline import demo_config
 from bert_keras.pipeline.definitions import build_pipeline
 from bert_keras.pipeline.pipeline import Pipeline
-from bert_keras.pipeline.kfp_compiler import (BLESSED, KfpOptions, compile_pipeline, is_chief, run_step,
+from bert_keras.pipeline.kfp_compiler import (BLESSED, IMAGE_ENV, KfpOptions, compile_pipeline, is_chief, run_step,
                                    step_function, step_signature, whole_numbers_as_ints)
 from bert_keras.components.base.component import Component
 from bert_keras.components.fine_tuner.spec import FineTunerSpec
@@ -199,10 +200,11 @@ def test_a_failing_cli_fails_the_step(tmp_path, monkeypatch):
               "fail": "user"})
 
 
-def _compile(*flags):
+def _compile(*flags, in_image=False):
+  env = {k: v for k, v in os.environ.items() if k != IMAGE_ENV}
+  env.update(PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", **({IMAGE_ENV: "1"} if in_image else {}))
   return subprocess.run([sys.executable, "-m", "bert_keras.pipeline.compile", *flags], capture_output=True,
-                        text=True, check=False, cwd=ROOT,
-                        env=dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2"))
+                        text=True, check=False, cwd=ROOT, env=env)
 
 
 def test_compile_command(tmp_path):
@@ -228,6 +230,19 @@ def test_compile_command(tmp_path):
     assert done.returncode == 2 and message in done.stderr, (flags, done.stderr[-500:])
     assert len(done.stderr.strip().splitlines()) == 1
   assert not os.path.exists(tmp_path / "x.yaml")
+
+
+def test_compiling_outside_the_image_warns_that_this_hosts_paths_are_baked_in(tmp_path):
+  flags = ("--pipeline=smoke", "--image=img:1", "--serving_dir=/gcs/b/serving")
+  outside = _compile(*flags, f"--output={tmp_path / 'host.yaml'}")
+  assert outside.returncode == 0, outside.stderr[-2000:]
+  warnings = [line for line in outside.stderr.splitlines() if line.startswith("warning:")]
+  assert len(warnings) == 1 and "outside the component image" in warnings[0]
+  assert resources.wikipedia_dump_path() in warnings[0]
+  with open(tmp_path / "host.yaml", encoding="utf-8") as f:
+    assert resources.wikipedia_dump_path() in f.read()  # written all the same
+  inside = _compile(*flags, f"--output={tmp_path / 'image.yaml'}", in_image=True)
+  assert inside.returncode == 0 and "warning:" not in inside.stderr, inside.stderr[-2000:]
 
 
 def test_the_pretrainer_as_a_multi_worker_job(tmp_path):

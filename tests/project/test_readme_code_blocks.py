@@ -3,9 +3,10 @@ test time (a diagram, a block without a language, is not code).
 
 - python blocks run in a fresh interpreter that can import only tensorflow and tensorflow_text
   (as a user's notebook would), in a temporary working directory where every path the block names
-  that ends in `_export` holds a tiny untrained export of the kind its name says (squad, swag,
-  conll, ..., see KIND_BY_NAME): the code's calls and attribute reads are what is tested, not the
-  answers.
+  that ends in `_export` (or, after a flag's `=`, in `/export`: a GPT-1 fine-tuning's export, which
+  a BERT classification export of the same inputs stands in for) holds a tiny untrained export of
+  the kind its name says (squad, swag, conll, ..., see KIND_BY_NAME): the code's calls and
+  attribute reads are what is tested, not the answers.
 - shell blocks run in bash, in the same directory, with every command checked, none skipped:
   `make X` runs as `make -n X` (the target exists and its recipe expands; demo and test take
   minutes); `python -c ...` (computing a value for a variable) runs as written; every other
@@ -118,7 +119,7 @@ def workdir(tmp_path_factory):
   work = tmp_path_factory.mktemp("readme")
   vocab = tiny_exports.tokenizer()
   paths = {p for lang in ("python", "bash") for block in _blocks(lang)
-           for p in _EXPORT_PATH.findall(block) + re.findall(r"=([\w./-]+_export)\b", block)}
+           for p in _EXPORT_PATH.findall(block) + re.findall(r"=([\w./-]+[_/]export)\b", block)}
   for path in sorted(paths):
     tiny_exports.export(_kind(path), str(work / path), vocab)
   return work
