@@ -97,9 +97,11 @@ class SpanServing(ServingModule):
     k = tf.minimum(s["n_best_size"], seq)
     top_start = start_logits >= tf.math.top_k(start_logits, k).values[:, -1:]
     top_end = end_logits >= tf.math.top_k(end_logits, k).values[:, -1:]
-    band = tf.cast(tf.linalg.band_part(tf.ones(tf.stack([seq, seq])), 0,
-                                       s["max_answer_length"] - 1),
-                   tf.bool)  # (seq, seq): 0 <= j - i < max_answer_length
+    # (seq, seq): 0 <= j - i < max_answer_length. A comparison, not tf.linalg.band_part, whose
+    # bandwidth may not exceed the matrix: a call's bucket (16, 24) is often shorter than
+    # max_answer_length (30).
+    span_length = position - tf.range(seq)[:, None]  # j - i
+    band = (span_length >= 0) & (span_length < s["max_answer_length"])
     valid = ((max_context & top_start)[:, :, None] & (in_context & top_end)[:, None, :]
              & band[None])
     span_score = tf.where(valid, start_logits[:, :, None] + end_logits[:, None, :], _NEG_INF)
