@@ -5,8 +5,8 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_keras.export import text_ops
-from bert_keras.export.serving_module import (ServingModule, batched_function, maybe_single,
-                                              strings, tokenized_specs)
+from bert_keras.export.serving_module import (ServingModule, batched_function, single_or_batch,
+                                              strings, text_input, tokenized_specs)
 
 _NEG_INF = float("-inf")
 
@@ -142,10 +142,11 @@ class SpanServing(ServingModule):
             "end": tf.where(no_answer, minus_one, chars[:, 1]),
             "score": best, "null_score_diff": null_score_diff, "no_answer": no_answer}
 
-  @tf.function(autograph=False)
+  @tf.function(input_signature=[text_input("question"), text_input("context")],
+               autograph=False)
   def _serve(self, question, context):
     """question, context: string (batch,) or scalars."""
-    return maybe_single(self._serve_text, question, context)
+    return single_or_batch(self._serve_text, {"question": question, "context": context})
 
   @tf.function(autograph=False)
   def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
@@ -157,7 +158,5 @@ class SpanServing(ServingModule):
             "end_logits": tf.cast(outputs["end_logits"], tf.float32)}
 
   def signatures(self) -> dict:
-    for shape in ([None], []):
-      self._serve.get_concrete_function(strings(*shape), strings(*shape))
     return {"serving_default": self._serve_text.get_concrete_function(),
             "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}
