@@ -11,9 +11,9 @@ from bert_keras.export.serving_module import (ServingModule, batched_function, s
                                               tokenized_specs)
 from bert_keras.lazy_cond import lazy_cond
 
-# `serve`'s text_b when the caller gives none: its input_signature converts every argument to a
-# string tensor, so "none" is a value no caller passes as text, rank 2 with no strings.
-NO_TEXT_B = [[]]
+# `serve`'s text_b when the caller gives none. Its input_signature converts every argument to a
+# string tensor (None is refused), so "none" is a value no caller passes as text: shape (1, 0).
+NO_TEXT_B = ((),)
 
 
 def _refused_alone(text_a, task: str):
