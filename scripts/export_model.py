@@ -7,7 +7,8 @@ r"""Export a fine-tuned task (or a bare encoder) as a text-in SavedModel.
 The SavedModel needs only tensorflow and tensorflow_text: `import tensorflow_text` then
 `tf.saved_model.load(dir).serve(["some text"])`. `saved_model_cli show --dir DIR --all` lists its
 signatures (serving_default: raw strings; serving_tokenized: packed int32 ids). The resolved config
-is written to DIR/assets.extra/export_config.json. Bad input: one line, exit 2.
+(every setting as the export used it, defaults and the task's own values filled in) is written to
+DIR/assets.extra/export_config.json. Bad input: one line, exit 2.
 """
 
 from absl import app, flags

@@ -123,12 +123,6 @@ def run_export(config: ExportConfig) -> dict:
     raise UserError(f"--max_seq_length={config.max_seq_length}: applies to encoder exports only; "
                     f"a fine-tuned task ({config.finetune_dir}) keeps the length it was trained with "
                     "(its task_info.json): leave it unset")
-  # head_groups None stays None: the export picks it by the model's width
-  # (kernels/host_tuning.default_head_groups) and records the choice in export_info.json.
-  config = dataclasses.replace(
-      config, max_seq_length=(DEFAULT_MAX_SEQ_LENGTH if config.max_seq_length is None
-                              else config.max_seq_length))
-  extra_files = {"export_config.json": config.to_json() + "\n"}
   if config.finetune_dir:
     for name in FINETUNE_FILES:
       if not os.path.isfile(os.path.join(config.finetune_dir, name)):
@@ -151,13 +145,14 @@ def run_export(config: ExportConfig) -> dict:
     if encoder is not None and encoder.model_config.vocab_size != tokenizer.vocab_size:
       raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the model's encoder has "
                       f"vocab_size={encoder.model_config.vocab_size}")
-    kind = exporter.kind_for(model, info)
-    exporter.export_finetuned(model, info, tokenizer, config.output_dir,
-                              jit_compile=config.jit_compile, extra_files=extra_files,
-                              doc_stride=config.doc_stride, head_groups=config.head_groups,
-                              length_buckets=config.buckets(int(info["max_seq_length"])))
-    task = info.get("task", "")
+    module = exporter.build_finetuned(model, info, tokenizer, jit_compile=config.jit_compile,
+                                      doc_stride=config.doc_stride,
+                                      head_groups=config.head_groups,
+                                      length_buckets=config.buckets(int(info["max_seq_length"])))
   else:
+    config = dataclasses.replace(
+        config, max_seq_length=(DEFAULT_MAX_SEQ_LENGTH if config.max_seq_length is None
+                                else config.max_seq_length))
     from bert_keras.interop.loader import load_encoder
     encoder, ckpt = load_encoder(config.encoder_checkpoint)
     vocab = config.vocab_file or ckpt.vocab_path
@@ -174,11 +169,24 @@ def run_export(config: ExportConfig) -> dict:
       raise UserError(f"max_seq_length={config.max_seq_length} exceeds max_position_embeddings="
                       f"{positions} of {config.encoder_checkpoint}; expected --max_seq_length <= "
                       f"{positions}")
-    kind, task = "encoder", "encoder"
-    exporter.export_task_model(encoder, kind, tokenizer, config.output_dir,
-                               max_seq_length=config.max_seq_length, task=task,
-                               jit_compile=config.jit_compile, extra_files=extra_files,
-                               head_groups=config.head_groups,
-                               length_buckets=config.buckets(config.max_seq_length))
-  return {"output_dir": config.output_dir, "kind": kind, "task": task, "vocab_file": vocab,
-          "lower_case": tokenizer.lower_case}
+    module = exporter.build_serving_module(
+        encoder, "encoder", tokenizer, config.max_seq_length, task="encoder",
+        jit_compile=config.jit_compile, head_groups=config.head_groups,
+        length_buckets=config.buckets(config.max_seq_length))
+  used = resolved_config(config, module.metadata(), vocab)
+  exporter.save_serving_module(module, config.output_dir,
+                               extra_files={"export_config.json": used.to_json() + "\n"})
+  return {"output_dir": config.output_dir, "kind": module.kind_name, "task": module.task_name,
+          "vocab_file": vocab, "lower_case": tokenizer.lower_case}
+
+
+def resolved_config(config: ExportConfig, metadata: dict, vocab_file: str) -> ExportConfig:
+  """`config` with every setting the export resolved (from the source, the task or a default) as
+  the export used it: the module's metadata (export_info.json) and the vocabulary read. What
+  export_config.json records, so it says how the export was made, not which flags were left
+  unset. doc_stride stays as given for the kinds without windows."""
+  return dataclasses.replace(
+      config, vocab_file=vocab_file, lower_case=metadata["lower_case"],
+      max_seq_length=metadata["max_seq_length"], head_groups=metadata["head_groups"],
+      length_buckets=",".join(str(length) for length in metadata["length_buckets"]),
+      doc_stride=metadata.get("doc_stride", config.doc_stride))

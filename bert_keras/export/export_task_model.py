@@ -177,6 +177,16 @@ def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
   labelled with at least a quarter window of context on each side but at the text's ends).
   head_groups, length_buckets (and the deprecated row_groups): as in `export_task_model`.
   """
+  module = build_finetuned(task_model, task_info, tokenizer, jit_compile=jit_compile,
+                           doc_stride=doc_stride, head_groups=head_groups,
+                           length_buckets=length_buckets, row_groups=row_groups)
+  return save_serving_module(module, output_dir, extra_files=extra_files)
+
+
+def build_finetuned(task_model, task_info: Mapping, tokenizer, jit_compile: bool | str = False,
+                    doc_stride: int = 0, head_groups: int | None = None, length_buckets=None,
+                    row_groups: int | None = None):
+  """The in-memory twin of what `export_finetuned` writes (its settings resolved, not saved)."""
   kind = kind_for(task_model, task_info)
   if "max_seq_length" not in task_info:
     raise UserError("task_info has no max_seq_length")
@@ -192,8 +202,7 @@ def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
       extra["doc_stride"] = doc_stride
   if kind == "tagging":
     extra["doc_stride"] = doc_stride or max(1, (seq - 2) // 2)
-  return export_task_model(task_model, kind, tokenizer, output_dir, max_seq_length=seq,
-                           labels=task_info.get("label_names"), task=task_info.get("task", ""),
-                           extra=extra, jit_compile=jit_compile, extra_files=extra_files,
-                           head_groups=head_groups, length_buckets=length_buckets,
-                           row_groups=row_groups)
+  return build_serving_module(task_model, kind, tokenizer, seq,
+                              labels=task_info.get("label_names"), task=task_info.get("task", ""),
+                              extra=extra, jit_compile=jit_compile, head_groups=head_groups,
+                              length_buckets=length_buckets, row_groups=row_groups)

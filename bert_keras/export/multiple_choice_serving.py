@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_keras.export.serving_module import (ServingModule, batched_function, maybe_single,
-                                              strings, tokenized_specs)
+from bert_keras.export.serving_module import (ServingModule, batched_function, single_or_batch,
+                                              strings, text_input, tokenized_specs)
 
 
 class MultipleChoiceServing(ServingModule):
@@ -34,10 +34,11 @@ class MultipleChoiceServing(ServingModule):
     shape = tf.stack([batch, choices, tf.shape(packed["input_word_ids"])[1]])
     return self._answers({name: tf.reshape(value, shape) for name, value in packed.items()})
 
-  @tf.function(autograph=False)
+  @tf.function(input_signature=[text_input("context"), text_input("endings")], autograph=False)
   def _serve(self, context, endings):
     """context: string (batch,); endings: string (batch, choices). Or a scalar and (choices,)."""
-    return maybe_single(self._serve_text, context, endings)
+    return single_or_batch(self._serve_text, {"context": context, "endings": endings},
+                           extra_axes={"endings": 1})
 
   @tf.function(autograph=False)
   def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
@@ -47,8 +48,6 @@ class MultipleChoiceServing(ServingModule):
                                             "input_type_ids": input_type_ids}))
 
   def signatures(self) -> dict:
-    self._serve.get_concrete_function(strings(None), strings(None, None))
-    self._serve.get_concrete_function(strings(), strings(None))
     return {"serving_default": self._serve_text.get_concrete_function(),
             "serving_tokenized": self.serve_tokenized.get_concrete_function(
                 **tokenized_specs(rank=3))}

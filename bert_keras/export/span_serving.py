@@ -5,8 +5,8 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_keras.export import text_ops
-from bert_keras.export.serving_module import (ServingModule, batched_function, maybe_single,
-                                              strings, tokenized_specs)
+from bert_keras.export.serving_module import (ServingModule, batched_function, single_or_batch,
+                                              strings, text_input, tokenized_specs)
 
 _NEG_INF = float("-inf")
 
@@ -97,9 +97,11 @@ class SpanServing(ServingModule):
     k = tf.minimum(s["n_best_size"], seq)
     top_start = start_logits >= tf.math.top_k(start_logits, k).values[:, -1:]
     top_end = end_logits >= tf.math.top_k(end_logits, k).values[:, -1:]
-    band = tf.cast(tf.linalg.band_part(tf.ones(tf.stack([seq, seq])), 0,
-                                       s["max_answer_length"] - 1),
-                   tf.bool)  # (seq, seq): 0 <= j - i < max_answer_length
+    # (seq, seq): 0 <= j - i < max_answer_length. A comparison, not tf.linalg.band_part, whose
+    # bandwidth may not exceed the matrix: a call's bucket (16, 24) is often shorter than
+    # max_answer_length (30).
+    span_length = position - tf.range(seq)[:, None]  # j - i
+    band = (span_length >= 0) & (span_length < s["max_answer_length"])
     valid = ((max_context & top_start)[:, :, None] & (in_context & top_end)[:, None, :]
              & band[None])
     span_score = tf.where(valid, start_logits[:, :, None] + end_logits[:, None, :], _NEG_INF)
@@ -140,10 +142,11 @@ class SpanServing(ServingModule):
             "end": tf.where(no_answer, minus_one, chars[:, 1]),
             "score": best, "null_score_diff": null_score_diff, "no_answer": no_answer}
 
-  @tf.function(autograph=False)
+  @tf.function(input_signature=[text_input("question"), text_input("context")],
+               autograph=False)
   def _serve(self, question, context):
     """question, context: string (batch,) or scalars."""
-    return maybe_single(self._serve_text, question, context)
+    return single_or_batch(self._serve_text, {"question": question, "context": context})
 
   @tf.function(autograph=False)
   def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
@@ -155,7 +158,5 @@ class SpanServing(ServingModule):
             "end_logits": tf.cast(outputs["end_logits"], tf.float32)}
 
   def signatures(self) -> dict:
-    for shape in ([None], []):
-      self._serve.get_concrete_function(strings(*shape), strings(*shape))
     return {"serving_default": self._serve_text.get_concrete_function(),
             "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}

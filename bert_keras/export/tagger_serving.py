@@ -6,8 +6,8 @@ import numpy as np
 import tensorflow as tf
 
 from bert_keras.export import text_ops
-from bert_keras.export.serving_module import (ServingModule, batched_function, maybe_single,
-                                              strings, tokenized_specs)
+from bert_keras.export.serving_module import (ServingModule, batched_function, single_or_batch,
+                                              strings, text_input, tokenized_specs)
 
 _OUTSIDE, _BEGIN, _INSIDE = 0, 1, 2
 
@@ -163,10 +163,10 @@ class TaggerServing(ServingModule):
             "entity_end": tf.where(real, end_char, -1),
             "num_entities": tf.cast(num_entities, tf.int32)}
 
-  @tf.function(autograph=False)
+  @tf.function(input_signature=[text_input("text")], autograph=False)
   def _serve(self, text):
     """text: string (batch,) or a scalar."""
-    return maybe_single(self._serve_text, text)
+    return single_or_batch(self._serve_text, {"text": text})
 
   @tf.function(autograph=False)
   def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
@@ -177,7 +177,5 @@ class TaggerServing(ServingModule):
     return {"tag_id": tags, "tag": tf.gather(self.labels, tags), "probabilities": probabilities}
 
   def signatures(self) -> dict:
-    for shape in ([None], []):
-      self._serve.get_concrete_function(strings(*shape))
     return {"serving_default": self._serve_text.get_concrete_function(),
             "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}

@@ -6,20 +6,14 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_keras.export import text_ops
-from bert_keras.export.serving_module import (ServingModule, batched_function, maybe_single,
-                                              strings, tokenized_specs)
+from bert_keras.export.serving_module import (ServingModule, batched_function, same_rows,
+                                              single_or_batch, strings, text_input,
+                                              tokenized_specs)
+from bert_keras.lazy_cond import lazy_cond
 
-
-def _same_rows(text_a, text_b):
-  """(text_b,) once text_a and text_b are known to have the same number of rows: a clear
-  InvalidArgumentError "text_a has N rows but text_b has M" instead of a GatherV2 error deep in the
-  packing. Costs one scalar comparison and a short string format per call."""
-  rows_a, rows_b = tf.shape(text_a)[0], tf.shape(text_b)[0]
-  check = tf.debugging.Assert(
-      tf.equal(rows_a, rows_b),
-      [tf.strings.format("text_a has {} rows but text_b has {}", (rows_a, rows_b))])
-  with tf.control_dependencies([check]):
-    return (tf.identity(text_b),)
+# `serve`'s text_b when the caller gives none. Its input_signature converts every argument to a
+# string tensor (None is refused), so "none" is a value no caller passes as text: shape (1, 0).
+NO_TEXT_B = ((),)
 
 
 def _refused_alone(text_a, task: str):
@@ -55,7 +49,7 @@ class TextPairServing(ServingModule):
       return self._outputs(self._pack(text_a, None))
 
     def text_pair(text_a, text_b):
-      return self._outputs(self._pack(text_a, *_same_rows(text_a, text_b)))
+      return self._outputs(self._pack(*same_rows({"text_a": text_a, "text_b": text_b})))
 
     self._serve_text = batched_function(text, strings(None))
     self._serve_text_pair = batched_function(text_pair, strings(None), strings(None))
@@ -74,12 +68,13 @@ class TextPairServing(ServingModule):
     return self.to_bucket(
         text_ops.pack_optional_pair(self.packer, segment_a, self.tokenize(text_b)))
 
-  @tf.function(autograph=False)
-  def _serve(self, text_a, text_b=None):
+  @tf.function(input_signature=[text_input("text_a"), text_input("text_b")], autograph=False)
+  def _serve(self, text_a, text_b=NO_TEXT_B):
     """text_a, text_b: string (batch,) or scalars; without text_b, text_a is packed alone."""
-    if text_b is None:
-      return maybe_single(self._serve_text, text_a)
-    return maybe_single(self._serve_text_pair, text_a, text_b)
+    no_text_b = tf.equal(tf.rank(text_b), 2) & tf.equal(tf.size(text_b), 0)
+    return lazy_cond(
+        no_text_b, lambda: single_or_batch(self._serve_text, {"text_a": text_a}),
+        lambda: single_or_batch(self._serve_text_pair, {"text_a": text_a, "text_b": text_b}))
 
   @tf.function(autograph=False)
   def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
@@ -89,11 +84,8 @@ class TextPairServing(ServingModule):
                                             "input_type_ids": input_type_ids}))
 
   def signatures(self) -> dict:
-    # Batched and scalar forms of `serve`, for Python callers: thin wrappers of the two graphs.
-    # A pair task's text_a-alone form only refuses (see the class docstring): not a signature.
-    for shape in ([None], []):
-      self._serve.get_concrete_function(strings(*shape))
-      self._serve.get_concrete_function(strings(*shape), strings(*shape))
+    # `serve`, for Python callers, is a thin wrapper of the two graphs. A pair task's
+    # text_a-alone form only refuses (see the class docstring): not a signature.
     pair = self._serve_text_pair.get_concrete_function()
     signatures = {"serving_default": pair, "serving_text_pair": pair,
                   "serving_tokenized": self.serve_tokenized.get_concrete_function(

@@ -154,6 +154,22 @@ def test_an_earlier_export_of_another_task_needs_overwrite(exports, tmp_path, ca
   assert json.loads((out / "assets.extra" / "export_info.json").read_text())["task"] == "glue/sst2"
 
 
+def test_export_config_records_the_settings_the_export_used(exports):
+  """Nothing was given but the source: export_config.json says what the export resolved (the
+  task's length, head groups by width, the source's vocabulary and casing), as export_info.json
+  and the SavedModel do, not the flags' defaults."""
+  finetune_dir, export_dir, _ = exports
+  config = json.loads((export_dir / "assets.extra" / "export_config.json").read_text())
+  info = json.loads((export_dir / "assets.extra" / "export_info.json").read_text())
+  assert config["max_seq_length"] == info["max_seq_length"] == SEQ
+  assert config["head_groups"] == info["head_groups"] == 2  # hidden 16: by width
+  assert config["length_buckets"] == ",".join(map(str, info["length_buckets"])) == str(SEQ)
+  assert config["lower_case"] is True
+  assert config["vocab_file"] == os.path.join(str(finetune_dir), "vocab.txt")
+  loaded = tf.saved_model.load(str(export_dir))
+  assert int(loaded.max_seq_length.numpy()) == SEQ
+
+
 def test_answers_do_not_depend_on_batch_neighbours(exports):
   """A single-text model: a missing text_b, sent as "" beside records that have one, packs text_a
   alone (the serving rule for a text_b with no pieces), as the record would alone."""

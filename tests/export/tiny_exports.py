@@ -24,6 +24,7 @@ KINDS = {
     "pair_classification": ("classification", {"labels": ["no", "yes"], "extra": {"pair": True}}),
     "regression": ("regression", {"extra": {"pair": True}}),
     "squad": ("squad", {"extra": {"version_2": True, "doc_stride": 8, "max_query_length": 8}}),
+    "squad_v1": ("squad", {"extra": {"version_2": False, "doc_stride": 8, "max_query_length": 8}}),
     "multiple_choice": ("multiple_choice", {}),
     "tagging": ("tagging", {"labels": NER_LABELS, "extra": {"doc_stride": 15}}),
 }
