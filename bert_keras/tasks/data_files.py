@@ -13,7 +13,8 @@ DATA_FILES = {
     **{f"glue/{name}": _GLUE for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "qnli", "rte",
                                           "wnli")},
     "glue/mnli": ("train.tsv, dev_matched.tsv, dev_mismatched.tsv, test_matched.tsv, "
-                  "test_mismatched.tsv ('tfds:' reads tensorflow-datasets instead)"),
+                  "test_mismatched.tsv, and for --mode=predict optionally the diagnostic set "
+                  "AX.tsv ('tfds:' reads tensorflow-datasets instead)"),
     "squad_v1": "train-v1.1.json, dev-v1.1.json",
     "squad_v2": "train-v2.0.json, dev-v2.0.json",
     "swag": "train.csv, val.csv, test.csv (the official header)",
