@@ -24,6 +24,8 @@ def files(tmp_path_factory):
   B.write(p("hf_pickle", "config.json"), "{}")
   B.write(p("hf_pickle", "pytorch_model.bin"), b"\x80\x04\x95cos\nsystem\n.")
   B.write(p("bad.jsonl"), '{"text_a": "fine"}\n{not json\n')
+  # Passes predict.py's checks before TensorFlow loads; the input errors below come before loading.
+  B.write(p("stub_model", "saved_model.pb"), b"")
   return dict(root=str(root), p=p, vocab=B.write_vocab(p("vocab")),
               config=B.write_model_config(p("model_config.json")),
               big_vocab_config=B.write_model_config(p("big_vocab.json"), vocab_size=100))
@@ -77,26 +79,26 @@ def test_export_model_missing_finetune_dir(files):
 
 def test_predict_malformed_jsonl(files):
   path = files["p"]("bad.jsonl")
-  B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('no_model')}",
+  B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('stub_model')}",
                                  f"--input_file={path}"), f"{path}:2: not valid JSON")
 
 
 def test_predict_batch_size_below_one(files):
   for size in ("0", "-3"):
-    B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('no_model')}",
+    B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('stub_model')}",
                                    "--text_a=good", f"--batch_size={size}"),
                       "batch_size", "(see --help)")
 
 
 def test_predict_input_that_is_not_text_names_file_and_line(files):
   path = B.write(files["p"]("not_text.jsonl"), '{"text_a": "fine"}\n\n{"text_a": 5}\n')
-  B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('no_model')}",
+  B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('stub_model')}",
                                  f"--input_file={path}"), f"{path}:3: text_a=5 must be a string")
 
 
 def test_predict_output_dir_missing_is_checked_before_predicting(files):
   out = files["p"]("no_such_dir", "out.jsonl")
-  B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('no_model')}",
+  B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('stub_model')}",
                                  "--text_a=good", f"--output_file={out}"),
                     out, "no such directory")
 
@@ -110,7 +112,8 @@ import runpy, sys
 from bert_keras.export import saved_model_predictor as predictor
 predictor.load = lambda path: None
 predictor.predict = lambda *args, **kwargs: [{{"answer": "ok"}}, {{"answer": "\\ud800"}}]
-sys.argv = ["predict.py", "--saved_model=unused", "--text_a=good", "--output_file={out}"]
+sys.argv = ["predict.py", "--saved_model={files['p']('stub_model')}", "--text_a=good",
+            "--output_file={out}"]
 runpy.run_path({os.path.join(B.SCRIPTS, "predict.py")!r}, run_name="__main__")
 """)
   import subprocess, sys  # pylint: disable=g-import-not-at-top,multiple-imports
