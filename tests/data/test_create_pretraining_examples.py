@@ -52,7 +52,7 @@ def _run(docs, config, path):
       pickle.dump(rows, out)
 
   with test_pipeline.TestPipeline() as p:
-    out = p | beam.Create(docs) | CreatePretrainingExamples(config)
+    out = p | beam.Create(docs) | CreatePretrainingExamples(config, str(path) + ".work")
     assert_that(out | beam.combiners.ToList(), lambda lists: check_and_save(lists[0]))
   with open(path, "rb") as f:
     return pickle.load(f)
