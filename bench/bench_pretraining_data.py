@@ -210,7 +210,8 @@ def main():
         out_dir = os.path.join(out, f"ours_{job}_{mode}_{scale}x")
         cmd, written = our_job(job, pattern, out_dir, flags, ours, vocab)
         seconds, rss, cpu, _ = measure(cmd, env)
-        rows.append((f"ours:{job}:{mode}", scale, f"ours {job}, DirectRunner {mode} x{workers}",
+        name = "ours" if job == "examples" else f"ours {job}"
+        rows.append((f"ours:{job}:{mode}", scale, f"{name}, DirectRunner {mode} x{workers}",
                      scale * size, seconds, rss, cpu, written()))
         if job != "examples":
           shutil.rmtree(out_dir, ignore_errors=True)  # the examples' shards stay for a comparison
