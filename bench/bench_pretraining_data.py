@@ -210,6 +210,7 @@ def main():
         out_dir = os.path.join(out, f"ours_{job}_{mode}_{scale}x")
         cmd, written = our_job(job, pattern, out_dir, flags, ours, vocab)
         seconds, rss, cpu, _ = measure(cmd, env)
+        print(f"{job} {mode} {scale}x: {seconds:.1f} s, peak RSS {rss:.0f} MB, {cpu:.1f} CPU-s", flush=True)
         name = "ours" if job == "examples" else f"ours {job}"
         rows.append((f"ours:{job}:{mode}", scale, f"{name}, DirectRunner {mode} x{workers}",
                      scale * size, seconds, rss, cpu, written()))
