@@ -54,9 +54,6 @@ from bert_keras.data.pretraining_instances import (SpecialIds, create_instances_
 from bert_keras.data.tokenize_documents import unpack_tokenized_document
 
 HOME, REQUEST = 0, 1
-# Bytes of documents (spilled, routed) or of instances a worker gathers before it writes them to a
-# run file: the most of the corpus it holds at once.
-RUN_BYTES = 16 << 20
 # Partitions of the buckets: the parallelism of the instance step (its GroupByKey holds one run path
 # per partition and spill file).
 MAX_PARTITIONS = 64
@@ -269,11 +266,11 @@ class CreatePretrainingExamples(beam.PTransform):
   """(doc_id, ids, splits) tokenized documents -> (shard, [(sort key, serialized tf.Example), ...]).
 
   Several elements may have the same shard; WriteTFRecordShards merges them. Documents go through
-  files under `work_dir` (removed as they are read; the caller removes the directory), in lists of
-  about `run_bytes` (see the module doc).
+  files under `work_dir` (removed as they are read; the caller removes the directory), documents and
+  instances in lists of about `run_bytes` (see the module doc).
   """
 
-  def __init__(self, config, work_dir: str, run_bytes: int = RUN_BYTES):
+  def __init__(self, config, work_dir: str, run_bytes: int = sorted_shards.RUN_BYTES):
     super().__init__()
     self._config = config
     self._work_dir = work_dir
