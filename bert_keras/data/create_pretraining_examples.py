@@ -9,8 +9,8 @@ Here:
      from a global count, so buckets stay at ~docs_per_bucket documents however big the corpus is.
   2. Each pass k < dupe_factor over a document is a *request* sent to the bucket
      stable_hash(seed, "partner", doc_id, k) % B (uniform over buckets).
-  3. One GroupByKey on the bucket brings together the bucket's documents and the requests sent to
-     it. Each request runs the original `create_instances_from_document` on its own document, with an
+  3. A join on the bucket (a merge of runs sorted by bucket, see below) brings together the bucket's
+     documents and the requests sent to it. Each request runs the original `create_instances_from_document` on its own document, with an
      RNG seeded by stable_hash(seed, doc_id, k), drawing every random-next document from the bucket
      (the original's "up to 10 draws until it is another document").
 So a random B comes from a uniformly chosen bucket and a uniformly chosen document in it: uniform
@@ -55,7 +55,7 @@ from bert_keras.data.tokenize_documents import unpack_tokenized_document
 
 HOME, REQUEST = 0, 1
 # Partitions of the buckets: the parallelism of the instance step (its GroupByKey holds one run path
-# per partition and spill file).
+# per partition and routed list of run_bytes).
 MAX_PARTITIONS = 64
 
 
