@@ -1,4 +1,6 @@
-"""Benchmark (not a test): our Beam create_pretraining_data vs tf-models-official's, same corpus/params.
+"""Benchmark (not a test): our Beam create_pretraining_data vs tf-models-official's, same corpus/params;
+and how the memory of our Beam jobs (pretraining examples, vocabulary learner, corpus ingestion)
+grows with the corpus.
 
 Corpus: Google-format text (one sentence a line, blank line between documents) made from the embedded
 shortened English Wikipedia dump with our wiki reader (2.5 MB); k-times corpora are k hard links of
@@ -7,17 +9,22 @@ bert-base-uncased one; parameters: max_seq_length 128, max_predictions_per_seq 2
 seed 12345. Both systems run as the command users run (`python scripts/create_pretraining_data.py`,
 `python -m official.nlp.data.create_pretraining_data` from bench/.venvs/tfm, installed by this
 script), end to end including interpreter and library start-up, back to back in one run.
+`--jobs` adds our other Beam jobs on the same corpora, as users run them: `scripts/learn_vocab.py`
+(vocab) and the corpus_ingestion component (`python -m bert_keras.components.cli corpus_ingestion`).
 
 Measured per run: wall time, throughput in MB of raw text per second, CPU seconds (user + sys summed
 over the process tree: the fair comparison when other jobs load the machine), peak RSS summed over
-the process tree (our multi-process DirectRunner has workers), instances written.
+the process tree (our multi-process DirectRunner has workers), what was written (instances,
+vocabulary tokens, documents). Per job and mode: peak RSS of the largest scale over the smallest,
+and the slope between the two largest scales in MB of RSS per MB of corpus (flat memory: ~0).
 
-  .venv/bin/python bench/bench_pretraining_data.py [--scales 1,2] [--peer_scales 1,2] \
-      [--modes in_memory,multi_processing] [--workers 2] [--dupe_factor 5] \
-      [--max_documents 0] [--out_dir bench/out/pretraining_data]
+  .venv/bin/python bench/bench_pretraining_data.py [--scales 1,4,16] [--peer_scales 1,2] \
+      [--jobs examples,vocab,ingestion] [--modes in_memory,multi_processing] [--workers 2] \
+      [--dupe_factor 5] [--max_documents 0] [--out_dir bench/out/pretraining_data]
 
-`--peer_scales=` (empty) measures ours alone and installs nothing; tests/bench runs it that way on a
-few articles as a smoke check.
+`--scales 1,16,400 --peer_scales=` is the 1 GB point (400 x 2.5 MB; ~10 GB of disk for the
+examples' staging files). `--peer_scales=` (empty) measures ours alone and installs nothing;
+tests/bench runs it that way on a few articles as a smoke check.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import bz2
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -125,10 +133,36 @@ def measure(cmd, env=None):
   return seconds, peak / 2 ** 20, sum(cpu.values()), stderr
 
 
+def our_job(job, pattern, out_dir, flags, examples_cmd, vocab):
+  """(command, function returning what it wrote) of one of our jobs on the corpus `pattern`."""
+  if job == "examples":
+    def instances():
+      with open(os.path.join(out_dir, "summary.json")) as f:
+        return json.load(f)["instances"]
+    return examples_cmd + flags + [f"--input_file={pattern}", f"--output_dir={out_dir}"], instances
+  if job == "vocab":
+    def tokens():
+      with open(os.path.join(out_dir, "vocab.txt"), encoding="utf-8") as f:
+        return sum(1 for _ in f)
+    return [sys.executable, os.path.join(ROOT, "scripts", "learn_vocab.py"), "--input_format=bert_text",
+            f"--input_file={pattern}", f"--output_dir={out_dir}", "--vocab_size=8000"] + flags, tokens
+  if job == "ingestion":
+    def documents():
+      import glob  # pylint: disable=g-import-not-at-top
+      from bert_keras.components.corpus_ingestion.executor import count_corpus  # pylint: disable=g-import-not-at-top
+      return count_corpus(glob.glob(os.path.join(out_dir, "corpus", "*.txt")))["documents"]
+    return [sys.executable, "-m", "bert_keras.components.cli", "corpus_ingestion",
+            f"--output=corpus={os.path.join(out_dir, 'corpus')}", f"--param=bert_text_corpora={json.dumps([pattern])}",
+            "--param=num_shards=8", f"--beam_pipeline_args={' '.join(flags)}"], documents
+  raise SystemExit(f"--jobs: unknown job {job!r}; expected examples, vocab, ingestion")
+
+
 def main():
   parser = argparse.ArgumentParser()
   parser.add_argument("--workers", type=int, default=2)
   parser.add_argument("--dupe_factor", type=int, default=5)
+  parser.add_argument("--jobs", default="examples",
+                      help="comma-separated jobs of ours: examples, vocab, ingestion")
   parser.add_argument("--modes", default="in_memory,multi_processing",
                       help="comma-separated DirectRunner running modes to measure")
   parser.add_argument("--scales", default="1,2", help="corpus sizes (times the dump) for our runs")
@@ -169,15 +203,19 @@ def main():
                    int(found[-1]) if found else -1))
     if scale not in scales:
       continue
-    for mode in args.modes.split(","):
-      workers = 1 if mode == "in_memory" else args.workers
-      flags = [f"--direct_running_mode={mode}", f"--direct_num_workers={workers}"]
-      out_dir = os.path.join(out, f"ours_{mode}_{scale}x")
-      seconds, rss, cpu, _ = measure(ours + flags + [f"--input_file={pattern}", f"--output_dir={out_dir}"], env)
-      with open(os.path.join(out_dir, "summary.json")) as f:
-        instances = json.load(f)["instances"]
-      rows.append((f"ours:{mode}", scale, f"ours, DirectRunner {mode} x{workers}", scale * size, seconds,
-                   rss, cpu, instances))
+    for job in args.jobs.split(","):
+      for mode in args.modes.split(","):
+        workers = 1 if mode == "in_memory" else args.workers
+        flags = [f"--direct_running_mode={mode}", f"--direct_num_workers={workers}"]
+        out_dir = os.path.join(out, f"ours_{job}_{mode}_{scale}x")
+        cmd, written = our_job(job, pattern, out_dir, flags, ours, vocab)
+        seconds, rss, cpu, _ = measure(cmd, env)
+        print(f"{job} {mode} {scale}x: {seconds:.1f} s, peak RSS {rss:.0f} MB, {cpu:.1f} CPU-s", flush=True)
+        name = "ours" if job == "examples" else f"ours {job}"
+        rows.append((f"ours:{job}:{mode}", scale, f"{name}, DirectRunner {mode} x{workers}",
+                     scale * size, seconds, rss, cpu, written()))
+        if job != "examples":
+          shutil.rmtree(out_dir, ignore_errors=True)  # the examples' shards stay for a comparison
   load_after = os.getloadavg()
 
   print(f"\ncorpus: {size / 1e6:.2f} MB Google-format text from the Wikipedia dump (k x = k copies as "
@@ -194,9 +232,13 @@ def main():
     print(f"{label:<42} {scale:>5}x {nbytes / 1e6:6.2f} {seconds:7.1f} {rate / 1e6:6.3f} {vs} {cpu:6.1f} "
           f"{cpu_vs} {rss:11.0f} {instances:>9}")
   for system in sorted({r[0] for r in rows}):
-    mine = {r[1]: r for r in rows if r[0] == system}
-    if 1 in mine and 2 in mine:
-      print(f"peak RSS 2x / 1x ({system}): {mine[2][5] / mine[1][5]:.2f}")
+    mine = sorted((r for r in rows if r[0] == system), key=lambda r: r[1])
+    if len(mine) >= 2:
+      (small, big), (before, last) = (mine[0], mine[-1]), mine[-2:]
+      slope = (last[5] - before[5]) / ((last[3] - before[3]) / 1e6)
+      print(f"{system}: peak RSS {' / '.join(f'{r[1]}x {r[5]:.0f} MB' for r in mine)}; "
+            f"{big[1]}x / {small[1]}x = {big[5] / small[5]:.2f}; slope {before[1]}x -> {last[1]}x = "
+            f"{slope:.2f} MB of RSS per MB of corpus")
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ Here:
      from a global count, so buckets stay at ~docs_per_bucket documents however big the corpus is.
   2. Each pass k < dupe_factor over a document is a *request* sent to the bucket
      stable_hash(seed, "partner", doc_id, k) % B (uniform over buckets).
-  3. One GroupByKey on the bucket brings together the bucket's documents and the requests sent to
-     it. Each request runs the original `create_instances_from_document` on its own document, with an
+  3. A join on the bucket (a merge of runs sorted by bucket, see below) brings together the bucket's
+     documents and the requests sent to it. Each request runs the original `create_instances_from_document` on its own document, with an
      RNG seeded by stable_hash(seed, doc_id, k), drawing every random-next document from the bucket
      (the original's "up to 10 draws until it is another document").
 So a random B comes from a uniformly chosen bucket and a uniformly chosen document in it: uniform
@@ -18,27 +18,85 @@ over the corpus up to bucket-size noise, like the original, while a worker holds
 (~docs_per_bucket * (dupe_factor + 1) documents) at a time. Each instance then gets a key
 stable_hash(seed, doc_id, k, index); shard = key % num_shards and rows are sorted by key inside a
 shard, which is a deterministic global shuffle (the original shuffles all instances in memory).
-A bucket emits one element per shard it fills, (shard, [(key, record), ...]), not one per instance:
-Beam's per-element cost (coders, the shard GroupByKey) then stays out of the per-instance path.
+Instances leave in (shard, [(key, record), ...]) lists, not one element per instance: Beam's
+per-element cost (coders, the shard GroupByKey) then stays out of the per-instance path.
+
+No document and no instance goes through the runner. A local Beam runner (the FnApiRunner of
+the DirectRunner) holds every PCollection that crosses a stage in its own process, and sends a
+worker its whole share of a stage's input at once; had the routed documents crossed the bucket
+GroupByKey, they (6x the tokenized corpus at dupe_factor 5) would have been held there, so memory
+grew with the corpus. Instead documents go through files, and only paths cross stages:
+  tokenized documents -> spill files of about `run_bytes` (in the tokenizer's stage) -> count
+  -> each spill file routed to its buckets: sorted runs, one per partition of the buckets
+     (a partition is every P-th bucket; only run paths go through the GroupByKey)
+  -> per partition: a streaming merge of its runs, bucket after bucket, each bucket's instances
+     gathered into lists of about `run_bytes` (then sorted runs of WriteTFRecordShards).
+A worker holds one spill list, one bucket and one instance list at a time, whatever the corpus.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import random
+import struct
+import uuid
 from typing import Any, List
 
 import apache_beam as beam
+import numpy as np
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.windowed_value import WindowedValue
 
-from bert_keras.data import beam_metrics
+from bert_keras.data import beam_metrics, sorted_shards
 from bert_keras.data.pretraining_instances import (SpecialIds, create_instances_from_document,
                                                    pick_random_document, serialize_instance, stable_hash)
 from bert_keras.data.tokenize_documents import unpack_tokenized_document
 
 HOME, REQUEST = 0, 1
+# Partitions of the buckets: the parallelism of the instance step (its GroupByKey holds one run path
+# per partition and routed list of run_bytes).
+MAX_PARTITIONS = 64
 
 
 def num_buckets(num_documents: int, docs_per_bucket: int) -> int:
   return max(1, num_documents // docs_per_bucket)
+
+
+def bucket_layout(num_documents: int, docs_per_bucket: int):
+  """(buckets, partitions) for the corpus's document count; bucket b is in partition b % partitions."""
+  buckets = num_buckets(num_documents, docs_per_bucket)
+  return buckets, min(buckets, MAX_PARTITIONS)
+
+
+# A document in a file: kind (HOME, REQUEST), pass k, then the doc_id's UTF-8 length and the number
+# of splits, then doc_id, splits (int64) and ids (int32), little-endian.
+_DOCUMENT_HEADER = struct.Struct("<BIII")
+
+
+def encode_document(packed, kind: int = HOME, dupe_index: int = 0) -> bytes:
+  """A packed tokenized document (doc_id, ids, splits) as bytes, marked home or pass `dupe_index`."""
+  doc_id, ids, splits = packed
+  name = doc_id.encode("utf-8")
+  return (_DOCUMENT_HEADER.pack(kind, dupe_index, len(name), len(splits)) + name
+          + np.asarray(splits, "<i8").tobytes() + np.asarray(ids, "<i4").tobytes())
+
+
+def decode_document(record: bytes):
+  """encode_document's bytes -> (kind, dupe_index, (doc_id, ids, splits))."""
+  kind, dupe_index, name_length, num_splits = _DOCUMENT_HEADER.unpack_from(record)
+  start = _DOCUMENT_HEADER.size
+  doc_id = record[start:start + name_length].decode("utf-8")
+  start += name_length
+  splits = np.frombuffer(record, "<i8", num_splits, start)
+  ids = np.frombuffer(record, "<i4", offset=start + 8 * num_splits)
+  return kind, dupe_index, (doc_id, ids, splits)
+
+
+def _remark(record: bytes, kind: int, dupe_index: int) -> bytes:
+  """encode_document's bytes with another kind and pass."""
+  _, _, name_length, num_splits = _DOCUMENT_HEADER.unpack_from(record)
+  return _DOCUMENT_HEADER.pack(kind, dupe_index, name_length, num_splits) + record[_DOCUMENT_HEADER.size:]
 
 
 def route_document(packed, seed: int, dupe_factor: int, buckets: int):
@@ -74,11 +132,73 @@ def instances_for_request(doc_id: str, sentences, dupe_index: int, bucket_docume
       is_continuation if config.whole_word_mask else None)
 
 
-class _CreateInstancesInBucket(beam.DoFn):
-  """(bucket, [HOME docs and REQUESTs]) -> (shard, [(sort key, serialized tf.Example), ...])."""
+def _in_global_window(value):
+  return WindowedValue(value, GlobalWindow().max_timestamp(), [GlobalWindow()])
 
-  def __init__(self, config):
+
+class _SpillDocuments(beam.DoFn):
+  """Packed tokenized documents -> (path, number of documents) of spill files under `spill_dir`,
+  each about `run_bytes` (the rest of a bundle at its end)."""
+
+  def __init__(self, spill_dir: str, run_bytes: int):
+    self._spill_dir = spill_dir
+    self._run_bytes = run_bytes
+
+  def start_bundle(self):
+    self._records, self._bytes = [], 0
+
+  def process(self, packed):
+    record = encode_document(packed)
+    self._records.append(record)
+    self._bytes += len(record)
+    if self._bytes >= self._run_bytes:
+      yield self._write()
+
+  def finish_bundle(self):
+    if self._records:
+      yield _in_global_window(self._write())
+
+  def _write(self):
+    records, self._records, self._bytes = self._records, [], 0
+    path = os.path.join(self._spill_dir, f"documents-{uuid.uuid4().hex}.run")
+    sorted_shards.write_run(path, ((0, record) for record in records))
+    return path, len(records)
+
+
+class _RouteSpilledDocuments(beam.DoFn):
+  """(spill path, count) -> (partition, [(bucket, document record), ...]) lists of about `run_bytes`:
+  each document once to its home bucket and once per pass to a partner bucket (route_document)."""
+
+  def __init__(self, config, run_bytes: int):
     self._config = config
+    self._run_bytes = run_bytes
+
+  def process(self, spilled, layout):
+    path, _ = spilled
+    buckets, partitions = layout
+    config = self._config
+    lists, size = {}, 0
+    for _, record in sorted_shards.read_run(path):
+      doc_id = decode_document(record)[2][0]  # a spilled record is marked HOME
+      for bucket, value in route_document((doc_id, record), config.seed, config.dupe_factor, buckets):
+        routed = record if value[0] == HOME else _remark(record, REQUEST, value[1])
+        lists.setdefault(bucket % partitions, []).append((bucket, routed))
+        size += len(routed)
+      if size >= self._run_bytes:
+        yield from lists.items()
+        lists, size = {}, 0
+    yield from lists.items()
+    sorted_shards.remove_files([path])
+
+
+class _CreateInstancesInPartition(beam.DoFn):
+  """(partition, [run paths]) -> (shard, [(sort key, serialized tf.Example), ...]) lists of about
+  `run_bytes`: the partition's runs merged, bucket after bucket (see instances_for_bucket)."""
+
+  def __init__(self, config, work_dir: str, run_bytes: int):
+    self._config = config
+    self._work_dir = work_dir
+    self._run_bytes = run_bytes
     self._special = None
     self._is_continuation = None
 
@@ -89,63 +209,86 @@ class _CreateInstancesInBucket(beam.DoFn):
     self._special, self._is_continuation = special_ids_from_vocabulary(load_vocab(self._config.vocab_file))
 
   def process(self, element):
-    _, values = element
-    homes, requests = [], []
-    for value in values:
-      if value[0] == HOME:
-        homes.append(value[1])
-      else:
-        requests.append(value)
-    homes.sort(key=lambda packed: packed[0])
-    bucket_documents = [(packed[0], unpack_tokenized_document(packed)) for packed in homes]
-    if not bucket_documents:
-      # Astronomically rare (an empty bucket), but never a crash: count and skip.
-      beam_metrics.count_dropped("empty_random_next_bucket", len(requests))
-      return
-    config = self._config
-    stats = dict.fromkeys(("instances", "instance_tokens", "masked_positions", "masked_as_mask",
-                           "masked_as_random", "masked_as_kept", "random_next"), 0)
-    requests.sort(key=lambda r: (r[2][0], r[1]))
-    by_shard = {}
-    for _, dupe_index, packed in requests:
-      doc_id = packed[0]
-      instances = instances_for_request(doc_id, unpack_tokenized_document(packed), dupe_index,
-                                        bucket_documents, config, self._special, self._is_continuation)
-      for index, instance in enumerate(instances):
-        key = stable_hash(config.seed, doc_id, dupe_index, index)
-        stats["instances"] += 1
-        stats["instance_tokens"] += len(instance.input_ids)
-        stats["masked_positions"] += len(instance.masked_lm_positions)
-        stats["masked_as_mask"] += instance.num_replaced_by_mask
-        stats["masked_as_random"] += instance.num_replaced_by_random
-        stats["masked_as_kept"] += instance.num_kept
-        stats["random_next"] += int(instance.is_random_next)
-        by_shard.setdefault(key % config.num_shards, []).append((key, serialize_instance(
-            instance, config.max_seq_length, config.max_predictions_per_seq)))
+    partition, runs = element
+    rows = sorted_shards.merge_runs(sorted(runs), self._work_dir, f"partition-{partition:05d}",
+                                    sorted_shards.UINT64_GROUP_KEYS)
+    by_shard, size = {}, 0
+    for _, group in itertools.groupby(rows, key=lambda row: row[0]):
+      for shard, key, record in instances_for_bucket([decode_document(r) for _, r in group], self._config,
+                                                     self._special, self._is_continuation):
+        by_shard.setdefault(shard, []).append((key, record))
+        size += len(record) + 8
+        if size >= self._run_bytes:
+          yield from sorted(by_shard.items())
+          by_shard, size = {}, 0
     yield from sorted(by_shard.items())
-    for name, value in stats.items():
-      beam_metrics.counter(name).inc(value)
+
+
+def instances_for_bucket(values, config, special, is_continuation):
+  """One bucket's documents, (kind, dupe_index, packed) in any order -> (shard, key, serialized
+  tf.Example) of the instances of its requests, each drawing random-next documents from the bucket's
+  HOME documents; counts the statistics."""
+  homes, requests = [], []
+  for kind, dupe_index, packed in values:
+    if kind == HOME:
+      homes.append(packed)
+    else:
+      requests.append((dupe_index, packed))
+  homes.sort(key=lambda packed: packed[0])
+  bucket_documents = [(packed[0], unpack_tokenized_document(packed)) for packed in homes]
+  if not bucket_documents:
+    # Astronomically rare (an empty bucket), but never a crash: count and skip.
+    beam_metrics.count_dropped("empty_random_next_bucket", len(requests))
+    return
+  stats = dict.fromkeys(("instances", "instance_tokens", "masked_positions", "masked_as_mask",
+                         "masked_as_random", "masked_as_kept", "random_next"), 0)
+  requests.sort(key=lambda r: (r[1][0], r[0]))
+  for dupe_index, packed in requests:
+    doc_id = packed[0]
+    instances = instances_for_request(doc_id, unpack_tokenized_document(packed), dupe_index,
+                                      bucket_documents, config, special, is_continuation)
+    for index, instance in enumerate(instances):
+      key = stable_hash(config.seed, doc_id, dupe_index, index)
+      stats["instances"] += 1
+      stats["instance_tokens"] += len(instance.input_ids)
+      stats["masked_positions"] += len(instance.masked_lm_positions)
+      stats["masked_as_mask"] += instance.num_replaced_by_mask
+      stats["masked_as_random"] += instance.num_replaced_by_random
+      stats["masked_as_kept"] += instance.num_kept
+      stats["random_next"] += int(instance.is_random_next)
+      yield key % config.num_shards, key, serialize_instance(
+          instance, config.max_seq_length, config.max_predictions_per_seq)
+  for name, value in stats.items():
+    beam_metrics.counter(name).inc(value)
 
 
 class CreatePretrainingExamples(beam.PTransform):
   """(doc_id, ids, splits) tokenized documents -> (shard, [(sort key, serialized tf.Example), ...]).
 
-  Several elements may have the same shard (one per bucket); WriteTFRecordShards merges them.
+  Several elements may have the same shard; WriteTFRecordShards merges them. Documents go through
+  files under `work_dir` (removed as they are read; the caller removes the directory), documents and
+  instances in lists of about `run_bytes` (see the module doc).
   """
 
-  def __init__(self, config):
+  def __init__(self, config, work_dir: str, run_bytes: int = sorted_shards.RUN_BYTES):
     super().__init__()
     self._config = config
+    self._work_dir = work_dir
+    self._run_bytes = run_bytes
 
   def expand(self, documents):
     config = self._config
-    buckets = (documents
-               | "CountDocuments" >> beam.combiners.Count.Globally()
-               | "NumBuckets" >> beam.Map(num_buckets, config.docs_per_bucket))
-    return (documents
-            | "RouteToBuckets" >> beam.FlatMap(
-                lambda packed, b: route_document(packed, config.seed, config.dupe_factor, b),
-                beam.pvalue.AsSingleton(buckets))
-            | "GroupBuckets" >> beam.GroupByKey()
-            # Declared (what Beam infers): building the pipeline skips inferring it from bytecode.
-            | "CreateInstances" >> beam.ParDo(_CreateInstancesInBucket(config)).with_output_types(Any))
+    buckets_dir = os.path.join(self._work_dir, "buckets")
+    spilled = documents | "SpillDocuments" >> beam.ParDo(
+        _SpillDocuments(os.path.join(self._work_dir, "documents"), self._run_bytes)).with_output_types(Any)
+    layout = (spilled
+              | "DocumentCounts" >> beam.Map(lambda spill: spill[1])
+              | "CountDocuments" >> beam.CombineGlobally(sum)
+              | "BucketLayout" >> beam.Map(bucket_layout, config.docs_per_bucket))
+    # Declared output types (what Beam infers): building the pipeline skips inferring them from bytecode.
+    return (spilled
+            | "RouteToBuckets" >> beam.ParDo(_RouteSpilledDocuments(config, self._run_bytes),
+                                             beam.pvalue.AsSingleton(layout)).with_output_types(Any)
+            | "GroupBuckets" >> sorted_shards.SortedRuns(buckets_dir, sorted_shards.UINT64_GROUP_KEYS)
+            | "CreateInstances" >> beam.ParDo(
+                _CreateInstancesInPartition(config, buckets_dir, self._run_bytes)).with_output_types(Any))

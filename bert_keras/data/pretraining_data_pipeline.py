@@ -5,9 +5,13 @@ here memory per worker does not grow with the corpus (see create_pretraining_exa
 random-next documents are sampled), so the same pipeline runs on a laptop (DirectRunner, multi-process
 by default) and on Dataflow:
 
-  read documents -> tokenize (BertTokenizer's ids in pure Python: CachedWordpieceTokenizer) -> bucket
-  join for random-next -> instances -> sorted runs per (bucket, shard) -> shards merged from the runs
-  in <output_dir>/.staging -> published + summary.json
+  read documents -> tokenize (BertTokenizer's ids in pure Python: CachedWordpieceTokenizer) -> spill
+  files -> bucket join for random-next (sorted runs per bucket partition) -> instances -> sorted runs
+  per shard -> shards merged from the runs in <output_dir>/.staging -> published + summary.json
+
+Documents and instances go from stage to stage through files in <output_dir>/.staging, only their
+paths through the runner, so no process's memory grows with the corpus (local runners hold every
+PCollection that crosses a stage in their own process).
 
 No worker imports TensorFlow for the default, uncompressed local output (examples and TFRecord
 frames are written by example_encoding.py, byte-equal to TensorFlow's).
@@ -97,7 +101,7 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
        | "ReportProgress" >> ReportProgress("documents read")
        | "Tokenize" >> TokenizeDocuments(config.vocab_file, config.lower_case,
                                           config.min_sentences_per_document)
-       | "CreateExamples" >> CreatePretrainingExamples(config)
+       | "CreateExamples" >> CreatePretrainingExamples(config, staging_dir_for(config.output_dir))
        | "ReportInstances" >> ReportProgress("instances created", weight=records_in)
        | "WriteShards" >> WriteTFRecordShards(staging_dir_for(config.output_dir), config))
 

@@ -10,8 +10,12 @@ the shard.
 Memory per worker is bounded by a run (a producer's list) plus one row per merged run; it does not
 grow with the corpus. The order is byte for byte what sorting all of a shard's rows in memory gives.
 
-Keys are uint64 (`UINT64_KEYS`, the pretraining examples' instance keys) or bytes (`BYTES_KEYS`,
-e.g. UTF-8 document ids: bytewise order of UTF-8 is code-point order, i.e. Python's str order).
+`SortedRuns` is the part before the merge, for a consumer that merges the runs itself (e.g. to
+read a group of rows per key: the pretraining examples' random-next buckets).
+
+Keys are uint64 (`UINT64_KEYS`, the pretraining examples' instance keys; `UINT64_GROUP_KEYS` when a
+key repeats) or bytes (`BYTES_KEYS`, e.g. UTF-8 document ids: bytewise order of UTF-8 is code-point
+order, i.e. Python's str order).
 The shard format is the writer's: any object with `shard_name(shard) -> str` (names merge rounds)
 and `write(shard, records) -> path` (streams the records into the shard file).
 """
@@ -32,6 +36,10 @@ from apache_beam.utils.windowed_value import WindowedValue
 from bert_keras import atomic_io
 
 MAX_RUNS_PER_MERGE = 256  # open files per merge; more runs are merged in rounds
+# Bytes of records a producer gathers before it sorts them into a run file: the most of the corpus a
+# worker holds at once. 16 MB keeps a 2-worker local run's peak RSS within 1.1x from a 2.5 MB to a
+# 40 MB corpus (bench/bench_pretraining_data.py; 64 MB held a 40 MB corpus whole).
+RUN_BYTES = 16 << 20
 
 
 def is_local(path: str) -> bool:
@@ -63,7 +71,8 @@ def remove_dir(path: str) -> None:
     FileSystems.delete([prefix])
 
 
-def _remove(paths: List[str]) -> None:
+def remove_files(paths: List[str]) -> None:
+  """Deletes the files at `paths` (local, or any filesystem Beam knows)."""
   if paths and is_local(paths[0]):
     for path in paths:
       os.remove(path)
@@ -114,7 +123,17 @@ class _BytesKeys:
     return f"shard-{shard:05d}-{uuid.uuid4().hex}.run"
 
 
+class _Uint64GroupKeys(_Uint64Keys):
+  """Uint64 keys that repeat (a key names a group of rows, e.g. a bucket): run names are unique per
+  attempt, as for byte keys."""
+
+  def run_name(self, shard: int, rows: List[Tuple[int, bytes]]) -> str:
+    del rows
+    return f"shard-{shard:05d}-{uuid.uuid4().hex}.run"
+
+
 UINT64_KEYS = _Uint64Keys()
+UINT64_GROUP_KEYS = _Uint64GroupKeys()
 BYTES_KEYS = _BytesKeys()
 
 
@@ -155,7 +174,7 @@ def merge_runs(paths: List[str], work_dir: str, name: str, keys=UINT64_KEYS,
     paths = merged
     level += 1
   yield from heapq.merge(*[read_run(p, keys) for p in paths])
-  _remove(every)  # only now: a retried merge finds all its inputs
+  remove_files(every)  # only now: a retried merge finds all its inputs
 
 
 class _GatherRuns(beam.DoFn):
@@ -223,6 +242,33 @@ class _MergeShard(beam.DoFn):
     yield self._writer.write(shard, (record for _, record in rows))
 
 
+class SortedRuns(beam.PTransform):
+  """(shard, [(key, record), ...]) lists -> (shard, [run paths]): each list sorted into a run file
+  under `runs_dir` in the producer's stage, then only the paths grouped per shard (a None path in
+  each group of range(num_shards) when `num_shards` is given). `merge_runs` streams a group's rows
+  in (key, record) order. `run_bytes`: the input is single rows instead, gathered per bundle
+  (_GatherRuns)."""
+
+  def __init__(self, runs_dir: str, keys=UINT64_KEYS, run_bytes: Optional[int] = None,
+               num_shards: Optional[int] = None):
+    super().__init__()
+    self._runs_dir = runs_dir
+    self._keys = keys
+    self._run_bytes = run_bytes
+    self._num_shards = num_shards
+
+  def expand(self, keyed):
+    # Output types are declared (the types Beam would infer) so that building the pipeline skips
+    # Beam's bytecode type inference of these DoFns.
+    if self._run_bytes is not None:
+      keyed = keyed | "GatherRuns" >> beam.ParDo(_GatherRuns(self._run_bytes)).with_output_types(Tuple[Any, Any])
+    runs = keyed | "WriteRuns" >> beam.ParDo(_WriteRun(self._runs_dir, self._keys)).with_output_types(Tuple[Any, Any])
+    if self._num_shards is not None:
+      every_shard = keyed.pipeline | "EveryShard" >> beam.Create([(i, None) for i in range(self._num_shards)])
+      runs = (runs, every_shard) | "WithEveryShard" >> beam.Flatten()
+    return runs | "GroupShards" >> beam.GroupByKey()
+
+
 class WriteSortedShards(beam.PTransform):
   """(shard, [(key, record), ...]) lists -> the paths `writer` wrote, one per shard (see module doc).
 
@@ -243,14 +289,7 @@ class WriteSortedShards(beam.PTransform):
     self._num_shards = num_shards
 
   def expand(self, keyed):
-    # Output types are declared (the types Beam would infer) so that building the pipeline skips
-    # Beam's bytecode type inference of these DoFns (~0.1 CPU-s a run, mostly _MergeShard).
-    if self._run_bytes is not None:
-      keyed = keyed | "GatherRuns" >> beam.ParDo(_GatherRuns(self._run_bytes)).with_output_types(Tuple[Any, Any])
-    runs = keyed | "WriteRuns" >> beam.ParDo(_WriteRun(self._runs_dir, self._keys)).with_output_types(Tuple[Any, Any])
-    if self._num_shards is not None:
-      every_shard = keyed.pipeline | "EveryShard" >> beam.Create([(i, None) for i in range(self._num_shards)])
-      runs = (runs, every_shard) | "WithEveryShard" >> beam.Flatten()
-    return (runs
-            | "GroupShards" >> beam.GroupByKey()
+    # Declared (what Beam infers): building the pipeline skips inferring it from bytecode.
+    return (keyed
+            | "SortedRuns" >> SortedRuns(self._runs_dir, self._keys, self._run_bytes, self._num_shards)
             | "MergeShards" >> beam.ParDo(_MergeShard(self._runs_dir, self._writer, self._keys)).with_output_types(Any))

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from bert_keras.data import sorted_shards
-from bert_keras.data.sorted_shards import BYTES_KEYS, _GatherRuns, _MergeShard  # pylint: disable=protected-access
+from bert_keras.data.sorted_shards import BYTES_KEYS, UINT64_GROUP_KEYS, _GatherRuns, _MergeShard, _WriteRun  # pylint: disable=protected-access
 
 
 def _rows(seed, n):
@@ -96,6 +96,17 @@ def test_a_shard_is_merged_streaming_from_its_runs(tmp_path):
   writer = _CheckingWriter(keys, 0)
   assert list(_MergeShard(str(tmp_path), writer, keys).process((0, [None]))) == ["written-0"]
   assert writer.records == []
+
+
+def test_repeated_uint64_keys_from_several_producers_keep_every_row(tmp_path):
+  """Group keys (e.g. random-next buckets) repeat across producers: two runs of one shard with the
+  same smallest key and length are two files, and the merge reads the rows of both."""
+  write = _WriteRun(str(tmp_path), UINT64_GROUP_KEYS)
+  first, second = [(5, b"x"), (7, b"y")], [(5, b"z"), (9, b"w")]
+  paths = [path for rows in (first, second) for _, path in write.process((0, rows))]
+  assert len(set(paths)) == 2
+  assert list(sorted_shards.merge_runs(paths, str(tmp_path), "m", UINT64_GROUP_KEYS)) == sorted(first + second)
+  assert not list(tmp_path.iterdir())  # merged runs are removed
 
 
 def test_a_failed_run_write_leaves_no_file(tmp_path):

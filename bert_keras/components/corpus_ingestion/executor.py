@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+from typing import Optional
 
 from bert_keras.components.base.base_executor import BaseExecutor
 from bert_keras.components.base.beam_options import local_beam_args
@@ -13,9 +14,6 @@ from bert_keras.components.corpus_ingestion import text_shard_writer
 SHARD_PREFIX = "corpus"
 SHARD_SUFFIX = text_shard_writer.SHARD_SUFFIX
 RUNS_DIR_NAME = ".runs"
-# Document bytes a worker gathers before sorting them into a run file: the most it holds of the
-# corpus at once, whatever a shard's size (a shard is a streaming merge of its runs).
-RUN_BYTES = 64 << 20
 
 
 def count_corpus(paths) -> dict:
@@ -41,8 +39,12 @@ def runs_dir_for(output_prefix: str) -> str:
   return os.path.join(os.path.dirname(output_prefix), RUNS_DIR_NAME)
 
 
-def build_pipeline(p, parameters, output_prefix: str, run_bytes: int = RUN_BYTES):
+def build_pipeline(p, parameters, output_prefix: str, run_bytes: Optional[int] = None):
   """The Beam graph: read all sources, optionally keep a stable slice, write text shards.
+
+  `run_bytes` (default sorted_shards.RUN_BYTES): document bytes a worker gathers before sorting them
+  into a run file, the most it holds of the corpus at once, whatever a shard's size (a shard is a
+  streaming merge of its runs).
 
   Creates the (emptied) run-file directory next to the shards now; the graph's last step removes
   it. Returns the PCollection of the written shard paths.
@@ -52,7 +54,7 @@ def build_pipeline(p, parameters, output_prefix: str, run_bytes: int = RUN_BYTES
   from bert_keras.data.bert_corpus_reader import ReadBertCorpus
   from bert_keras.data.line_document_reader import ReadLineDocuments
   from bert_keras.data.pretraining_instances import stable_hash
-  from bert_keras.data.sorted_shards import BYTES_KEYS, WriteSortedShards, remove_dir
+  from bert_keras.data.sorted_shards import BYTES_KEYS, RUN_BYTES, WriteSortedShards, remove_dir
   from bert_keras.data.wikipedia_reader import ReadWikipediaDump
 
   sources = []
@@ -84,7 +86,7 @@ def build_pipeline(p, parameters, output_prefix: str, run_bytes: int = RUN_BYTES
                            text_shard_writer.document_row(doc)))
           | "Write" >> WriteSortedShards(
               runs_dir, text_shard_writer.TextShardWriter(output_prefix, num_shards), BYTES_KEYS,
-              run_bytes=run_bytes, num_shards=num_shards)
+              run_bytes=run_bytes or RUN_BYTES, num_shards=num_shards)
           | "AllWritten" >> beam.combiners.ToList()
           | "RemoveRuns" >> beam.Map(lambda paths: remove_dir(runs_dir) or sorted(paths)))
 
