@@ -47,8 +47,11 @@ def main(argv):
     check_output_file(FLAGS.output_file)
   check_readable_dir(FLAGS.saved_model, "saved_model", "export directory")
   if not is_remote(FLAGS.saved_model):
-    check_readable_file(os.path.join(FLAGS.saved_model, "saved_model.pb"), "",
-                        "SavedModel (saved_model.pb of an export_model.py directory)")
+    graph = os.path.join(FLAGS.saved_model, "saved_model.pb")
+    if not os.path.exists(graph):
+      raise UserError(f"--saved_model={FLAGS.saved_model}: not a SavedModel directory (no "
+                      "saved_model.pb); expected the --output_dir of export_model.py")
+    check_readable_file(graph, "", "SavedModel graph (saved_model.pb)")
   if FLAGS.input_file:
     check_readable_file(FLAGS.input_file, "input_file", "JSON-lines input file")
   from bert_keras.export import saved_model_predictor as predictor
