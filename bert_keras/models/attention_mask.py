@@ -15,7 +15,7 @@ class AttentionMask(keras.layers.Layer):
   def call(self, input_mask):
     mask = ops.cast(input_mask, "float32")  # (batch, seq)
     seq = ops.shape(mask)[1]
-    mask = ops.broadcast_to(mask[:, None, :], (ops.shape(mask)[0], seq, seq))  # (batch, q, k)
+    mask = ops.broadcast_to(ops.expand_dims(mask, 1), (ops.shape(mask)[0], seq, seq))  # (batch, q, k)
     if self.causal:
       lower = ops.tril(ops.ones((seq, seq), "float32"))  # token i sees 0..i only.
       mask = mask * lower[None, :, :]

@@ -1,0 +1,128 @@
+"""Writes a task model as one `.tflite` file that LiteRT runs without TensorFlow.
+
+The file holds the model from packed ids to its outputs (the Keras model's reference graph, every
+weight a constant; LiteRT runs it with XNNPACK) and, as flatbuffer metadata, what the text-in
+runtime needs around it: the vocabulary and a JSON description (task, kind, labels, casing,
+length buckets, the kind's settings, the order of the model's outputs). The tokenizer stays
+outside the file: the project's in-graph tokenizer is TensorFlow ops that LiteRT has no kernels
+for, so `bert_keras.serving.litert` tokenizes with the Rust WordPiece of Hugging Face
+`tokenizers`, set to the original BERT rules, and packs, buckets and decodes in numpy. The call
+forms and outputs are those of the SavedModel's `serve`.
+
+Measured on the real MiniLM, 2 cores (docs/benchmarks.md): see the module docstring of
+bert_keras/serving/litert.py.
+
+Usage:
+  export_litert(model, "classification", tokenizer, "out/polarity.tflite", max_seq_length=128,
+                labels=["neg", "pos"])
+  bert_keras.serving.litert.load("out/polarity.tflite").serve(["a gripping film"])["label"]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Mapping, Sequence
+
+import tensorflow as tf
+
+from bert_keras.atomic_io import gfile_write_text
+from bert_keras.errors import UserError
+from bert_keras.text import length_buckets as length_buckets_lib
+
+FORMAT = "bert_keras.litert/1"  # the `format` of the JSON metadata
+INFO_NAME = "bert_keras_info"  # flatbuffer metadata entries (read by bert_keras/serving/litert.py)
+VOCAB_NAME = "bert_keras_vocab"
+LITERT_KINDS = ("encoder", "classification", "regression", "multiple_choice")
+QUANTIZE = ("none", "int8")
+_INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def _model_function(task_model, kind: str):
+  """tf.function: packed int32 ids (batch, seq), or (batch, choices, seq) for multiple choice ->
+  the model's float32 outputs, each at any batch and length (LiteRT resizes per call)."""
+  rank = 3 if kind == "multiple_choice" else 2
+  specs = {name: tf.TensorSpec([None] * rank, tf.int32, name=name) for name in _INPUT_NAMES}
+
+  def outputs(inputs):
+    result = task_model({name: inputs[name] for name in _INPUT_NAMES}, training=False)
+    result = dict(result) if isinstance(result, Mapping) else {"logits": result}
+    if kind == "encoder":
+      result = {"pooled_output": result["pooled_output"],
+                "sequence_output": result["sequence_output"],
+                "encoder_outputs": tf.stack(result["encoder_outputs"], axis=1)}  # (b, L, seq, H)
+    return {name: tf.cast(value, tf.float32) for name, value in result.items()}
+
+  return tf.function(outputs, input_signature=[specs], autograph=False)
+
+
+def convert(task_model, kind: str, quantize: str = "none") -> tuple[bytes, list[str]]:
+  """The model's .tflite bytes and the names of its outputs in the file's order.
+
+  The variables are frozen into constants first: the converter keeps Keras 3 variables as LiteRT
+  resource variables otherwise, which a fresh interpreter reads uninitialised. quantize "int8":
+  dynamic-range quantisation (int8 weights, float activations).
+  """
+  from tensorflow.python.framework.convert_to_constants import (  # pylint: disable=g-import-not-at-top
+      convert_variables_to_constants_v2)
+
+  if quantize not in QUANTIZE:
+    raise UserError(f"quantize={quantize!r}; expected one of {list(QUANTIZE)}")
+  function = _model_function(task_model, kind).get_concrete_function()
+  frozen = convert_variables_to_constants_v2(function)
+  converter = tf.lite.TFLiteConverter.from_concrete_functions([frozen], tf.Module())
+  if quantize == "int8":
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+  # The signature's outputs are output_0, output_1, ... in the flattened (sorted) dict order.
+  return converter.convert(), sorted(function.structured_outputs)
+
+
+def _with_metadata(model: bytes, entries: Mapping[str, bytes]) -> bytes:
+  """`model` with each entry stored as a named flatbuffer metadata buffer."""
+  from tensorflow.lite.tools import flatbuffer_utils  # pylint: disable=g-import-not-at-top
+  from tensorflow.lite.python import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
+
+  flat = flatbuffer_utils.convert_bytearray_to_object(bytearray(model))
+  flat.metadata = list(flat.metadata or [])
+  for name, data in entries.items():
+    buffer = schema.BufferT()
+    buffer.data = bytearray(data)
+    flat.buffers.append(buffer)
+    entry = schema.MetadataT()
+    entry.name = name
+    entry.buffer = len(flat.buffers) - 1
+    flat.metadata.append(entry)
+  return bytes(flatbuffer_utils.convert_object_to_bytearray(flat))
+
+
+def export_litert(task_model, kind: str, tokenizer, path: str, max_seq_length: int,
+                  labels: Sequence[str] | None = None, task: str = "",
+                  extra: Mapping | None = None, length_buckets=None,
+                  quantize: str = "none") -> str:
+  """Writes `task_model` for `kind` as one .tflite file at path (atomically); returns path.
+
+  Arguments as export_task_model's (kinds: LITERT_KINDS); `extra` holds `pair` for
+  classification and regression. quantize: "none" or "int8" (dynamic range).
+  """
+  if kind not in LITERT_KINDS:
+    raise UserError(f"export kind={kind!r} has no LiteRT export yet; expected one of "
+                    f"{list(LITERT_KINDS)} (export a SavedModel instead)")
+  if kind in ("classification",) and not labels:
+    raise UserError("a classification export needs its label names (labels=[...])")
+  extra = dict(extra or {})
+  model, outputs = convert(task_model, kind, quantize)
+  info = {"format": FORMAT, "task": task or kind, "kind": kind,
+          "max_seq_length": int(max_seq_length), "lower_case": bool(tokenizer.lower_case),
+          "labels": list(labels or []) if kind == "classification" else [],
+          "length_buckets": list(length_buckets_lib.resolve_buckets(length_buckets,
+                                                                    int(max_seq_length))),
+          "pair": bool(extra.get("pair", False)), "quantize": quantize, "outputs": outputs}
+  vocab = "\n".join(tokenizer.vocabulary) + "\n"
+  data = _with_metadata(model, {INFO_NAME: json.dumps(info, ensure_ascii=False).encode("utf-8"),
+                                VOCAB_NAME: vocab.encode("utf-8")})
+  parent = os.path.dirname(path)
+  if parent:
+    tf.io.gfile.makedirs(parent)
+  gfile_write_text(path, data)
+  return path

@@ -1,0 +1,78 @@
+"""The .tflite export run by bert_keras.serving.litert answers as the SavedModel's `serve` does.
+
+Tiny untrained models of every kind the LiteRT export supports (tests/export/tiny_exports.py),
+compared with the in-memory twin of the SavedModel (`build_serving_module`, the same traced
+functions the SavedModel saves) on the inputs the exports are tested with: empty strings, a
+5,000-word text, CJK, accents and mixed lengths in one batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_keras.errors import UserError
+from bert_keras.export import export_task_model as exporter
+from bert_keras.export.litert_export import export_litert
+from bert_keras.serving import litert
+from tests.export import tiny_exports
+
+LONG = " ".join(["word"] * 2500 + ["Straße", "naïve", "東京", "über"] * 625)  # 5,000 words
+TEXTS = ["", "a gripping film", "Ünïcödé ÀCCENTS and CJK 東京大学 で 日本語", LONG,
+         "short", "   ", "Mr. O'Neil's $3.50 e-mail: don't!"]
+PAIRS = ["the second one", "", LONG, "東京", "", "x", "Why?"]
+
+
+@pytest.fixture(scope="module")
+def vocab():
+  return tiny_exports.tokenizer()
+
+
+def _both(kind: str, vocab, tmp_path_factory, quantize: str = "none"):
+  """(in-memory SavedModel module, loaded .tflite) of the tiny `kind`."""
+  export_kind, model, options = tiny_exports.build(kind, vocab)
+  module = exporter.build_serving_module(model, export_kind, vocab, tiny_exports.SEQ, **options)
+  path = str(tmp_path_factory.mktemp(kind) / f"{kind}.tflite")
+  export_litert(model, export_kind, vocab, path, tiny_exports.SEQ, quantize=quantize, **options)
+  return module, litert.load(path)
+
+
+def _assert_same(expected: dict, actual: dict):
+  assert sorted(actual) == sorted(expected)
+  for name, value in expected.items():
+    value = np.asarray(value.numpy())
+    assert actual[name].shape == value.shape, name
+    if value.dtype.kind in "fc":
+      np.testing.assert_allclose(actual[name], value, atol=1e-5, rtol=0, err_msg=name)
+    else:
+      np.testing.assert_array_equal(actual[name], value, err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["encoder", "classification"])
+def test_text_kinds_answer_as_the_saved_model(kind, vocab, tmp_path_factory):
+  module, model = _both(kind, vocab, tmp_path_factory)
+  assert (model.kind, model.task) == (kind, f"tiny_{kind}")
+  _assert_same(module.serve(tf.constant(TEXTS)), model.serve(TEXTS))
+  _assert_same(module.serve(tf.constant(TEXTS), tf.constant(PAIRS)), model.serve(TEXTS, PAIRS))
+  _assert_same(module.serve(tf.constant("a gripping film")), model.serve("a gripping film"))
+  _assert_same(module.serve(tf.constant([LONG])), model.serve([LONG]))
+  with pytest.raises(UserError, match="text_a has 2 rows but text_b has 1"):
+    model.serve(["a", "b"], ["c"])
+
+
+def test_pair_regression_and_multiple_choice_answer_as_the_saved_model(vocab, tmp_path_factory):
+  module, model = _both("regression", vocab, tmp_path_factory)
+  _assert_same(module.serve(tf.constant(TEXTS), tf.constant(PAIRS)), model.serve(TEXTS, PAIRS))
+  with pytest.raises(UserError, match="fine-tuned on sentence pairs"):
+    model.serve(TEXTS)
+  module, model = _both("multiple_choice", vocab, tmp_path_factory)
+  endings = [[t, p, "東京", ""] for t, p in zip(TEXTS, PAIRS)]
+  _assert_same(module.serve(tf.constant(TEXTS), tf.constant(endings)), model.serve(TEXTS, endings))
+  _assert_same(module.serve(tf.constant("ctx"), tf.constant(["a", "b"])),
+               model.serve("ctx", ["a", "b"]))
+
+
+def test_a_foreign_or_missing_file_is_one_clear_error(tmp_path):
+  with pytest.raises(UserError, match="no such .tflite file"):
+    litert.load(str(tmp_path / "none.tflite"))
