@@ -101,6 +101,7 @@ def run_export(config: ExportConfig) -> dict:
   else that the replacement would delete is refused with nothing touched."""
   from bert_keras import keras_classes
   from bert_keras.export import export_task_model as exporter
+  from bert_keras.export import litert_export
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
   info_path = os.path.join(config.finetune_dir, "task_info.json") if config.finetune_dir else ""
@@ -159,11 +160,17 @@ def run_export(config: ExportConfig) -> dict:
       raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the model's encoder has "
                       f"vocab_size={encoder.model_config.vocab_size}")
     kind = exporter.kind_for(model, info)
+    if config.format == "litert":
+      litert_export.check_kind(kind)
     exporter.export_finetuned(model, info, tokenizer, config.output_dir,
                               jit_compile=config.jit_compile, extra_files=extra_files,
                               doc_stride=config.doc_stride, head_groups=config.head_groups,
                               length_buckets=config.buckets(int(info["max_seq_length"])))
     task = info.get("task", "")
+    if config.format == "litert":
+      litert_export.export_litert_finetuned(
+          model, info, tokenizer, os.path.join(config.output_dir, litert_export.LITERT_FILE),
+          length_buckets=config.buckets(int(info["max_seq_length"])), quantize=config.quantize)
   else:
     from bert_keras.interop.loader import load_encoder
     encoder, ckpt = load_encoder(config.encoder_checkpoint)
@@ -187,5 +194,10 @@ def run_export(config: ExportConfig) -> dict:
                                jit_compile=config.jit_compile, extra_files=extra_files,
                                head_groups=config.head_groups,
                                length_buckets=config.buckets(config.max_seq_length))
+    if config.format == "litert":
+      litert_export.export_litert(
+          encoder, kind, tokenizer, os.path.join(config.output_dir, litert_export.LITERT_FILE),
+          config.max_seq_length, task=task, length_buckets=config.buckets(config.max_seq_length),
+          quantize=config.quantize)
   return {"output_dir": config.output_dir, "kind": kind, "task": task, "vocab_file": vocab,
           "lower_case": tokenizer.lower_case}

@@ -36,6 +36,7 @@ INFO_NAME = "bert_keras_info"  # flatbuffer metadata entries (read by bert_keras
 VOCAB_NAME = "bert_keras_vocab"
 LITERT_KINDS = ("encoder", "classification", "regression", "multiple_choice")
 QUANTIZE = ("none", "int8")
+LITERT_FILE = "model.tflite"  # export_model.py --format=litert: beside the SavedModel's files
 _INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
@@ -105,9 +106,7 @@ def export_litert(task_model, kind: str, tokenizer, path: str, max_seq_length: i
   Arguments as export_task_model's (kinds: LITERT_KINDS); `extra` holds `pair` for
   classification and regression. quantize: "none" or "int8" (dynamic range).
   """
-  if kind not in LITERT_KINDS:
-    raise UserError(f"export kind={kind!r} has no LiteRT export yet; expected one of "
-                    f"{list(LITERT_KINDS)} (export a SavedModel instead)")
+  check_kind(kind)
   if kind in ("classification",) and not labels:
     raise UserError("a classification export needs its label names (labels=[...])")
   extra = dict(extra or {})
@@ -126,3 +125,24 @@ def export_litert(task_model, kind: str, tokenizer, path: str, max_seq_length: i
     tf.io.gfile.makedirs(parent)
   gfile_write_text(path, data)
   return path
+
+
+def check_kind(kind: str) -> None:
+  """UserError for a kind with no LiteRT export, before anything is written."""
+  if kind not in LITERT_KINDS:
+    raise UserError(f"export kind={kind!r} has no LiteRT export yet; expected one of "
+                    f"{list(LITERT_KINDS)} (export a SavedModel instead: --format=saved_model)")
+
+
+def export_litert_finetuned(task_model, task_info: Mapping, tokenizer, path: str,
+                            length_buckets=None, quantize: str = "none") -> str:
+  """`export_litert` with the settings of a fine-tuned model's task_info.json (as
+  export_task_model.export_finetuned reads them)."""
+  from bert_keras.export.export_task_model import kind_for  # pylint: disable=g-import-not-at-top
+
+  kind = kind_for(task_model, task_info)
+  check_kind(kind)
+  return export_litert(task_model, kind, tokenizer, path, int(task_info["max_seq_length"]),
+                       labels=task_info.get("label_names"), task=task_info.get("task", ""),
+                       extra={"pair": int(task_info.get("num_segments", 1)) == 2},
+                       length_buckets=length_buckets, quantize=quantize)

@@ -63,6 +63,8 @@ def wordpiece_tokenizer(vocabulary: Sequence[str], lower_case: bool):
 def _texts(value, name: str) -> tuple[list[str], bool]:
   """(list of str, was a single string) from a str/bytes, a sequence of them or a numpy array."""
   decode = lambda v: v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v
+  if hasattr(value, "numpy"):  # a tf.Tensor (scripts/predict.py batches with tf.constant)
+    value = value.numpy()
   if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.ndim == 0):
     value = value.item() if isinstance(value, np.ndarray) else value
     return [decode(value)], True
