@@ -26,6 +26,12 @@ Paths, each returning the pooled output, the sequence output and every layer's o
                           --seq_length: tokenization counted, each string at its own length;
                           run in the virtualenv bench/.venvs/torch (created when missing, see
                           bench/torch_peer.py)
+  LiteRT Q + tokenizers   (--litert=none,int8) the .tflite export (export_model.py
+                          --format=litert, Q = its --quantize) run by bert_keras.serving.litert:
+                          Hugging Face `tokenizers` set to the original BERT rules in front of
+                          the LiteRT model (XNNPACK, --litert_threads), each row of a batch at
+                          its own length bucket; checked equal to the SavedModel within 1e-5
+                          (none) before timing
 --head=classifier times a served classifier instead of the encoder (a 2-label head on the pooled
 output, seeded random weights, as after fine-tuning on polarity): ours the text-in
 `classification` export (its last block computes the [CLS] row only, kernels/last_block_rows.py),
@@ -47,6 +53,8 @@ steady state). For `xla` that first call is where XLA compiles the bucket's prog
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2     # TF's pools set
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2 --torch_threads=1
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2 --head=classifier
+  python bench/bench_serving_real.py --models=minilm --variants=buckets --torch=false \
+      --litert=none,int8                                      # the LiteRT export beside
   python bench/bench_serving_real.py --models=bert_mini --variants=xla,buckets --torch=false \
       --runs=20 --batch_runs=2 --rounds=1                     # mostly for the first calls
 """
@@ -95,6 +103,10 @@ flags.DEFINE_integer("torch_threads", 0,
                      "torch's default. Compare tuned with tuned: --tf_threads=1/2 "
                      "--torch_threads=1.")
 flags.DEFINE_string("torch_venv", DEFAULT_VENV, "Virtualenv for torch.")
+flags.DEFINE_list("litert", [], "Also time the .tflite export (bert_keras.serving.litert: "
+                  "tokenizers in front of the LiteRT model) quantized as each of these: none, "
+                  "int8 (export_model.py --format=litert --quantize=...).")
+flags.DEFINE_integer("litert_threads", 2, "LiteRT's CPU threads.")
 flags.DEFINE_string("output_json", "", "Also write the results here.")
 flags.DEFINE_enum("head", "encoder", ["encoder", "classifier"],
                   "What is served: the encoder (pooled, sequence and every layer's outputs) or a "
@@ -272,6 +284,48 @@ def export_classifier(model: str, tokenizer, path: str, buckets, jit_compile) ->
   return {"kernel": dense.kernel.numpy().tolist(), "bias": dense.bias.numpy().tolist()}
 
 
+def export_litert_file(model: str, tokenizer, quantize: str, path: str):
+  """The .tflite of `model` (--head) as export_model.py --format=litert writes it, with the same
+  weights as `export`'s SavedModel (the same checkpoint, or the same seed for the head)."""
+  import keras
+  from bert_keras import resources
+  from bert_keras.configs.model import get_model_config
+  from bert_keras.export.litert_export import export_litert
+  from bert_keras.interop.loader import load_encoder
+  from bert_keras.models.bert_encoder import BertEncoder
+  from bert_keras.tasks.heads.bert_classifier import BertClassifier
+  keras.utils.set_random_seed(0)
+  if model == "minilm":
+    encoder, _ = load_encoder(resources.minilm_dir())
+  else:
+    encoder = BertEncoder.from_model_config(get_model_config(model,
+                                                             vocab_size=tokenizer.vocab_size))
+  if FLAGS.head == "classifier":
+    export_litert(BertClassifier(encoder, 2), "classification", tokenizer, path,
+                  FLAGS.seq_length, labels=["negative", "positive"], quantize=quantize)
+  else:
+    export_litert(encoder, "encoder", tokenizer, path, FLAGS.seq_length, quantize=quantize)
+
+
+def litert_timer(model, batches):
+  """timer(runs) as tf_timer's, for a bert_keras.serving.litert model on lists of strings."""
+  cursor = [0]
+
+  def timer(runs: int):
+    times, cpu = [], []
+    for _ in range(runs):
+      batch = batches[cursor[0] % len(batches)]
+      cursor[0] += 1
+      start, start_cpu = time.perf_counter(), time.process_time()
+      model.serve(batch)
+      times.append(time.perf_counter() - start)
+      cpu.append(time.process_time() - start_cpu)
+    return times, cpu
+
+  timer.reset = lambda: cursor.__setitem__(0, 0)
+  return timer
+
+
 def torch_spec(model: str, workloads_path: str) -> dict:
   from bert_keras import resources
   spec = {"tokenizer_dir": resources.minilm_dir(), "workloads": workloads_path,
@@ -306,6 +360,30 @@ def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: s
     buckets[name] = [int(b) for b in loaded.length_buckets.numpy()]
     timers[name] = {workload: tf_timer(signatures[variant], batches)
                     for workload, batches in workloads.items()}
+  litert_models = {}
+  for quantize in FLAGS.litert:
+    from bert_keras.serving import litert
+    path = os.path.join(work_dir, f"{model}_{quantize}.tflite")
+    start = time.time()
+    export_litert_file(model, tokenizer, quantize, path)
+    export_seconds[f"litert {quantize}"] = time.time() - start
+    litert_models[quantize] = loaded = litert.load(path, num_threads=FLAGS.litert_threads)
+    name = f"LiteRT {quantize} + tokenizers"
+    buckets[name] = [int(b) for b in loaded.length_buckets]
+    timers[name] = {workload: litert_timer(loaded, batches)
+                    for workload, batches in workloads.items()}
+  if "none" in litert_models and FLAGS.variants:  # the same weights: the same answers
+    reference = signatures[FLAGS.variants[0]]
+    for batch in ([PROBE], workloads[next(iter(workloads))][0]):
+      expected = reference(text_a=tf.constant(batch))
+      actual = litert_models["none"].serve(batch)
+      mask = expected["input_mask"].numpy().astype(bool) if "input_mask" in expected else None
+      for key in ("probabilities", "pooled_output", "sequence_output"):
+        if key in expected:
+          e, a = expected[key].numpy(), actual[key]
+          if key == "sequence_output":  # real positions (past input_mask: padding)
+            e, a = e[mask], a[mask]
+          np.testing.assert_allclose(a, e, atol=1e-5, err_msg=f"LiteRT {key} differs")
   server = None
   if python:
     with open(os.path.join(work_dir, "workloads.json"), "w") as f:

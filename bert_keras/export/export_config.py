@@ -170,7 +170,8 @@ def run_export(config: ExportConfig) -> dict:
     if config.format == "litert":
       litert_export.export_litert_finetuned(
           model, info, tokenizer, os.path.join(config.output_dir, litert_export.LITERT_FILE),
-          length_buckets=config.buckets(int(info["max_seq_length"])), quantize=config.quantize)
+          length_buckets=config.buckets(int(info["max_seq_length"])), quantize=config.quantize,
+          doc_stride=config.doc_stride)
   else:
     from bert_keras.interop.loader import load_encoder
     encoder, ckpt = load_encoder(config.encoder_checkpoint)

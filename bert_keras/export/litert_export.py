@@ -34,7 +34,7 @@ from bert_keras.text import length_buckets as length_buckets_lib
 FORMAT = "bert_keras.litert/1"  # the `format` of the JSON metadata
 INFO_NAME = "bert_keras_info"  # flatbuffer metadata entries (read by bert_keras/serving/litert.py)
 VOCAB_NAME = "bert_keras_vocab"
-LITERT_KINDS = ("encoder", "classification", "regression", "multiple_choice")
+LITERT_KINDS = ("encoder", "classification", "regression", "multiple_choice", "tagging")
 QUANTIZE = ("none", "int8")
 LITERT_FILE = "model.tflite"  # export_model.py --format=litert: beside the SavedModel's files
 _INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
@@ -107,16 +107,28 @@ def export_litert(task_model, kind: str, tokenizer, path: str, max_seq_length: i
   classification and regression. quantize: "none" or "int8" (dynamic range).
   """
   check_kind(kind)
-  if kind in ("classification",) and not labels:
-    raise UserError("a classification export needs its label names (labels=[...])")
+  if kind in ("classification", "tagging") and not labels:
+    raise UserError(f"a {kind} export needs its label names (labels=[...])")
   extra = dict(extra or {})
+  settings = {}
+  if kind == "tagging":  # TaggerServing's decoding, as data for the runtime
+    from bert_keras.export.tagger_serving import parse_tags  # pylint: disable=g-import-not-at-top
+    prefixes, type_ids, types = parse_tags(labels)
+    if not types:
+      raise UserError(f"labels={list(labels)} hold no B-/I- entity tags")
+    doc_stride = int(extra.get("doc_stride", 0))
+    if not 0 <= doc_stride <= int(max_seq_length) - 2:
+      raise UserError(f"doc_stride={doc_stride} must be in [0, max_seq_length - 2]")
+    settings = {"doc_stride": doc_stride, "tag_prefix": prefixes, "tag_type": type_ids,
+                "entity_types": types}
   model, outputs = convert(task_model, kind, quantize)
   info = {"format": FORMAT, "task": task or kind, "kind": kind,
           "max_seq_length": int(max_seq_length), "lower_case": bool(tokenizer.lower_case),
-          "labels": list(labels or []) if kind == "classification" else [],
+          "labels": list(labels or []) if kind in ("classification", "tagging") else [],
           "length_buckets": list(length_buckets_lib.resolve_buckets(length_buckets,
                                                                     int(max_seq_length))),
-          "pair": bool(extra.get("pair", False)), "quantize": quantize, "outputs": outputs}
+          "pair": bool(extra.get("pair", False)), "quantize": quantize, "outputs": outputs,
+          **settings}
   vocab = "\n".join(tokenizer.vocabulary) + "\n"
   data = _with_metadata(model, {INFO_NAME: json.dumps(info, ensure_ascii=False).encode("utf-8"),
                                 VOCAB_NAME: vocab.encode("utf-8")})
@@ -135,14 +147,19 @@ def check_kind(kind: str) -> None:
 
 
 def export_litert_finetuned(task_model, task_info: Mapping, tokenizer, path: str,
-                            length_buckets=None, quantize: str = "none") -> str:
+                            length_buckets=None, quantize: str = "none",
+                            doc_stride: int = 0) -> str:
   """`export_litert` with the settings of a fine-tuned model's task_info.json (as
   export_task_model.export_finetuned reads them)."""
   from bert_keras.export.export_task_model import kind_for  # pylint: disable=g-import-not-at-top
 
   kind = kind_for(task_model, task_info)
   check_kind(kind)
-  return export_litert(task_model, kind, tokenizer, path, int(task_info["max_seq_length"]),
+  seq = int(task_info["max_seq_length"])
+  extra = {"pair": int(task_info.get("num_segments", 1)) == 2}
+  if kind == "tagging":  # export_finetuned's default: half a window
+    extra = {"doc_stride": doc_stride or max(1, (seq - 2) // 2)}
+  return export_litert(task_model, kind, tokenizer, path, seq,
                        labels=task_info.get("label_names"), task=task_info.get("task", ""),
-                       extra={"pair": int(task_info.get("num_segments", 1)) == 2},
+                       extra=extra,
                        length_buckets=length_buckets, quantize=quantize)

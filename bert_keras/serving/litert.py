@@ -105,6 +105,8 @@ class LiteRTModel:
     ids = {token: i for i, token in enumerate(vocabulary)}
     self._cls, self._sep, self._pad = ids["[CLS]"], ids["[SEP]"], ids["[PAD]"]
     self._tokenizer = wordpiece_tokenizer(vocabulary, self.lower_case)
+    # A piece that continues a word ("##ing") never starts one (tagging).
+    self._continues = np.array([t.startswith("##") for t in vocabulary], dtype=bool)
     self._interpreter = Interpreter(model_path=path, num_threads=num_threads or os.cpu_count())
     self._runner = self._interpreter.get_signature_runner()
     self._outputs = info["outputs"]  # output_0, output_1, ... in this order
@@ -156,25 +158,26 @@ class LiteRTModel:
     rows, width = inputs["input_word_ids"].shape
     if rows <= 1 or len(self.length_buckets) == 1:
       return self._run(inputs)
+    # The position axis of each per-position output: (rows, seq, H), (rows, L, seq, H) and a
+    # tagger's (rows, seq, K).
+    position_axis = {"sequence_output": 1, "encoder_outputs": 2,
+                     "logits": 1 if self.kind == "tagging" else None}
     row_bucket = _bucket(inputs["input_mask"].sum(axis=1), self.length_buckets)
-    outputs = None
+    outputs = {}
     for bucket in np.unique(row_bucket):
       members = np.flatnonzero(row_bucket == bucket)
       group = self._run({name: np.ascontiguousarray(value[members, :bucket])
                          for name, value in inputs.items()})
-      if outputs is None:
-        outputs = {}
-        for name, value in group.items():
-          shape = list(value.shape)
-          shape[0] = rows
-          if name in ("sequence_output", "encoder_outputs"):
-            shape[-2] = width  # (rows, [L,] seq, H)
-          outputs[name] = np.zeros(shape, value.dtype)
       for name, value in group.items():
-        if name in ("sequence_output", "encoder_outputs"):
-          outputs[name][members, ..., :bucket, :] = value
-        else:
-          outputs[name][members] = value
+        axis = position_axis.get(name)
+        if name not in outputs:
+          shape = [rows, *value.shape[1:]]
+          if axis is not None:
+            shape[axis] = width
+          outputs[name] = np.zeros(shape, value.dtype)
+        index = (members,) if axis is None else (members,) + (slice(None),) * (axis - 1) + (
+            slice(0, bucket),)
+        outputs[name][index] = value
     return outputs
 
   # === serve ===
@@ -182,6 +185,8 @@ class LiteRTModel:
     """The SavedModel's `serve` call forms: (text_a, text_b=None) or (context, endings)."""
     if self.kind == "multiple_choice":
       return self._serve_choices(*args, **kwargs)
+    if self.kind == "tagging":
+      return self._serve_tags(*args, **kwargs)
     return self._serve_text(*args, **kwargs)
 
   __call__ = serve
@@ -232,6 +237,75 @@ class LiteRTModel:
     outputs = self._run({name: value.reshape(shape) for name, value in packed.items()})
     result = self._classes(outputs["logits"])
     result = {"probabilities": result["probabilities"], "choice": result["label_id"]}
+    return {name: value[0, ...] for name, value in result.items()} if single else result
+
+  def _piece_tags(self, ids: list[list[int]]) -> list[np.ndarray]:
+    """The tag of every piece of every row, from the window where it has the most context
+    (TaggerServing._piece_tags: windows of max_seq_length - 2 pieces every doc_stride pieces,
+    run_squad.py's max-context rule; doc_stride 0: the first window only, already cut)."""
+    room, stride = self.max_seq_length - 2, int(self.info["doc_stride"])
+    windows = []  # (row, start, length)
+    for row, pieces in enumerate(ids):
+      n = len(pieces)
+      if not stride:
+        windows.append((row, 0, n))
+        continue
+      step = max(min(room, stride), 1)
+      for w in range(1 + (max(n - room, 0) + step - 1) // step):
+        windows.append((row, w * step, max(min(n - w * step, room), 0)))
+    inputs = self._pack([ids[row][start:start + length] for row, start, length in windows])
+    tags = self._run_per_row_bucket(inputs)["logits"].argmax(axis=-1)  # (windows, seq)
+    best = [np.full(len(pieces), -np.inf) for pieces in ids]
+    piece_tags = [np.zeros(len(pieces), np.int64) for pieces in ids]
+    for w, (row, start, length) in enumerate(windows):
+      within = np.arange(length)
+      score = np.minimum(within, length - 1 - within) + 0.01 * length
+      better = score > best[row][start:start + length]  # the first window wins ties
+      best[row][start:start + length][better] = score[better]
+      piece_tags[row][start:start + length][better] = tags[w, 1 + within[better]]
+    return piece_tags
+
+  def _serve_tags(self, text) -> dict:
+    """TaggerServing's outputs: entities with their type, text and character offsets."""
+    texts, single = _texts(text, "text")
+    encodings = self._tokenizer.encode_batch(texts, add_special_tokens=False)
+    room = None if self.info["doc_stride"] else self.max_seq_length - 2
+    ids = [e.ids[:room] for e in encodings]
+    offsets = [e.offsets[:room] for e in encodings]
+    piece_tags = self._piece_tags(ids)
+    prefix, kind = self.info["tag_prefix"], self.info["tag_type"]
+    types = self.info["entity_types"]
+    entities = []  # per row: [type, begin, end]
+    for row, pieces in enumerate(ids):
+      # Pieces -> words (each labelled at its first piece) -> conlleval chunks.
+      words = []  # [tag, begin, end]
+      for p, piece in enumerate(pieces):
+        if p == 0 or not self._continues[piece]:
+          words.append([int(piece_tags[row][p]), *offsets[row][p]])
+        else:
+          words[-1][2] = max(words[-1][2], offsets[row][p][1])
+      found, previous = [], None  # previous: the word before's tag, if inside an entity
+      for tag, begin, end in words:
+        if prefix[tag] == 0:  # outside
+          previous = None
+          continue
+        if prefix[tag] == 1 or previous is None or kind[previous] != kind[tag]:
+          found.append([types[kind[tag]], begin, end])
+        else:
+          found[-1][1], found[-1][2] = min(found[-1][1], begin), max(found[-1][2], end)
+        previous = tag
+      entities.append(found)
+    width = max((len(found) for found in entities), default=0)
+    result = {"entity_type": np.full((len(texts), width), b"", dtype=object),
+              "entity_text": np.full((len(texts), width), b"", dtype=object),
+              "entity_start": np.full((len(texts), width), -1, np.int32),
+              "entity_end": np.full((len(texts), width), -1, np.int32),
+              "num_entities": np.array([len(found) for found in entities], np.int32)}
+    for row, found in enumerate(entities):
+      for e, (entity_type, begin, end) in enumerate(found):
+        result["entity_type"][row, e] = entity_type.encode("utf-8")
+        result["entity_text"][row, e] = texts[row][begin:end].encode("utf-8")
+        result["entity_start"][row, e], result["entity_end"][row, e] = begin, end
     return {name: value[0, ...] for name, value in result.items()} if single else result
 
   @staticmethod

@@ -73,6 +73,16 @@ def test_pair_regression_and_multiple_choice_answer_as_the_saved_model(vocab, tm
                model.serve("ctx", ["a", "b"]))
 
 
+def test_tagging_answers_as_the_saved_model(vocab, tmp_path_factory):
+  # doc_stride 15: the 5,000-word text runs as hundreds of windows, each piece tagged in the
+  # window where it has the most context; entities keep their character offsets.
+  module, model = _both("tagging", vocab, tmp_path_factory)
+  expected = module.serve(tf.constant(TEXTS))
+  assert expected["num_entities"].numpy().sum() > 10  # (untrained: tags of every kind)
+  _assert_same(expected, model.serve(TEXTS))
+  _assert_same(module.serve(tf.constant(TEXTS[2])), model.serve(TEXTS[2]))
+
+
 def test_a_foreign_or_missing_file_is_one_clear_error(tmp_path):
   with pytest.raises(UserError, match="no such .tflite file"):
     litert.load(str(tmp_path / "none.tflite"))
