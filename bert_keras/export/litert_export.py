@@ -34,7 +34,8 @@ from bert_keras.text import length_buckets as length_buckets_lib
 FORMAT = "bert_keras.litert/1"  # the `format` of the JSON metadata
 INFO_NAME = "bert_keras_info"  # flatbuffer metadata entries (read by bert_keras/serving/litert.py)
 VOCAB_NAME = "bert_keras_vocab"
-LITERT_KINDS = ("encoder", "classification", "regression", "multiple_choice", "tagging")
+LITERT_KINDS = ("encoder", "classification", "regression", "multiple_choice", "tagging",
+                "squad")
 QUANTIZE = ("none", "int8")
 LITERT_FILE = "model.tflite"  # export_model.py --format=litert: beside the SavedModel's files
 _INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
@@ -121,6 +122,14 @@ def export_litert(task_model, kind: str, tokenizer, path: str, max_seq_length: i
       raise UserError(f"doc_stride={doc_stride} must be in [0, max_seq_length - 2]")
     settings = {"doc_stride": doc_stride, "tag_prefix": prefixes, "tag_type": type_ids,
                 "entity_types": types}
+  if kind == "squad":  # SpanServing's settings and defaults
+    from bert_keras.export.span_serving import SpanServing  # pylint: disable=g-import-not-at-top
+    import inspect  # pylint: disable=g-import-not-at-top
+    defaults = {name: p.default for name, p in inspect.signature(SpanServing).parameters.items()
+                if name in ("version_2", "null_score_diff_threshold", "doc_stride",
+                            "max_query_length", "max_answer_length", "n_best_size")}
+    settings = {name: type(default)(extra.get(name, default))
+                for name, default in defaults.items()}
   model, outputs = convert(task_model, kind, quantize)
   info = {"format": FORMAT, "task": task or kind, "kind": kind,
           "max_seq_length": int(max_seq_length), "lower_case": bool(tokenizer.lower_case),
@@ -159,6 +168,11 @@ def export_litert_finetuned(task_model, task_info: Mapping, tokenizer, path: str
   extra = {"pair": int(task_info.get("num_segments", 1)) == 2}
   if kind == "tagging":  # export_finetuned's default: half a window
     extra = {"doc_stride": doc_stride or max(1, (seq - 2) // 2)}
+  if kind == "squad":  # the fine-tuning's settings, as export_finetuned reads them
+    from bert_keras.export.export_task_model import _SQUAD_KEYS  # pylint: disable=g-import-not-at-top
+    extra = {k: task_info[k] for k in _SQUAD_KEYS if task_info.get(k) is not None}
+    if doc_stride:
+      extra["doc_stride"] = doc_stride
   return export_litert(task_model, kind, tokenizer, path, seq,
                        labels=task_info.get("label_names"), task=task_info.get("task", ""),
                        extra=extra,

@@ -187,6 +187,8 @@ class LiteRTModel:
       return self._serve_choices(*args, **kwargs)
     if self.kind == "tagging":
       return self._serve_tags(*args, **kwargs)
+    if self.kind == "squad":
+      return self._serve_spans(*args, **kwargs)
     return self._serve_text(*args, **kwargs)
 
   __call__ = serve
@@ -306,6 +308,79 @@ class LiteRTModel:
         result["entity_type"][row, e] = entity_type.encode("utf-8")
         result["entity_text"][row, e] = texts[row][begin:end].encode("utf-8")
         result["entity_start"][row, e], result["entity_end"][row, e] = begin, end
+    return {name: value[0, ...] for name, value in result.items()} if single else result
+
+  def _serve_spans(self, question, context) -> dict:
+    """SpanServing's outputs: the best span over a context's windows (run_squad.py's layout,
+    max-context rule, n-best starts and ends, max_answer_length), no-answer for SQuAD 2.0."""
+    questions, single = _texts(question, "question")
+    contexts, _ = _texts(context, "context")
+    if len(questions) != len(contexts):
+      raise UserError(f"question has {len(questions)} rows but context has {len(contexts)}")
+    s, seq = self.info, self.max_seq_length
+    query = [ids[:min(s["max_query_length"], seq - 4)] for ids in self.tokenize(questions)]
+    docs = self._tokenizer.encode_batch(contexts, add_special_tokens=False)
+    windows = []  # (example, start, length)
+    for example, doc in enumerate(docs):
+      n, room = len(doc.ids), seq - 3 - len(query[example])
+      step = max(min(room, s["doc_stride"]), 1)
+      for w in range(1 + (max(n - room, 0) + step - 1) // step):
+        windows.append((example, w * step, max(min(n - w * step, room), 0)))
+    example = np.array([w[0] for w in windows])
+    start = np.array([w[1] for w in windows])
+    length = np.array([w[2] for w in windows])
+    inputs = self._pack([query[e] for e in example],
+                        [docs[e].ids[b:b + n] for e, b, n in windows], pair=True)
+    outputs = self._run(inputs)
+    start_logits, end_logits = outputs["start_logits"], outputs["end_logits"]  # (windows, seq)
+    width = start_logits.shape[1]
+    within = np.arange(width)[None, :] - (np.array([len(query[e]) for e in example]) + 2)[:, None]
+    in_context = (within >= 0) & (within < length[:, None])
+    # Max context: the first window with the highest min(left, right) + 0.01 * length owns a piece.
+    score = np.where(in_context, np.minimum(within, length[:, None] - 1 - within)
+                     + 0.01 * length[:, None], -np.inf)
+    piece = start[:, None] + within  # index inside the example's document
+    best_score = {}
+    for w in range(len(windows)):
+      for p in np.flatnonzero(in_context[w]):
+        key = (example[w], piece[w, p])
+        if key not in best_score or score[w, p] > best_score[key][0]:
+          best_score[key] = (score[w, p], w)
+    max_context = np.zeros_like(in_context)
+    for (e, p), (_, w) in best_score.items():
+      max_context[w, p - start[w] + len(query[e]) + 2] = True
+    k = min(s["n_best_size"], width)
+    top_start = start_logits >= np.sort(start_logits, axis=1)[:, -k][:, None]
+    top_end = end_logits >= np.sort(end_logits, axis=1)[:, -k][:, None]
+    offset = np.arange(width)[None, :] - np.arange(width)[:, None]  # j - i
+    band = (offset >= 0) & (offset < s["max_answer_length"])
+    valid = ((max_context & top_start)[:, :, None] & (in_context & top_end)[:, None, :]
+             & band[None])
+    span = np.where(valid, start_logits[:, :, None] + end_logits[:, None, :],
+                    np.float32(-np.inf)).reshape(len(windows), -1)
+    window_best, window_arg = span.max(axis=1), span.argmax(axis=1)
+    batch = len(questions)
+    result = {"answer": np.full(batch, b"", dtype=object), "start": np.full(batch, -1, np.int32),
+              "end": np.full(batch, -1, np.int32), "score": np.zeros(batch, np.float32),
+              "null_score_diff": np.zeros(batch, np.float32),
+              "no_answer": np.zeros(batch, bool)}
+    for e in range(batch):
+      mine = np.flatnonzero(example == e)
+      has_span = bool(valid[mine].any())
+      best = np.float32(window_best[mine].max() if has_span else -np.inf)
+      null = (start_logits[mine, 0] + end_logits[mine, 0]).min()
+      no_answer = not has_span or (s["version_2"]
+                                   and null - best > np.float32(s["null_score_diff_threshold"]))
+      result["score"][e], result["null_score_diff"][e] = best, null - best
+      result["no_answer"][e] = no_answer
+      if no_answer:
+        continue
+      w = mine[np.flatnonzero(window_best[mine] >= best)[0]]
+      i, j = divmod(int(window_arg[w]), width)
+      begin = docs[e].offsets[start[w] + within[w, i]][0]
+      end = docs[e].offsets[start[w] + within[w, j]][1]
+      result["answer"][e] = contexts[e][begin:end].encode("utf-8")
+      result["start"][e], result["end"][e] = begin, end
     return {name: value[0, ...] for name, value in result.items()} if single else result
 
   @staticmethod

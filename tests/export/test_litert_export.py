@@ -56,7 +56,6 @@ def test_text_kinds_answer_as_the_saved_model(kind, vocab, tmp_path_factory):
   _assert_same(module.serve(tf.constant(TEXTS)), model.serve(TEXTS))
   _assert_same(module.serve(tf.constant(TEXTS), tf.constant(PAIRS)), model.serve(TEXTS, PAIRS))
   _assert_same(module.serve(tf.constant("a gripping film")), model.serve("a gripping film"))
-  _assert_same(module.serve(tf.constant([LONG])), model.serve([LONG]))
   with pytest.raises(UserError, match="text_a has 2 rows but text_b has 1"):
     model.serve(["a", "b"], ["c"])
 
@@ -81,6 +80,16 @@ def test_tagging_answers_as_the_saved_model(vocab, tmp_path_factory):
   assert expected["num_entities"].numpy().sum() > 10  # (untrained: tags of every kind)
   _assert_same(expected, model.serve(TEXTS))
   _assert_same(module.serve(tf.constant(TEXTS[2])), model.serve(TEXTS[2]))
+
+
+def test_squad_answers_as_the_saved_model(vocab, tmp_path_factory):
+  # SQuAD 2.0 settings, doc_stride 8: long contexts run as many windows; the answer is the best
+  # span over them (or no answer), with its character offsets in the context.
+  module, model = _both("squad", vocab, tmp_path_factory)
+  questions = [p or "what?" for p in PAIRS]
+  expected = module.serve(tf.constant(questions), tf.constant(TEXTS))
+  _assert_same(expected, model.serve(questions, TEXTS))
+  _assert_same(module.serve(tf.constant("Who?"), tf.constant(LONG)), model.serve("Who?", LONG))
 
 
 def test_a_foreign_or_missing_file_is_one_clear_error(tmp_path):
