@@ -56,6 +56,7 @@ def test_text_kinds_answer_as_the_saved_model(kind, vocab, tmp_path_factory):
   _assert_same(module.serve(tf.constant(TEXTS)), model.serve(TEXTS))
   _assert_same(module.serve(tf.constant(TEXTS), tf.constant(PAIRS)), model.serve(TEXTS, PAIRS))
   _assert_same(module.serve(tf.constant("a gripping film")), model.serve("a gripping film"))
+  _assert_same(module.serve(tf.constant([], tf.string)), model.serve([]))  # an empty batch
   with pytest.raises(UserError, match="text_a has 2 rows but text_b has 1"):
     model.serve(["a", "b"], ["c"])
 
