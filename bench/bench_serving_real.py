@@ -26,6 +26,10 @@ Paths, each returning the pooled output, the sequence output and every layer's o
                           --seq_length: tokenization counted, each string at its own length;
                           run in the virtualenv bench/.venvs/torch (created when missing, see
                           bench/torch_peer.py)
+  ORT + fast tokenizer    (--ort) the same Hugging Face model exported by torch's dynamo
+                          exporter (the TorchScript one gives wrong outputs on current
+                          transformers), ONNX Runtime's BERT fusions, --ort_threads; its outputs
+                          checked against torch's before timing; the ratio column's peer then
   LiteRT Q + tokenizers   (--litert=none,int8) the .tflite export (export_model.py
                           --format=litert, Q = its --quantize) run by bert_keras.serving.litert:
                           Hugging Face `tokenizers` set to the original BERT rules in front of
@@ -53,8 +57,8 @@ steady state). For `xla` that first call is where XLA compiles the bucket's prog
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2     # TF's pools set
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2 --torch_threads=1
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2 --head=classifier
-  python bench/bench_serving_real.py --models=minilm --variants=buckets --torch=false \
-      --litert=none,int8                                      # the LiteRT export beside
+  python bench/bench_serving_real.py --models=minilm --variants=buckets --torch=false --ort \
+      --litert=none,int8                                      # LiteRT and ONNX Runtime
   python bench/bench_serving_real.py --models=bert_mini --variants=xla,buckets --torch=false \
       --runs=20 --batch_runs=2 --rounds=1                     # mostly for the first calls
 """
