@@ -202,8 +202,11 @@ with contextlib.redirect_stdout(sys.stderr):  # stdout is the parent's channel
                     input_names=list(names),
                     dynamic_shapes=tuple({0: batch, 1: seq} for _ in names))
   config = bert.config
-  optimizer.optimize_model(raw, model_type="bert", num_heads=config.num_attention_heads,
-                           hidden_size=config.hidden_size).save_model_to_file(fused)
+  optimized = optimizer.optimize_model(raw, model_type="bert",
+                                       num_heads=config.num_attention_heads,
+                                       hidden_size=config.hidden_size)
+  optimized.save_model_to_file(fused)
+fusions = {k: v for k, v in optimized.get_fused_operator_statistics().items() if v}
 options = ort.SessionOptions()
 options.intra_op_num_threads = spec["ort_threads"]
 session = ort.InferenceSession(fused, options, providers=["CPUExecutionProvider"])
@@ -233,7 +236,7 @@ for name in workloads:  # warm-up
   call(next_batch(name))
 cursor = {name: 0 for name in workloads}
 serve({"ort": ort.__version__, "threads": spec["ort_threads"], "probe": probe,
-       "vs_torch": worst}, call, next_batch)
+       "vs_torch": worst, "fusions": fusions}, call, next_batch)
 """
 
 
@@ -475,6 +478,8 @@ def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: s
     if head_weights:
       spec["classifier"] = head_weights
     ort_server = TorchServer(python, _ORT_SCRIPT, spec)
+    print(f"{model}: ONNX Runtime {ort_server.info['ort']}, outputs within "
+          f"{ort_server.info['vs_torch']:.1e} of torch's, fused: {ort_server.info['fusions']}")
     timers[f"ORT {ort_server.info['ort']} + fast tokenizer"] = {
         name: ort_server.timer(name) for name in workloads}
   if python and FLAGS.torch:
