@@ -12,7 +12,7 @@ forms and outputs are those of the SavedModel's `serve`.
 Measured on the real MiniLM, 2 shared cores (docs/benchmarks.md, "LiteRT export beside the
 SavedModel"): fp32 answers within 5e-6 of the SavedModel on every real position and takes less CPU
 than it on short sentences (11.8 against 16.1 ms), about as much on 128-piece documents and mixed
-batches; dynamic-range int8 (`quantize="int8"`) takes 2.2-3.1x less CPU than the SavedModel at
+batches; dynamic-range int8 (`quantize="int8"`) takes 2.2-3.3x less CPU than the SavedModel at
 batch 1, with no drop of the polarity and Lee dev metrics.
 
 Usage:
