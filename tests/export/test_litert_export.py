@@ -96,3 +96,14 @@ def test_squad_answers_as_the_saved_model(vocab, tmp_path_factory):
 def test_a_foreign_or_missing_file_is_one_clear_error(tmp_path):
   with pytest.raises(UserError, match="no such .tflite file"):
     litert.load(str(tmp_path / "none.tflite"))
+
+
+def test_quantize_needs_the_litert_format():
+  from bert_keras.configs.base import ConfigError
+  from bert_keras.configs.export import ExportConfig
+  with pytest.raises(ConfigError, match="quantize=int8: applies to format=litert only"):
+    ExportConfig(output_dir="out", encoder_checkpoint="ckpt", quantize="int8")
+  with pytest.raises(ConfigError, match="format='onnx'"):
+    ExportConfig(output_dir="out", encoder_checkpoint="ckpt", format="onnx")
+  assert ExportConfig(output_dir="out", encoder_checkpoint="ckpt", format="litert",
+                      quantize="int8").quantize == "int8"
