@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_keras.configs.base import ConfigError
+from bert_keras.configs.export import ExportConfig
 from bert_keras.errors import UserError
 from bert_keras.export import export_task_model as exporter
 from bert_keras.export.litert_export import export_litert
@@ -99,8 +101,6 @@ def test_a_foreign_or_missing_file_is_one_clear_error(tmp_path):
 
 
 def test_quantize_needs_the_litert_format():
-  from bert_keras.configs.base import ConfigError
-  from bert_keras.configs.export import ExportConfig
   with pytest.raises(ConfigError, match="quantize=int8: applies to format=litert only"):
     ExportConfig(output_dir="out", encoder_checkpoint="ckpt", quantize="int8")
   with pytest.raises(ConfigError, match="format='onnx'"):
