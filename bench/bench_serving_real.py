@@ -26,6 +26,16 @@ Paths, each returning the pooled output, the sequence output and every layer's o
                           --seq_length: tokenization counted, each string at its own length;
                           run in the virtualenv bench/.venvs/torch (created when missing, see
                           bench/torch_peer.py)
+  ORT + fast tokenizer    (--ort) the same Hugging Face model exported by torch's dynamo
+                          exporter (the TorchScript one gives wrong outputs on current
+                          transformers), ONNX Runtime's BERT fusions, --ort_threads; its outputs
+                          checked against torch's before timing; the ratio column's peer then
+  LiteRT Q + tokenizers   (--litert=none,int8) the .tflite export (export_model.py
+                          --format=litert, Q = its --quantize) run by bert_keras.serving.litert:
+                          Hugging Face `tokenizers` set to the original BERT rules in front of
+                          the LiteRT model (XNNPACK, --litert_threads), each row of a batch at
+                          its own length bucket; checked equal to the SavedModel within 1e-5
+                          (none) before timing
 --head=classifier times a served classifier instead of the encoder (a 2-label head on the pooled
 output, seeded random weights, as after fine-tuning on polarity): ours the text-in
 `classification` export (its last block computes the [CLS] row only, kernels/last_block_rows.py),
@@ -47,6 +57,8 @@ steady state). For `xla` that first call is where XLA compiles the bucket's prog
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2     # TF's pools set
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2 --torch_threads=1
   python bench/bench_serving_real.py --models=minilm --tf_threads=1/2 --head=classifier
+  python bench/bench_serving_real.py --models=minilm --variants=buckets --torch=false --ort \
+      --litert=none,int8                                      # LiteRT and ONNX Runtime
   python bench/bench_serving_real.py --models=bert_mini --variants=xla,buckets --torch=false \
       --runs=20 --batch_runs=2 --rounds=1                     # mostly for the first calls
 """
@@ -95,6 +107,14 @@ flags.DEFINE_integer("torch_threads", 0,
                      "torch's default. Compare tuned with tuned: --tf_threads=1/2 "
                      "--torch_threads=1.")
 flags.DEFINE_string("torch_venv", DEFAULT_VENV, "Virtualenv for torch.")
+flags.DEFINE_bool("ort", False, "Also time ONNX Runtime (the same Hugging Face model exported by "
+                  "torch's dynamo exporter, ORT's BERT fusions) with the fast tokenizer, in the "
+                  "torch venv (onnxruntime, onnxscript and onnx installed there).")
+flags.DEFINE_integer("ort_threads", 2, "ONNX Runtime's intra-op threads.")
+flags.DEFINE_list("litert", [], "Also time the .tflite export (bert_keras.serving.litert: "
+                  "tokenizers in front of the LiteRT model) quantized as each of these: none, "
+                  "int8 (export_model.py --format=litert --quantize=...).")
+flags.DEFINE_integer("litert_threads", 2, "LiteRT's CPU threads.")
 flags.DEFINE_string("output_json", "", "Also write the results here.")
 flags.DEFINE_enum("head", "encoder", ["encoder", "classifier"],
                   "What is served: the encoder (pooled, sequence and every layer's outputs) or a "
@@ -139,6 +159,84 @@ with torch.inference_mode():
   cursor = {name: 0 for name in workloads}
   serve({"torch": torch.__version__, "threads": torch.get_num_threads(), "probe": probe},
         call, next_batch)
+"""
+
+_ORT_SCRIPT = r"""
+import os, tempfile
+import numpy as np
+import onnxruntime as ort
+from onnxruntime.transformers import optimizer
+from transformers import AutoTokenizer
+
+with open(spec["workloads"]) as f:
+  workloads = json.load(f)
+tokenizer = AutoTokenizer.from_pretrained(spec["tokenizer_dir"])
+bert = bert_model()
+head = None
+if spec.get("classifier"):
+  kernel = torch.tensor(spec["classifier"]["kernel"])  # (H, K)
+  head = torch.nn.Linear(kernel.shape[0], kernel.shape[1]).eval()
+  head.weight.data = kernel.T.contiguous()
+  head.bias.data = torch.tensor(spec["classifier"]["bias"])
+
+class Served(torch.nn.Module):
+  def __init__(self):
+    super().__init__()
+    self.bert, self.head = bert, head
+  def forward(self, input_ids, attention_mask, token_type_ids):
+    out = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                    token_type_ids=token_type_ids, output_hidden_states=self.head is None)
+    if self.head is not None:
+      return (torch.softmax(self.head(out.pooler_output), -1),)
+    return (out.pooler_output, out.last_hidden_state, *out.hidden_states[1:])
+
+served = Served().eval()
+names = ("input_ids", "attention_mask", "token_type_ids")
+example = tokenizer(["hello world", "a longer example sentence"], padding=True, return_tensors="pt")
+batch, seq = torch.export.Dim("batch", max=1024), torch.export.Dim("seq", max=512)
+work = tempfile.mkdtemp()
+raw, fused = os.path.join(work, "model.onnx"), os.path.join(work, "fused.onnx")
+import contextlib
+with contextlib.redirect_stdout(sys.stderr):  # stdout is the parent's channel
+  torch.onnx.export(served, tuple(example[n] for n in names), raw, dynamo=True, verbose=False,
+                    input_names=list(names),
+                    dynamic_shapes=tuple({0: batch, 1: seq} for _ in names))
+  config = bert.config
+  optimized = optimizer.optimize_model(raw, model_type="bert",
+                                       num_heads=config.num_attention_heads,
+                                       hidden_size=config.hidden_size)
+  optimized.save_model_to_file(fused)
+fusions = {k: v for k, v in optimized.get_fused_operator_statistics().items() if v}
+options = ort.SessionOptions()
+options.intra_op_num_threads = spec["ort_threads"]
+session = ort.InferenceSession(fused, options, providers=["CPUExecutionProvider"])
+
+def call(texts):
+  x = tokenizer(texts, padding="longest", truncation=True, max_length=spec["seq_length"],
+                return_tensors="np")
+  return session.run(None, {n: x[n].astype(np.int64) for n in names})
+
+# Numerics before timing: ORT's outputs are torch's on the same ids.
+x = tokenizer([spec["probe"], "a second, longer row of text to pad the first"], padding=True,
+              return_tensors="pt")
+with torch.inference_mode():
+  expected = [t.numpy() for t in served(*(x[n] for n in names))]
+got = session.run(None, {n: x[n].numpy() for n in names})
+worst = max(float(np.abs(g - e).max()) for g, e in zip(got, expected))
+assert worst < 1e-4, f"ONNX Runtime differs from torch by {worst}"
+probe = call([spec["probe"]])
+probe = (probe[0][0, :4] if head is not None else probe[1][0, 0, :4]).tolist()
+cursor = {name: 0 for name in workloads}
+def next_batch(name):
+  batches = workloads[name]
+  batch = batches[cursor[name] % len(batches)]
+  cursor[name] += 1
+  return batch
+for name in workloads:  # warm-up
+  call(next_batch(name))
+cursor = {name: 0 for name in workloads}
+serve({"ort": ort.__version__, "threads": spec["ort_threads"], "probe": probe,
+       "vs_torch": worst, "fusions": fusions}, call, next_batch)
 """
 
 
@@ -272,6 +370,48 @@ def export_classifier(model: str, tokenizer, path: str, buckets, jit_compile) ->
   return {"kernel": dense.kernel.numpy().tolist(), "bias": dense.bias.numpy().tolist()}
 
 
+def export_litert_file(model: str, tokenizer, quantize: str, path: str):
+  """The .tflite of `model` (--head) as export_model.py --format=litert writes it, with the same
+  weights as `export`'s SavedModel (the same checkpoint, or the same seed for the head)."""
+  import keras
+  from bert_keras import resources
+  from bert_keras.configs.model import get_model_config
+  from bert_keras.export.litert_export import export_litert
+  from bert_keras.interop.loader import load_encoder
+  from bert_keras.models.bert_encoder import BertEncoder
+  from bert_keras.tasks.heads.bert_classifier import BertClassifier
+  keras.utils.set_random_seed(0)
+  if model == "minilm":
+    encoder, _ = load_encoder(resources.minilm_dir())
+  else:
+    encoder = BertEncoder.from_model_config(get_model_config(model,
+                                                             vocab_size=tokenizer.vocab_size))
+  if FLAGS.head == "classifier":
+    export_litert(BertClassifier(encoder, 2), "classification", tokenizer, path,
+                  FLAGS.seq_length, labels=["negative", "positive"], quantize=quantize)
+  else:
+    export_litert(encoder, "encoder", tokenizer, path, FLAGS.seq_length, quantize=quantize)
+
+
+def litert_timer(model, batches):
+  """timer(runs) as tf_timer's, for a bert_keras.serving.litert model on lists of strings."""
+  cursor = [0]
+
+  def timer(runs: int):
+    times, cpu = [], []
+    for _ in range(runs):
+      batch = batches[cursor[0] % len(batches)]
+      cursor[0] += 1
+      start, start_cpu = time.perf_counter(), time.process_time()
+      model.serve(batch)
+      times.append(time.perf_counter() - start)
+      cpu.append(time.process_time() - start_cpu)
+    return times, cpu
+
+  timer.reset = lambda: cursor.__setitem__(0, 0)
+  return timer
+
+
 def torch_spec(model: str, workloads_path: str) -> dict:
   from bert_keras import resources
   spec = {"tokenizer_dir": resources.minilm_dir(), "workloads": workloads_path,
@@ -306,8 +446,43 @@ def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: s
     buckets[name] = [int(b) for b in loaded.length_buckets.numpy()]
     timers[name] = {workload: tf_timer(signatures[variant], batches)
                     for workload, batches in workloads.items()}
-  server = None
-  if python:
+  litert_models = {}
+  for quantize in FLAGS.litert:
+    from bert_keras.serving import litert
+    path = os.path.join(work_dir, f"{model}_{quantize}.tflite")
+    start = time.time()
+    export_litert_file(model, tokenizer, quantize, path)
+    export_seconds[f"litert {quantize}"] = time.time() - start
+    litert_models[quantize] = loaded = litert.load(path, num_threads=FLAGS.litert_threads)
+    name = f"LiteRT {quantize} + tokenizers"
+    buckets[name] = [int(b) for b in loaded.length_buckets]
+    timers[name] = {workload: litert_timer(loaded, batches)
+                    for workload, batches in workloads.items()}
+  if "none" in litert_models and FLAGS.variants:  # the same weights: the same answers
+    reference = signatures[FLAGS.variants[0]]
+    for batch in ([PROBE], workloads[next(iter(workloads))][0]):
+      expected = reference(text_a=tf.constant(batch))
+      actual = litert_models["none"].serve(batch)
+      mask = expected["input_mask"].numpy().astype(bool) if "input_mask" in expected else None
+      for key in ("probabilities", "pooled_output", "sequence_output"):
+        if key in expected:
+          e, a = expected[key].numpy(), actual[key]
+          if key == "sequence_output":  # real positions (past input_mask: padding)
+            e, a = e[mask], a[mask]
+          np.testing.assert_allclose(a, e, atol=1e-5, err_msg=f"LiteRT {key} differs")
+  server, ort_server = None, None
+  if python and FLAGS.ort:
+    with open(os.path.join(work_dir, "workloads.json"), "w") as f:
+      json.dump(workloads, f)
+    spec = dict(torch_spec(model, f.name), ort_threads=FLAGS.ort_threads)
+    if head_weights:
+      spec["classifier"] = head_weights
+    ort_server = TorchServer(python, _ORT_SCRIPT, spec)
+    print(f"{model}: ONNX Runtime {ort_server.info['ort']}, outputs within "
+          f"{ort_server.info['vs_torch']:.1e} of torch's, fused: {ort_server.info['fusions']}")
+    timers[f"ORT {ort_server.info['ort']} + fast tokenizer"] = {
+        name: ort_server.timer(name) for name in workloads}
+  if python and FLAGS.torch:
     with open(os.path.join(work_dir, "workloads.json"), "w") as f:
       json.dump(workloads, f)
     spec = torch_spec(model, f.name)
@@ -319,15 +494,18 @@ def bench_model(model: str, tokenizer, workloads: dict, work_dir: str, python: s
   try:
     times, warm_up = interleaved(timers, model)
   finally:
-    if server:
-      server.close()
-  if server and model == "minilm":  # the same checkpoint: the same activations (checked after
-    for variant, signature in signatures.items():  # the warm-up, which times the first calls)
+    for peer in (server, ort_server):
+      if peer:
+        peer.close()
+  for peer in (server, ort_server):
+    if not peer or model != "minilm":  # the same checkpoint: the same activations (checked
+      continue                          # after the warm-up, which times the first calls)
+    for variant, signature in signatures.items():
       outputs = signature(text_a=tf.constant([PROBE]))
       probe = (outputs["probabilities"][0, :4] if FLAGS.head == "classifier"
                else outputs["sequence_output"][0, 0, :4]).numpy()
-      np.testing.assert_allclose(probe, server.info["probe"], atol=2e-4,
-                                 err_msg=f"{variant} export differs from torch")
+      np.testing.assert_allclose(probe, peer.info["probe"], atol=2e-4,
+                                 err_msg=f"{variant} export differs from the peer {peer.info}")
   longest = longest_rows(workloads, tokenizer, FLAGS.seq_length)
   rows = {}
   for path, by_workload in times.items():
@@ -426,7 +604,7 @@ def main(argv):
   tokenizer = BertTokenizer(vocab_path=resources.uncased_vocab_path())
   workloads = real_workloads(tokenizer, FLAGS.seq_length, FLAGS.batch_size)
   _WORKLOADS.update(workloads)
-  python = ensure_torch_venv(FLAGS.torch_venv) if FLAGS.torch else None
+  python = ensure_torch_venv(FLAGS.torch_venv) if FLAGS.torch or FLAGS.ort else None
   load_before = os.getloadavg()[0]
   results = {}
   with tempfile.TemporaryDirectory() as work_dir:
@@ -440,12 +618,14 @@ def main(argv):
     print(f"  {name}: {s['rows']} rows, batch {s['batch']}, pieces per row median "
           f"{s['median_pieces']:.0f} (min {s['min']}, max {s['max']})")
   header = (f"{'model':10} {'path':34} {'workload':10} {'p50 ms':>8} {'p99 ms':>8} "
-            f"{'seq/s':>8} {'CPU ms':>8} {'vs torch':>9}")
+            f"{'seq/s':>8} {'CPU ms':>8} {'vs peer':>9}")
   print(header)
   print("-" * len(header))
   for model, result in results.items():
     rows = result["rows"]
-    torch_path = next((p for p in rows if p.startswith("torch")), None)
+    # The peer of the ratios: ONNX Runtime when timed, else torch.
+    torch_path = next((p for p in rows if p.startswith("ORT")),
+                      next((p for p in rows if p.startswith("torch")), None))
     for path, by_workload in rows.items():
       for name, row in by_workload.items():
         ratio = ""
@@ -458,8 +638,8 @@ def main(argv):
     print(f"{model:10} runs per path: {result['runs']}; export " + ", ".join(
         f"{v} {t:.0f} s" for v, t in result["export_seconds"].items())
           + (f"; torch threads {result['torch_threads']}" if result["torch_threads"] else ""))
-  print("vs torch: 'x.. t' = p50 time over torch's (batch 1; lower is better); "
-        "'x.. s/s' = throughput over torch's (higher is better)")
+  print("vs peer (ORT when timed, else torch): 'x.. t' = p50 time over the peer's (batch 1; "
+        "lower is better); 'x.. s/s' = throughput over the peer's (higher is better)")
   print("\nFirst calls of a freshly loaded export (the warm-up, in workload order) vs the steady "
         "state (median of the later warm-up calls of the same batch size and bucket)")
   header = (f"{'model':10} {'path':34} {'batch':>5} {'bucket':>6} {'first ms':>9} "

@@ -44,6 +44,12 @@ flags.DEFINE_string("length_buckets", "auto", "Text-in calls pad to their longes
                     "servers) or e.g. 16,32,64 (fewer shapes, more padding).")
 flags.DEFINE_bool("overwrite", False, "Replace an earlier export of a different task at "
                   "--output_dir (an earlier export of the same task is always replaced).")
+flags.DEFINE_enum("format", "saved_model", ["saved_model", "litert"], "saved_model, or litert: "
+                  "the SavedModel and beside it model.tflite, which bert_keras.serving.litert "
+                  "and predict.py run on raw text with ai-edge-litert and tokenizers, without "
+                  "TensorFlow (encoder, classification, regression, multiple choice).")
+flags.DEFINE_enum("quantize", "none", ["none", "int8"], "--format=litert: int8 = dynamic-range "
+                  "int8 weights (smaller, faster, a small metric drop: docs/benchmarks.md).")
 define_alias("row_groups", "head_groups")  # its name while the blocks split by rows
 flags.mark_flags_as_required(["output_dir"])
 
@@ -59,9 +65,11 @@ def main(argv):
       max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
       jit_compile={"true": True, "false": False, "auto": "auto"}[FLAGS.jit_compile],
       head_groups=FLAGS.head_groups, length_buckets=FLAGS.length_buckets,
-      overwrite=FLAGS.overwrite)
+      overwrite=FLAGS.overwrite, format=FLAGS.format, quantize=FLAGS.quantize)
   summary = run_export(config)
   print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")
+  if FLAGS.format == "litert":
+    print(f"wrote {summary['output_dir'].rstrip('/')}/model.tflite")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ from bert_keras.errors import UserError, parse_flags, run_main
 from bert_keras.input_checks import check_readable_dir, check_readable_file, is_remote
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("saved_model", None, "Directory written by export_model.py.")
+flags.DEFINE_string("saved_model", None, "Directory written by export_model.py, or the "
+                    "model.tflite its --format=litert writes (run with ai-edge-litert).")
 flags.DEFINE_string("input_file", "", "JSON lines, one record per example.")
 flags.DEFINE_string("output_file", "", "Write JSON lines here instead of stdout.")
 for _name in ("text_a", "text_b", "question", "context", "text"):
@@ -45,8 +46,11 @@ def main(argv):
   # Before TensorFlow loads: a wrong path fails in a second.
   if FLAGS.output_file:
     check_output_file(FLAGS.output_file)
-  check_readable_dir(FLAGS.saved_model, "saved_model", "export directory")
-  if not is_remote(FLAGS.saved_model):
+  if FLAGS.saved_model.endswith(".tflite"):
+    check_readable_file(FLAGS.saved_model, "saved_model", "LiteRT model (model.tflite)")
+  else:
+    check_readable_dir(FLAGS.saved_model, "saved_model", "export directory")
+  if not is_remote(FLAGS.saved_model) and not FLAGS.saved_model.endswith(".tflite"):
     graph = os.path.join(FLAGS.saved_model, "saved_model.pb")
     if not os.path.exists(graph):
       raise UserError(f"--saved_model={FLAGS.saved_model}: not a SavedModel directory (no "
@@ -73,7 +77,12 @@ def main(argv):
                       " --context/--endings, --text)")
     records = [record]
   predictor.check_input_types(records, where)
-  results = predictor.predict(predictor.load(FLAGS.saved_model), records, FLAGS.batch_size, where)
+  if FLAGS.saved_model.endswith(".tflite"):
+    from bert_keras.serving import litert
+    loaded = litert.load(FLAGS.saved_model)
+  else:
+    loaded = predictor.load(FLAGS.saved_model)
+  results = predictor.predict(loaded, records, FLAGS.batch_size, where)
   # Keys sorted: the same order on every run and for every record, whatever the export returns.
   lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in results)
   if FLAGS.output_file:

@@ -33,6 +33,10 @@ class ExportConfig(Config):
   # "fixed" (max_seq_length only) or ascending lengths "16,48" (bert_keras/text/length_buckets.py).
   length_buckets: str = "auto"
   overwrite: bool = False  # replace an earlier export of a different task at output_dir
+  # "saved_model", or "litert": the SavedModel and, beside its saved_model.pb, model.tflite
+  # (bert_keras/export/litert_export.py), quantized as `quantize` says ("none" or "int8").
+  format: str = "saved_model"
+  quantize: str = "none"
 
   def __post_init__(self):
     if not self.output_dir:
@@ -49,6 +53,12 @@ class ExportConfig(Config):
     if self.head_groups is not None and (not isinstance(self.head_groups, int)
                                         or self.head_groups < 1):
       raise ConfigError(f"head_groups={self.head_groups!r}; expected an integer >= 1")
+    if self.format not in ("saved_model", "litert"):
+      raise ConfigError(f"format={self.format!r}; expected saved_model or litert")
+    if self.quantize not in ("none", "int8"):
+      raise ConfigError(f"quantize={self.quantize!r}; expected none or int8")
+    if self.quantize != "none" and self.format != "litert":
+      raise ConfigError(f"quantize={self.quantize}: applies to format=litert only")
     self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
 
   def buckets(self, max_seq_length: int) -> tuple[int, ...]:
@@ -65,5 +75,6 @@ class ExportConfig(Config):
              "head_groups": self.head_groups is not None, "jit_compile": self.jit_compile is not False,
              "doc_stride": self.doc_stride != 0, "vocab_file": bool(self.vocab_file),
              "lower_case": self.lower_case is not None,
-             "length_buckets": self.length_buckets != "auto"}
+             "length_buckets": self.length_buckets != "auto",
+             "format": self.format != "saved_model", "quantize": self.quantize != "none"}
     return [name for name, is_given in given.items() if is_given]

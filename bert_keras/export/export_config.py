@@ -94,6 +94,7 @@ def run_export(config: ExportConfig) -> dict:
   else that the replacement would delete is refused with nothing touched."""
   from bert_keras import keras_classes
   from bert_keras.export import export_task_model as exporter
+  from bert_keras.export import litert_export
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
   info_path = os.path.join(config.finetune_dir, "task_info.json") if config.finetune_dir else ""
@@ -145,6 +146,8 @@ def run_export(config: ExportConfig) -> dict:
     if encoder is not None and encoder.model_config.vocab_size != tokenizer.vocab_size:
       raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the model's encoder has "
                       f"vocab_size={encoder.model_config.vocab_size}")
+    if config.format == "litert":
+      litert_export.check_kind(exporter.kind_for(model, info))
     module = exporter.build_finetuned(model, info, tokenizer, jit_compile=config.jit_compile,
                                       doc_stride=config.doc_stride,
                                       head_groups=config.head_groups,
@@ -176,6 +179,16 @@ def run_export(config: ExportConfig) -> dict:
   used = resolved_config(config, module.metadata(), vocab)
   exporter.save_serving_module(module, config.output_dir,
                                extra_files={"export_config.json": used.to_json() + "\n"})
+  if config.format == "litert":
+    path = os.path.join(config.output_dir, litert_export.LITERT_FILE)
+    if config.finetune_dir:
+      litert_export.export_litert_finetuned(
+          model, info, tokenizer, path, length_buckets=config.buckets(int(info["max_seq_length"])),
+          quantize=config.quantize, doc_stride=config.doc_stride)
+    else:
+      litert_export.export_litert(
+          encoder, "encoder", tokenizer, path, config.max_seq_length, task="encoder",
+          length_buckets=config.buckets(config.max_seq_length), quantize=config.quantize)
   return {"output_dir": config.output_dir, "kind": module.kind_name, "task": module.task_name,
           "vocab_file": vocab, "lower_case": tokenizer.lower_case}
 

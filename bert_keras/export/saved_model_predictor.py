@@ -95,7 +95,7 @@ def predict(loaded, records: Iterable[Mapping], batch_size: int = 32,
   """
   if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
     raise UserError(f"batch_size={batch_size!r} must be an integer >= 1")
-  kind = loaded.kind.numpy().decode()
+  kind = loaded.kind if isinstance(loaded.kind, str) else loaded.kind.numpy().decode()
   names = INPUTS[kind]
   optional = _optional_inputs(loaded, kind)
   records = list(records)
@@ -115,7 +115,7 @@ def predict(loaded, records: Iterable[Mapping], batch_size: int = 32,
     chunk = records[begin:begin + batch_size]
     used = [n for n in names if n not in optional or any(n in r for r in chunk)]
     args = [tf.constant([r.get(n, "") for r in chunk], tf.string) for n in used]
-    outputs = {k: v.numpy() for k, v in loaded.serve(*args).items()}
+    outputs = {k: np.asarray(v) for k, v in loaded.serve(*args).items()}
     for i in range(len(chunk)):
       row = {k: _to_json(v[i]) for k, v in outputs.items()}
       if "num_entities" in row:
@@ -134,6 +134,8 @@ def _optional_inputs(loaded, kind: str) -> set:
   unlike anything it was trained on, so text_b is required. GPT-1 exports need every input."""
   if kind not in OPTIONAL_KINDS:
     return set()
+  if isinstance(getattr(loaded, "pair", None), bool):  # a LiteRT export (bert_keras.serving)
+    return set() if loaded.pair else set(OPTIONAL)
   default = loaded.signatures.get("serving_default")
   if default is not None and "text_b" in default.structured_input_signature[1]:
     return set()

@@ -53,7 +53,7 @@ def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
   out = tmp_path / "export"
   # --row_groups: --head_groups under its earlier name, which keeps working with a warning.
   run = _run("scripts/export_model.py", f"--finetune_dir={finetune_dir}", f"--output_dir={out}",
-             "--row_groups=1")
+             "--row_groups=1", "--format=litert")
   assert run.returncode == 0, run.stderr[-2000:]
   assert "classification" in run.stdout
   assert "--row_groups is deprecated, use --head_groups" in run.stderr
@@ -80,6 +80,12 @@ def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
   expected /= expected.sum(-1, keepdims=True)
   np.testing.assert_allclose([row["probabilities"] for row in rows], expected, atol=1e-5)
   assert [row["label_id"] for row in rows] == expected.argmax(-1).tolist()
+  # --format=litert: model.tflite beside the SavedModel, which predict.py runs too, same answers.
+  run = _run("scripts/predict.py", f"--saved_model={out}/model.tflite", f"--input_file={records}")
+  assert run.returncode == 0, run.stderr[-2000:]
+  litert_rows = [json.loads(line) for line in run.stdout.splitlines()]
+  assert [row["label"] for row in litert_rows] == [row["label"] for row in rows]
+  np.testing.assert_allclose([row["probabilities"] for row in litert_rows], expected, atol=1e-5)
 
   cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
   run = subprocess.run([cli, "show", "--dir", str(out), "--all"], capture_output=True,

@@ -34,8 +34,9 @@ def tokenizer() -> BertTokenizer:
   return BertTokenizer(vocab_path=resources.uncased_vocab_path())
 
 
-def export(kind: str, path: str, vocab: BertTokenizer | None = None) -> str:
-  """Writes a tiny export of `kind` (a key of KINDS) to path; returns path."""
+def build(kind: str, vocab: BertTokenizer | None = None):
+  """(export kind, untrained tiny model, keyword arguments of export_task_model) for `kind` (a key
+  of KINDS)."""
   vocab = vocab or tokenizer()
   keras.utils.set_random_seed(3)
   config = get_model_config("bert_tiny", vocab_size=vocab.vocab_size, num_layers=1,
@@ -49,5 +50,12 @@ def export(kind: str, path: str, vocab: BertTokenizer | None = None) -> str:
            "squad": lambda: BertSpanLabeler(encoder),
            "multiple_choice": lambda: BertMultipleChoice(encoder),
            "tagging": lambda: BertTokenClassifier(encoder, len(NER_LABELS))}[export_kind]()
+  return export_kind, model, dict(options, task=f"tiny_{kind}")
+
+
+def export(kind: str, path: str, vocab: BertTokenizer | None = None) -> str:
+  """Writes a tiny export of `kind` (a key of KINDS) to path; returns path."""
+  vocab = vocab or tokenizer()
+  export_kind, model, options = build(kind, vocab)
   return exporter.export_task_model(model, export_kind, vocab, path, max_seq_length=SEQ,
-                                    task=f"tiny_{kind}", **options)
+                                    **options)

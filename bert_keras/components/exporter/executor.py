@@ -24,6 +24,8 @@ class ExporterExecutor(BaseExecutor):
     from bert_keras.text.bert_tokenizer import BertTokenizer
 
     model, saved_model = inputs["model"], outputs["saved_model"]
+    if parameters.get("format", "saved_model") not in ("saved_model", "litert"):
+      raise UserError(f"format={parameters['format']!r}; expected saved_model or litert")
     info_path = model.path("task_info.json")
     if not os.path.exists(info_path):
       raise UserError(f"{model.uri}: no task_info.json; is this a fine-tuned task model?")
@@ -37,5 +39,12 @@ class ExporterExecutor(BaseExecutor):
     self.log(f"exporting {info['task']} as a text-in {kind} SavedModel")
     export_task_model(task_model, kind, tokenizer, export_dir, int(info["max_seq_length"]),
                       labels=info.get("label_names"), task=info["task"], extra=extra)
+    if parameters.get("format", "saved_model") == "litert":
+      from bert_keras.export import litert_export
+      litert_export.export_litert(
+          task_model, kind, tokenizer, os.path.join(export_dir, litert_export.LITERT_FILE),
+          int(info["max_seq_length"]), labels=info.get("label_names"), task=info["task"],
+          extra=extra, quantize=parameters.get("quantize", "none"))
+      saved_model.properties.update(litert_file=litert_export.LITERT_FILE)
     saved_model.properties.update(task=info["task"], kind=kind, pair=extra["pair"],
                                   labels=info.get("label_names"), saved_model_dir="saved_model")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bert_keras.components.base.component_spec import ComponentSpec, InputSpec
+from bert_keras.components.base.component_spec import ComponentSpec, InputSpec, Parameter
 from bert_keras.components.base.standard_artifacts import Model, SavedModel
 
 
@@ -13,4 +13,9 @@ class ExporterSpec(ComponentSpec):
 
   INPUTS = {"model": InputSpec(Model)}
   OUTPUTS = {"saved_model": SavedModel}
+  PARAMETERS = {
+      "format": Parameter(str, "saved_model", doc="saved_model, or litert: model.tflite beside "
+                          "saved_model.pb as well (the pusher copies both)."),
+      "quantize": Parameter(str, "none", doc="format=litert: none or int8 (dynamic range)."),
+  }
   EXECUTOR = "bert_keras.components.exporter.executor:ExporterExecutor"

@@ -1,0 +1,1 @@
+"""Serving runtimes that need no TensorFlow (LiteRT)."""
