@@ -5,8 +5,8 @@ test time (a diagram, a block without a language, is not code).
   (as a user's notebook would), in a temporary working directory where every path the block names
   that ends in `_export` (or, after a flag's `=`, in `/export`: a GPT-1 fine-tuning's export, which
   a BERT classification export of the same inputs stands in for) holds a tiny untrained export of
-  the kind its name says (squad, swag, conll, ..., see KIND_BY_NAME): the code's calls and
-  attribute reads are what is tested, not the answers.
+  the kind its name says (squad, swag, conll, ..., see KIND_BY_NAME), with its `model.tflite` when
+  the README names one: the code's calls and attribute reads are what is tested, not the answers.
 - shell blocks run in bash, in the same directory, with every command checked, none skipped:
   `make X` runs as `make -n X` (the target exists and its recipe expands; demo and test take
   minutes); `python -c ...` (computing a value for a variable) runs as written; every other
@@ -120,8 +120,14 @@ def workdir(tmp_path_factory):
   vocab = tiny_exports.tokenizer()
   paths = {p for lang in ("python", "bash") for block in _blocks(lang)
            for p in _EXPORT_PATH.findall(block) + re.findall(r"=([\w./-]+[_/]export)\b", block)}
+  readme = "".join(_blocks("python") + _blocks("bash"))
   for path in sorted(paths):
     tiny_exports.export(_kind(path), str(work / path), vocab)
+    if f"{path}/model.tflite" in readme:  # --format=litert's file beside the SavedModel
+      from bert_keras.export.litert_export import export_litert  # pylint: disable=import-outside-toplevel
+      export_kind, model, options = tiny_exports.build(_kind(path), vocab)
+      export_litert(model, export_kind, vocab, str(work / path / "model.tflite"), tiny_exports.SEQ,
+                    **options)
   return work
 
 
