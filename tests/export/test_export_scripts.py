@@ -101,4 +101,4 @@ def test_missing_saved_model_is_a_one_line_error(tmp_path):
   # case of tests/reliability/test_script_errors_bert.py::test_export_model_missing_finetune_dir.
   run = _run("scripts/predict.py", f"--saved_model={tmp_path / 'missing'}", "--text_a=x")
   assert run.returncode == 2 and "Traceback" not in run.stderr
-  assert "no such SavedModel" in run.stderr.strip().splitlines()[-1]
+  assert "no such export directory" in run.stderr.strip().splitlines()[-1]

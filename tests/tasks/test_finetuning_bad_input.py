@@ -27,16 +27,19 @@ from . import task_fixtures as fx
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TINY = dict(max_seq_length=32, batch_size=8, num_epochs=1.0, eval_batch_size=16,
             learning_rate=1e-3)
-# What an earlier run left in --output_dir (contents only need to be recognisable).
+# What an earlier polarity run left in --output_dir (contents only need to be recognisable; its
+# config.json records the task, as a run's does, so a new run of that task may replace it).
 EARLIER = {"model.keras": b"earlier model", "metrics.json": b'{"earlier": 1}',
-           "task_info.json": b'{"earlier": 1}', "config.json": b'{"earlier": 1}',
+           "task_info.json": b'{"earlier": 1}',
+           "config.json": b'{"earlier": 1, "task": {"task": "polarity"}}',
            "vocab.txt": b"earlier vocab\n" * 50, "predictions_dev.json": b"[]",
            "predictions_test.json": b"[]"}
+EARLIER_MRPC = dict(EARLIER, **{"config.json": b'{"earlier": 1, "task": {"task": "glue/mrpc"}}'})
 
 
-def _earlier_run(out):
+def _earlier_run(out, earlier=EARLIER):
   os.makedirs(out)
-  for name, data in EARLIER.items():
+  for name, data in earlier.items():
     with open(os.path.join(out, name), "wb") as f:
       f.write(data)
 
@@ -89,7 +92,7 @@ def test_failure_while_copying_the_vocab_keeps_the_earlier_vocab(tmp_path, monke
   # A complete rerun then replaces everything and removes what it did not write.
   run_finetuning(*_polarity(out, save_model=False))
   assert sorted(os.listdir(out)) == ["config.json", "metrics.json", "predictions_dev.json",
-                                     "task_info.json", "vocab.txt"]
+                                     "task_info.json", "tensorboard", "vocab.txt"]
   with open(os.path.join(out, "vocab.txt"), "rb") as f, \
       open(resources.uncased_vocab_path(), "rb") as g:
     assert f.read() == g.read()
@@ -129,7 +132,7 @@ def test_a_killed_runs_staging_directory_is_removed_by_the_next_run(tmp_path):
 
   run_finetuning(*_polarity(out, save_model=False))
   assert sorted(os.listdir(out)) == ["config.json", "metrics.json", "predictions_dev.json",
-                                     "task_info.json", "vocab.txt"]
+                                     "task_info.json", "tensorboard", "vocab.txt"]
 
 
 def _stage(out, name, owner):
@@ -177,12 +180,12 @@ def test_bad_data_leaves_no_new_output_dir(tmp_path):
 
 def test_bad_data_keeps_an_existing_output_dir(tmp_path):
   out = str(tmp_path / "out")
-  _earlier_run(out)
+  _earlier_run(out, EARLIER_MRPC)
   run = RunConfig(data_dir=str(tmp_path / "nodata"), output_dir=out, model_config="bert_tiny",
                   vocab_file=resources.uncased_vocab_path())
   with pytest.raises(UserError, match="no such file"):
     run_finetuning(get_task_config("glue/mrpc", **TINY), run)
-  assert _contents(out) == EARLIER
+  assert _contents(out) == EARLIER_MRPC
 
 
 # --- SQuAD ---

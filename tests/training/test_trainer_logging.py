@@ -51,6 +51,7 @@ def test_rows_carry_the_last_updates_rate_and_train_only_throughput(tmp_path, ca
   data = lambda ctx, skip: make_dataset(pattern, seq_length=32, max_predictions=5, batch_size=8,
                                         input_context=ctx, skip_batches=skip)
   caplog.set_level("INFO")
+  caplog.set_level("INFO", logger="absl")  # an earlier test in this process may have quieted it
   history = trainer.train(data, STEPS, eval_fn=lambda: time.sleep(PAUSE), eval_every=2)
   rows = [r for r in history if r["split"] == "train"]
   assert [r["step"] for r in rows] == [2, 4, 6, 8]
