@@ -9,6 +9,10 @@ TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: demo test test-fast setup clean
 
+# The application (components/, pipeline/, configs/) is imported from the root, beside the installed
+# library (bert_keras/, the wheel); every command and its subprocesses see it.
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
+
 # pip compiles each installed module's bytecode one file at a time; --no-compile and one compileall
 # over the venv on every core write the same .pyc files (setup 79 -> 68 s from a fresh clone on 2 cores).
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
@@ -36,7 +40,7 @@ test-fast: $(TEST_STAMP)
 	status=$$?; if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 demo: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m bert_keras.pipeline.demo --output_dir demo_out
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pipeline.demo --output_dir demo_out
 
 clean:
 	rm -rf $(VENV) demo_out out .pytest_cache

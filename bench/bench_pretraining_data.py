@@ -10,7 +10,7 @@ seed 12345. Both systems run as the command users run (`python scripts/create_pr
 `python -m official.nlp.data.create_pretraining_data` from bench/.venvs/tfm, installed by this
 script), end to end including interpreter and library start-up, back to back in one run.
 `--jobs` adds our other Beam jobs on the same corpora, as users run them: `scripts/learn_vocab.py`
-(vocab) and the corpus_ingestion component (`python -m bert_keras.components.cli corpus_ingestion`).
+(vocab) and the corpus_ingestion component (`python -m components.cli corpus_ingestion`).
 
 Measured per run: wall time, throughput in MB of raw text per second, CPU seconds (user + sys summed
 over the process tree: the fair comparison when other jobs load the machine), peak RSS summed over
@@ -149,9 +149,9 @@ def our_job(job, pattern, out_dir, flags, examples_cmd, vocab):
   if job == "ingestion":
     def documents():
       import glob  # pylint: disable=g-import-not-at-top
-      from bert_keras.components.corpus_ingestion.executor import count_corpus  # pylint: disable=g-import-not-at-top
+      from bert_keras.data.corpus_ingestion import count_corpus  # pylint: disable=g-import-not-at-top
       return count_corpus(glob.glob(os.path.join(out_dir, "corpus", "*.txt")))["documents"]
-    return [sys.executable, "-m", "bert_keras.components.cli", "corpus_ingestion",
+    return [sys.executable, "-m", "components.cli", "corpus_ingestion",
             f"--output=corpus={os.path.join(out_dir, 'corpus')}", f"--param=bert_text_corpora={json.dumps([pattern])}",
             "--param=num_shards=8", f"--beam_pipeline_args={' '.join(flags)}"], documents
   raise SystemExit(f"--jobs: unknown job {job!r}; expected examples, vocab, ingestion")

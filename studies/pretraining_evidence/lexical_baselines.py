@@ -29,7 +29,7 @@ from sklearn.linear_model import LogisticRegression
 
 from bert_keras.data.pretraining_records import FEATURES
 from bert_keras.training.pretraining_input import unmask
-from bert_keras.components.pretrainer.executor import nsp_padding_rule
+from components.pretrainer.executor import nsp_padding_rule
 
 NAMES = tuple(FEATURES)
 

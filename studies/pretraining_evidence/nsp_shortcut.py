@@ -27,7 +27,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_keras.components.pretrainer.executor import nsp_padding_rule, read_nsp_padding
+from components.pretrainer.executor import nsp_padding_rule, read_nsp_padding
 
 
 def _records(pattern: str, take: int):

@@ -10,16 +10,16 @@ import sys
 import pytest
 
 from bert_keras.data import beam_runner
-from bert_keras.components.base.base_executor import ExecutionContext
-from bert_keras.components.base.beam_options import local_beam_args
-from bert_keras.components.base.component_launcher import ComponentLauncher
-from bert_keras.components.base.standard_artifacts import Corpus, Vocabulary
-from bert_keras.components.checkpoint_importer.spec import CheckpointImporterSpec
-from bert_keras.components.corpus_ingestion.spec import CorpusIngestionSpec
-from bert_keras.components.fine_tuner.spec import FineTunerSpec
-from bert_keras.components.pretraining_examples.spec import PretrainingExamplesSpec
-from bert_keras.components.pusher.spec import PusherSpec
-from bert_keras.components.vocabulary.spec import VocabularySpec
+from bert_keras.orchestration.base_executor import ExecutionContext
+from bert_keras.orchestration.beam_options import local_beam_args
+from bert_keras.orchestration.component_launcher import ComponentLauncher
+from bert_keras.orchestration.standard_artifacts import Corpus, Vocabulary
+from components.checkpoint_importer.spec import CheckpointImporterSpec
+from components.corpus_ingestion.spec import CorpusIngestionSpec
+from components.fine_tuner.spec import FineTunerSpec
+from components.pretraining_examples.spec import PretrainingExamplesSpec
+from components.pusher.spec import PusherSpec
+from components.vocabulary.spec import VocabularySpec
 from tests.reliability import bad_inputs as B
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -114,7 +114,7 @@ def test_component_cli_with_dataflow_without_its_extras_is_one_error_line(tmp_pa
   out = tmp_path / "corpus_artifact"
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
   result = subprocess.run(
-      [sys.executable, "-m", "bert_keras.components.corpus_ingestion.cli",
+      [sys.executable, "-m", "components.cli", "corpus_ingestion",
        f'--param=bert_text_corpora=["{corpus}"]', f"--output=corpus={out}",
        f"--beam_pipeline_args={' '.join(_DATAFLOW)}"],
       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)

@@ -3,7 +3,7 @@
 import pytest
 
 from bert_keras.errors import UserError
-from bert_keras.components.evaluator.blessing import check_thresholds, normalize_thresholds
+from components.evaluator.blessing import check_thresholds, normalize_thresholds
 
 
 def test_lower_and_upper_bounds():

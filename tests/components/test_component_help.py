@@ -11,21 +11,21 @@ import os
 import subprocess
 import sys
 
-from bert_keras.components.base.spec_help import markdown_table
-from bert_keras.components.cli import SPECS, spec_class
-from bert_keras.components.checkpoint_importer.spec import CheckpointImporterSpec
-from bert_keras.components.corpus_ingestion.spec import CorpusIngestionSpec
-from bert_keras.components.evaluator.spec import EvaluatorSpec
-from bert_keras.components.exporter.spec import ExporterSpec
-from bert_keras.components.fine_tuner.spec import FineTunerSpec
-from bert_keras.components.pretrainer.spec import PretrainerSpec
-from bert_keras.components.pretraining_examples.spec import PretrainingExamplesSpec
-from bert_keras.components.pusher.spec import PusherSpec
-from bert_keras.components.vocabulary.spec import VocabularySpec
+from bert_keras.orchestration.spec_help import markdown_table
+from components.cli import SPECS, spec_class
+from components.checkpoint_importer.spec import CheckpointImporterSpec
+from components.corpus_ingestion.spec import CorpusIngestionSpec
+from components.evaluator.spec import EvaluatorSpec
+from components.exporter.spec import ExporterSpec
+from components.fine_tuner.spec import FineTunerSpec
+from components.pretrainer.spec import PretrainerSpec
+from components.pretraining_examples.spec import PretrainingExamplesSpec
+from components.pusher.spec import PusherSpec
+from components.vocabulary.spec import VocabularySpec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# In pipeline order (bert_keras/pipeline/definitions.py).
+# In pipeline order (pipeline/definitions.py).
 COMPONENTS = (
     ("corpus_ingestion", CorpusIngestionSpec),
     ("vocabulary", VocabularySpec),
@@ -41,7 +41,7 @@ COMPONENTS = (
 
 def _run_cli(component, *args):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", PYTHONPATH=ROOT)
-  return subprocess.run([sys.executable, "-m", f"bert_keras.components.{component}.cli", *args], cwd=ROOT,
+  return subprocess.run([sys.executable, "-m", "components.cli", component, *args], cwd=ROOT,
                         env=env, capture_output=True, text=True, timeout=240)
 
 
@@ -57,26 +57,26 @@ def _error_line(result, *needles):
 
 
 def test_the_list_holds_every_component():
-  on_disk = sorted(name for name in os.listdir(os.path.join(ROOT, "bert_keras", "components"))
-                   if os.path.isfile(os.path.join(ROOT, "bert_keras", "components", name, "spec.py")))
+  on_disk = sorted(name for name in os.listdir(os.path.join(ROOT, "components"))
+                   if os.path.isfile(os.path.join(ROOT, "components", name, "spec.py")))
   assert sorted(name for name, _ in COMPONENTS) == on_disk
   # The one CLI knows each by its name, in the same order.
   assert [(name, spec_class(name)) for name in SPECS] == list(COMPONENTS)
 
 
 def test_the_one_cli_runs_a_component_by_name():
-  """`python -m bert_keras.components.cli NAME` is `python -m components.NAME.cli`; a wrong NAME is one line."""
+  """`python -m components.cli NAME` runs one component; a wrong NAME is one line."""
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", PYTHONPATH=ROOT)
-  run = lambda *args: subprocess.run([sys.executable, "-m", "bert_keras.components.cli", *args], cwd=ROOT,
+  run = lambda *args: subprocess.run([sys.executable, "-m", "components.cli", *args], cwd=ROOT,
                                      env=env, capture_output=True, text=True, timeout=240)
   result = run("pusher", "--help")
   assert result.returncode == 0, result.stderr[-2000:]
   assert "serving_dir (str, required)" in result.stdout and "--[no]force:" in result.stdout
   _error_line(run("pushr", "--help"), "unknown component 'pushr'", "'pusher'")
-  _error_line(run(), "python -m bert_keras.components.cli NAME", "'vocabulary'")
-  _error_line(run("--force"), "python -m bert_keras.components.cli NAME", "'vocabulary'")
+  _error_line(run(), "python -m components.cli NAME", "'vocabulary'")
+  _error_line(run("--force"), "python -m components.cli NAME", "'vocabulary'")
   usage = run("--help")  # asked for: the usage on stdout, exit 0
-  assert usage.returncode == 0 and "python -m bert_keras.components.cli NAME" in usage.stdout, usage
+  assert usage.returncode == 0 and "python -m components.cli NAME" in usage.stdout, usage
 
 
 def _sections(help_text):

@@ -11,12 +11,12 @@ import sys
 import pytest
 
 from bert_keras.errors import UserError
-from bert_keras.components.base.artifact import Artifact
-from bert_keras.components.base.component import Component
-from bert_keras.components.base.component_launcher import ComponentLauncher, error_text
-from bert_keras.components.base.fingerprint import execution_fingerprint
+from bert_keras.orchestration.artifact import Artifact
+from bert_keras.orchestration.component import Component
+from bert_keras.orchestration.component_launcher import ComponentLauncher, error_text
+from bert_keras.orchestration.fingerprint import execution_fingerprint
 from bert_keras.configs.model import ConfigError
-from bert_keras.pipeline.pipeline import Pipeline
+from bert_keras.orchestration.pipeline import Pipeline
 from tests.pipeline.tiny_components import AddSpec, Number, SourceSpec, read_number
 from tests.reliability import bad_inputs as B
 
@@ -73,7 +73,7 @@ def test_parameter_and_input_validation(tmp_path):
 def test_load_checks_type_and_metadata(tmp_path):
   _source(tmp_path)
   with pytest.raises(UserError, match="artifact type is 'Number', expected 'Vocabulary'"):
-    from bert_keras.components.base.standard_artifacts import Vocabulary
+    from bert_keras.orchestration.standard_artifacts import Vocabulary
     Vocabulary.load(str(tmp_path / "n"))
   with pytest.raises(UserError, match="no artifact metadata"):
     Number.load(str(tmp_path))
@@ -139,7 +139,7 @@ def test_component_cli_prints_a_user_errors_message_alone(tmp_path):
   """`error: <message>`, exit 2, no `UserError:` before the message."""
   out = tmp_path / "corpus"
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", PYTHONPATH=B.ROOT)
-  result = subprocess.run([sys.executable, "-m", "bert_keras.components.corpus_ingestion.cli",
+  result = subprocess.run([sys.executable, "-m", "components.cli", "corpus_ingestion",
                            f"--output=corpus={out}"], cwd=B.ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
   line = B.user_error_line(result)

@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from bert_keras.components.base.standard_artifacts import Model, SavedModel
-from bert_keras.components.exporter.executor import ExporterExecutor
-from bert_keras.components.exporter.spec import ExporterSpec
+from bert_keras.orchestration.standard_artifacts import Model, SavedModel
+from components.exporter.executor import ExporterExecutor
+from components.exporter.spec import ExporterSpec
 from bert_keras.errors import UserError
 
 

@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from bert_keras.components.pretrainer.executor import nsp_padding_rule, read_nsp_padding, split_heldout
+from components.pretrainer.executor import nsp_padding_rule, read_nsp_padding, split_heldout
 from tests.training.pretraining_records import write_records
 
 

@@ -4,9 +4,9 @@ masked-LM run's mlm_*: the metrics, the curves, eval_metrics.json and the logged
 import json
 import os
 
-from bert_keras.components.base.base_executor import ExecutionContext
-from bert_keras.components.base.standard_artifacts import Examples, Model, Vocabulary
-from bert_keras.components.pretrainer.executor import PretrainerExecutor
+from bert_keras.orchestration.base_executor import ExecutionContext
+from bert_keras.orchestration.standard_artifacts import Examples, Model, Vocabulary
+from components.pretrainer.executor import PretrainerExecutor
 from tests.training.pretraining_records import write_records
 from tests.training.pretraining_runs import TINY_MODEL
 

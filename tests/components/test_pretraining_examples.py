@@ -11,9 +11,9 @@ import pytest
 from bert_keras import resources
 from bert_keras.data import pretraining_data_pipeline
 from bert_keras.errors import UserError
-from bert_keras.components.base.base_executor import ExecutionContext
-from bert_keras.components.base.standard_artifacts import Corpus, Examples, Vocabulary
-from bert_keras.components.pretraining_examples.executor import PretrainingExamplesExecutor
+from bert_keras.orchestration.base_executor import ExecutionContext
+from bert_keras.orchestration.standard_artifacts import Corpus, Examples, Vocabulary
+from components.pretraining_examples.executor import PretrainingExamplesExecutor
 
 IN_MEMORY = ("--direct_running_mode=in_memory", "--direct_num_workers=1")
 PARAMETERS = dict(max_seq_length=32, max_predictions_per_seq=5, masked_lm_prob=0.15,

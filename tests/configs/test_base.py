@@ -8,13 +8,14 @@ import os
 
 import pytest
 
-from bert_keras.configs.ablations import ABLATIONS, STUDY_PRESETS, StudyConfig
+from configs.ablations import ABLATIONS, STUDY_PRESETS, StudyConfig
 from bert_keras.configs.base import Config, ConfigError
 from bert_keras.configs.export import ExportConfig
 from bert_keras.configs.finetuning import RunConfig
 from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
 from bert_keras.configs.model import GPT_PRESETS, MODEL_PRESETS, ModelConfig
-from bert_keras.configs.pipeline import PipelineConfig, demo_config, smoke_config
+from bert_keras.configs.pipeline import PipelineConfig
+from configs.demo import demo_config, smoke_config
 from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.configs.tasks import TASK_PRESETS, TaskConfig
 from bert_keras.configs.training import TRAINING_PRESETS, TrainingConfig

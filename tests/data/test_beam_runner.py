@@ -3,7 +3,7 @@
 import os
 
 from bert_keras.data.beam_runner import option_value, with_local_runner_defaults
-from bert_keras.components.base.beam_options import local_beam_args
+from bert_keras.orchestration.beam_options import local_beam_args
 
 ALL_CORES = f"--direct_num_workers={os.cpu_count() or 1}"
 

@@ -3,7 +3,7 @@
 With short_seq_prob > 0 a tenth of the document passes cut the document into short, often
 one-sentence chunks, and a one-sentence chunk always gets a random next segment: "padded -> random
 next" then scores above the NSP majority without comparing A with B. The demo generates with
-short_seq_prob = 0 (bert_keras/configs/pipeline.py), which leaves only the documents' last chunks padded.
+short_seq_prob = 0 (configs/demo.py), which leaves only the documents' last chunks padded.
 """
 
 import random
@@ -11,7 +11,7 @@ import random
 import numpy as np
 
 from bert_keras.data import pretraining_instances as pi
-from bert_keras.configs.pipeline import demo_config
+from configs.demo import demo_config
 
 SPECIAL = pi.SpecialIds(cls_id=1, sep_id=2, mask_id=3, vocab_size=1000)
 

@@ -85,8 +85,8 @@ def test_max_predictions_per_seq_above_max_seq_length_is_refused():
 
 def test_the_flag_and_the_pretraining_examples_component_are_refused_before_reading(tmp_path):
   """Both build a PretrainingDataConfig before touching the corpus, so both get its check."""
-  from bert_keras.components.base.standard_artifacts import Corpus, Examples, Vocabulary
-  from bert_keras.components.pretraining_examples.executor import PretrainingExamplesExecutor
+  from bert_keras.orchestration.standard_artifacts import Corpus, Examples, Vocabulary
+  from components.pretraining_examples.executor import PretrainingExamplesExecutor
 
   known, _ = pretraining_data_pipeline.parse_args([f"--output_dir={tmp_path / 'out'}", "--max_seq_length=16",
                                                    "--max_predictions_per_seq=40"])
@@ -106,9 +106,9 @@ def test_pretraining_examples_component_on_only_undecodable_lines_says_so(tmp_pa
   """The component's no-instance error (the script's) names the undecodable lines too."""
   import shutil  # pylint: disable=import-outside-toplevel
 
-  from bert_keras.components.base.base_executor import ExecutionContext  # pylint: disable=import-outside-toplevel
-  from bert_keras.components.base.standard_artifacts import Corpus, Examples, Vocabulary  # pylint: disable=import-outside-toplevel
-  from bert_keras.components.pretraining_examples.executor import PretrainingExamplesExecutor  # pylint: disable=import-outside-toplevel
+  from bert_keras.orchestration.base_executor import ExecutionContext  # pylint: disable=import-outside-toplevel
+  from bert_keras.orchestration.standard_artifacts import Corpus, Examples, Vocabulary  # pylint: disable=import-outside-toplevel
+  from components.pretraining_examples.executor import PretrainingExamplesExecutor  # pylint: disable=import-outside-toplevel
 
   os.makedirs(tmp_path / "corpus")
   os.makedirs(tmp_path / "vocabulary")

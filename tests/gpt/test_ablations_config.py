@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from bert_keras.configs.ablations import (ABLATIONS, DEFAULT_TASK_VARIANTS, AblationVariant, StudyConfig,
+from configs.ablations import (ABLATIONS, DEFAULT_TASK_VARIANTS, AblationVariant, StudyConfig,
                                get_ablation, get_study_config)
 from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
 from bert_keras.configs.model import ConfigError

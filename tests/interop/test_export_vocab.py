@@ -109,10 +109,10 @@ def test_a_copy_that_fails_at_export_is_a_warning(real, tmp_path, caplog):
 def test_the_pretrainer_component_passes_its_vocabulary(tmp_path, caplog):
   """heldout_fraction > 0: the run trains on a split file with no summary.json beside it."""
   # pylint: disable=import-outside-toplevel
-  from bert_keras.components.base.base_executor import ExecutionContext
-  from bert_keras.components.base.standard_artifacts import Examples, Model, Vocabulary
-  from bert_keras.components.checkpoint_importer.executor import ENCODER_DIR
-  from bert_keras.components.pretrainer.executor import PretrainerExecutor
+  from bert_keras.orchestration.base_executor import ExecutionContext
+  from bert_keras.orchestration.standard_artifacts import Examples, Model, Vocabulary
+  from components.checkpoint_importer.executor import ENCODER_DIR
+  from components.pretrainer.executor import PretrainerExecutor
   from tests.training.pretraining_records import write_records
   write_records(str(tmp_path / "examples"), num_files=1, per_file=64, seed=3)
   examples = Examples(str(tmp_path / "examples"))

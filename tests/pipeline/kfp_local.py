@@ -10,7 +10,8 @@ from kfp import components, local
 from kfp.local import config as kfp_local_config
 from kfp.local.orchestrator import enhanced_dag_orchestrator
 
-from bert_keras.pipeline.kfp_compiler import KfpOptions, compile_pipeline
+from bert_keras.orchestration.kfp_compiler import KfpOptions, compile_pipeline
+from components.cli import step_arguments
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _CONDITION = re.compile(
@@ -49,7 +50,7 @@ def kfp_local_run(tmp_path, monkeypatch):
 
   def run(pipeline, **options):
     spec = tmp_path / f"{pipeline.name}.yaml"
-    compile_pipeline(pipeline, KfpOptions(image="python:3.11", **options), str(spec))
+    compile_pipeline(pipeline, KfpOptions(image="python:3.11", **{"cli": step_arguments, **options}), str(spec))
     components.load_component_from_file(str(spec))()
     (run_dir,) = glob.glob(str(tmp_path / "kfp" / "*"))
     return run_dir

@@ -5,8 +5,9 @@ import dataclasses
 import pytest
 
 from bert_keras.errors import UserError
-from bert_keras.configs.pipeline import FineTuneConfig, demo_config, smoke_config
-from bert_keras.pipeline.definitions import build_pipeline
+from bert_keras.configs.pipeline import FineTuneConfig
+from configs.demo import demo_config, smoke_config
+from pipeline.definitions import build_pipeline
 
 
 def test_demo_pipeline_order_and_edges(tmp_path):

@@ -6,10 +6,10 @@ as long as the demo's evidence of learning needs."""
 import json
 import os
 
-from bert_keras.configs.pipeline import LEE_SERVING_PEARSON, demo_config
-from bert_keras.pipeline.demo import not_served
-from bert_keras.pipeline.definitions import build_pipeline
-from bert_keras.pipeline.run_record import ComponentRecord, RunRecord
+from configs.demo import LEE_SERVING_PEARSON, demo_config
+from pipeline.demo import not_served
+from pipeline.definitions import build_pipeline
+from bert_keras.orchestration.run_record import ComponentRecord, RunRecord
 
 
 def lee_task_configs(tmp_path):

@@ -6,12 +6,12 @@ import os
 import subprocess
 import sys
 
-from bert_keras.components.base.component import Component
-from bert_keras.components.base.standard_artifacts import PushedModel
-from bert_keras.components.pusher.executor import next_version
-from bert_keras.components.pusher.spec import PusherSpec
-from bert_keras.pipeline.local_runner import LocalRunner
-from bert_keras.pipeline.pipeline import Pipeline
+from bert_keras.orchestration.component import Component
+from bert_keras.orchestration.standard_artifacts import PushedModel
+from components.pusher.executor import next_version
+from components.pusher.spec import PusherSpec
+from bert_keras.orchestration.local_runner import LocalRunner
+from bert_keras.orchestration.pipeline import Pipeline
 from tests.pipeline.tiny_components import SourceSpec, TinyEvaluatorSpec, TinyExportSpec
 
 
@@ -70,7 +70,7 @@ def test_unblessed_model_is_not_pushed(tmp_path):
 def test_pusher_cli_runs_alone(tmp_path):
   root, serving = tmp_path / "root", tmp_path / "serving"
   _run(_pipeline(root, serving, value=90))
-  cmd = [sys.executable, "-m", "bert_keras.components.pusher.cli",
+  cmd = [sys.executable, "-m", "components.cli", "pusher",
          f"--input=saved_model={root / 'export' / 'saved_model'}",
          f"--input=blessing={root / 'evaluator' / 'blessing'}",
          f"--output=pushed_model={tmp_path / 'cli_push'}", f"--param=serving_dir={serving}",

@@ -11,14 +11,15 @@ from kfp import components, dsl
 
 from bert_keras import resources
 from bert_keras.errors import UserError
-from bert_keras.configs.pipeline import demo_config
-from bert_keras.pipeline.definitions import build_pipeline
-from bert_keras.pipeline.pipeline import Pipeline
-from bert_keras.pipeline.kfp_compiler import (BLESSED, IMAGE_ENV, KfpOptions, compile_pipeline, is_chief, run_step,
+from configs.demo import demo_config
+from pipeline.definitions import build_pipeline
+from bert_keras.orchestration.pipeline import Pipeline
+from bert_keras.orchestration.kfp_compiler import (BLESSED, IMAGE_ENV, KfpOptions, compile_pipeline, is_chief, run_step,
                                    step_function, step_signature, whole_numbers_as_ints)
-from bert_keras.components.base.component import Component
-from bert_keras.components.fine_tuner.spec import FineTunerSpec
-from bert_keras.components.vocabulary.spec import VocabularySpec
+from bert_keras.orchestration.component import Component
+from components.cli import step_arguments
+from components.fine_tuner.spec import FineTunerSpec
+from components.vocabulary.spec import VocabularySpec
 from tests.pipeline import tiny_components
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -56,7 +57,7 @@ def _artifact_source(task, parent):
 def demo(tmp_path_factory):
   root = tmp_path_factory.mktemp("kfp")
   pipeline = build_pipeline(demo_config(), "gs://bucket/root", "/gcs/bucket/serving")
-  options = KfpOptions(image="registry.example/bert@sha256:abc", pipeline_root="gs://bucket/root",
+  options = KfpOptions(image="registry.example/bert@sha256:abc", cli=step_arguments, pipeline_root="gs://bucket/root",
                        beam_pipeline_args=("--runner=DataflowRunner", "--project=p"),
                        no_cache=frozenset({"corpus_ingestion"}))
   compile_pipeline(pipeline, options, str(root / "pipeline.yaml"))
@@ -118,9 +119,10 @@ def test_runtime_options_and_image_come_from_one_place(demo):
     container = executors[f"exec-{component.name.replace('_', '-')}"]["container"]
     assert container["image"] == "registry.example/bert@sha256:abc"
     source = container["command"][-1]
-    package = component.spec_class.__module__.rpartition(".")[0]
     # The CLI it runs and the spec VERSION (part of KFP's cache key).
-    assert f"['-m', '{package}.cli'], '{component.spec_class.VERSION}'" in source
+    cli = step_arguments(component.spec_class)
+    assert cli[:2] == ["-m", "components.cli"]
+    assert f"{cli!r}, '{component.spec_class.VERSION}'" in source
   assert spec.pipeline_info.name == "bert-demo"
   assert spec.default_pipeline_root == "gs://bucket/root"
 
@@ -145,10 +147,10 @@ def test_dict_parameters_get_their_integers_back():
 
 
 def test_an_image_with_another_spec_version_is_refused():
-  ref = "bert_keras.components.vocabulary.spec:VocabularySpec"
-  assert step_function(ref, ["-m", "bert_keras.components.vocabulary.cli"], VocabularySpec.VERSION, "v")
+  ref = "components.vocabulary.spec:VocabularySpec"
+  assert step_function(ref, ["-m", "components.cli", "vocabulary"], VocabularySpec.VERSION, "v")
   with pytest.raises(UserError, match="recompile"):
-    step_function(ref, ["-m", "bert_keras.components.vocabulary.cli"], "0", "v")
+    step_function(ref, ["-m", "components.cli", "vocabulary"], "0", "v")
 
 
 @pytest.mark.parametrize("cluster, task_type, index, chief", [
@@ -203,7 +205,7 @@ def test_a_failing_cli_fails_the_step(tmp_path, monkeypatch):
 def _compile(*flags, in_image=False):
   env = {k: v for k, v in os.environ.items() if k != IMAGE_ENV}
   env.update(PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", **({IMAGE_ENV: "1"} if in_image else {}))
-  return subprocess.run([sys.executable, "-m", "bert_keras.pipeline.compile", *flags], capture_output=True,
+  return subprocess.run([sys.executable, "-m", "pipeline.compile", *flags], capture_output=True,
                         text=True, check=False, cwd=ROOT, env=env)
 
 
@@ -253,7 +255,7 @@ def test_the_pretrainer_as_a_multi_worker_job(tmp_path):
     wrapped.append(op.name)
     return op
 
-  compile_pipeline(pipeline, KfpOptions(image="i", multi_worker={"pretrainer": make_job}),
+  compile_pipeline(pipeline, KfpOptions(image="i", cli=step_arguments, multi_worker={"pretrainer": make_job}),
                    str(tmp_path / "p.yaml"))
   assert wrapped == ["pretrainer"]
   tasks = _tasks(components.load_component_from_file(str(tmp_path / "p.yaml")).pipeline_spec)
@@ -264,13 +266,13 @@ def test_the_pretrainer_as_a_multi_worker_job(tmp_path):
   for names, message in [({"nope": make_job}, "unknown components"),
                          ({"vocabulary": make_job}, "does not train")]:
     with pytest.raises(UserError, match=message):
-      compile_pipeline(pipeline, KfpOptions(image="i", multi_worker=names), str(tmp_path / "q.yaml"))
+      compile_pipeline(pipeline, KfpOptions(image="i", cli=step_arguments, multi_worker=names), str(tmp_path / "q.yaml"))
 
 
 def test_an_artifact_from_outside_the_pipeline_is_imported(tmp_path):
   number = tiny_components.Number(str(tmp_path / "number"))
   add = Component(tiny_components.AddSpec, "add", inputs={"a": number})
-  compile_pipeline(Pipeline("imports", str(tmp_path), [add]), KfpOptions(image="i"),
+  compile_pipeline(Pipeline("imports", str(tmp_path), [add]), KfpOptions(image="i", cli=_cli),
                    str(tmp_path / "p.yaml"))
   spec = components.load_component_from_file(str(tmp_path / "p.yaml")).pipeline_spec
   (importer,) = [name for name in spec.root.dag.tasks if name.startswith("importer")]

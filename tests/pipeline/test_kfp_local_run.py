@@ -6,12 +6,12 @@ import os
 
 import pytest
 
-from bert_keras.components.base.component import Component
-from bert_keras.components.base.standard_artifacts import PushedModel
-from bert_keras.components.pusher.spec import PusherSpec
-from bert_keras.pipeline.kfp_compiler import component_cli
-from bert_keras.pipeline.local_runner import LocalRunner
-from bert_keras.pipeline.pipeline import Pipeline
+from bert_keras.orchestration.component import Component
+from bert_keras.orchestration.standard_artifacts import PushedModel
+from components.pusher.spec import PusherSpec
+from components.cli import step_arguments
+from bert_keras.orchestration.local_runner import LocalRunner
+from bert_keras.orchestration.pipeline import Pipeline
 from tests.pipeline import tiny_components
 from tests.pipeline.kfp_local import kfp_local_run, task_dir as _task_dir  # noqa: F401 (a fixture)
 
@@ -19,7 +19,7 @@ from tests.pipeline.kfp_local import kfp_local_run, task_dir as _task_dir  # noq
 def _tiny_cli(spec_class):
   if spec_class.__module__ == tiny_components.__name__:
     return ["-m", "tests.pipeline.tiny_cli", spec_class.__name__]
-  return component_cli(spec_class)
+  return step_arguments(spec_class)
 
 
 def _push_pipeline(root, serving, value):

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from bert_keras.components.base.component import Component
-from bert_keras.pipeline.local_runner import LocalRunner, PipelineRunError
-from bert_keras.pipeline.pipeline import Pipeline
-from bert_keras.pipeline.run_record import RunRecord
+from bert_keras.orchestration.component import Component
+from bert_keras.orchestration.local_runner import LocalRunner, PipelineRunError
+from bert_keras.orchestration.pipeline import Pipeline
+from bert_keras.orchestration.run_record import RunRecord
 from tests.pipeline.tiny_components import AddSpec, BeamSpec, PlainSpec, SourceSpec, read_number
 
 

@@ -15,10 +15,10 @@ import sys
 
 import pytest
 
-from bert_keras.configs.pipeline import smoke_config
-from bert_keras.pipeline.definitions import build_pipeline
-from bert_keras.pipeline.local_runner import LocalRunner
-from bert_keras.pipeline.query_served_models import find_models
+from configs.demo import smoke_config
+from pipeline.definitions import build_pipeline
+from bert_keras.orchestration.local_runner import LocalRunner
+from pipeline.query_served_models import find_models
 from tests.pipeline.kfp_local import kfp_local_run, task_dir  # noqa: F401 (a fixture)
 
 DOCUMENTS = 6
@@ -64,7 +64,7 @@ def test_real_pipeline_on_a_slice_then_from_cache(local_run):
   assert os.path.exists(os.path.join(record.report_dir, "report.html"))
 
   # A fresh process loads the pushed SavedModels and answers.
-  out = subprocess.run([sys.executable, "-m", "bert_keras.pipeline.query_served_models",
+  out = subprocess.run([sys.executable, "-m", "pipeline.query_served_models",
                         f"--serving_dir={serving}"], capture_output=True, text=True, check=False,
                        env=dict(os.environ, PYTHONPATH=os.getcwd()))
   assert out.returncode == 0, out.stderr[-2000:]

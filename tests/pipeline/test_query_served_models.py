@@ -1,7 +1,7 @@
 """The served models' answers are labelled: a similarity model that ranks the unrelated pair above
 a related one is marked WRONG ORDER in what the demo prints, never passed off as right."""
 
-from bert_keras.pipeline.query_served_models import PAIRS, judge_similarity, similarity_answers
+from pipeline.query_served_models import PAIRS, judge_similarity, similarity_answers
 
 
 def scores(paraphrase, unrelated, same_event):

@@ -6,8 +6,8 @@ matplotlib.use("Agg")
 from matplotlib import image  # pylint: disable=wrong-import-position
 from matplotlib import pyplot as plt  # pylint: disable=wrong-import-position
 
-from bert_keras.pipeline.run_record import ComponentRecord, RunRecord  # pylint: disable=wrong-import-position
-from bert_keras.pipeline.run_report import curves_figure, write_plots  # pylint: disable=wrong-import-position
+from bert_keras.orchestration.run_record import ComponentRecord, RunRecord  # pylint: disable=wrong-import-position
+from bert_keras.orchestration.run_report import curves_figure, write_plots  # pylint: disable=wrong-import-position
 
 # The eleven curves a pretrainer run records, over a short synthetic history.
 _NAMES = ["train_loss", "train_mlm_accuracy", "train_mlm_loss", "train_nsp_accuracy",

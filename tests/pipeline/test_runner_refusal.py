@@ -16,12 +16,12 @@ import pytest
 
 from bert_keras.data import beam_runner
 from bert_keras.errors import UserError
-from bert_keras.components.base.beam_options import local_beam_args
-from bert_keras.components.base.component import Component
-from bert_keras.configs.pipeline import smoke_config
-from bert_keras.pipeline.definitions import build_pipeline
-from bert_keras.pipeline.local_runner import LocalRunner, PipelineRunError
-from bert_keras.pipeline.pipeline import Pipeline
+from bert_keras.orchestration.beam_options import local_beam_args
+from bert_keras.orchestration.component import Component
+from configs.demo import smoke_config
+from pipeline.definitions import build_pipeline
+from bert_keras.orchestration.local_runner import LocalRunner, PipelineRunError
+from bert_keras.orchestration.pipeline import Pipeline
 from tests.pipeline.tiny_components import BeamSpec, LocalOnlyBeamSpec, PlainSpec, SourceSpec
 from tests.reliability import bad_inputs as B
 
@@ -99,9 +99,9 @@ def _run_module(module, *args):
                     reason="Beam's GCP extras are installed: the demo would submit a Dataflow job")
 def test_demo_with_dataflow_without_its_extras_is_the_components_error_line(tmp_path):
   beam_args = f"--beam_pipeline_args={' '.join(_DATAFLOW)}"
-  demo = _run_module("bert_keras.pipeline.demo", f"--output_dir={tmp_path / 'demo'}", beam_args)
+  demo = _run_module("pipeline.demo", f"--output_dir={tmp_path / 'demo'}", beam_args)
   corpus = B.write(str(tmp_path / "corpus.txt"), "One sentence.\nAnother one.\n")
-  component = _run_module("bert_keras.components.corpus_ingestion.cli",
+  component = _run_module("components.cli", "corpus_ingestion",
                           f'--param=bert_text_corpora=["{corpus}"]',
                           f"--output=corpus={tmp_path / 'corpus'}", beam_args)
   line = B.user_error_line(demo, "--runner=DataflowRunner", "Dataflow runner is not available")

@@ -1,12 +1,12 @@
-"""The CLI of the tiny test components (tests/pipeline/tiny_components.py), which have no
-bert_keras/components/<name>/cli.py: `python -m tests.pipeline.tiny_cli SourceSpec --output number=DIR ...`
+"""The CLI of the tiny test components (tests/pipeline/tiny_components.py), which components/cli.py
+does not list: `python -m tests.pipeline.tiny_cli SourceSpec --output number=DIR ...`
 takes the spec's class name first, then the flags every component CLI takes."""
 
 from absl import app
 
 from bert_keras.errors import parse_flags, run_main
 from bert_keras.errors import UserError
-from bert_keras.components.base import component_cli
+from bert_keras.orchestration import component_cli
 from tests.pipeline import tiny_components
 
 
@@ -17,5 +17,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  component_cli.define_flags()
+  component_cli.define_flags(("default",))
   app.run(run_main(main), flags_parser=parse_flags)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from bert_keras.errors import UserError
-from bert_keras.components.base.artifact import Artifact
-from bert_keras.components.base.base_executor import BaseExecutor
-from bert_keras.components.base.component_spec import ComponentSpec, InputSpec, Parameter
-from bert_keras.components.base.standard_artifacts import SavedModel
-from bert_keras.components.evaluator.executor import EvaluatorExecutor
-from bert_keras.components.evaluator.spec import EvaluatorSpec
+from bert_keras.orchestration.artifact import Artifact
+from bert_keras.orchestration.base_executor import BaseExecutor
+from bert_keras.orchestration.component_spec import ComponentSpec, InputSpec, Parameter
+from bert_keras.orchestration.standard_artifacts import SavedModel
+from components.evaluator.executor import EvaluatorExecutor
+from components.evaluator.spec import EvaluatorSpec
 
 
 class Number(Artifact):

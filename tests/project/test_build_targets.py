@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PY_DIRS = ("bert_keras", "tests", "scripts", "bench", "studies")
+PY_DIRS = ("bert_keras", "components", "pipeline", "configs", "tests", "scripts", "bench", "studies")
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bazel") is None,

@@ -117,7 +117,7 @@ def test_hf_weight_map_inside_is_listed_once(tmp_path):
 # --- pipeline paths (open bugs 15 and 16, fixed by their owners; regression tests) ----------------
 
 class _Artifact:
-  """The parts of bert_keras.components.base.artifact.Artifact the pusher uses."""
+  """The parts of bert_keras.orchestration.artifact.Artifact the pusher uses."""
 
   def __init__(self, uri, **properties):
     self.uri, self.properties, self.metrics = str(uri), dict(properties), {}
@@ -127,7 +127,7 @@ class _Artifact:
 
 
 def _push(tmp_path, model_name):
-  from bert_keras.components.pusher.executor import PusherExecutor
+  from components.pusher.executor import PusherExecutor
   saved = tmp_path / "saved"
   B.write(str(saved / "saved_model.pb"), b"pb")
   serving = tmp_path / "root" / "serving"
@@ -152,8 +152,8 @@ def test_pusher_model_name_stays_inside_the_serving_dir(tmp_path):
 
 
 def test_pipeline_serving_dir_stays_inside_the_pipeline_root(tmp_path):
-  from bert_keras.configs.pipeline import smoke_config
-  from bert_keras.pipeline.definitions import build_pipeline
+  from configs.demo import smoke_config
+  from pipeline.definitions import build_pipeline
   B.raises(lambda: build_pipeline(dataclasses.replace(smoke_config(), serving_dir="../../etc"), str(tmp_path)),
           "serving_dir='../../etc'", "escapes")
   B.raises(lambda: build_pipeline(dataclasses.replace(smoke_config(), serving_dir="/etc"), str(tmp_path)),

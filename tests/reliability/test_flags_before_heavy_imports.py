@@ -31,8 +31,8 @@ else:
 ENTRY_POINTS = (
     [("path", os.path.relpath(p, ROOT)) for p in sorted(glob.glob(os.path.join(ROOT, "scripts",
                                                                                "*.py")))]
-    + [("module", "bert_keras.pipeline.demo"), ("module", "bert_keras.pipeline.query_served_models"),
-       ("module", "bert_keras.pipeline.compile"), ("module", "bert_keras.components.cli"),
+    + [("module", "pipeline.demo"), ("module", "pipeline.query_served_models"),
+       ("module", "pipeline.compile"), ("module", "components.cli"),
        ("module", "studies.bert_gpt_ablation.run_ablation")]
     + [("module", os.path.relpath(p, ROOT)[:-3].replace(os.sep, "."))
        for p in sorted(glob.glob(os.path.join(ROOT, "bert_keras", "components", "*", "cli.py")))])
@@ -41,7 +41,7 @@ ENTRY_POINTS = (
 BEAM_BAD_FLAGS = {"scripts/create_pretraining_data.py": ("--output_dir=x", "--dupe_factor=ten"),
                   "scripts/learn_vocab.py": ("--output_dir=x", "--vocab_size=big"),
                   # The shared component CLI takes the component's name first.
-                  "bert_keras.components.cli": ("pusher", "--no_such_flag=1")}
+                  "components.cli": ("pusher", "--no_such_flag=1")}
 
 
 def _run(kind, target, *args):
@@ -61,7 +61,7 @@ def test_every_entry_point_is_listed():
 def test_help_and_a_bad_flag_answer_before_heavy_imports(kind, target):
   run, imported = _run(kind, target, "--help")
   assert run.returncode == 0, run.stderr[-2000:]
-  if target != "bert_keras.components.cli":  # lists the components; `cli NAME --help` the flags
+  if target != "components.cli":  # lists the components; `cli NAME --help` the flags
     assert "--verbose" in run.stdout or "--[no]verbose" in run.stdout, f"{target} --help: {run.stdout}"
   assert imported == "", f"{target} --help imported {imported}"
   bad = BEAM_BAD_FLAGS.get(target, ("--no_such_flag=1",))

@@ -182,7 +182,7 @@ def test_task_info_nested_too_deeply_or_not_an_object(tmp_path):
 
 
 def test_component_parameters_file_and_values(tmp_path):
-  from bert_keras.components.base.component_cli import parse_param_value  # pylint: disable=import-outside-toplevel
+  from bert_keras.orchestration.component_cli import parse_param_value  # pylint: disable=import-outside-toplevel
   assert parse_param_value("3") == 3 and parse_param_value("some/path") == "some/path"
   B.raises(lambda: parse_param_value(DEEP), "nested too deeply")
 
@@ -205,8 +205,8 @@ def test_model_config_beside_weights_skips_a_deep_json(tmp_path):
 
 def test_pipeline_metadata_files_nested_too_deeply_or_not_objects(tmp_path):
   """The pipeline's own artifact.json and run record, hand-edited: a UserError naming the file."""
-  from bert_keras.components.base.artifact import Artifact  # pylint: disable=import-outside-toplevel
-  from bert_keras.pipeline.run_record import RunRecord  # pylint: disable=import-outside-toplevel
+  from bert_keras.orchestration.artifact import Artifact  # pylint: disable=import-outside-toplevel
+  from bert_keras.orchestration.run_record import RunRecord  # pylint: disable=import-outside-toplevel
   artifact_dir = tmp_path / "artifact"
   artifact_dir.mkdir()
   metadata = B.write(str(artifact_dir / "artifact.json"), DEEP)

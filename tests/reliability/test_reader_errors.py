@@ -293,7 +293,7 @@ def test_task_config_unknown_key():
 
 
 def test_component_parameters_unknown_and_wrong_type():
-  from bert_keras.components.pusher.spec import PusherSpec
+  from components.pusher.spec import PusherSpec
   B.raises(lambda: PusherSpec.resolve_parameters({"serving_dir": "s", "bogus": 1}),
           "unknown parameters ['bogus']")
   B.raises(lambda: PusherSpec.resolve_parameters({"serving_dir": 5}),

@@ -172,8 +172,8 @@ def test_the_script_predicts_without_training(mrpc, tmp_path):
 
 def test_evaluator_component_accepts_a_finetuning_output_directory(mrpc, tmp_path):
   """Before: a run_finetuning directory has no artifact.json and was refused as input."""
-  from bert_keras.components.evaluator.spec import EvaluatorSpec
-  from bert_keras.components.evaluator.task_evaluation import evaluate_task_model
+  from components.evaluator.spec import EvaluatorSpec
+  from components.evaluator.task_evaluation import evaluate_task_model
   data, run = mrpc
   model = EvaluatorSpec.INPUTS["model"].type.load(run)  # what the component's CLI does
   assert model.properties["task"] == "glue/mrpc" and model.producer == "run_finetuning"

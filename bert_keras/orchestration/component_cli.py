@@ -1,0 +1,112 @@
+"""The thin absl CLI every component shares, so each can run alone or as an orchestrator step.
+
+  python -m components.cli vocabulary --input corpus=/data/corpus \
+      --output vocabulary=/data/vocab --param vocab_size=8000 [--force] \
+      [--beam_pipeline_args="--runner=DirectRunner --direct_num_workers=2"]
+
+Inputs are artifact directories (with their `artifact.json`); outputs are written atomically with
+the same cache as the pipeline runner: an unchanged execution is skipped unless --force. `--help`
+lists the component's inputs, outputs and parameters, rendered from its spec (spec_help.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from absl import flags
+
+from bert_keras.errors import UserError, split_args
+from bert_keras.json_io import read_json_file
+from bert_keras.orchestration.base_executor import ExecutionContext
+from bert_keras.orchestration.component_launcher import FAILED, ComponentLauncher
+from bert_keras.orchestration.spec_help import help_text
+
+FLAGS = flags.FLAGS
+
+
+_FLAG_NAMES = ("input", "output", "param", "params_json", "force", "beam_pipeline_args",
+               "distribution_strategy")
+
+
+def define_flags(distributions, spec_class=None) -> None:
+  """The flags every component CLI takes; `distributions`: the --distribution_strategy choices.
+
+  With `spec_class`, `--help` describes that component: absl's `--help` prints the `__main__`
+  module's docstring and key flags, so the spec's text is appended to that docstring and these
+  flags become key flags of `__main__` (otherwise only `--helpfull` would list them).
+  """
+  flags.DEFINE_multi_string("input", [], "name=artifact_dir, one per input.")
+  flags.DEFINE_multi_string("output", [], "name=artifact_dir, one per output.")
+  flags.DEFINE_multi_string("param", [], "name=value; value is JSON (bare strings allowed).")
+  flags.DEFINE_string("params_json", None, "A JSON file of parameters (--param overrides it).")
+  flags.DEFINE_bool("force", False, "Rerun even when the cache holds this execution.")
+  flags.DEFINE_string("beam_pipeline_args", "", "Options for Beam components, one string.")
+  flags.DEFINE_enum("distribution_strategy", "default", list(distributions),
+                    "tf.distribute strategy for trainers.")
+  if spec_class is not None:
+    main = sys.modules["__main__"]
+    # absl formats the docstring with `%`: a literal percent sign is written `%%`.
+    main.__doc__ = f"{(main.__doc__ or '').rstrip()}\n\n{help_text(spec_class).replace('%', '%%')}"
+    for name in _FLAG_NAMES:
+      FLAGS.register_key_flag_for_module(sys.argv[0], FLAGS[name])
+
+
+def _pairs(values, flag):
+  out = {}
+  for item in values:
+    name, sep, value = item.partition("=")
+    if not sep or not name:
+      raise UserError(f"--{flag}={item!r}: expected name=value")
+    out[name] = value
+  return out
+
+
+def parse_param_value(text: str):
+  """JSON when it parses (numbers, lists, true), else the bare string (paths, names)."""
+  try:
+    return json.loads(text)
+  except json.JSONDecodeError:
+    return text
+  except RecursionError:
+    raise UserError(f"parameter value nested too deeply: {text[:40]!r}...") from None
+
+
+def _check_names(flag, given, declared) -> None:
+  """An --input/--output name the spec does not declare is an error naming the declared ones."""
+  unknown = sorted(set(given) - set(declared))
+  if unknown:
+    expected = f"expected one of {sorted(declared)}" if declared else "this component takes none"
+    raise UserError(f"--{flag} {', '.join(unknown)}: unknown {flag}; {expected} (see --help)")
+
+
+def run_from_flags(spec_class) -> int:
+  """Builds a launcher from the flags, runs it, prints the outcome; returns the exit status."""
+  parameters = {}
+  if FLAGS.params_json:
+    parameters = read_json_file(FLAGS.params_json, "parameters file", expected=dict)
+  parameters.update({k: parse_param_value(v) for k, v in _pairs(FLAGS.param, "param").items()})
+  component = spec_class.__name__.removesuffix("Spec").lower()
+  # Names are checked before any input artifact is read (values when the launcher resolves them).
+  spec_class.check_parameter_names(parameters, where=component)
+  input_uris = _pairs(FLAGS.input, "input")
+  _check_names("input", input_uris, spec_class.INPUTS)
+  outputs = _pairs(FLAGS.output, "output")
+  _check_names("output", outputs, spec_class.OUTPUTS)
+  missing = sorted(set(spec_class.OUTPUTS) - set(outputs))
+  if missing:
+    raise UserError(f"missing --output for {missing}")
+  inputs = {name: spec_class.INPUTS[name].type.load(uri) for name, uri in input_uris.items()}
+  context = ExecutionContext(beam_pipeline_args=split_args(FLAGS.beam_pipeline_args,
+                                                          "beam_pipeline_args"),
+                             distribution_strategy=FLAGS.distribution_strategy)
+  launcher = ComponentLauncher(spec_class, component, inputs, outputs, parameters, context=context)
+  result = launcher.launch(force=FLAGS.force)
+  if result.status == FAILED:
+    if not isinstance(result.exception, UserError):
+      raise result.exception  # a bug, not bad input: its traceback and exit status 1
+    raise UserError(result.error)
+  for name, artifact in result.outputs.items():
+    print(f"{result.status}: {name} -> {artifact.uri} {json.dumps(artifact.metrics)}")
+  return 0
+

@@ -1,0 +1,167 @@
+"""Runs one component execution: cache check, executor call, atomic publishing of its outputs.
+
+Shared by the pipeline runner and every component's CLI, so a component behaves the same when it
+runs inside `pipeline.runner.LocalRunner` and when an orchestrator (Airflow, Kubeflow, Vertex AI)
+runs its CLI as a container step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import shutil
+import tempfile
+import time
+import traceback
+import uuid
+from typing import Mapping, Optional
+
+from bert_keras.errors import UserError
+from bert_keras.orchestration.artifact import Artifact
+from bert_keras.orchestration.base_executor import ExecutionContext
+from bert_keras.orchestration.fingerprint import execution_fingerprint
+
+CACHED, SUCCEEDED, FAILED, NOT_RUN = "cached", "succeeded", "failed", "not_run"
+
+
+@dataclasses.dataclass
+class ExecutionResult:
+  status: str
+  fingerprint: str = ""
+  outputs: dict = dataclasses.field(default_factory=dict)  # name -> Artifact (final uri)
+  duration_s: float = 0.0
+  error: str = ""
+  exception: Optional[BaseException] = None
+  traceback: str = ""
+
+
+def error_text(e: BaseException) -> str:
+  """How a failed execution's exception is reported (CLI error line, run record, run table): an
+  expected error (`UserError` and its subclasses, such as ConfigError) by its message alone, which
+  already names the file, value or parameter at fault; anything else, a bug, with its class name
+  first, so that `KeyError: 'x'` still says what happened."""
+  message = str(e)
+  if isinstance(e, UserError) and message:
+    return message
+  return f"{type(e).__name__}: {message}" if message else type(e).__name__
+
+
+class ComponentLauncher:
+  """Launches `spec_class` under `name` with resolved input artifacts into `output_uris`.
+
+  An execution is skipped when every output already exists with the same fingerprint (the cache);
+  `force=True` reruns it. Runtime options the component cannot run with (a Dataflow runner
+  without Beam's GCP extras, `ComponentSpec.check_runtime_options`) are refused right here, before
+  the cache is read or anything is written. Outputs are written into sibling staging directories
+  and renamed into place only after the executor succeeded, so a failure leaves the previous
+  artifacts intact.
+  """
+
+  def __init__(self, spec_class, name: str, inputs: Mapping[str, Optional[Artifact]],
+               output_uris: Mapping[str, str], parameters: Mapping, *,
+               context: Optional[ExecutionContext] = None):
+    self.spec_class = spec_class
+    self.name = name
+    self.inputs = {k: v for k, v in inputs.items() if v is not None}
+    self.output_uris = dict(output_uris)
+    self.parameters = spec_class.resolve_parameters(parameters, where=name)
+    spec_class.check_inputs(self.inputs, where=name)
+    missing = sorted(set(spec_class.OUTPUTS) - set(self.output_uris))
+    if missing:
+      raise ValueError(f"{name}: no output uri for {missing}")
+    self.context = dataclasses.replace(context or ExecutionContext(), component_name=name)
+    if not spec_class.USES_BEAM:
+      self.context.beam_pipeline_args = ()
+    spec_class.check_runtime_options(self.context.beam_pipeline_args)
+    self.fingerprint = execution_fingerprint(spec_class, self.parameters, self.inputs)
+
+  def cached_outputs(self) -> Optional[dict]:
+    """The outputs of an earlier identical execution, or None if any is missing or different."""
+    outputs = {}
+    for out_name, out_type in self.spec_class.OUTPUTS.items():
+      uri = self.output_uris[out_name]
+      if not Artifact.exists(uri):
+        return None
+      try:
+        artifact = out_type.load(uri)
+      except Exception:  # A corrupt or foreign artifact is simply not a cache hit.
+        return None
+      if artifact.fingerprint != self.fingerprint:
+        return None
+      outputs[out_name] = artifact
+    return outputs
+
+  def launch(self, force: bool = False) -> ExecutionResult:
+    start = time.time()
+    if not force:
+      cached = self.cached_outputs()
+      if cached is not None:
+        return ExecutionResult(CACHED, self.fingerprint, cached, time.time() - start)
+
+    token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    staged: dict[str, Artifact] = {}
+    tmp_dir = ""
+    try:
+      for out_name, out_type in self.spec_class.OUTPUTS.items():
+        final = self.output_uris[out_name]
+        os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
+        _remove_stale_staging(final)
+        artifact = out_type(f"{final}.staging-{token}")
+        os.makedirs(artifact.uri)
+        artifact.producer = self.name
+        artifact.parameters = self.parameters
+        artifact.input_fingerprints = {k: a.content_fingerprint() for k, a in self.inputs.items()}
+        artifact.fingerprint = self.fingerprint
+        staged[out_name] = artifact
+      parent = os.path.dirname(os.path.abspath(next(iter(self.output_uris.values()), ".")))
+      tmp_dir = tempfile.mkdtemp(prefix=f".tmp-{self.name}-", dir=parent)
+      self.context.tmp_dir = tmp_dir
+      executor = self.spec_class.executor_class()(self.context)
+      executor.run(self.inputs, staged, self.parameters)
+      now = time.time()
+      for artifact in staged.values():
+        artifact.created = now
+        artifact.write_metadata()
+      published = {name: _publish(artifact, self.output_uris[name], token)
+                   for name, artifact in staged.items()}
+      return ExecutionResult(SUCCEEDED, self.fingerprint, published, time.time() - start)
+    except Exception as e:  # pylint: disable=broad-except
+      return ExecutionResult(FAILED, self.fingerprint, {}, time.time() - start,
+                             error=error_text(e), exception=e, traceback=traceback.format_exc())
+    finally:
+      for artifact in staged.values():
+        if ".staging-" in artifact.uri and os.path.exists(artifact.uri):
+          shutil.rmtree(artifact.uri, ignore_errors=True)
+      if tmp_dir:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True
+  return True
+
+
+def _remove_stale_staging(final: str) -> None:
+  """Removes staging directories of `final` left by killed processes (SIGKILL skips `finally`)."""
+  for path in glob.glob(f"{glob.escape(final)}.staging-*"):
+    pid = os.path.basename(path).rsplit(".staging-", 1)[1].split("-", 1)[0]
+    if pid.isdigit() and not _pid_alive(int(pid)):
+      shutil.rmtree(path, ignore_errors=True)
+
+
+def _publish(artifact: Artifact, final: str, token: str) -> Artifact:
+  """Renames the staging directory to `final`; an older artifact there is moved aside first."""
+  old = f"{final}.old-{token}"
+  if os.path.exists(final):
+    os.rename(final, old)
+  os.rename(artifact.uri, final)
+  if os.path.exists(old):
+    shutil.rmtree(old, ignore_errors=True)
+  published = type(artifact)(final, artifact.to_metadata())
+  return published

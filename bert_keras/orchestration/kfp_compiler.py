@@ -1,0 +1,384 @@
+"""Compiles a pipeline (pipeline/definitions.py) to a Kubeflow Pipelines v2 spec (the `kfp` SDK).
+
+Each component becomes one KFP task that runs the component's CLI (the application says which:
+`KfpOptions.cli`) on its artifact directories, as the local runner (local_runner.py) runs its executor:
+
+  python -m components.cli vocabulary --input corpus=<input .path>
+      --output vocabulary=<output .path> --params_json=<the task's parameters>
+      [--beam_pipeline_args=...] [--distribution_strategy=...]
+
+Nothing about a component is written twice: a task's typed inputs, outputs and parameters are read
+from the component's spec (`step_signature`), its parameter values from the pipeline definition.
+
+The tasks are KFP Python components whose source is two lines importing `step_function` from this
+module in the image; the image must hold the project and kfp (Dockerfile). A container component
+would run the same command, but kfp's local runner without Docker (`kfp.local.SubprocessRunner`)
+runs only Python components: in this form the spec that is submitted is the spec the tests run.
+
+How the local runner's notions map onto KFP:
+- artifacts: an output's KFP `.path` (a /gcs/ mount on Vertex AI Pipelines, a local copy uploaded
+  afterwards on Kubeflow Pipelines) is the artifact directory, `artifact.json` inside as always; its
+  metrics and properties are copied into the KFP artifact's metadata, which the UIs show.
+- caching: KFP's cache (`task.set_caching_options`). Its key is the task's command (which holds
+  the image and the spec's VERSION), the parameter values and the input artifacts; unlike ours it
+  does not see the files a path parameter names (new data under the same path: rerun with caching
+  off for that component).
+- blessing: a component that consumes a ModelBlessing (the pusher) runs inside
+  `dsl.If(<producer>.outputs["blessed"] == True)`; the evaluator step returns `blessed` as an output
+  parameter read from its blessing artifact. The pusher still checks the blessing itself.
+- runtime options: the pipeline parameters `beam_pipeline_args` (every Beam component) and
+  `distribution_strategy` (every trainer), set once at compile or submission time.
+- multi-worker: under a TF_CONFIG naming another worker as chief (a Vertex AI custom job with
+  several replicas) a step writes its outputs to scratch space, so only the chief publishes.
+"""
+
+import dataclasses
+import importlib
+import inspect
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from typing import Callable, Mapping, Optional, Sequence
+
+from kfp import dsl
+from kfp.dsl import component_factory, python_component, structures
+
+from bert_keras.errors import UserError
+from bert_keras.orchestration.channel import Channel
+from bert_keras.orchestration.standard_artifacts import ModelBlessing
+from bert_keras.orchestration.pipeline import Pipeline
+
+# Set in the component image (Dockerfile): the local paths a compile bakes in (`host_paths`) are
+# the image's.
+IMAGE_ENV = "BERT_KERAS_IMAGE"
+# Pipeline parameters (one value for every task that takes them) and the evaluator's output.
+BEAM_ARGS, DISTRIBUTION, BLESSED = "beam_pipeline_args", "distribution_strategy", "blessed"
+_PARAMETER_TYPES = (str, int, float, bool, list, dict)
+# Our artifact types as KFP's system types (shown by the UIs); the rest are system.Artifact.
+_KFP_TYPES = {"Corpus": dsl.Dataset, "Examples": dsl.Dataset, "Model": dsl.Model,
+              "SavedModel": dsl.Model}
+# How a KFP Python component starts (kfp's own lightweight-component launch, without its pip
+# install: the image holds kfp): the source goes to a file, kfp's executor runs the function in it.
+_LAUNCH = r"""program_path=$(mktemp -d)
+printf "%s" "$0" > "$program_path/ephemeral_component.py"
+_KFP_RUNTIME=true python3 -m kfp.dsl.executor_main \
+    --component_module_path "$program_path/ephemeral_component.py" "$@"
+"""
+
+
+def kfp_artifact_class(artifact_type) -> type:
+  return _KFP_TYPES.get(artifact_type.TYPE_NAME, dsl.Artifact)
+
+
+def kfp_output_name(spec_class, name: str) -> str:
+  """An output's name in KFP, where inputs and outputs share one namespace: the fine-tuner's
+  output `model` (it also takes an input `model`) is `model_out`; others keep their names."""
+  return f"{name}_out" if name in spec_class.INPUTS else name
+
+
+def _blessing_output(spec_class) -> Optional[str]:
+  names = [n for n, t in spec_class.OUTPUTS.items() if t.TYPE_NAME == ModelBlessing.TYPE_NAME]
+  if len(names) > 1:
+    raise UserError(f"{spec_class.__name__}: several ModelBlessing outputs {names}; a KFP step "
+                    f"returns one `{BLESSED}` parameter")
+  return names[0] if names else None
+
+
+def step_signature(spec_class) -> inspect.Signature:
+  """The KFP interface of `spec_class`, as a Python signature kfp reads: Input/Output artifacts,
+  typed parameters with the spec's defaults, the runtime options it takes and `blessed`."""
+  keyword = inspect.Parameter.KEYWORD_ONLY
+  params = []
+  for name, spec in spec_class.INPUTS.items():
+    annotation = dsl.Input[kfp_artifact_class(spec.type)]
+    params.append(inspect.Parameter(name, keyword, annotation=Optional[annotation], default=None)
+                  if spec.optional else inspect.Parameter(name, keyword, annotation=annotation))
+  for name, artifact_type in spec_class.OUTPUTS.items():
+    params.append(inspect.Parameter(kfp_output_name(spec_class, name), keyword,
+                                    annotation=dsl.Output[kfp_artifact_class(artifact_type)]))
+  for name, param in spec_class.PARAMETERS.items():
+    if param.type not in _PARAMETER_TYPES:
+      raise UserError(f"{spec_class.__name__}: parameter {name} of type {param.type.__name__}; "
+                      f"KFP parameters are {[t.__name__ for t in _PARAMETER_TYPES]}")
+    default = inspect.Parameter.empty if param.required else param.default
+    params.append(inspect.Parameter(name, keyword, annotation=param.type, default=default))
+  if spec_class.USES_BEAM:
+    params.append(inspect.Parameter(BEAM_ARGS, keyword, annotation=list, default=[]))
+  if spec_class.USES_DISTRIBUTION:
+    params.append(inspect.Parameter(DISTRIBUTION, keyword, annotation=str, default="default"))
+  if _blessing_output(spec_class):
+    params.append(inspect.Parameter(BLESSED, keyword, annotation=dsl.OutputPath(bool)))
+  names = [p.name for p in params]
+  clashes = sorted({n for n in names if names.count(n) > 1})
+  if clashes:
+    raise UserError(f"{spec_class.__name__}: names {clashes} are used twice among its inputs, "
+                    f"outputs, parameters and the KFP step's own ({BEAM_ARGS}, {DISTRIBUTION}, "
+                    f"{BLESSED})")
+  return inspect.Signature(params)
+
+
+def is_chief(tf_config: str) -> bool:
+  """Whether this process publishes outputs: no TF_CONFIG, or its task is the chief (or master),
+  or worker 0 of a cluster without one (as bert_keras/training/distribute.is_chief decides)."""
+  if not tf_config:
+    return True
+  try:
+    config = json.loads(tf_config)
+    task = config.get("task") or {}
+    task_type, index, cluster = task.get("type", ""), int(task.get("index", 0)), config["cluster"]
+  except (ValueError, TypeError, KeyError, AttributeError):
+    raise UserError(f"TF_CONFIG={tf_config!r}: expected JSON with 'cluster' and 'task' "
+                    f"keys") from None
+  if task_type in ("", "chief", "master"):
+    return True
+  return task_type == "worker" and index == 0 and not {"chief", "master"} & set(cluster)
+
+
+def _spec_ref(spec_class) -> str:
+  return f"{spec_class.__module__}:{spec_class.__qualname__}"
+
+
+def _import_spec(ref: str):
+  module, _, name = ref.partition(":")
+  return getattr(importlib.import_module(module), name)
+
+
+def whole_numbers_as_ints(value):
+  """`value` with every whole float inside lists and dicts made an int again.
+
+  KFP carries list and dict parameters as protobuf Structs, whose numbers are all doubles:
+  {"train_batch_size": 8} arrives as 8.0, which the configs refuse for an integer field; a float
+  field takes an int, so turning whole numbers back into ints restores what the definition said.
+  """
+  if isinstance(value, float) and value.is_integer():
+    return int(value)
+  if isinstance(value, list):
+    return [whole_numbers_as_ints(v) for v in value]
+  if isinstance(value, dict):
+    return {k: whole_numbers_as_ints(v) for k, v in value.items()}
+  return value
+
+
+def run_step(spec_class, cli: Sequence[str], values: dict) -> None:
+  """The body of every task: runs the component's CLI on the task's artifacts and parameters.
+
+  `values` holds what kfp's executor passes: dsl.Input/Output artifacts (their `.path` is the
+  artifact directory), parameter values, the runtime options and the `blessed` output path.
+  """
+  chief = is_chief(os.environ.get("TF_CONFIG", ""))
+  with tempfile.TemporaryDirectory(prefix="kfp-step-") as scratch:
+    kfp_outputs = {name: values[kfp_output_name(spec_class, name)] for name in spec_class.OUTPUTS}
+    outputs = {name: kfp_outputs[name].path if chief else os.path.join(scratch, name)
+               for name in spec_class.OUTPUTS}
+    params_path = os.path.join(scratch, "parameters.json")
+    with open(params_path, "w", encoding="utf-8") as f:
+      json.dump({name: whole_numbers_as_ints(values[name]) if param.type in (list, dict)
+                 else values[name]
+                 for name, param in spec_class.PARAMETERS.items() if name in values}, f)
+    argv = [sys.executable, *cli, f"--params_json={params_path}"]
+    for name in spec_class.INPUTS:
+      if values.get(name) is not None:
+        argv += ["--input", f"{name}={values[name].path}"]
+    for name, path in outputs.items():
+      argv += ["--output", f"{name}={path}"]
+    if spec_class.USES_BEAM:
+      argv.append(f"--{BEAM_ARGS}={shlex.join(values.get(BEAM_ARGS) or [])}")
+    if spec_class.USES_DISTRIBUTION:
+      argv.append(f"--{DISTRIBUTION}={values.get(DISTRIBUTION) or 'default'}")
+    print(f"$ {shlex.join(argv)}", flush=True)
+    status = subprocess.run(argv, check=False).returncode
+    if status:
+      raise RuntimeError(f"{shlex.join(argv[1:3])} exited with status {status}")
+    if not chief:
+      return
+    for name, artifact_type in spec_class.OUTPUTS.items():
+      artifact = artifact_type.load(outputs[name])
+      kfp_outputs[name].metadata.update(artifact_type=artifact.TYPE_NAME,
+                                        metrics=artifact.metrics, properties=artifact.properties)
+    blessing = _blessing_output(spec_class)
+    if blessing:
+      blessed = spec_class.OUTPUTS[blessing].load(outputs[blessing]).properties.get("blessed")
+      with open(values[BLESSED], "w", encoding="utf-8") as f:
+        f.write(json.dumps(blessed is True))
+
+
+def step_function(spec_ref: str, cli: Sequence[str], version: str, name: str) -> Callable:
+  """The function kfp's executor calls for one task: keyword arguments as `step_signature` says.
+
+  Built from the spec in the image; `version` is the spec's VERSION when the pipeline was compiled
+  (part of KFP's cache key), so an image whose component makes different outputs is refused.
+  """
+  spec_class = _import_spec(spec_ref)
+  if spec_class.VERSION != version:
+    raise UserError(f"{spec_ref}: the image has VERSION {spec_class.VERSION!r}, the pipeline was "
+                    f"compiled against {version!r}; recompile it against this image")
+  signature = step_signature(spec_class)
+
+  def step(**values):
+    run_step(spec_class, cli, values)
+
+  step.__name__ = step.__qualname__ = name
+  step.__doc__ = inspect.getdoc(spec_class)
+  step.__signature__ = signature
+  step.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
+  return step
+
+
+def python_name(name: str) -> str:
+  """'fine_tuner_glue.sst2-x' -> 'fine_tuner_glue_sst2_x': a component name as a function name."""
+  return re.sub(r"\W", "_", name)
+
+
+def step_component(spec_class, name: str, image: str,
+                   cli: Callable) -> python_component.PythonComponent:
+  """The KFP component of one pipeline component: `spec_class`'s interface, run in `image`."""
+  function_name = python_name(name)
+  args = (_spec_ref(spec_class), list(cli(spec_class)), spec_class.VERSION, function_name)
+  func = step_function(*args)
+  source = (f"from {step_function.__module__} import step_function\n"
+            f"{function_name} = step_function{args!r}\n")
+  component_spec = component_factory.extract_component_interface(func)
+  component_spec.implementation = structures.Implementation(
+      container=structures.ContainerSpecImplementation(
+          image=image, command=["sh", "-ec", _LAUNCH, source],
+          args=["--executor_input", dsl.PIPELINE_TASK_EXECUTOR_INPUT_PLACEHOLDER,
+                "--function_to_execute", function_name]))
+  return python_component.PythonComponent(component_spec=component_spec, python_func=func)
+
+
+@dataclasses.dataclass(frozen=True)
+class KfpOptions:
+  """How a pipeline is compiled for KFP: the component image, the runtime options' defaults (the
+  pipeline parameters), which components may come from KFP's cache, and where CLIs live."""
+
+  image: str
+  # spec class -> the arguments after `python` that run that component's CLI in the image.
+  cli: Callable
+  pipeline_root: str = ""
+  beam_pipeline_args: Sequence[str] = ()
+  distribution_strategy: str = "default"
+  enable_caching: bool = True
+  no_cache: frozenset = frozenset()  # component names that always rerun
+  # Component name -> a function making its KFP component a multi-worker job, e.g. on Vertex AI
+  # google_cloud_pipeline_components' create_custom_training_job_from_component(op,
+  # replica_count=4, machine_type=...): every replica runs the same step, Vertex AI sets TF_CONFIG,
+  # the step trains with multi_worker_mirrored and only the chief publishes (`run_step`).
+  multi_worker: Mapping[str, Callable] = dataclasses.field(default_factory=dict)
+
+
+def _gate(component) -> Optional[Channel]:
+  """The ModelBlessing channel this component consumes, if any (its task runs only if blessed)."""
+  gates = [c for c in component.inputs.values()
+           if isinstance(c, Channel) and c.type.TYPE_NAME == ModelBlessing.TYPE_NAME]
+  if len(gates) > 1:
+    raise UserError(f"{component.name}: consumes several blessings; a KFP task has one condition")
+  return gates[0] if gates else None
+
+
+def kfp_pipeline(pipeline: Pipeline, options: KfpOptions):
+  """`pipeline` as a KFP pipeline (a dsl.pipeline graph component) ready for `compile_pipeline`."""
+  for what, names in (("no_cache", options.no_cache), ("multi_worker", options.multi_worker)):
+    unknown = sorted(set(names) - {c.name for c in pipeline.components})
+    if unknown:
+      raise UserError(f"{what} names unknown components {unknown}; pipeline has "
+                      f"{[c.name for c in pipeline.components]}")
+  for name in options.multi_worker:
+    if not next(c for c in pipeline.components if c.name == name).spec_class.USES_DISTRIBUTION:
+      raise UserError(f"multi_worker: {name} does not train (takes no distribution strategy)")
+  functions = [python_name(c.name) for c in pipeline.components]
+  clashes = sorted({n for n in functions if functions.count(n) > 1})
+  if clashes:
+    raise UserError(f"pipeline {pipeline.name!r}: component names map to the same KFP name "
+                    f"{clashes}; rename them")
+  order = pipeline.ordered()
+  gated = {c.name for c in pipeline.components if _gate(c)}
+  for c in order:
+    consumed = sorted({u.name for u in c.upstream} & gated)
+    if consumed:
+      raise UserError(f"{c.name} consumes outputs of {consumed}, which run only when blessed; "
+                      f"KFP cannot pass an output out of its condition")
+  steps = {c.name: step_component(c.spec_class, c.name, options.image, options.cli)
+           for c in order}
+  for name, make_job in options.multi_worker.items():
+    steps[name] = make_job(steps[name])
+
+  def graph(beam_pipeline_args: list = list(options.beam_pipeline_args),
+            distribution_strategy: str = options.distribution_strategy):
+    tasks = {}
+    for component in order:
+      spec_class = component.spec_class
+      floats = {n for n, p in spec_class.PARAMETERS.items() if p.type is float}
+      kwargs = {name: float(value) if name in floats and value is not None else value
+                for name, value in component.parameters.items()}
+      if spec_class.USES_BEAM:
+        kwargs[BEAM_ARGS] = beam_pipeline_args
+      if spec_class.USES_DISTRIBUTION:
+        kwargs[DISTRIBUTION] = ("multi_worker_mirrored" if component.name in options.multi_worker
+                                else distribution_strategy)
+      for name, value in component.inputs.items():
+        if isinstance(value, Channel):
+          kwargs[name] = tasks[value.producer.name].outputs[
+              kfp_output_name(value.producer.spec_class, value.output_name)]
+        else:  # an existing artifact from outside the pipeline
+          kwargs[name] = dsl.importer(artifact_uri=value.uri,
+                                      artifact_class=kfp_artifact_class(type(value))).output
+      gate = _gate(component)
+      if gate is None:
+        task = steps[component.name](**kwargs)
+      else:
+        # kfp builds the condition from `==`; `is True` would not reach it.
+        blessed = tasks[gate.producer.name].outputs[BLESSED] == True  # noqa: E712
+        with dsl.If(blessed, name=f"{component.name}-if-blessed"):
+          task = steps[component.name](**kwargs)
+      task.set_display_name(component.name)
+      task.set_caching_options(options.enable_caching and component.name not in options.no_cache)
+      tasks[component.name] = task
+
+  graph.__name__ = python_name(pipeline.name)
+  return dsl.pipeline(name=re.sub(r"[^a-z0-9-]", "-", pipeline.name.lower()),
+                      description=f"{pipeline.name}: {len(order)} components "
+                                  f"(pipeline/definitions.py)",
+                      pipeline_root=options.pipeline_root or None)(graph)
+
+
+def host_paths(pipeline: Pipeline) -> list[str]:
+  """The paths of this host's files that compiling `pipeline` writes into the spec: parameter values
+  (nested in lists and dicts too) and imported artifacts that name an existing local file or
+  directory (the demo's embedded data under this interpreter's site-packages, for one). Inside the
+  image (Dockerfile) they are the image's; elsewhere a step will not find them."""
+  found = []
+
+  def walk(value):
+    if isinstance(value, str):
+      if os.path.isabs(value) and os.path.exists(value) and value not in found:
+        found.append(value)
+    elif isinstance(value, Mapping):
+      for v in value.values():
+        walk(v)
+    elif isinstance(value, (list, tuple)):
+      for v in value:
+        walk(v)
+
+  for component in pipeline.components:
+    walk(component.parameters)
+    walk([value.uri for value in component.inputs.values() if not isinstance(value, Channel)])
+  return found
+
+
+def compile_pipeline(pipeline: Pipeline, options: KfpOptions, output_path: str) -> None:
+  """Writes the KFP v2 spec (YAML) of `pipeline` to `output_path` (temporary name, then renamed)."""
+  from kfp import compiler  # pylint: disable=import-outside-toplevel
+
+  output_path = os.path.abspath(output_path)
+  os.makedirs(os.path.dirname(output_path), exist_ok=True)
+  tmp = f"{output_path}.tmp-{os.getpid()}.yaml"  # kfp picks the format from the extension
+  try:
+    compiler.Compiler().compile(kfp_pipeline(pipeline, options), package_path=tmp)
+    os.replace(tmp, output_path)
+  finally:
+    if os.path.exists(tmp):
+      os.remove(tmp)

@@ -1,0 +1,147 @@
+"""Corpus ingestion writes the same shards on every run: shard by a hash of the document id; a shard
+is a merge of sorted runs, byte for byte the documents sorted by id in memory."""
+
+import glob
+import os
+
+import apache_beam as beam
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from bert_keras.data import sorted_shards
+from bert_keras.data.pretraining_instances import stable_hash
+from bert_keras.data import corpus_ingestion, text_shards
+
+
+def _corpus(path, documents):
+  with open(path, "w", encoding="utf-8") as f:
+    for sentences in documents:
+      f.write("\n".join(sentences) + "\n\n")
+
+
+def _ingest(tmp_path, name, num_shards, max_documents=0, beam_args=None, **kwargs):
+  prefix = str(tmp_path / name / corpus_ingestion.SHARD_PREFIX)
+  parameters = dict(wikipedia_dumps=[], bert_text_corpora=[str(tmp_path / "src" / "*.txt")],
+                    line_corpora=[], max_documents=max_documents, num_shards=num_shards)
+  with beam.Pipeline(options=PipelineOptions(beam_args) if beam_args else None) as p:
+    corpus_ingestion.build_pipeline(p, parameters, prefix, **kwargs)
+  assert sorted(os.listdir(tmp_path / name)) == [  # the run files' directory is removed
+      f"corpus-{i:05d}-of-{num_shards:05d}.txt" for i in range(num_shards)]
+  return sorted(glob.glob(prefix + "-*" + corpus_ingestion.SHARD_SUFFIX))
+
+
+def _unicode_corpus(tmp_path):
+  """Files whose names (so document ids) hold 1- to 4-byte UTF-8 characters; line numbers of 1 and
+  2 digits (as strings "a.txt:10" sorts before "a.txt:9")."""
+  os.makedirs(tmp_path / "src")
+  docs = {}
+  for f, name in enumerate(["a.txt", "é.txt", "ﬀ.txt", "😀.txt", "z.txt"]):
+    line = 1
+    texts = []
+    for d in range(12):
+      sentences = [f"file {f} doc {d} sentence {s} " + "x" * (7 * d) + "." for s in range(1 + d % 4)]
+      texts.append(sentences)
+      docs[f"{name}:{line}"] = sentences
+      line += len(sentences) + 1
+    _corpus(tmp_path / "src" / name, texts)
+  return docs
+
+
+def _in_memory_reference(docs, num_shards):
+  """What corpus ingestion wrote when it sorted each shard's documents in memory: Python's sort of
+  the id strings, one sentence per line, a blank line after each document."""
+  shards = [b""] * num_shards
+  for doc_id in sorted(docs):
+    index = stable_hash("shard", doc_id) % num_shards
+    shards[index] += ("\n".join(docs[doc_id]) + "\n\n").encode("utf-8")
+  return shards
+
+
+def test_a_shard_larger_than_a_run_is_merged_from_several_runs(tmp_path, monkeypatch):
+  docs = _unicode_corpus(tmp_path)
+  written = []
+  write_run = sorted_shards.write_run
+
+  def recording_write_run(path, rows, keys=sorted_shards.UINT64_KEYS):
+    rows = list(rows)
+    written.append((os.path.basename(path), sum(len(k) + len(r) for k, r in rows)))
+    write_run(path, rows, keys)
+
+  monkeypatch.setattr(sorted_shards, "write_run", recording_write_run)
+  run_bytes = 400
+  paths = _ingest(tmp_path, "out", num_shards=2, run_bytes=run_bytes,
+                  beam_args=["--runner=FnApiRunner"])  # in this process, so the recording sees the runs
+  assert [open(p, "rb").read() for p in paths] == _in_memory_reference(docs, 2)
+  largest = max(len(("\n".join(s) + "\n\n").encode("utf-8")) + len(i.encode("utf-8")) for i, s in docs.items())
+  for shard in range(2):
+    runs = [size for name, size in written if name.startswith(f"shard-{shard:05d}-")]
+    assert len(runs) >= 5  # each shard's several kilobytes came in runs of at most run_bytes + a document
+    assert max(runs) < run_bytes + largest
+    assert sum(runs) == os.path.getsize(paths[shard]) + sum(
+        len(i.encode("utf-8")) for i in docs if stable_hash("shard", i) % 2 == shard)
+
+
+@pytest.mark.slow
+def test_multi_process_runs_give_the_in_memory_bytes(tmp_path):
+  docs = _unicode_corpus(tmp_path)
+  paths = _ingest(tmp_path, "out", num_shards=3, run_bytes=300, beam_args=[
+      "--runner=FnApiRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+  assert [open(p, "rb").read() for p in paths] == _in_memory_reference(docs, 3)
+
+
+def _documents(path):
+  text = open(path, encoding="utf-8").read()
+  return [block.split("\n") for block in text.split("\n\n") if block.strip()]
+
+
+def test_shards_follow_the_document_ids_and_reruns_give_the_same_bytes(tmp_path):
+  os.makedirs(tmp_path / "src")
+  docs = [[f"doc {d} sentence {s}." for s in range(1 + d % 3)] for d in range(40)]
+  _corpus(tmp_path / "src" / "a.txt", docs[:25])
+  _corpus(tmp_path / "src" / "b.txt", docs[25:])
+  first = _ingest(tmp_path, "one", num_shards=3)
+  second = _ingest(tmp_path, "two", num_shards=3)
+  assert [os.path.basename(p) for p in first] == [
+      f"corpus-0000{i}-of-00003.txt" for i in range(3)]
+  assert [open(p, "rb").read() for p in first] == [open(p, "rb").read() for p in second]
+  assert not glob.glob(str(tmp_path / "one" / "*tmp*"))
+  # Each document sits in the shard its id hashes to, shards list documents sorted by id.
+  first_lines = {}
+  for name, start, count in (("a.txt", 0, 25), ("b.txt", 25, 15)):
+    line = 1
+    for d in range(start, start + count):
+      first_lines[docs[d][0]] = f"a.txt:{line}" if name == "a.txt" else f"b.txt:{line}"
+      line += len(docs[d]) + 1
+  seen = []
+  for index, path in enumerate(first):
+    shard_docs = _documents(path)
+    ids = [first_lines[doc[0]] for doc in shard_docs]
+    assert ids == sorted(ids)
+    assert all(stable_hash("shard", i) % 3 == index for i in ids)
+    seen += [doc[0] for doc in shard_docs]
+  assert sorted(seen) == sorted(doc[0] for doc in docs)
+  assert corpus_ingestion.count_corpus(first)["documents"] == 40
+
+
+def test_a_shard_without_documents_is_still_written(tmp_path):
+  os.makedirs(tmp_path / "src")
+  _corpus(tmp_path / "src" / "a.txt", [["only one document."]])
+  paths = _ingest(tmp_path, "out", num_shards=4)
+  assert len(paths) == 4
+  assert corpus_ingestion.count_corpus(paths)["documents"] == 1
+  assert sum(os.path.getsize(p) == 0 for p in paths) == 3
+
+
+def test_a_failed_shard_write_keeps_the_earlier_shard_and_leaves_no_temporary(tmp_path):
+  writer = text_shards.TextShardWriter(str(tmp_path / corpus_ingestion.SHARD_PREFIX), 2)
+  path = writer.write(1, [b"doc one.\n\n", b"doc two.\n\n"])
+  assert open(path, "rb").read() == b"doc one.\n\ndoc two.\n\n"
+
+  def records():
+    yield b"half a shard.\n\n"
+    raise RuntimeError("merge died")
+
+  with pytest.raises(RuntimeError, match="merge died"):
+    writer.write(1, records())
+  assert os.listdir(tmp_path) == ["corpus-00001-of-00002.txt"]
+  assert open(path, "rb").read() == b"doc one.\n\ndoc two.\n\n"
