@@ -162,7 +162,7 @@ class BuggyLauncher:
       return ExecutionResult(FAILED, "", {}, 0.0, error=f"KeyError: {e}", exception=e, traceback="")
 
 component_cli.ComponentLauncher = BuggyLauncher
-component_cli.define_flags()
+component_cli.define_flags(("default",))
 app.run(run_main(lambda argv: component_cli.run_from_flags(PusherSpec)), flags_parser=parse_flags)
 """)
   result = subprocess.run([sys.executable, driver, "--output=pushed_model=" + str(tmp_path / "p")],
