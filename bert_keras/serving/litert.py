@@ -15,7 +15,8 @@ Needs numpy, `ai-edge-litert` (the LiteRT interpreter, XNNPACK on CPU) and `toke
 project's in-graph tokenizer is TensorFlow ops that LiteRT cannot run, so the text is tokenized
 in front of the ids-in model by Hugging Face's Rust WordPiece, set to the original's rules
 (clean text, spaces around CJK ideographs, lower case and accents stripped for uncased
-vocabularies, punctuation split, greedy longest match, [UNK] past 200 characters).
+vocabularies, punctuation split, greedy longest match, [UNK] past 200 characters); a word-final
+capital sigma is lowered as the original's Python lowering does (`final_sigmas`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from bert_keras.errors import UserError
+from bert_keras.text.reference_tokenizer import is_control
 
 INFO_NAME = "bert_keras_info"  # as bert_keras/export/litert_export.py writes them
 VOCAB_NAME = "bert_keras_vocab"
@@ -58,6 +60,28 @@ def wordpiece_tokenizer(vocabulary: Sequence[str], lower_case: bool):
       clean_text=True, handle_chinese_chars=True, strip_accents=lower_case, lowercase=lower_case)
   tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
   return tokenizer
+
+
+def final_sigmas(text: str) -> str:
+  """`text` with each capital sigma that the original's lowering makes final written as "ς".
+
+  The original lowercases with Python's `str.lower` after dropping control characters, which gives
+  "ς" for a sigma ending a word ("ΟΔΟΣ" -> "οδος"); Hugging Face's lowercasing always gives "σ".
+  Every other character of `str.lower` is context-free, and the result has the length of `text`,
+  so character offsets still point into it.
+  """
+  if "Σ" not in text:
+    return text
+  kept = [i for i, c in enumerate(text) if not (c in ("\0", "\ufffd") or is_control(c))]
+  lowered = "".join(text[i] for i in kept).lower()
+  out, at = list(text), 0
+  for i in kept:
+    if text[i] == "Σ":
+      out[i] = lowered[at]
+      at += 1
+    else:
+      at += len(text[i].lower())
+  return "".join(out)
 
 
 def _texts(value, name: str) -> tuple[list[str], bool]:
@@ -112,8 +136,13 @@ class LiteRTModel:
     self._outputs = info["outputs"]  # output_0, output_1, ... in this order
 
   # === Tokenization and packing (BertPacker's layout, in numpy) ===
+  def _encode(self, texts: Sequence[str]):
+    if self.lower_case:
+      texts = [final_sigmas(t) for t in texts]
+    return self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+
   def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
-    return [e.ids for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+    return [e.ids for e in self._encode(texts)]
 
   def _pack(self, segments_a, segments_b=None, pair: bool = False):
     """Packed int32 (rows, width) inputs, width the bucket of the longest row. A row's segment B
@@ -275,7 +304,7 @@ class LiteRTModel:
   def _serve_tags(self, text) -> dict:
     """TaggerServing's outputs: entities with their type, text and character offsets."""
     texts, single = _texts(text, "text")
-    encodings = self._tokenizer.encode_batch(texts, add_special_tokens=False)
+    encodings = self._encode(texts)
     room = None if self.info["doc_stride"] else self.max_seq_length - 2
     ids = [e.ids[:room] for e in encodings]
     offsets = [e.offsets[:room] for e in encodings]
@@ -324,7 +353,7 @@ class LiteRTModel:
       raise UserError(f"question has {len(questions)} rows but context has {len(contexts)}")
     s, seq = self.info, self.max_seq_length
     query = [ids[:min(s["max_query_length"], seq - 4)] for ids in self.tokenize(questions)]
-    docs = self._tokenizer.encode_batch(contexts, add_special_tokens=False)
+    docs = self._encode(contexts)
     windows = []  # (example, start, length)
     for example, doc in enumerate(docs):
       n, room = len(doc.ids), seq - 3 - len(query[example])

@@ -22,8 +22,12 @@ from tests.export import tiny_exports
 
 LONG = " ".join(["word"] * 2500 + ["Straße", "naïve", "東京", "über"] * 625)  # 5,000 words
 TEXTS = ["", "a gripping film", "Ünïcödé ÀCCENTS and CJK 東京大学 で 日本語", LONG,
-         "short", "   ", "Mr. O'Neil's $3.50 e-mail: don't!"]
-PAIRS = ["the second one", "", LONG, "東京", "", "x", "Why?"]
+         "short", "   ", "Mr. O'Neil's $3.50 e-mail: don't!",
+         # Where tokenizers often part from the original BERT rules (../shared/DATA.md): a word of
+         # 150 characters (the original's limit is 200), a literal [CLS], characters NFKC would
+         # fold, control characters, and a capital final sigma (Python's lower() gives σ).
+         "x" * 150 + " " + "y" * 201, "[CLS] is [SEP] text [MASK]", "… ß ﬁ Ⅻ x² a\x07b\x00c", "ΟΔΟΣ ΣΑΣ"]
+PAIRS = ["the second one", "", LONG, "東京", "", "x", "Why?", "a", "[UNK]", "ß", "Σ"]
 
 
 @pytest.fixture(scope="module")
