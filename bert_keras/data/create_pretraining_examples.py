@@ -32,6 +32,8 @@ grew with the corpus. Instead documents go through files, and only paths cross s
   -> per partition: a streaming merge of its runs, bucket after bucket, each bucket's instances
      gathered into lists of about `run_bytes` (then sorted runs of WriteTFRecordShards).
 A worker holds one spill list, one bucket and one instance list at a time, whatever the corpus.
+On disk, the spill files (the tokenized corpus) stay until the run publishes, so that a retried
+routing bundle finds its input; bucket runs go once merged.
 """
 
 from __future__ import annotations
@@ -188,7 +190,8 @@ class _RouteSpilledDocuments(beam.DoFn):
         yield from lists.items()
         lists, size = {}, 0
     yield from lists.items()
-    sorted_shards.remove_files([path])
+    # The spill file stays until the run publishes (the caller removes work_dir): a retried bundle
+    # of this step (Dataflow retries failed bundles) reads it again.
 
 
 class _CreateInstancesInPartition(beam.DoFn):
@@ -266,7 +269,7 @@ class CreatePretrainingExamples(beam.PTransform):
   """(doc_id, ids, splits) tokenized documents -> (shard, [(sort key, serialized tf.Example), ...]).
 
   Several elements may have the same shard; WriteTFRecordShards merges them. Documents go through
-  files under `work_dir` (removed as they are read; the caller removes the directory), documents and
+  files under `work_dir` (the caller removes the directory when the run publishes), documents and
   instances in lists of about `run_bytes` (see the module doc).
   """
 
