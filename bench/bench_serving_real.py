@@ -120,29 +120,20 @@ flags.DEFINE_enum("head", "encoder", ["encoder", "classifier"],
                   "What is served: the encoder (pooled, sequence and every layer's outputs) or a "
                   "2-label classifier on the pooled output (probabilities).")
 
-_TORCH_SCRIPT = r"""
+# Both peers' common part: the workloads, the fast tokenizer, the classifier head with the
+# SavedModel's weights (when one is served), and `next_batch`, which cycles each workload's batches.
+_PEER_PRELUDE = r"""
 from transformers import AutoTokenizer
 
 with open(spec["workloads"]) as f:
   workloads = json.load(f)  # name -> list of batches (lists of strings)
 tokenizer = AutoTokenizer.from_pretrained(spec["tokenizer_dir"])  # BertTokenizerFast
-if spec["threads"]:
-  torch.set_num_threads(spec["threads"])
-model = bert_model()
-classifier = None
+head = None
 if spec.get("classifier"):  # BertForSequenceClassification's head, with the SavedModel's weights
   kernel = torch.tensor(spec["classifier"]["kernel"])  # (H, K)
-  classifier = torch.nn.Linear(kernel.shape[0], kernel.shape[1]).eval()
-  classifier.weight.data = kernel.T.contiguous()
-  classifier.bias.data = torch.tensor(spec["classifier"]["bias"])
-
-def call(texts):
-  # Tokenization counted: strings in, padded to the batch's longest row as a user calls it.
-  x = tokenizer(texts, padding="longest", truncation=True, max_length=spec["seq_length"],
-                return_tensors="pt")
-  if classifier is not None:
-    return [torch.softmax(classifier(model(**x).pooler_output), -1).numpy()]
-  return outputs(model(**x, output_hidden_states=True))
+  head = torch.nn.Linear(kernel.shape[0], kernel.shape[1]).eval()
+  head.weight.data = kernel.T.contiguous()
+  head.bias.data = torch.tensor(spec["classifier"]["bias"])
 
 cursor = {name: 0 for name in workloads}
 def next_batch(name):
@@ -151,33 +142,40 @@ def next_batch(name):
   cursor[name] += 1
   return batch
 
+def warm_up(call):
+  for name in workloads:
+    call(next_batch(name))
+  cursor.update({name: 0 for name in workloads})
+"""
+
+_TORCH_SCRIPT = _PEER_PRELUDE + r"""
+if spec["threads"]:
+  torch.set_num_threads(spec["threads"])
+model = bert_model()
+
+def call(texts):
+  # Tokenization counted: strings in, padded to the batch's longest row as a user calls it.
+  x = tokenizer(texts, padding="longest", truncation=True, max_length=spec["seq_length"],
+                return_tensors="pt")
+  if head is not None:
+    return [torch.softmax(head(model(**x).pooler_output), -1).numpy()]
+  return outputs(model(**x, output_hidden_states=True))
+
 with torch.inference_mode():
   probe = call([spec["probe"]])  # for the parent's equality check
-  probe = (probe[0][0, :4] if classifier is not None else probe[1][0, 0, :4]).tolist()
-  for name in workloads:  # warm-up
-    call(next_batch(name))
-  cursor = {name: 0 for name in workloads}
+  probe = (probe[0][0, :4] if head is not None else probe[1][0, 0, :4]).tolist()
+  warm_up(call)
   serve({"torch": torch.__version__, "threads": torch.get_num_threads(), "probe": probe},
         call, next_batch)
 """
 
-_ORT_SCRIPT = r"""
+_ORT_SCRIPT = _PEER_PRELUDE + r"""
 import os, tempfile
 import numpy as np
 import onnxruntime as ort
 from onnxruntime.transformers import optimizer
-from transformers import AutoTokenizer
 
-with open(spec["workloads"]) as f:
-  workloads = json.load(f)
-tokenizer = AutoTokenizer.from_pretrained(spec["tokenizer_dir"])
 bert = bert_model()
-head = None
-if spec.get("classifier"):
-  kernel = torch.tensor(spec["classifier"]["kernel"])  # (H, K)
-  head = torch.nn.Linear(kernel.shape[0], kernel.shape[1]).eval()
-  head.weight.data = kernel.T.contiguous()
-  head.bias.data = torch.tensor(spec["classifier"]["bias"])
 
 class Served(torch.nn.Module):
   def __init__(self):
@@ -226,15 +224,7 @@ worst = max(float(np.abs(g - e).max()) for g, e in zip(got, expected))
 assert worst < 1e-4, f"ONNX Runtime differs from torch by {worst}"
 probe = call([spec["probe"]])
 probe = (probe[0][0, :4] if head is not None else probe[1][0, 0, :4]).tolist()
-cursor = {name: 0 for name in workloads}
-def next_batch(name):
-  batches = workloads[name]
-  batch = batches[cursor[name] % len(batches)]
-  cursor[name] += 1
-  return batch
-for name in workloads:  # warm-up
-  call(next_batch(name))
-cursor = {name: 0 for name in workloads}
+warm_up(call)
 serve({"ort": ort.__version__, "threads": spec["ort_threads"], "probe": probe,
        "vs_torch": worst, "fusions": fusions}, call, next_batch)
 """
