@@ -43,12 +43,12 @@ def test_bad_lines_are_counted_and_skipped():
 def test_ptransform_reads_a_glob_of_files(tmp_path):
   (tmp_path / "a.txt").write_bytes(SAMPLE)
   (tmp_path / "b.txt").write_bytes(b"Only one.\nTwo sentences.\n")
-  with test_pipeline.TestPipeline() as p:
+  with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
     ids = (p | ReadBertCorpus(str(tmp_path / "*.txt")) | beam.Map(lambda d: (d[0], len(d[1]))))
     assert_that(ids, equal_to([("a.txt:1", 2), ("a.txt:4", 2), ("a.txt:8", 1), ("b.txt:1", 2)]))
 
 
 def test_no_matching_file_is_a_user_error(tmp_path):
   with pytest.raises(UserError, match="no input file matches"):
-    with test_pipeline.TestPipeline() as p:
+    with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
       _ = p | ReadBertCorpus(str(tmp_path / "missing-*.txt"))

@@ -56,7 +56,7 @@ def _run(docs, config, path, run_bytes=None):
       pickle.dump((rows, batches), out)
 
   kwargs = {"run_bytes": run_bytes} if run_bytes else {}
-  with test_pipeline.TestPipeline() as p:
+  with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
     out = p | beam.Create(docs) | CreatePretrainingExamples(config, str(path) + ".work", **kwargs)
     assert_that(out | beam.combiners.ToList(), lambda lists: check_and_save(lists[0]))
   with open(path, "rb") as f:

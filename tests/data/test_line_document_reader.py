@@ -31,7 +31,7 @@ def test_jsonl_with_id_and_bad_lines():
 
 
 def test_ptransform_on_the_real_lee_corpus():
-  with test_pipeline.TestPipeline() as p:
+  with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
     docs = p | ReadLineDocuments(resources.lee_background_path())
     counts = (docs | beam.Map(lambda d: min(len(d[1]), 2)) | beam.combiners.Count.PerElement())
     # 300 real news documents, each several sentences long.

@@ -30,7 +30,7 @@ def test_first_drops_are_noted_with_the_example_key():
   examples = [{"id": b"1", "text": b"Kept. Two sentences."}, {"id": b"2", "text": b" "},
               {"title": b"No text", "body": b"x"}, {"id": b"4", "text": b"\xff bad utf-8"},
               {"id": b"5", "text": b"\n"}]
-  p = test_pipeline.TestPipeline()
+  p = test_pipeline.TestPipeline(runner="FnApiRunner")
   docs = p | beam.Create(examples) | beam.ParDo(tfds_reader._ToDocuments("text", "ds"))
   assert_that(docs, equal_to([("ds:1", ["Kept.", "Two sentences."])]))
   result = p.run()
@@ -46,5 +46,5 @@ def test_first_drops_are_noted_with_the_example_key():
 
 def test_unknown_dataset_is_a_user_error(tmp_path):
   with pytest.raises(UserError, match="no_such_dataset_xyz"):
-    with test_pipeline.TestPipeline() as p:
+    with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
       _ = p | ReadTfdsDocuments("no_such_dataset_xyz", data_dir=str(tmp_path))

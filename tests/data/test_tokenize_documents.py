@@ -27,7 +27,7 @@ def test_pack_unpack_and_filter():
 def test_transform_tokenizes_like_the_original():
   docs = [("a", ["Hello world, this is BERT.", "Second sentence!"]), ("b", ["\u0000\ufffd", "Only one."]),
           ("c", ["x", "y", "z"])]
-  with test_pipeline.TestPipeline() as p:
+  with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
     out = (p | beam.Create(docs) | TokenizeDocuments(resources.uncased_vocab_path())
            | beam.Map(lambda packed: (packed[0], unpack_tokenized_document(packed))))
     # DATA.md golden ids (without [CLS]/[SEP]); "b" has one sentence left and is dropped.

@@ -75,7 +75,7 @@ def test_markup_is_removed():
 def test_ptransform_reads_xml_and_bz2(tmp_path, name):
   data = DUMP.encode()
   (tmp_path / name).write_bytes(bz2.compress(data) if name.endswith(".bz2") else data)
-  with test_pipeline.TestPipeline() as p:
+  with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
     docs = p | ReadWikipediaDump(str(tmp_path / name))
     assert_that(docs, equal_to([(f"{name}:12", EXPECTED)]))
 
@@ -98,7 +98,7 @@ def test_real_dump_pages():
 
 @pytest.mark.slow
 def test_ptransform_on_the_real_dump():
-  p = test_pipeline.TestPipeline()
+  p = test_pipeline.TestPipeline(runner="FnApiRunner")
   docs = p | ReadWikipediaDump(resources.wikipedia_dump_path())
   lengths = docs | beam.Map(lambda d: len(d[1])) | beam.combiners.ToList()
 
@@ -153,7 +153,7 @@ def test_not_bz2_data_is_a_user_error(tmp_path):
 def test_truncated_tail_keeps_pages_and_is_counted(tmp_path):
   data = DUMP.encode()
   (tmp_path / "dump.xml").write_bytes(data[:data.index(b"<title>Empty")])  # inside the last page
-  p = test_pipeline.TestPipeline()
+  p = test_pipeline.TestPipeline(runner="FnApiRunner")
   docs = p | ReadWikipediaDump(str(tmp_path / "dump.xml"))
   assert_that(docs, equal_to([("dump.xml:12", EXPECTED)]))
   result = p.run()
