@@ -1,6 +1,7 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 # Each creates .venv when missing, installs the pinned requirements and the package, then does its job;
-# `make test` adds the test and benchmark packages (requirements-test.txt), which the image leaves out.
+# `make test` adds the test and benchmark packages (requirements-test.txt), which the image leaves out,
+# and Beam's GCP extras (requirements-gcp.txt), which the image has.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -24,8 +25,11 @@ $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	$(PY) -m compileall -q -j 0 $(VENV)/lib > /dev/null
 	touch $(STAMP)
 
-$(TEST_STAMP): $(STAMP) requirements-test.txt
-	$(PY) -m pip install -q -r requirements-test.txt
+# Beam's GCP extras too (requirements-gcp.txt, as in the image): a test translates each Beam
+# pipeline for Dataflow offline.
+$(TEST_STAMP): $(STAMP) requirements-gcp.txt requirements-test.txt
+	$(PY) -m pip install -q --no-compile -r requirements.txt -r requirements-gcp.txt -r requirements-test.txt
+	$(PY) -m compileall -q -j 0 $(VENV)/lib > /dev/null
 	touch $(TEST_STAMP)
 
 setup: $(TEST_STAMP)
