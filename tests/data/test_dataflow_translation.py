@@ -4,7 +4,8 @@ package built) and submits nothing. It runs in a process that can import the lib
 alone, as a Dataflow worker holding the wheel (tests/data/dataflow_dry_run.py), and nothing in it
 reaches the network: a connection or name lookup beyond 127.0.0.1 fails the run at once.
 
-Needs Beam's GCP extras (requirements-gcp.txt, which `make test` and the image install).
+Needs Beam's GCP extras (requirements-gcp.txt): installed (the image), or in .venv/gcp-extras,
+where `make test` installs them for this test's process alone.
 """
 
 import json
@@ -30,9 +31,12 @@ STEPS = {
                                 "ReportInstances", "WriteShards"},
 }
 
+# Where `make test` installs Beam's GCP extras (the Makefile's GCP_EXTRAS).
+GCP_EXTRAS = os.path.join(sys.prefix, "gcp-extras")
+
 pytestmark = pytest.mark.skipif(
-    beam_runner.dataflow_runner_missing() is not None,
-    reason="needs Beam's GCP extras: pip install -r requirements-gcp.txt")
+    beam_runner.dataflow_runner_missing() is not None and not os.path.isdir(GCP_EXTRAS),
+    reason=f"needs Beam's GCP extras: make setup (installs requirements-gcp.txt into {GCP_EXTRAS})")
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +52,8 @@ def translated(tmp_path_factory):
     else:
       shutil.copy(os.path.join(ROOT, name), source / name)
   # The checkout's root (components/, pipeline/, configs/) is left off the path.
-  path = [str(source)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                          if p and os.path.realpath(p) != os.path.realpath(ROOT)]
+  path = [str(source), GCP_EXTRAS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                      if p and os.path.realpath(p) != os.path.realpath(ROOT)]
   env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), TF_CPP_MIN_LOG_LEVEL="3",
              CUDA_VISIBLE_DEVICES="")
   run = subprocess.run([sys.executable, "-P", os.path.join(ROOT, "tests", "data", "dataflow_dry_run.py"),
