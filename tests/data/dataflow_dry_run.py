@@ -50,7 +50,8 @@ def _pickles(proto) -> list:
   from apache_beam.portability import common_urns  # pylint: disable=g-import-not-at-top
   from apache_beam.portability.api import beam_runner_api_pb2  # pylint: disable=g-import-not-at-top
 
-  combines = {common_urns.composites.COMBINE_PER_KEY.urn, common_urns.composites.COMBINE_GLOBALLY.urn}
+  combines = {common_urns.composites.COMBINE_PER_KEY.urn,
+              common_urns.composites.COMBINE_GLOBALLY.urn}
   specs = [c.spec for c in proto.components.coders.values()]
   specs += [w.window_fn for w in proto.components.windowing_strategies.values()]
   for transform in proto.components.transforms.values():

@@ -19,6 +19,7 @@ import pytest
 from bert_keras.data import beam_runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DRY_RUN = os.path.join(ROOT, "tests", "data", "dataflow_dry_run.py")
 # What the wheel is built from (setup.py is Dataflow's --setup_file).
 LIBRARY_SOURCES = ("setup.py", "pyproject.toml", "README.md", "bert_keras")
 # Each pipeline's labelled steps (a step's own sub-steps are named "<step>/...").
@@ -56,8 +57,7 @@ def translated(tmp_path_factory):
                                       if p and os.path.realpath(p) != os.path.realpath(ROOT)]
   env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), TF_CPP_MIN_LOG_LEVEL="3",
              CUDA_VISIBLE_DEVICES="")
-  run = subprocess.run([sys.executable, "-P", os.path.join(ROOT, "tests", "data", "dataflow_dry_run.py"),
-                        str(tmp / "work"), str(source / "setup.py")],
+  run = subprocess.run([sys.executable, "-P", DRY_RUN, str(tmp / "work"), str(source / "setup.py")],
                        cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
   assert run.returncode == 0, run.stderr[-3000:]
   return json.loads(run.stdout.splitlines()[-1])

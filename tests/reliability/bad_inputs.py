@@ -87,8 +87,10 @@ def run_script(name: str, *args: str, timeout: float = 240,
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
              PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
   command = [script_path(name), *args]
-  return subprocess.run([sys.executable, *(hide_gcp_extras(command) if without_gcp_extras else command)],
-                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+  if without_gcp_extras:
+    command = hide_gcp_extras(command)
+  return subprocess.run([sys.executable, *command], cwd=ROOT, env=env, capture_output=True,
+                        text=True, timeout=timeout)
 
 
 def hide_gcp_extras(command: list) -> list:
