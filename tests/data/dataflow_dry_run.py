@@ -73,14 +73,18 @@ def _pickles(proto) -> list:
 
 
 def _imported_modules(pickles) -> set:
-  """The modules that loading `pickles` imports from."""
+  """The modules that loading `pickles` imports: those of its classes and functions, and those
+  cloudpickle's `subimport` imports for a function's globals."""
   modules = set()
 
   class Recording(pickle.Unpickler):
 
     def find_class(self, module, name):
       modules.add(module)
-      return super().find_class(module, name)
+      found = super().find_class(module, name)
+      if name == "subimport":
+        return lambda imported: (modules.add(imported), found(imported))[1]
+      return found
 
   for data in pickles:
     Recording(io.BytesIO(data)).load()
