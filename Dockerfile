@@ -1,8 +1,9 @@
 # The image every step of the compiled Kubeflow Pipelines spec runs in (bert_keras/orchestration/kfp_compiler.py;
 # README "Kubeflow Pipelines and Vertex AI Pipelines"): the pinned runtime requirements (kfp among them,
 # as each step is a KFP Python component; not the test and benchmark packages of
-# requirements-test.txt), Beam's GCP extras (Dataflow, gs:// paths), the embedded data wheels, and the
-# project at /app, whose setup.py is Dataflow's --setup_file. The steps run as an unprivileged user.
+# requirements-test.txt), Beam's GCP extras (requirements-gcp.txt: Dataflow, gs:// paths), the
+# embedded data wheels, and the project at /app, whose setup.py is Dataflow's --setup_file. The
+# steps run as an unprivileged user.
 #   docker build -t REGISTRY/bert-keras:TAG . && docker push REGISTRY/bert-keras:TAG
 FROM python:3.11-slim
 
@@ -12,8 +13,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 TF_CPP_MIN_L
     BERT_KERAS_IMAGE=1
 WORKDIR /app
 
-COPY requirements.txt requirements-data.txt ./
-RUN pip install -r requirements.txt "apache-beam[gcp]==2.77.0" \
+COPY requirements.txt requirements-gcp.txt requirements-data.txt ./
+RUN pip install -r requirements.txt -r requirements-gcp.txt \
  && pip install --no-deps -r requirements-data.txt
 
 # The library is installed (the wheel holds bert_keras/ alone); the application folders sit at /app,

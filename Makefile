@@ -1,11 +1,13 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 # Each creates .venv when missing, installs the pinned requirements and the package, then does its job;
-# `make test` adds the test and benchmark packages (requirements-test.txt), which the image leaves out.
+# `make test` adds the test and benchmark packages (requirements-test.txt), which the image leaves out,
+# and Beam's GCP extras (requirements-gcp.txt, in .venv/gcp-extras), which the image has.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+GCP_EXTRAS := $(VENV)/gcp-extras
 
 .PHONY: demo test test-fast setup clean
 
@@ -24,8 +26,13 @@ $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	$(PY) -m compileall -q -j 0 $(VENV)/lib > /dev/null
 	touch $(STAMP)
 
-$(TEST_STAMP): $(STAMP) requirements-test.txt
+# Beam's GCP extras (requirements-gcp.txt, as in the image) go to a folder of their own, on the path
+# of tests/data/test_dataflow_translation.py alone (which translates each Beam pipeline for Dataflow).
+$(TEST_STAMP): $(STAMP) requirements-gcp.txt requirements-test.txt
 	$(PY) -m pip install -q -r requirements-test.txt
+	rm -rf $(GCP_EXTRAS)
+	$(PY) -m pip install -q --no-compile --no-deps --target $(GCP_EXTRAS) -r requirements-gcp.txt
+	$(PY) -m compileall -q -j 0 $(GCP_EXTRAS) > /dev/null
 	touch $(TEST_STAMP)
 
 setup: $(TEST_STAMP)

@@ -189,6 +189,19 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
        | "Write" >> beam.Map(_write_unless_empty, args.output_dir, config))
 
 
+def build_corpus_pipeline(p: beam.Pipeline, corpus_pattern: str, output_dir: str, config: dict) -> None:
+  """The vocabulary component's graph: corpus shards in the BERT text layout (corpus ingestion's)
+  -> vocab.txt in `output_dir`, with `config` (vocab_size, lower_case, num_unused, min_count,
+  max_input_words and what else it records) as learn_vocab_config.json beside it."""
+  from bert_keras.data.bert_corpus_reader import ReadBertCorpus  # pylint: disable=g-import-not-at-top
+
+  _ = (p
+       | "ReadCorpus" >> ReadBertCorpus(corpus_pattern)
+       | "Learn" >> LearnWordPieceVocab(config["vocab_size"], config["lower_case"], config["num_unused"],
+                                         config["min_count"], config["max_input_words"])
+       | "Write" >> beam.Map(write_vocabulary, output_dir, config))
+
+
 def run(argv: Sequence[str]) -> str:
   """Runs the pipeline; returns the path of the written vocab.txt."""
   from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top

@@ -1,4 +1,4 @@
-"""Vocabulary executor: `bert_keras.data.wordpiece_vocab_pipeline.LearnWordPieceVocab` on the corpus."""
+"""Vocabulary executor: `bert_keras.data.wordpiece_vocab_pipeline.build_corpus_pipeline` on the corpus."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ class VocabularyExecutor(BaseExecutor):
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from bert_keras.data.bert_corpus_reader import ReadBertCorpus
-    from bert_keras.data.wordpiece_vocab_pipeline import (VOCAB_NAME, LearnWordPieceVocab,
-                                                          write_vocabulary)
+    from bert_keras.data.wordpiece_vocab_pipeline import VOCAB_NAME, build_corpus_pipeline
     from bert_keras.text.vocab import load_vocab
 
     corpus, vocabulary = inputs["corpus"], outputs["vocabulary"]
@@ -23,13 +21,7 @@ class VocabularyExecutor(BaseExecutor):
     beam_args = local_beam_args(self.context.beam_pipeline_args)
     self.log(f"learning a {parameters['vocab_size']}-token WordPiece vocabulary with Beam {beam_args}")
     with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
-      _ = (p
-           | "ReadCorpus" >> ReadBertCorpus(pattern)
-           | "Learn" >> LearnWordPieceVocab(parameters["vocab_size"], parameters["lower_case"],
-                                            parameters["num_unused"], parameters["min_count"],
-                                            parameters["max_input_words"])
-           | "Write" >> beam.Map(write_vocabulary, vocabulary.uri,
-                                 dict(parameters, input_file=corpus.uri)))
+      build_corpus_pipeline(p, pattern, vocabulary.uri, dict(parameters, input_file=corpus.uri))
     tokens = load_vocab(vocabulary.path(VOCAB_NAME))
     vocabulary.metrics["vocab_size"] = len(tokens)
     vocabulary.properties.update(lower_case=parameters["lower_case"], vocab_file=VOCAB_NAME)

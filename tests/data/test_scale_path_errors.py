@@ -27,10 +27,6 @@ _DATAFLOW = ["--runner=DataflowRunner", "--project=my-project", "--region=us-cen
 _APICLIENT = beam_runner.DATAFLOW_CLIENT_MODULE
 
 
-def _has_gcp_extras() -> bool:
-  return beam_runner.dataflow_runner_missing() is None
-
-
 def _corpus(tmp_path) -> str:
   path = tmp_path / "corpus.txt"
   path.write_text("The first sentence.\nThe second one.\n\nAnother document.\nIts end.\n",
@@ -38,13 +34,11 @@ def _corpus(tmp_path) -> str:
   return str(path)
 
 
-@pytest.mark.skipif(_has_gcp_extras(), reason="Beam's GCP extras are installed: the script would "
-                    "submit a Dataflow job")
 @pytest.mark.parametrize("script", ["create_pretraining_data", "learn_vocab"])
 def test_dataflow_runner_without_gcp_extras_is_one_error_line(script, tmp_path):
   out = tmp_path / "out"
   result = B.run_script(script, f"--input_file={_corpus(tmp_path)}", "--input_format=bert_text",
-                        f"--output_dir={out}", *_DATAFLOW, timeout=120)
+                        f"--output_dir={out}", *_DATAFLOW, timeout=120, without_gcp_extras=True)
   import apache_beam  # pylint: disable=import-outside-toplevel
   B.user_error_line(result, "--runner=DataflowRunner", "Dataflow runner is not available",
                     f'pip install "apache-beam[gcp]=={apache_beam.__version__}"')

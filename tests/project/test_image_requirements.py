@@ -1,5 +1,6 @@
-"""The component image (Dockerfile) holds what the library runs on and no more, and runs as an
-unprivileged user; `make test` adds the test and benchmark packages (requirements-test.txt)."""
+"""The component image (Dockerfile) holds what the library runs on (with Beam's GCP extras) and no
+more, and runs as an unprivileged user; `make test` installs the same GCP extras and adds the test
+and benchmark packages (requirements-test.txt)."""
 
 import ast
 import importlib.metadata
@@ -48,7 +49,8 @@ def _imported_by_library():
 
 def test_the_image_installs_the_runtime_requirements_only():
   files = _image_requirement_files()
-  assert "requirements.txt" in files and "requirements-test.txt" not in files, files
+  assert {"requirements.txt", "requirements-gcp.txt"} <= set(files), files
+  assert "requirements-test.txt" not in files, files
   installed = set().union(*(_pinned(f) for f in files))
   test_only = _pinned("requirements-test.txt")
   assert {"pytest", "pytest-xdist", "hypothesis", "tokenizers", "psutil"} <= test_only
@@ -78,6 +80,7 @@ def test_make_test_installs_the_test_requirements():
   recipe = subprocess.run(["make", "-C", ROOT, "-n", "-B", "test"], capture_output=True,
                           text=True, check=True).stdout
   assert "-r requirements-test.txt" in recipe
+  assert "-r requirements-gcp.txt" in recipe  # as the image: tests/data/test_dataflow_translation.py
   demo = subprocess.run(["make", "-C", ROOT, "-n", "-B", "demo"], capture_output=True,
                         text=True, check=True).stdout
   assert "-r requirements.txt" in demo and "requirements-test.txt" not in demo

@@ -80,12 +80,31 @@ def script_path(name: str) -> str:
   return os.path.join(ROOT if "/" in name else SCRIPTS, f"{name}.py")
 
 
-def run_script(name: str, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-  """Runs script_path(name) with `args` in a fresh interpreter (TF logs quiet, no GPU)."""
+def run_script(name: str, *args: str, timeout: float = 240,
+               without_gcp_extras: bool = False) -> subprocess.CompletedProcess:
+  """Runs script_path(name) with `args` in a fresh interpreter (TF logs quiet, no GPU), as
+  without Beam's GCP extras if asked (`hide_gcp_extras`)."""
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
              PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-  return subprocess.run([sys.executable, script_path(name), *args], cwd=ROOT,
-                        env=env, capture_output=True, text=True, timeout=timeout)
+  command = [script_path(name), *args]
+  if without_gcp_extras:
+    command = hide_gcp_extras(command)
+  return subprocess.run([sys.executable, *command], cwd=ROOT, env=env, capture_output=True,
+                        text=True, timeout=timeout)
+
+
+def hide_gcp_extras(command: list) -> list:
+  """python's arguments that run `command` (a script's path or "-m", a module, then the arguments)
+  as without Beam's GCP extras, installed or not: the Dataflow client's import fails. A test of
+  the refusal of --runner=DataflowRunner then runs either way, and never submits a job."""
+  from bert_keras.data.beam_runner import DATAFLOW_CLIENT_MODULE  # pylint: disable=g-import-not-at-top
+
+  module = command[0] == "-m"
+  target = command[1] if module else command[0]
+  run = (f"runpy.run_module({target!r}, run_name='__main__', alter_sys=True)" if module
+         else f"sys.argv[0] = {target!r}; runpy.run_path({target!r}, run_name='__main__')")
+  return ["-c", f"import runpy, sys; sys.modules[{DATAFLOW_CLIENT_MODULE!r}] = None; {run}",
+          *command[2 if module else 1:]]
 
 
 def raises(fn, *needles: str) -> str:
