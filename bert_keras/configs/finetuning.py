@@ -29,12 +29,11 @@ class RunConfig(Config):
   # fixed.
   length_buckets: str = "auto"
 
-  def __post_init__(self):
+  RANGES = dict(max_train_examples=">= 0")
+
+  def validate(self):
     from bert_keras.text.length_buckets import normalize_spec
     try:
       object.__setattr__(self, "length_buckets", normalize_spec(self.length_buckets))
     except ValueError as e:
       raise ConfigError(str(e), key="length_buckets") from None
-    n = self.max_train_examples
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-      raise ConfigError(f"max_train_examples={n!r} must be an integer >= 0 (0 = all)")

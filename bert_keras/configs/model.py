@@ -9,8 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from bert_keras.configs.base import (Config, ConfigError, is_int, is_number,  # pylint: disable=unused-import
-                          read_config_json)
+from bert_keras.configs.base import Config, ConfigError
 
 HIDDEN_ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
 ATTENTION_KINDS = ("bidirectional", "causal")
@@ -39,34 +38,16 @@ class ModelConfig(Config):
   layer_norm_epsilon: float = 1e-12
   attention: str = "bidirectional"  # "causal" for left-to-right models (GPT-1, the LTR ablation).
 
-  def __post_init__(self):
-    self.validate()
+  RANGES = dict(vocab_size="> 0", hidden_size="> 0", num_layers="> 0", num_heads="> 0",
+                intermediate_size="> 0", max_position_embeddings="> 0", type_vocab_size=">= 0",
+                dropout_rate="[0, 1)", attention_dropout_rate="[0, 1)", initializer_range="> 0",
+                layer_norm_epsilon="> 0")
+  CHOICES = dict(hidden_act=HIDDEN_ACTIVATIONS, attention=ATTENTION_KINDS)
 
   def validate(self) -> None:
-    """Type and range of every field, naming the field (configs come from JSON files)."""
-    for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
-                 "max_position_embeddings"):
-      value = getattr(self, name)
-      if not is_int(value) or value <= 0:
-        raise ConfigError(f"{name}={value!r} must be a positive integer", key=name)
-    if not is_int(self.type_vocab_size) or self.type_vocab_size < 0:
-      raise ConfigError(f"type_vocab_size={self.type_vocab_size!r} must be an integer >= 0",
-                        key="type_vocab_size")
     if self.hidden_size % self.num_heads:
       raise ConfigError(
           f"hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}")
-    for name, allowed in (("hidden_act", HIDDEN_ACTIVATIONS), ("attention", ATTENTION_KINDS)):
-      value = getattr(self, name)
-      if not isinstance(value, str) or value not in allowed:
-        raise ConfigError(f"{name}={value!r}; expected one of {allowed}", key=name)
-    for name in ("dropout_rate", "attention_dropout_rate"):
-      value = getattr(self, name)
-      if not is_number(value) or not 0.0 <= value < 1.0:
-        raise ConfigError(f"{name}={value!r} must be a number in [0, 1)", key=name)
-    for name in ("initializer_range", "layer_norm_epsilon"):
-      value = getattr(self, name)
-      if not is_number(value) or not value > 0:
-        raise ConfigError(f"{name}={value!r} must be a number > 0", key=name)
 
 
 def check_model_config_keys(values: Mapping[str, Any], what: str, key: str | None = None) -> None:
