@@ -17,6 +17,7 @@ import functools
 import json
 import math
 import operator
+import re
 import typing
 from typing import Any, ClassVar, Mapping
 
@@ -104,32 +105,25 @@ def _is_config(hint: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _config_fields(cls) -> dict:
-  """{field name: (the Config subclass it holds, is it a tuple of them), (tuple, True) for other
-  tuples, or None}."""
-  hints = typing.get_type_hints(cls)
+def _field_kinds(cls) -> dict:
+  """{field name: (the Config subclass it holds, is it a tuple of them), "tuple" for other tuples
+  (a JSON list is read back as one), or None}."""
   out = {}
-  for field in dataclasses.fields(cls):
-    hint = hints.get(field.name)
+  for name, hint in typing.get_type_hints(cls).items():
     args = typing.get_args(hint)
     if _is_config(hint):
-      out[field.name] = (hint, False)
+      out[name] = (hint, False)
     elif typing.get_origin(hint) is tuple and len(args) == 2 and _is_config(args[0]):
-      out[field.name] = (args[0], True)  # tuple[SomeConfig, ...]
+      out[name] = (args[0], True)  # tuple[SomeConfig, ...]
     elif hint is tuple or typing.get_origin(hint) is tuple:
-      out[field.name] = (tuple, True)  # a JSON list read back as the tuple the field holds
+      out[name] = "tuple"
     else:
-      out[field.name] = None
-  return out
+      out[name] = None
+  return {f.name: out[f.name] for f in dataclasses.fields(cls)}
 
 
-def _nested(kind: tuple, value: Any, key: str) -> Any:
-  """A nested config (or a tuple of them) from plain data; configs pass through."""
-  cls, many = kind
-  if cls is tuple:
-    return tuple(value) if isinstance(value, list) else value
-  if not many:
-    return value if isinstance(value, Config) else cls.from_dict(value)
+def _nested(cls: type, value: Any, key: str) -> tuple:
+  """A tuple of `cls` configs from a list of objects; configs pass through."""
   if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
     raise ConfigError(f"{key} must be a list of {cls.__name__} objects, got "
                       f"{type(value).__name__}", key=key)
@@ -151,15 +145,15 @@ class Config:
   CHOICES: ClassVar[Mapping[str, tuple]] = {}
 
   def __post_init__(self):
+    kinds = _field_kinds(type(self))
     for field in dataclasses.fields(self):
       value = getattr(self, field.name)
-      kind = str(field.type)
-      if kind.startswith("Optional[") or kind.endswith(" | None"):  # None, or the type inside
-        kind = None if value is None else kind.removeprefix("Optional[").removesuffix("]").removesuffix(" | None")
+      # "Optional[int]" and "int | None": None or an int.
+      kind = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", str(field.type))
       check, expected = _TYPES.get(kind, (None, None))
-      if check is not None and not check(value):
+      if check and not check(value) and not (value is None and kind != field.type):
         raise ConfigError(f"{field.name}={value!r} must be {expected}", key=field.name)
-      if isinstance(value, list) and _config_fields(type(self))[field.name] == (tuple, True):
+      if kinds[field.name] == "tuple" and isinstance(value, list):
         object.__setattr__(self, field.name, tuple(value))
     for name, bounds in self._merged("RANGES").items():
       value = getattr(self, name)
@@ -187,9 +181,9 @@ class Config:
   def check_keys(cls, values: Mapping[str, Any]) -> None:
     """ConfigError naming the first key of `values` that is not a field of this class."""
     for key in values:
-      if key not in _config_fields(cls):
+      if key not in _field_kinds(cls):
         raise ConfigError(f"{key}: unknown key in {cls.__name__}; expected one of "
-                          f"{sorted(_config_fields(cls))}", key=key)
+                          f"{sorted(_field_kinds(cls))}", key=key)
 
   @classmethod
   def from_dict(cls, values: Mapping[str, Any]):
@@ -199,12 +193,13 @@ class Config:
       raise ConfigError(f"{cls.__name__} must be a JSON object, got {type(values).__name__}")
     cls.check_keys(values)
     values = dict(values)
-    for key, kind in _config_fields(cls).items():
-      if kind is not None and key in values:
+    for key, kind in _field_kinds(cls).items():
+      if isinstance(kind, tuple) and key in values and not isinstance(values[key], Config):
         try:
-          values[key] = _nested(kind, values[key], key)
+          values[key] = _nested(kind[0], values[key], key) if kind[1] else kind[0].from_dict(
+              values[key])
         except ConfigError as e:
-          raise (e if kind[1] and kind[0] is not tuple else e.under(key)) from None
+          raise (e if kind[1] else e.under(key)) from None
     return cls(**values)
 
   def to_dict(self) -> dict:

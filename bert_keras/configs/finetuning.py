@@ -25,8 +25,7 @@ class RunConfig(Config):
   # The lengths training and evaluation batches are padded to, each batch holding examples of
   # similar length (tasks/length_batches.py), as the export's --length_buckets: "auto" (16, 24,
   # 32, 48, 64, ... max_seq_length), "fixed" (every batch at max_seq_length: one shape, what TPUs
-  # prefer) or ascending lengths such as "16,32,64". Earlier versions' true / false read as auto /
-  # fixed.
+  # prefer) or ascending lengths such as "16,32,64".
   length_buckets: str = "auto"
 
   RANGES = dict(max_train_examples=">= 0")

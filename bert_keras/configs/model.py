@@ -7,7 +7,7 @@ One vocabulary across the project: `hidden_size` (H), `num_layers` (L), `num_hea
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any
 
 from bert_keras.configs.base import Config, ConfigError
 
@@ -50,17 +50,6 @@ class ModelConfig(Config):
           f"hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}")
 
 
-def check_model_config_keys(values: Mapping[str, Any], what: str, key: str | None = None) -> None:
-  """Refuses keys that are not ModelConfig fields (a typo such as "num_layer" would otherwise reach
-  dataclasses as a TypeError traceback), naming them and listing the valid fields; `what` names the
-  source ("model config", "model_overrides") and `key` is the ConfigError's key."""
-  known = {f.name for f in dataclasses.fields(ModelConfig)}
-  unknown = sorted(set(values) - known)
-  if unknown:
-    raise ConfigError(f"unknown {what} keys {unknown}; expected a subset of {sorted(known)}",
-                      key=key)
-
-
 def _bert(num_layers: int, hidden_size: int, num_heads: int, **kw) -> ModelConfig:
   return ModelConfig(num_layers=num_layers, hidden_size=hidden_size, num_heads=num_heads,
                      intermediate_size=4 * hidden_size, **kw)
@@ -87,13 +76,9 @@ NUM_SPECIAL_TOKENS = 3
 
 
 def _gpt(num_layers: int, hidden_size: int, num_heads: int, **kw) -> ModelConfig:
-  values = dict(vocab_size=GPT1_BPE_VOCAB_SIZE + NUM_SPECIAL_TOKENS, num_layers=num_layers,
-                hidden_size=hidden_size, num_heads=num_heads, intermediate_size=4 * hidden_size,
-                hidden_act="gelu_tanh", dropout_rate=0.1, attention_dropout_rate=0.1,
-                max_position_embeddings=512, type_vocab_size=0, initializer_range=0.02,
-                layer_norm_epsilon=1e-5, attention="causal")
-  values.update(kw)
-  return ModelConfig(**values)
+  return _bert(num_layers, hidden_size, num_heads, **dict(dict(
+      vocab_size=GPT1_BPE_VOCAB_SIZE + NUM_SPECIAL_TOKENS, hidden_act="gelu_tanh",
+      type_vocab_size=0, layer_norm_epsilon=1e-5, attention="causal"), **kw))
 
 
 # "gpt1" is the paper's (section 4.1: 12 layers, 768 states, 12 heads, 3072 feed-forward). The small
@@ -107,15 +92,10 @@ GPT_PRESETS: dict[str, ModelConfig] = {
 }
 
 
-def all_model_presets() -> dict[str, ModelConfig]:
-  """Every named model: BERT's (bert_tiny ... bert_large) and GPT-1's (gpt_nano ... gpt1)."""
-  return {**MODEL_PRESETS, **GPT_PRESETS}
-
-
 def get_model_config(name: str, **overrides: Any) -> ModelConfig:
-  """Returns the named preset (BERT or GPT), with optional field overrides (e.g. vocab_size of a
-  learned vocab)."""
-  presets = all_model_presets()
+  """The named preset (BERT's bert_tiny ... bert_large or GPT-1's gpt_nano ... gpt1), with field
+  overrides (e.g. vocab_size of a learned vocab)."""
+  presets = {**MODEL_PRESETS, **GPT_PRESETS}
   if name not in presets:
     raise ConfigError(f"unknown model preset {name!r}; expected one of {sorted(presets)}")
   return presets[name].replace(**overrides)

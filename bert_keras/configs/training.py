@@ -18,7 +18,7 @@ import json
 from typing import Any, Mapping
 
 from bert_keras.configs.base import Config, ConfigError, field as _field, is_int, plain_data
-from bert_keras.configs.model import ModelConfig, check_model_config_keys, get_model_config
+from bert_keras.configs.model import ModelConfig, get_model_config
 
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
 OPTIMIZERS = ("adamw", "lamb", "adam")
@@ -322,10 +322,12 @@ class TrainingConfig(Config):
   def model_config(self) -> ModelConfig:
     """The encoder config: the preset, the overrides, and causal attention for the LTR ablation."""
     overrides = dict(self.model.model_overrides)
-    check_model_config_keys(overrides, "model_overrides", key="model_overrides")
     if self.model.objective == "ltr":
       overrides["attention"] = "causal"
-    return get_model_config(self.model.model_preset, **overrides)
+    try:
+      return get_model_config(self.model.model_preset, **overrides)
+    except ConfigError as e:
+      raise (e.under("model_overrides") if e.key in overrides else e) from None
 
   def phase_steps(self) -> tuple[int, int]:
     """[first, last) global steps of this run within the `num_train_steps` schedule."""

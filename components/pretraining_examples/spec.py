@@ -14,8 +14,10 @@ _TYPES = {"int": int, "float": float, "str": str, "bool": bool, "Optional[int]":
 class PretrainingExamplesSpec(ComponentSpec):
   """MLM + NSP examples as TFRecord shards (Beam).
 
-  The parameters are PretrainingDataConfig's fields (bert_keras/configs/pretraining_data.py), with
-  its defaults, but those naming the input and output, which the artifacts give."""
+  Defaults are create_pretraining_data.py's (section 3.1 and appendix A.1): 15% of tokens masked,
+  10% short sequences, dupe_factor copies of the corpus with different masks. The parameters are
+  PretrainingDataConfig's fields (bert_keras/configs/pretraining_data.py) with its defaults, but
+  those naming the input and output, which the artifacts give."""
 
   INPUTS = {"corpus": InputSpec(Corpus), "vocabulary": InputSpec(Vocabulary)}
   OUTPUTS = {"examples": Examples}

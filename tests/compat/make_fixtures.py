@@ -212,7 +212,7 @@ def write_finetuning(vocab: str, work: str) -> None:
 
   finetune_dir = path("classifier_finetune_dir")
   # A high learning rate, so that 24 steps move the outputs apart for different texts.
-  task = get_task_config("polarity", max_seq_length=SEQ_LENGTH, batch_size=8, num_epochs=3.0,
+  task = get_task_config("polarity", max_seq_length=SEQ_LENGTH, train_batch_size=8, num_epochs=3.0,
                          learning_rate=5e-3, seed=0)
   run_finetuning(task, RunConfig(init_checkpoint=path("pretraining_model_dir"),
                                  output_dir=finetune_dir, max_train_examples=64))

@@ -34,7 +34,7 @@ def _run_without_tensorflow(*args):
 # === Unknown model overrides ===
 
 def test_unknown_model_override_names_the_key_and_the_fields():
-  with pytest.raises(ConfigError, match=r"unknown model_overrides keys \['nope'\]") as info:
+  with pytest.raises(ConfigError, match=r"^model_overrides.nope: unknown key in ModelConfig") as info:
     TrainingConfig.from_flat(model_overrides={"nope": 1, "num_layers": 1})
   assert "num_layers" in str(info.value) and "vocab_size" in str(info.value)
   with pytest.raises(ConfigError, match=r"num_layer: unknown key .*'num_layers'"):
@@ -46,14 +46,14 @@ def test_unknown_model_override_names_the_key_and_the_fields():
 def test_unknown_model_override_in_config_json_names_the_file(tmp_path):
   path = tmp_path / "training_config.json"
   path.write_text(json.dumps({"model": {"model_preset": "bert_tiny", "model_overrides": {"nope": 1}}}))
-  with pytest.raises(ConfigError, match=r"training_config.json: unknown model_overrides keys"):
+  with pytest.raises(ConfigError, match=r"training_config.json: model_overrides.nope: unknown key"):
     TrainingConfig.from_json_file(str(path))
 
 
 def test_unknown_model_override_flag_is_one_error_line_before_tensorflow():
   B.user_error_line(_run_without_tensorflow('--model_overrides={"nope": 1}',
                                             "--model_dir=/nonexistent/never_written"),
-                    "unknown model_overrides keys ['nope']", "'num_layers'")
+                    "model_overrides.nope: unknown key in ModelConfig", "'num_layers'")
 
 
 # === Dynamic masking against the model's vocabulary ===
