@@ -173,6 +173,10 @@ class Config:
   def validate(self) -> None:
     """Checks across fields; each config adds its own."""
 
+  def given(self) -> list[str]:
+    """The fields not at their defaults."""
+    return [f.name for f in dataclasses.fields(self) if getattr(self, f.name) != f.default]
+
   @classmethod
   def field_names(cls) -> list[str]:
     return [f.name for f in dataclasses.fields(cls)]

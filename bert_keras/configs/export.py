@@ -59,10 +59,5 @@ class ExportConfig(Config):
 
   def bert_only_settings(self) -> list[str]:
     """The settings given that only BERT exports use (GPT-1 exports take none of them)."""
-    given = {"max_seq_length": self.max_seq_length is not None,
-             "head_groups": self.head_groups is not None, "jit_compile": self.jit_compile is not False,
-             "doc_stride": self.doc_stride != 0, "vocab_file": bool(self.vocab_file),
-             "lower_case": self.lower_case is not None,
-             "length_buckets": self.length_buckets != "auto",
-             "format": self.format != "saved_model", "quantize": self.quantize != "none"}
-    return [name for name, is_given in given.items() if is_given]
+    return [name for name in self.given() if name not in (
+        "output_dir", "finetune_dir", "encoder_checkpoint", "overwrite")]

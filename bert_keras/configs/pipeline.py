@@ -55,14 +55,18 @@ class PretrainingConfig(Config):
         object.__setattr__(self, "training", TrainingOverrides.from_dict(self.training))
       except ConfigError as e:
         raise e.under("training") from None
-    for name in PretrainingDataConfig.LOCATION_FIELDS:
-      if getattr(self.data, name) != getattr(PretrainingDataConfig, name):
-        raise ConfigError(f"data.{name}: set by the pipeline (its corpus and vocabulary)",
-                          key=f"data.{name}")
-    for name in _PIPELINE_TRAINING:
-      if name in self.training:
-        raise ConfigError(f"training.{name}: set by the pipeline (pretraining.data, the "
-                          "vocabulary, the runner)", key=f"training.{name}")
+    for name in set(self.data.given()) & set(PretrainingDataConfig.LOCATION_FIELDS):
+      raise ConfigError(f"data.{name}: set by the pipeline (its corpus and vocabulary)",
+                        key=f"data.{name}")
+    for name in set(self.training) & set(_PIPELINE_TRAINING):
+      raise ConfigError(f"training.{name}: set by the pipeline (pretraining.data, the "
+                        "vocabulary, the runner)", key=f"training.{name}")
+    try:  # with the data's lengths, as the pretrainer will run it
+      self.training.config(max_seq_length=self.data.max_seq_length,
+                           max_predictions_per_seq=self.data.max_predictions_per_seq)
+    except ConfigError as e:
+      lengths = e.key in ("max_seq_length", "max_predictions_per_seq")
+      raise e.under("data" if lengths else "training") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,19 +87,18 @@ class FineTuneConfig(Config):
 
   def validate(self):
     try:
-      config = get_task_config(self.task)
+      preset = get_task_config(self.task)
     except ConfigError as e:
       raise e.under("task") from None
     if not isinstance(self.task_config, TaskConfig):
       try:
-        config = config.replace(**dict(self.task_config or {}))
+        object.__setattr__(self, "task_config",
+                           get_task_config(self.task, **dict(self.task_config or {})))
       except ConfigError as e:
         raise e.under("task_config") from None
-      object.__setattr__(self, "task_config", config)
-    elif type(self.task_config) is not type(config) or self.task_config.task != self.task:
-      raise ConfigError(f"task_config: a {type(self.task_config).__name__} of task "
-                        f"{self.task_config.task!r}; task {self.task!r} takes a "
-                        f"{type(config).__name__}", key="task_config")
+    elif self.task_config.task != preset.task:
+      raise ConfigError(f"task_config: a config of task {self.task_config.task!r}; expected one "
+                        f"of {preset.task!r}", key="task_config")
     if not self.bases or set(self.bases) - set(BASES):
       raise ConfigError(f"bases={self.bases!r}; expected a subset of {BASES}", key="bases")
     for base, overrides in self.base_task_config.items():

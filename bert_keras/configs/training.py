@@ -35,14 +35,7 @@ def field_help(name: str) -> str:
   """The help of the TrainingConfig field of flat name `name` (its flag), with its default."""
   field = TrainingConfig.flat_fields()[name]
   default = field.default_factory() if field.default is dataclasses.MISSING else field.default
-  if isinstance(default, tuple):
-    shown = ",".join(str(v) for v in default)
-  elif isinstance(default, dict):
-    shown = json.dumps(default)
-  elif isinstance(default, str):
-    shown = repr(default)
-  else:
-    shown = str(default).lower() if isinstance(default, bool) else str(default)
+  shown = ",".join(map(str, default)) if isinstance(default, tuple) else json.dumps(default)
   return f"{field.metadata['help']} (default {shown})"
 
 
@@ -264,10 +257,7 @@ class TrainingConfig(Config):
     """A copy with fields given by their flat names (flags); unknown names are refused naming
     them."""
     changes: dict[str, dict] = {}
-    for name, value in flat.items():
-      if name not in _flat_map():
-        raise ConfigError(f"{name}: unknown key in TrainingConfig; expected one of "
-                          f"{sorted(_flat_map())}", key=name)
+    for name, value in TrainingOverrides(flat).items():
       section, field = _flat_map()[name]
       changes.setdefault(section, {})[field.name] = value
     return dataclasses.replace(self, **{
@@ -337,18 +327,25 @@ class TrainingConfig(Config):
 
 
 class TrainingOverrides(dict):
-  """TrainingConfig fields by flat name over its defaults (the pipeline's pretrainer settings):
-  names, types and ranges are checked when it is built, by building the config they give."""
+  """TrainingConfig fields by flat name over its defaults (the pipeline's pretrainer settings); the
+  names are checked when it is built, the values by whoever builds the config (`config`)."""
 
   def __init__(self, values: Mapping[str, Any] = (), **more: Any):
     super().__init__(values, **more)
-    self.config = TrainingConfig.from_flat(self)
+    for name in self:
+      if name not in _flat_map():
+        raise ConfigError(f"{name}: unknown key in TrainingConfig; expected one of "
+                          f"{sorted(_flat_map())}", key=name)
 
   @classmethod
   def from_dict(cls, values: Mapping[str, Any]) -> "TrainingOverrides":
     if not isinstance(values, Mapping):
       raise ConfigError(f"must be an object of TrainingConfig fields, got {type(values).__name__}")
     return cls(values)
+
+  def config(self, **more: Any) -> TrainingConfig:
+    """The TrainingConfig of these fields and `more` (checked)."""
+    return TrainingConfig.from_flat(self, **more)
 
 
 @functools.lru_cache(maxsize=None)

@@ -102,14 +102,15 @@ def _pretraining_data_parser() -> argparse.ArgumentParser:
   """One flag per PretrainingDataConfig field, with its type, help and default (the config's)."""
   parser = argparse.ArgumentParser(
       description="The Beam pipeline that turns a text corpus into BERT pretraining TFRecords",
-      allow_abbrev=False)
+      allow_abbrev=False, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
   types = {"int": int, "float": float, "str": str, "Optional[int]": int, "Optional[str]": str}
   for field in dataclasses.fields(PretrainingDataConfig):
     kind = dict(type=parse_bool, nargs="?", const=True) if field.type == "bool" else dict(
         type=types[field.type], choices=PretrainingDataConfig.CHOICES.get(field.name))
-    parser.add_argument(f"--{PRETRAINING_DATA_FLAGS.get(field.name, field.name)}",
-                        dest=field.name, default=field.default, help=field.metadata["help"],
-                        required=field.name == "output_dir", **kind)
+    flag = PRETRAINING_DATA_FLAGS.get(field.name, field.name)
+    metavar = None if PretrainingDataConfig.CHOICES.get(field.name) else flag.upper()
+    parser.add_argument(f"--{flag}", dest=field.name, metavar=metavar, default=field.default,
+                        help=field.metadata["help"], required=field.name == "output_dir", **kind)
   add_help_aliases(parser)
   add_verbose(parser)
   return parser

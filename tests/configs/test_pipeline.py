@@ -49,3 +49,16 @@ def test_task_configs_are_typed_by_the_task_preset():
   assert type(polarity.task_config) is TaskConfig and polarity.task_config.learning_rate == 1e-4
   assert PipelineConfig.from_dict(config.to_dict()) == config
   assert config.pretraining.training == {}
+
+
+def test_training_is_checked_with_the_data_lengths():
+  """The pretrainer runs at pretraining.data's lengths: a model too short for them is refused when
+  the config is loaded, not when the pretrainer starts."""
+  values = {"data": {"max_seq_length": 256},
+            "training": {"model_preset": "bert_tiny",
+                         "model_overrides": {"max_position_embeddings": 128}}}
+  with pytest.raises(ConfigError, match=r"^pretraining.data.max_seq_length=256 exceeds "
+                                        r"max_position_embeddings=128"):
+    _load(pretraining=values)
+  values["data"]["max_seq_length"] = 64
+  assert _load(pretraining=values).pretraining.data.max_seq_length == 64
