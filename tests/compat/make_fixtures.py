@@ -256,8 +256,8 @@ def write_gpt(work: str) -> None:
   run_train_bpe([], [corpus], 200, bpe)
   out = os.path.join(work, "gpt")
   run_gpt_pretraining("gpt_nano", bpe, [], [corpus],
-                      GPTPretrainingConfig(num_train_steps=2, num_warmup_steps=1, batch_size=4,
-                                           seq_length=SEQ_LENGTH), out)
+                      GPTPretrainingConfig(num_train_steps=2, num_warmup_steps=1, train_batch_size=4,
+                                           max_seq_length=SEQ_LENGTH), out)
   os.makedirs(path("gpt_pretraining_dir"))
   for name in ("decoder.keras", "bpe.model", "config.json"):
     shutil.copyfile(os.path.join(out, name), path("gpt_pretraining_dir", name))
