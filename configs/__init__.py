@@ -18,5 +18,6 @@ def recipe_names(kind: str) -> list[str]:
 def recipe_path(kind: str, name: str) -> str:
   """configs/<kind>/<name>.json; ConfigError naming the recipes of `kind` when there is none."""
   if name not in recipe_names(kind):
-    raise ConfigError(f"unknown {kind} recipe {name!r}; expected one of {recipe_names(kind)}")
+    raise ConfigError(f"unknown recipe {name!r}: no configs/{kind}/{name}.json; expected one of "
+                      f"{recipe_names(kind)}")
   return os.path.join(DIR, kind, f"{name}.json")

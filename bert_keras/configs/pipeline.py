@@ -55,10 +55,10 @@ class PretrainingConfig(Config):
         object.__setattr__(self, "training", TrainingOverrides.from_dict(self.training))
       except ConfigError as e:
         raise e.under("training") from None
-    for name in set(self.data.given()) & set(PretrainingDataConfig.LOCATION_FIELDS):
+    for name in sorted(set(self.data.given()) & set(PretrainingDataConfig.LOCATION_FIELDS)):
       raise ConfigError(f"data.{name}: set by the pipeline (its corpus and vocabulary)",
                         key=f"data.{name}")
-    for name in set(self.training) & set(_PIPELINE_TRAINING):
+    for name in sorted(set(self.training) & set(_PIPELINE_TRAINING)):
       raise ConfigError(f"training.{name}: set by the pipeline (pretraining.data, the "
                         "vocabulary, the runner)", key=f"training.{name}")
     try:  # with the data's lengths, as the pretrainer will run it
