@@ -10,7 +10,6 @@ own encoder) or "imported" (the checkpoint). Blessed models go to <serving_dir>/
 
 from __future__ import annotations
 
-import os
 import re
 
 from bert_keras.orchestration.component import Component
