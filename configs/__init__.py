@@ -1,1 +1,23 @@
-"""Recipes: the pipeline's configurations and the ablation study's, on top of bert_keras.configs."""
+"""Recipes: the pipeline's configurations and the ablation study's, on top of bert_keras.configs.
+
+Recipes that are only values are JSON files here (configs/<kind>/<name>.json), each loadable by
+the config class it holds (`Config.from_json_file`)."""
+
+import os
+
+from bert_keras.configs.base import ConfigError
+
+DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def recipe_names(kind: str) -> list[str]:
+  """The names of the recipes of `kind` (training, studies): configs/<kind>/<name>.json."""
+  return sorted(n[:-5] for n in os.listdir(os.path.join(DIR, kind)) if n.endswith(".json"))
+
+
+def recipe_path(kind: str, name: str) -> str:
+  """configs/<kind>/<name>.json; ConfigError naming the recipes of `kind` when there is none."""
+  if name not in recipe_names(kind):
+    raise ConfigError(f"unknown recipe {name!r}: no configs/{kind}/{name}.json; expected one of "
+                      f"{recipe_names(kind)}")
+  return os.path.join(DIR, kind, f"{name}.json")

@@ -1,17 +1,22 @@
 """The ablations of BERT section 5.1 and GPT-1 section 5 as named configurations, and the budget of
 the small-scale study that runs them (`python -m studies.bert_gpt_ablation.run_ablation`).
 
-Every variant is data: which model family, which pretraining objective, which attention, whether it
-is pretrained at all, the auxiliary-LM weight at fine-tuning, and (span tasks) a BiLSTM on top.
+Every variant is data (configs/ablations.json): which model family, which pretraining objective,
+which attention, whether it is pretrained at all, the auxiliary-LM weight at fine-tuning, and (span
+tasks) a BiLSTM on top; so are the variants each task runs, the papers' claims as paired contrasts
+(claim, variant A, variant B: the report gives A - B per seed) and the study budgets
+(configs/studies/*.json, described in configs/studies/README.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import Any, Mapping
 
-from bert_keras.configs.base import Config, ConfigError
+from bert_keras.configs.base import Config, ConfigError, read_config_json
+from configs import DIR, recipe_names, recipe_path
 
 FAMILIES = ("bert", "gpt", "elmo")
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr", "lm")
@@ -36,78 +41,23 @@ class AblationVariant(Config):
   size: float = 1.0
   paper: str = ""
 
-  def __post_init__(self):
-    if self.family not in FAMILIES:
-      raise ConfigError(f"{self.name}: family={self.family!r}; expected one of {FAMILIES}")
-    if self.objective not in OBJECTIVES:
-      raise ConfigError(f"{self.name}: objective={self.objective!r}; expected one of {OBJECTIVES}")
+  RANGES = dict(lm_coef=">= 0", size="> 0")
+  CHOICES = dict(family=FAMILIES, objective=OBJECTIVES)
+
+  def validate(self):
     if self.objective in ("ltr", "lm") and self.attention != "causal":
       raise ConfigError(f"{self.name}: objective={self.objective!r} needs attention='causal'")
-    if self.lm_coef < 0 or self.size <= 0:
-      raise ConfigError(f"{self.name}: lm_coef={self.lm_coef} must be >= 0 and size={self.size} > 0")
 
 
-ABLATIONS: dict[str, AblationVariant] = {v.name: v for v in [
-    # BERT section 5.1, Table 5.
-    AblationVariant("bert_base", "bert", "mlm_nsp", paper="BERT Table 5 'BERTBASE'"),
-    AblationVariant("bert_no_nsp", "bert", "mlm", paper="BERT Table 5 'No NSP'"),
-    AblationVariant("bert_no_pretraining", "bert", "mlm_nsp", pretrained=False,
-                    paper="BERT, random init (the baseline 'pre-training helps' is measured against)"),
-    AblationVariant("bert_ltr_no_nsp", "bert", "ltr", attention="causal",
-                    paper="BERT Table 5 'LTR & No NSP'"),
-    AblationVariant("bert_ltr_no_nsp_bilstm", "bert", "ltr", attention="causal", span_bilstm=True,
-                    paper="BERT Table 5 '+ BiLSTM' (span tasks only)"),
-    AblationVariant("elmo_ltr_rtl", "elmo", "ltr", attention="causal",
-                    paper="BERT 5.1: separate LTR and RTL models, token states concatenated"),
-    # GPT-1 section 5, Table 5.
-    AblationVariant("gpt1", "gpt", "lm", attention="causal", lm_coef=0.5,
-                    paper="GPT-1 Table 5 'Transformer w/ aux LM (full)'"),
-    AblationVariant("gpt1_no_pretraining", "gpt", "lm", attention="causal", pretrained=False,
-                    lm_coef=0.5, paper="GPT-1 Table 5 'Transformer w/o pre-training'"),
-    AblationVariant("gpt1_no_aux_lm", "gpt", "lm", attention="causal", lm_coef=0.0,
-                    paper="GPT-1 Table 5 'Transformer w/o aux LM'"),
-    # Model size (BERT section 5.2, Table 6), over the small presets' scale.
-    AblationVariant("gpt1_size_half", "gpt", "lm", attention="causal", lm_coef=0.5, size=0.5,
-                    paper="BERT Table 6 / size sweep (smaller)"),
-    AblationVariant("gpt1_size_double", "gpt", "lm", attention="causal", lm_coef=0.5, size=2.0,
-                    paper="BERT Table 6 / size sweep (larger)"),
-]}
-
-# Which variants each study task runs. Span extraction is where BERT claims LTR hurts most.
-DEFAULT_TASK_VARIANTS = {
-    "polarity": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "gpt1", "gpt1_no_pretraining",
-                 "gpt1_no_aux_lm", "gpt1_size_half", "gpt1_size_double"),
-    "lee_similarity": ("bert_base", "bert_no_nsp", "gpt1", "gpt1_no_pretraining",
-                       "gpt1_no_aux_lm"),
-    "span": ("bert_base", "bert_ltr_no_nsp", "bert_ltr_no_nsp_bilstm", "elmo_ltr_rtl"),
-}
-
-# Feature-based tasks (BERT section 5.3): frozen features of each pretrained model, no fine-tuning.
-# lee_probe: cosine of mean-pooled document features vs the 1,225 human ratings (Spearman);
-# polarity_probe: logistic regression on mean-pooled sentence features, 10-fold CV over all 200.
-PROBE_TASK_VARIANTS = {
-    "lee_probe": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "elmo_ltr_rtl",
-                  "bert_no_pretraining", "gpt1", "gpt1_no_pretraining", "gpt1_size_half",
-                  "gpt1_size_double"),
-    "polarity_probe": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "elmo_ltr_rtl",
-                       "bert_no_pretraining", "gpt1", "gpt1_no_pretraining", "gpt1_size_half",
-                       "gpt1_size_double"),
-}
+_DATA = read_config_json(os.path.join(DIR, "ablations.json"), "ablations")
+ABLATIONS: dict[str, AblationVariant] = {
+    v["name"]: AblationVariant.from_dict(v) for v in _DATA["variants"]}
+# Which variants each study task runs (span extraction is where BERT claims LTR hurts most), and the
+# feature-based tasks (BERT section 5.3: frozen features of each pretrained model, no fine-tuning).
+DEFAULT_TASK_VARIANTS = {k: tuple(v) for k, v in _DATA["task_variants"].items()}
+PROBE_TASK_VARIANTS = {k: tuple(v) for k, v in _DATA["probe_task_variants"].items()}
 STUDY_TASKS = (*DEFAULT_TASK_VARIANTS, *PROBE_TASK_VARIANTS)
-
-# The papers' claims as paired contrasts (claim, variant A, variant B): the report gives A - B per
-# seed (same seed = same data order, vocabulary and dev split) for every task both were run on.
-CLAIMS = (
-    ("pre-training helps (BERT)", "bert_base", "bert_no_pretraining"),
-    ("pre-training helps (GPT-1 Table 5)", "gpt1", "gpt1_no_pretraining"),
-    ("MLM beats LTR (BERT Table 5)", "bert_no_nsp", "bert_ltr_no_nsp"),
-    ("NSP helps (BERT Table 5)", "bert_base", "bert_no_nsp"),
-    ("+BiLSTM helps LTR (BERT Table 5)", "bert_ltr_no_nsp_bilstm", "bert_ltr_no_nsp"),
-    ("MLM beats ELMo-style LTR+RTL (BERT 5.1)", "bert_no_nsp", "elmo_ltr_rtl"),
-    ("RTL half helps LTR (ELMo-style vs LTR)", "elmo_ltr_rtl", "bert_ltr_no_nsp"),
-    ("larger is better (2x vs 0.5x width)", "gpt1_size_double", "gpt1_size_half"),
-    ("aux LM helps (GPT-1 Table 5)", "gpt1", "gpt1_no_aux_lm"),
-)
+CLAIMS = tuple(tuple(c) for c in _DATA["claims"])
 
 
 def get_ablation(name: str) -> AblationVariant:
@@ -147,21 +97,17 @@ class StudyConfig(Config):
       default_factory=lambda: dict(DEFAULT_TASK_VARIANTS))
   layer_transfer_task: str = "polarity"  # GPT-1 Figure 2 left: k = 0..num_layers
 
-  RENAMED_KEYS = {"seq_length": "max_seq_length"}  # the name of the other configs
+  RANGES = {name: "> 0" for name in (
+      "vocab_size", "max_seq_length", "hidden_size", "num_layers", "num_heads", "pretrain_steps",
+      "pretrain_batch_size", "finetune_batch_size", "lee_train_pairs", "span_examples",
+      "span_per_sentence")}
 
-  def __post_init__(self):
-    object.__setattr__(self, "corpora", tuple(self.corpora))
+  def validate(self):
     object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
     object.__setattr__(self, "tasks", {k: tuple(v) for k, v in dict(self.tasks).items()})
     if not 0 <= self.pretrain_warmup_steps <= self.pretrain_steps:
       raise ConfigError(f"pretrain_warmup_steps={self.pretrain_warmup_steps} must be in "
                         f"[0, pretrain_steps={self.pretrain_steps}]")
-    for name in ("vocab_size", "max_seq_length", "hidden_size", "num_layers", "num_heads",
-                 "pretrain_steps", "pretrain_batch_size", "finetune_batch_size", "lee_train_pairs",
-                 "span_examples", "span_per_sentence"):
-      value = getattr(self, name)
-      if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f"{name}={value!r} must be a positive integer")
     if not self.seeds:
       raise ConfigError("seeds must name at least one seed")
     if self.layer_transfer_task in PROBE_TASK_VARIANTS:
@@ -212,67 +158,9 @@ class StudyConfig(Config):
     return super().from_dict(values)
 
 
-# The variants of the "pretraining" budget: pre-trained vs not (both families), aux LM vs not,
-# MLM (with and without NSP) vs LTR, on classification and on span extraction.
-PRETRAINING_TASK_VARIANTS = {
-    "span": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "bert_no_pretraining"),
-    "polarity": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "bert_no_pretraining", "gpt1",
-                 "gpt1_no_pretraining", "gpt1_no_aux_lm"),
-}
-
-# Named study budgets: "smoke" is for tests (seconds), "small" the default (minutes), "pretraining"
-# the smallest budget at which the pretrained models have actually learned something (LM loss well
-# below its start): ~0.7 epochs of the corpora, 2-3x the windows per step of "small" and 7x the
-# steps. It left every variant at chance (polarity 0.42-0.49 on 40 dev sentences, span exact
-# match 0); studies/bert_gpt_ablation/ now reports the `signal` budget below.
-STUDY_PRESETS = {
-    "small": StudyConfig(),
-    "pretraining": StudyConfig(vocab_size=1000, max_seq_length=48, pretrain_steps=400,
-                               pretrain_batch_size=32, pretrain_warmup_steps=40,
-                               finetune_epochs=8.0, zero_shot_points=2,
-                               span_examples=400, span_per_sentence=3, seeds=(0, 1),
-                               tasks=dict(PRETRAINING_TASK_VARIANTS)),
-    "smoke": StudyConfig(corpora=("lee_background",), vocab_size=300, max_seq_length=24,
-                         hidden_size=16, num_layers=1, num_heads=2, pretrain_steps=6, pretrain_batch_size=8,
-                         pretrain_warmup_steps=1,
-                         finetune_epochs=0.5, lee_train_pairs=16, span_examples=24, seeds=(0,),
-                         zero_shot_points=2),
-}
-
-# "signal": the smallest budget found whose numbers separate the variants (studies/bert_gpt_ablation/).
-# bert_tiny width (2 x 128), 64-piece sequences (cheaper steps), 600 pretraining steps of 32, and
-# evaluations with little variance: frozen-feature probes over every rated Lee pair and all 200
-# polarity sentences (BERT 5.3), span extraction scored by token F1 on a 4x larger span set, and
-# fine-tuned polarity only where fine-tuning is the ablation (GPT-1's aux LM, layers transferred).
-# "signal" runs the core variants (4 pretrained models per seed); "signal_extra" the ELMo-style,
-# +BiLSTM and model-size variants (4 more: LTR again, RTL, GPT-1 at 0.5x and 2x width).
-SIGNAL_TASK_VARIANTS = {
-    "lee_probe": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "bert_no_pretraining", "gpt1",
-                  "gpt1_no_pretraining"),
-    "polarity_probe": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "bert_no_pretraining",
-                       "gpt1", "gpt1_no_pretraining"),
-    "span": ("bert_base", "bert_no_nsp", "bert_ltr_no_nsp", "bert_no_pretraining"),
-    "polarity": ("gpt1", "gpt1_no_pretraining", "gpt1_no_aux_lm"),
-}
-STUDY_PRESETS["signal"] = StudyConfig(
-    vocab_size=1000, max_seq_length=64, hidden_size=128, num_layers=2, num_heads=2,
-    pretrain_steps=600, pretrain_batch_size=32, pretrain_warmup_steps=60,
-    pretrain_learning_rate=1e-3, finetune_learning_rate=5e-4, finetune_batch_size=16,
-    finetune_epochs=6.0, span_examples=800, span_per_sentence=6, seeds=(0, 1),
-    zero_shot_points=3, tasks=dict(SIGNAL_TASK_VARIANTS))
-STUDY_PRESETS["signal_extra"] = STUDY_PRESETS["signal"].replace(
-    zero_shot_points=0, layer_transfer_task="",
-    tasks={"lee_probe": ("elmo_ltr_rtl", "gpt1_size_half", "gpt1_size_double"),
-           "polarity_probe": ("elmo_ltr_rtl", "gpt1_size_half", "gpt1_size_double"),
-           "span": ("bert_ltr_no_nsp_bilstm", "elmo_ltr_rtl")})
-
-# The GPT-1 half of "pretraining" alone, to run as separate processes next to the whole study on a
-# busy machine (then --merge; a measurement present in two runs is kept once).
-STUDY_PRESETS["pretraining_gpt"] = STUDY_PRESETS["pretraining"].replace(
-    tasks={"polarity": ("gpt1", "gpt1_no_pretraining", "gpt1_no_aux_lm")})
-
-
 def get_study_config(name: str, **overrides: Any) -> StudyConfig:
-  if name not in STUDY_PRESETS:
-    raise ConfigError(f"unknown study preset {name!r}; expected one of {sorted(STUDY_PRESETS)}")
-  return STUDY_PRESETS[name].replace(**overrides)
+  """The study budget configs/studies/<name>.json, with field overrides."""
+  return StudyConfig.from_json_file(recipe_path("studies", name)).replace(**overrides)
+
+
+STUDY_PRESETS = {name: get_study_config(name) for name in recipe_names("studies")}

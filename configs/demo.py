@@ -6,9 +6,9 @@ components. Paths of the embedded real data are resolved when a recipe is built 
 
 from __future__ import annotations
 
-import dataclasses
-
 from bert_keras.configs.pipeline import CorpusConfig, FineTuneConfig, PipelineConfig, PretrainingConfig
+from bert_keras.configs.pretraining_data import PretrainingDataConfig
+from bert_keras.configs.training import TrainingOverrides
 
 # The demo's pretraining steps: demo_config's default and pipeline/demo.py's --pretrain_steps.
 # What the demo shows of the tiny BERT is held-out masked-LM accuracy above the unigram baseline
@@ -43,32 +43,34 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
       corpus=CorpusConfig(wikipedia_dumps=(resources.wikipedia_dump_path(),),
                           max_documents=max_documents),
       pretraining=PretrainingConfig(
-          vocab_size=8000, vocab_max_input_words=12000, max_seq_length=128,
-          max_predictions_per_seq=20,
-          # 5 passes over the corpus (~27k examples, ~15 s): with 2, the ~10k training pairs were
-          # seen 4-5 times and NSP memorised them; with 5 each pair is seen 2-3 times and held-out
-          # NSP rises above the majority from step ~1400-1800 (studies/pretraining_evidence/README.md).
-          dupe_factor=5,
-          # No short-target passes: they make short, mostly random-next examples, and "padded ->
-          # random next" would pass for NSP learning (studies/pretraining_evidence/README.md).
-          short_seq_prob=0.0,
-          training=dict(model_preset="bert_tiny", num_train_steps=pretrain_steps,
-                        # Masked LM underfits in a few hundred steps: no dropout (fine-tuning sets
-                        # its own hidden dropout), and the steps are cheaper
-                        # (studies/pretraining_evidence).
-                        # Initial weights of std 0.05 rather than BERT's 0.02: at H=128 the
-                        # attention starts less uniform, and on three paired seeds held-out NSP
-                        # ends 0.013-0.048 higher (0.611-0.639) and masked LM 0.002-0.005 higher.
-                        model_overrides=dict(dropout_rate=0.0, attention_dropout_rate=0.0,
-                                             initializer_range=0.05),
-                        num_warmup_steps=max(1, pretrain_steps // 10), train_batch_size=32,
-                        # 2e-3 rather than 1e-3: masked LM learns faster, and NSP (which starts
-                        # once the token features exist) ends higher (studies/pretraining_evidence).
-                        learning_rate=2e-3, checkpoint_every=max(pretrain_steps, 1),
-                        log_every=max(1, min(25, pretrain_steps // 10)),
-                        # Held-out masked-LM / NSP accuracy (5% of the examples, see
-                        # components/pretrainer/executor.py) five times along the run.
-                        eval_every=max(1, pretrain_steps // 5))),
+          vocab_size=8000, vocab_max_input_words=12000,
+          data=PretrainingDataConfig(
+              max_seq_length=128, max_predictions_per_seq=20, num_shards=2,
+              # 5 passes over the corpus (~27k examples, ~15 s): with 2, the ~10k training pairs
+              # were seen 4-5 times and NSP memorised them; with 5 each pair is seen 2-3 times and
+              # held-out NSP rises above the majority from step ~1400-1800
+              # (studies/pretraining_evidence/README.md).
+              dupe_factor=5,
+              # No short-target passes: they make short, mostly random-next examples, and "padded
+              # -> random next" would pass for NSP learning (studies/pretraining_evidence/README.md).
+              short_seq_prob=0.0),
+          training=TrainingOverrides(
+              model_preset="bert_tiny", num_train_steps=pretrain_steps,
+              # Masked LM underfits in a few hundred steps: no dropout (fine-tuning sets its own
+              # hidden dropout), and the steps are cheaper (studies/pretraining_evidence).
+              # Initial weights of std 0.05 rather than BERT's 0.02: at H=128 the attention starts
+              # less uniform, and on three paired seeds held-out NSP ends 0.013-0.048 higher
+              # (0.611-0.639) and masked LM 0.002-0.005 higher.
+              model_overrides=dict(dropout_rate=0.0, attention_dropout_rate=0.0,
+                                   initializer_range=0.05),
+              num_warmup_steps=max(1, pretrain_steps // 10), train_batch_size=32,
+              # 2e-3 rather than 1e-3: masked LM learns faster, and NSP (which starts once the
+              # token features exist) ends higher (studies/pretraining_evidence).
+              learning_rate=2e-3, checkpoint_every=max(pretrain_steps, 1),
+              log_every=max(1, min(25, pretrain_steps // 10)),
+              # Held-out masked-LM / NSP accuracy (5% of the examples, see
+              # components/pretrainer/executor.py) five times along the run.
+              eval_every=max(1, pretrain_steps // 5))),
       checkpoint_dir=resources.minilm_dir(),
       tasks=(
           # Sentence polarity: 200 sentences, every 5th held out; chance is 50% accuracy.
@@ -104,15 +106,16 @@ def smoke_config(max_documents: int = 12) -> PipelineConfig:
   """The end-to-end test's slice: a dozen Wikipedia articles, a few steps, tiny fine-tuning."""
   config = demo_config(pretrain_steps=4, finetune_epochs=1.0, max_documents=max_documents)
   tiny = dict(max_seq_length=32, train_batch_size=8)
-  return dataclasses.replace(
-      config, name="bert_smoke",
-      pretraining=dataclasses.replace(
-          config.pretraining, vocab_size=600, vocab_max_input_words=2000, max_seq_length=32,
-          max_predictions_per_seq=5,
-          dupe_factor=1,
-          training=dict(config.pretraining.training, num_train_steps=4, num_warmup_steps=1,
-                        train_batch_size=8, checkpoint_every=4, log_every=2, eval_every=2)),
-      tasks=tuple(dataclasses.replace(t, task_config=dict(t.task_config, **tiny),
-                                      max_train_examples=32, bases=("pretrained",),
-                                      thresholds={}) for t in config.tasks),
+  pretraining = config.pretraining
+  return config.replace(
+      name="bert_smoke",
+      pretraining=pretraining.replace(
+          vocab_size=600, vocab_max_input_words=2000,
+          data=pretraining.data.replace(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1),
+          training=TrainingOverrides(pretraining.training, num_train_steps=4, num_warmup_steps=1,
+                                     train_batch_size=8, checkpoint_every=4, log_every=2,
+                                     eval_every=2)),
+      tasks=tuple(t.replace(task_config=t.task_config.replace(**tiny), max_train_examples=32,
+                            bases=("pretrained",), base_task_config={}, thresholds={})
+                  for t in config.tasks),
   )

@@ -10,7 +10,6 @@ own encoder) or "imported" (the checkpoint). Blessed models go to <serving_dir>/
 
 from __future__ import annotations
 
-import os
 import re
 
 from bert_keras.orchestration.component import Component
@@ -54,13 +53,8 @@ def build_pipeline(config: PipelineConfig, pipeline_root: str, serving_dir: str 
     examples = Component(PretrainingExamplesSpec, "pretraining_examples",
                          inputs={"corpus": ingestion.outputs["corpus"],
                                  "vocabulary": vocabulary.outputs["vocabulary"]},
-                         parameters=dict(max_seq_length=pretraining.max_seq_length,
-                                         max_predictions_per_seq=pretraining.max_predictions_per_seq,
-                                         masked_lm_prob=pretraining.masked_lm_prob,
-                                         short_seq_prob=pretraining.short_seq_prob,
-                                         dupe_factor=pretraining.dupe_factor,
-                                         seed=pretraining.seed,
-                                         num_shards=corpus.num_shards))
+                         parameters={name: getattr(pretraining.data, name)
+                                     for name in PretrainingExamplesSpec.PARAMETERS})
     pretrainer = Component(PretrainerSpec, "pretrainer",
                            inputs={"examples": examples.outputs["examples"],
                                    "vocabulary": vocabulary.outputs["vocabulary"]},
@@ -77,9 +71,9 @@ def build_pipeline(config: PipelineConfig, pipeline_root: str, serving_dir: str 
   for task in config.tasks:
     for base in task.bases:
       suffix = f"{task_slug(task.task)}_{base}"
-      task_config = dict(task.task_config, **task.base_task_config.get(base, {}))
       fine_tuner = Component(FineTunerSpec, f"fine_tuner_{suffix}", inputs={"model": bases[base]},
-                             parameters=dict(task=task.task, task_config=task_config,
+                             parameters=dict(task=task.task,
+                                             task_config=task.config_for(base).to_dict(),
                                              max_train_examples=task.max_train_examples))
       evaluator = Component(EvaluatorSpec, f"evaluator_{suffix}",
                             inputs={"model": fine_tuner.outputs["model"]},

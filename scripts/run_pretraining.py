@@ -36,15 +36,15 @@ import json
 
 from absl import app, flags, logging
 
-from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import UserError, parse_flags, run_main
 from bert_keras.input_checks import check_reachable
 from bert_keras.json_io import parse_json
-from bert_keras.configs.training import TRAINING_PRESETS, TrainingConfig, field_help, get_training_config
+from bert_keras.configs.training import TrainingConfig, field_help
+from configs import recipe_names, recipe_path
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("preset", None, "start from this training preset of bert_keras/configs/training.py, one of "
-                    f"{'|'.join(sorted(TRAINING_PRESETS))}; other flags override its values")
+flags.DEFINE_string("preset", None, "start from this training recipe of configs/training/, one of "
+                    f"{'|'.join(recipe_names('training'))}; other flags override its values")
 flags.DEFINE_string("config_json", None, "start from this TrainingConfig JSON file (e.g. a "
                     "training_config.json); other flags override its values")
 
@@ -65,8 +65,6 @@ for _name, _field in _FIELDS.items():
     flags.DEFINE_list(_name, None, _help + "; comma-separated ids")
   else:
     flags.DEFINE_string(_name, None, _help)
-for _old, _new in TrainingConfig.RENAMED_FLAT.items():
-  define_alias(_old, _new)
 
 
 def config_from_flags() -> TrainingConfig:
@@ -75,7 +73,7 @@ def config_from_flags() -> TrainingConfig:
   if FLAGS.config_json:
     config = TrainingConfig.from_json_file(FLAGS.config_json)
   elif FLAGS.preset:
-    config = get_training_config(FLAGS.preset)
+    config = TrainingConfig.from_json_file(recipe_path("training", FLAGS.preset))
   else:
     config = None
   changes = {}

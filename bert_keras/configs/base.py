@@ -1,11 +1,13 @@
-"""The one base class of every config: to and from plain dicts and JSON, unknown keys refused.
+"""The one base class of every config: to and from plain dicts and JSON, unknown keys refused, the
+declared types and ranges checked.
 
 A config is a frozen dataclass deriving from `Config`. Its fields may themselves be configs (the
 training config nests data, model, optimizer, runtime and outputs, as Model Garden nests its
-experiment configs); `from_dict` builds those from nested JSON objects. A key that is not a field is
-an error naming the key and the config class, on one line. A key renamed in a later version is
-listed in the class's `RENAMED_KEYS` (old name -> current name): files written with the old name
-still load, with a deprecation warning naming both.
+experiment configs); `from_dict` builds those from nested JSON objects. Every error names the key's
+path from the outermost config, on one line: `pretraining.training.learning_rte: unknown key`.
+A scalar field's annotation (int, float, str, bool) is checked, `RANGES` gives the bounds of
+numeric fields ("> 0", ">= 1", "[0, 1)") and `CHOICES` the values of enumerations; `validate`
+checks what spans several fields.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import dataclasses
 import functools
 import json
 import math
+import operator
+import re
 import typing
-import warnings
 from typing import Any, ClassVar, Mapping
 
 from bert_keras.errors import UserError
@@ -33,6 +36,13 @@ class ConfigError(UserError, ValueError):
     super().__init__(message)
     self.key = key
 
+  def under(self, path: str) -> "ConfigError":
+    """The same error as seen from the config holding this one at `path` (e.g. "pretraining")."""
+    message = str(self)
+    if self.key is not None and message.startswith(self.key):
+      return ConfigError(f"{path}.{message}", key=f"{path}.{self.key}")
+    return ConfigError(f"{path}: {message}", key=path if self.key is None else f"{path}.{self.key}")
+
 
 def is_int(value: Any) -> bool:
   """A JSON integer (bool is an int subclass in Python, but true/false is not a size)."""
@@ -44,15 +54,30 @@ def is_number(value: Any) -> bool:
   return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def warn_deprecated(message: str) -> None:
-  """The one deprecation warning of configs (FutureWarning: shown to users by default, unlike
-  DeprecationWarning)."""
-  warnings.warn(message, FutureWarning, stacklevel=4)
+# Declared field type (a string: `from __future__ import annotations`) -> (check, what is expected).
+_TYPES = {"int": (is_int, "an integer"), "float": (is_number, "a finite number"),
+          "str": (lambda v: isinstance(v, str), "a string"),
+          "bool": (lambda v: isinstance(v, bool), "true or false")}
+_COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
 
-def warn_renamed(old: str, new: str, where: str) -> None:
-  """The deprecation warning of a renamed key or flag."""
-  warn_deprecated(f"{where}: {old!r} is deprecated, use {new!r} (the old name still works for now)")
+def in_range(value: Any, bounds: str) -> bool:
+  """Whether `value` lies within `bounds`: "> 0", ">= 1", or an interval "[0, 1)", "(0, 1]"."""
+  if bounds[0] in "[(":
+    low, high = (float(b) for b in bounds[1:-1].split(","))
+    return ((low <= value if bounds[0] == "[" else low < value)
+            and (value <= high if bounds[-1] == "]" else value < high))
+  op, limit = bounds.split()
+  return _COMPARE[op](value, float(limit))
+
+
+def field(default: Any, help_text: str) -> Any:
+  """A field with its one-line help (metadata "help"): the one place that documents it, read by
+  the scripts' --help."""
+  if isinstance(default, (dict, list)):
+    return dataclasses.field(default_factory=lambda: type(default)(default),
+                             metadata={"help": help_text})
+  return dataclasses.field(default=default, metadata={"help": help_text})
 
 
 def read_config_json(path: str, what: str) -> dict:
@@ -80,68 +105,89 @@ def _is_config(hint: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _config_fields(cls) -> dict:
-  """{field name: (the Config subclass it holds, is it a tuple of them), (tuple, True) for other
-  tuples, or None}."""
-  hints = typing.get_type_hints(cls)
+def _field_kinds(cls) -> dict:
+  """{field name: (the Config subclass it holds, is it a tuple of them), "tuple" for other tuples
+  (a JSON list is read back as one), or None}."""
   out = {}
-  for field in dataclasses.fields(cls):
-    hint = hints.get(field.name)
+  for name, hint in typing.get_type_hints(cls).items():
     args = typing.get_args(hint)
     if _is_config(hint):
-      out[field.name] = (hint, False)
+      out[name] = (hint, False)
     elif typing.get_origin(hint) is tuple and len(args) == 2 and _is_config(args[0]):
-      out[field.name] = (args[0], True)  # tuple[SomeConfig, ...]
+      out[name] = (args[0], True)  # tuple[SomeConfig, ...]
     elif hint is tuple or typing.get_origin(hint) is tuple:
-      out[field.name] = (tuple, True)  # a JSON list read back as the tuple the field holds
+      out[name] = "tuple"
     else:
-      out[field.name] = None
-  return out
+      out[name] = None
+  return {f.name: out[f.name] for f in dataclasses.fields(cls)}
 
 
-def _nested(kind: tuple, value: Any, where: str) -> Any:
-  """A nested config (or a tuple of them) from plain data; configs pass through."""
-  cls, many = kind
-  if cls is tuple:
-    return tuple(value) if isinstance(value, list) else value
-  if not many:
-    return value if isinstance(value, Config) else cls.from_dict(value)
+def _nested(cls: type, value: Any, key: str) -> tuple:
+  """A tuple of `cls` configs from a list of objects; configs pass through."""
   if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
-    raise ConfigError(f"{where} must be a list of {cls.__name__} objects, got "
-                      f"{type(value).__name__}")
-  return tuple(v if isinstance(v, Config) else cls.from_dict(v) for v in value)
+    raise ConfigError(f"{key} must be a list of {cls.__name__} objects, got "
+                      f"{type(value).__name__}", key=key)
+  out = []
+  for i, v in enumerate(value):
+    try:
+      out.append(v if isinstance(v, Config) else cls.from_dict(v))
+    except ConfigError as e:
+      raise e.under(f"{key}[{i}]") from None
+  return tuple(out)
 
 
 class Config:
   """Base of every config dataclass: `to_dict`, `from_dict`, `to_json`, `from_json_file`,
-  `replace`, with unknown keys refused and renamed keys accepted with a warning."""
+  `replace`, with unknown keys refused and each field's type and range checked."""
 
-  # Old key -> current key, read from dicts and JSON files with a deprecation warning.
-  RENAMED_KEYS: ClassVar[Mapping[str, str]] = {}
+  # Field name -> its bounds (see `in_range`) or its allowed values, checked on construction.
+  RANGES: ClassVar[Mapping[str, str]] = {}
+  CHOICES: ClassVar[Mapping[str, tuple]] = {}
+
+  def __post_init__(self):
+    kinds = _field_kinds(type(self))
+    for field in dataclasses.fields(self):
+      value = getattr(self, field.name)
+      # "Optional[int]" and "int | None": None or an int.
+      kind = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", str(field.type))
+      check, expected = _TYPES.get(kind, (None, None))
+      if check and not check(value) and not (value is None and kind != field.type):
+        raise ConfigError(f"{field.name}={value!r} must be {expected}", key=field.name)
+      if kinds[field.name] == "tuple" and isinstance(value, list):
+        object.__setattr__(self, field.name, tuple(value))
+    for name, bounds in self._merged("RANGES").items():
+      value = getattr(self, name)
+      if value is not None and not in_range(value, bounds):
+        raise ConfigError(f"{name}={value!r} must be {'in ' * (bounds[0] in '[(')}{bounds}",
+                          key=name)
+    for name, allowed in self._merged("CHOICES").items():
+      if getattr(self, name) not in allowed:
+        raise ConfigError(f"{name}={getattr(self, name)!r}; expected one of {allowed}", key=name)
+    self.validate()
+
+  @classmethod
+  def _merged(cls, name: str) -> dict:
+    """RANGES or CHOICES of this class and its bases (a mixin's included)."""
+    return {k: v for klass in reversed(cls.__mro__) for k, v in vars(klass).get(name, {}).items()}
+
+  def validate(self) -> None:
+    """Checks across fields; each config adds its own."""
+
+  def given(self) -> list[str]:
+    """The fields not at their defaults."""
+    return [f.name for f in dataclasses.fields(self) if getattr(self, f.name) != f.default]
 
   @classmethod
   def field_names(cls) -> list[str]:
     return [f.name for f in dataclasses.fields(cls)]
 
   @classmethod
-  def _current_keys(cls, values: Mapping[str, Any]) -> dict:
-    """`values` with renamed keys under their current name (warning once per key); unknown keys
-    are a ConfigError naming the key and this class."""
-    fields = _config_fields(cls)
-    out = {}
-    for key, value in values.items():
-      if key in cls.RENAMED_KEYS and key not in fields:
-        new = cls.RENAMED_KEYS[key]
-        if new in values:
-          raise ConfigError(f"{cls.__name__}: both {key!r} (deprecated) and {new!r} are given; "
-                            f"keep {new!r}", key=new)
-        warn_renamed(key, new, cls.__name__)
-        key = new
-      if key not in fields:
-        raise ConfigError(f"unknown key {key!r} in {cls.__name__}; expected one of "
-                          f"{sorted(fields)}", key=key)
-      out[key] = value
-    return out
+  def check_keys(cls, values: Mapping[str, Any]) -> None:
+    """ConfigError naming the first key of `values` that is not a field of this class."""
+    for key in values:
+      if key not in _field_kinds(cls):
+        raise ConfigError(f"{key}: unknown key in {cls.__name__}; expected one of "
+                          f"{sorted(_field_kinds(cls))}", key=key)
 
   @classmethod
   def from_dict(cls, values: Mapping[str, Any]):
@@ -149,11 +195,15 @@ class Config:
     never code."""
     if not isinstance(values, Mapping):
       raise ConfigError(f"{cls.__name__} must be a JSON object, got {type(values).__name__}")
-    values = cls._current_keys(values)
-    nested = _config_fields(cls)
-    for key, value in values.items():
-      if nested[key] is not None:
-        values[key] = _nested(nested[key], value, f"{cls.__name__}.{key}")
+    cls.check_keys(values)
+    values = dict(values)
+    for key, kind in _field_kinds(cls).items():
+      if isinstance(kind, tuple) and key in values and not isinstance(values[key], Config):
+        try:
+          values[key] = _nested(kind[0], values[key], key) if kind[1] else kind[0].from_dict(
+              values[key])
+        except ConfigError as e:
+          raise (e if kind[1] else e.under(key)) from None
     return cls(**values)
 
   def to_dict(self) -> dict:
@@ -163,8 +213,9 @@ class Config:
     return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
   def replace(self, **changes: Any):
-    """A copy with `changes`; unknown keys are refused naming the class, renamed keys warn."""
-    return dataclasses.replace(self, **self._current_keys(changes))
+    """A copy with `changes`; unknown keys are refused naming the class."""
+    self.check_keys(changes)
+    return dataclasses.replace(self, **changes)
 
   @classmethod
   def from_json_file(cls, path: str):

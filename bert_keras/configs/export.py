@@ -16,9 +16,6 @@ class ExportConfig(Config):
   max_seq_length / head_groups means "not given": the defaults apply to BERT exports, and a GPT
   fine-tuning directory refuses every BERT-only setting rather than ignoring it."""
 
-  # Files written while the blocks split by rows name the setting row_groups.
-  RENAMED_KEYS = {"row_groups": "head_groups"}
-
   output_dir: str
   finetune_dir: str = ""
   encoder_checkpoint: str = ""
@@ -38,25 +35,16 @@ class ExportConfig(Config):
   format: str = "saved_model"
   quantize: str = "none"
 
-  def __post_init__(self):
+  RANGES = dict(max_seq_length=">= 3", doc_stride=">= 0", head_groups=">= 1")
+  CHOICES = dict(jit_compile=(True, False, "auto"), format=("saved_model", "litert"),
+                 quantize=("none", "int8"))
+
+  def validate(self):
     if not self.output_dir:
       raise ConfigError("output_dir is required")
     if bool(self.finetune_dir) == bool(self.encoder_checkpoint):
       raise ConfigError("give exactly one of finetune_dir (a run_finetuning output directory) or "
                       "encoder_checkpoint")
-    if self.max_seq_length is not None and self.max_seq_length < 3:
-      raise ConfigError(f"max_seq_length={self.max_seq_length} must be >= 3")
-    if self.doc_stride < 0:
-      raise ConfigError(f"doc_stride={self.doc_stride} must be >= 0 (0 = the task's own)")
-    if self.jit_compile not in (True, False, "auto"):
-      raise ConfigError(f"jit_compile={self.jit_compile!r}; expected true, false or auto")
-    if self.head_groups is not None and (not isinstance(self.head_groups, int)
-                                        or self.head_groups < 1):
-      raise ConfigError(f"head_groups={self.head_groups!r}; expected an integer >= 1")
-    if self.format not in ("saved_model", "litert"):
-      raise ConfigError(f"format={self.format!r}; expected saved_model or litert")
-    if self.quantize not in ("none", "int8"):
-      raise ConfigError(f"quantize={self.quantize!r}; expected none or int8")
     if self.quantize != "none" and self.format != "litert":
       raise ConfigError(f"quantize={self.quantize}: applies to format=litert only")
     self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
@@ -71,10 +59,5 @@ class ExportConfig(Config):
 
   def bert_only_settings(self) -> list[str]:
     """The settings given that only BERT exports use (GPT-1 exports take none of them)."""
-    given = {"max_seq_length": self.max_seq_length is not None,
-             "head_groups": self.head_groups is not None, "jit_compile": self.jit_compile is not False,
-             "doc_stride": self.doc_stride != 0, "vocab_file": bool(self.vocab_file),
-             "lower_case": self.lower_case is not None,
-             "length_buckets": self.length_buckets != "auto",
-             "format": self.format != "saved_model", "quantize": self.quantize != "none"}
-    return [name for name, is_given in given.items() if is_given]
+    return [name for name in self.given() if name not in (
+        "output_dir", "finetune_dir", "encoder_checkpoint", "overwrite")]

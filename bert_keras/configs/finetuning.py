@@ -25,16 +25,14 @@ class RunConfig(Config):
   # The lengths training and evaluation batches are padded to, each batch holding examples of
   # similar length (tasks/length_batches.py), as the export's --length_buckets: "auto" (16, 24,
   # 32, 48, 64, ... max_seq_length), "fixed" (every batch at max_seq_length: one shape, what TPUs
-  # prefer) or ascending lengths such as "16,32,64". Earlier versions' true / false read as auto /
-  # fixed.
+  # prefer) or ascending lengths such as "16,32,64".
   length_buckets: str = "auto"
 
-  def __post_init__(self):
+  RANGES = dict(max_train_examples=">= 0")
+
+  def validate(self):
     from bert_keras.text.length_buckets import normalize_spec
     try:
       object.__setattr__(self, "length_buckets", normalize_spec(self.length_buckets))
     except ValueError as e:
       raise ConfigError(str(e), key="length_buckets") from None
-    n = self.max_train_examples
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-      raise ConfigError(f"max_train_examples={n!r} must be an integer >= 0 (0 = all)")

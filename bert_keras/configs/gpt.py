@@ -12,17 +12,6 @@ from bert_keras.configs.base import Config, ConfigError
 from bert_keras.configs.model import (GPT1_BPE_VOCAB_SIZE, GPT_PRESETS,  # pylint: disable=unused-import
                            NUM_SPECIAL_TOKENS, get_gpt_config)
 
-# The names of the BERT configs (one name per idea); files written before the rename still load.
-_RENAMED = {"batch_size": "train_batch_size", "seq_length": "max_seq_length",
-            "warmup_fraction": "warmup_proportion"}
-
-
-def _check_positive(obj, *names):
-  for name in names:
-    value = getattr(obj, name)
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-      raise ConfigError(f"{name}={value!r} must be > 0")
-
 
 @dataclasses.dataclass(frozen=True)
 class GPTPretrainingConfig(Config):
@@ -41,17 +30,14 @@ class GPTPretrainingConfig(Config):
   clip_global_norm: float = 1.0
   seed: int = 0
 
-  RENAMED_KEYS = _RENAMED
+  RANGES = dict(learning_rate="> 0", num_train_steps="> 0", train_batch_size="> 0",
+                max_seq_length="> 0", num_warmup_steps=">= 0")
+  CHOICES = dict(decay=("linear", "cosine", "constant"), optimizer=("adam", "adamw"))
 
-  def __post_init__(self):
-    _check_positive(self, "learning_rate", "num_train_steps", "train_batch_size", "max_seq_length")
-    if self.num_warmup_steps < 0 or self.num_warmup_steps > self.num_train_steps:
+  def validate(self):
+    if self.num_warmup_steps > self.num_train_steps:
       raise ConfigError(f"num_warmup_steps={self.num_warmup_steps} must be in "
                         f"[0, num_train_steps={self.num_train_steps}]")
-    if self.decay not in ("linear", "cosine", "constant"):
-      raise ConfigError(f"decay={self.decay!r}; expected 'linear', 'cosine' or 'constant'")
-    if self.optimizer not in ("adam", "adamw"):
-      raise ConfigError(f"optimizer={self.optimizer!r}; expected 'adam' or 'adamw'")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,13 +57,6 @@ class GPTFinetuningConfig(Config):
   max_seq_length: int = 512
   seed: int = 0
 
-  RENAMED_KEYS = _RENAMED
-
-  def __post_init__(self):
-    _check_positive(self, "learning_rate", "train_batch_size", "num_epochs", "max_seq_length")
-    if not 0.0 <= self.warmup_proportion < 1.0:
-      raise ConfigError(f"warmup_proportion={self.warmup_proportion!r} must be in [0, 1)")
-    if self.lm_coef < 0:
-      raise ConfigError(f"lm_coef={self.lm_coef!r} must be >= 0")
-    if not 0.0 <= self.classifier_dropout < 1.0:
-      raise ConfigError(f"classifier_dropout={self.classifier_dropout!r} must be in [0, 1)")
+  RANGES = dict(learning_rate="> 0", train_batch_size="> 0", num_epochs="> 0",
+                max_seq_length="> 0", warmup_proportion="[0, 1)", lm_coef=">= 0",
+                classifier_dropout="[0, 1)")

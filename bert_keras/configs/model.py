@@ -7,10 +7,9 @@ One vocabulary across the project: `hidden_size` (H), `num_layers` (L), `num_hea
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any
 
-from bert_keras.configs.base import (Config, ConfigError, is_int, is_number,  # pylint: disable=unused-import
-                          read_config_json)
+from bert_keras.configs.base import Config, ConfigError
 
 HIDDEN_ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
 ATTENTION_KINDS = ("bidirectional", "causal")
@@ -39,45 +38,16 @@ class ModelConfig(Config):
   layer_norm_epsilon: float = 1e-12
   attention: str = "bidirectional"  # "causal" for left-to-right models (GPT-1, the LTR ablation).
 
-  def __post_init__(self):
-    self.validate()
+  RANGES = dict(vocab_size="> 0", hidden_size="> 0", num_layers="> 0", num_heads="> 0",
+                intermediate_size="> 0", max_position_embeddings="> 0", type_vocab_size=">= 0",
+                dropout_rate="[0, 1)", attention_dropout_rate="[0, 1)", initializer_range="> 0",
+                layer_norm_epsilon="> 0")
+  CHOICES = dict(hidden_act=HIDDEN_ACTIVATIONS, attention=ATTENTION_KINDS)
 
   def validate(self) -> None:
-    """Type and range of every field, naming the field (configs come from JSON files)."""
-    for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
-                 "max_position_embeddings"):
-      value = getattr(self, name)
-      if not is_int(value) or value <= 0:
-        raise ConfigError(f"{name}={value!r} must be a positive integer", key=name)
-    if not is_int(self.type_vocab_size) or self.type_vocab_size < 0:
-      raise ConfigError(f"type_vocab_size={self.type_vocab_size!r} must be an integer >= 0",
-                        key="type_vocab_size")
     if self.hidden_size % self.num_heads:
       raise ConfigError(
           f"hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}")
-    for name, allowed in (("hidden_act", HIDDEN_ACTIVATIONS), ("attention", ATTENTION_KINDS)):
-      value = getattr(self, name)
-      if not isinstance(value, str) or value not in allowed:
-        raise ConfigError(f"{name}={value!r}; expected one of {allowed}", key=name)
-    for name in ("dropout_rate", "attention_dropout_rate"):
-      value = getattr(self, name)
-      if not is_number(value) or not 0.0 <= value < 1.0:
-        raise ConfigError(f"{name}={value!r} must be a number in [0, 1)", key=name)
-    for name in ("initializer_range", "layer_norm_epsilon"):
-      value = getattr(self, name)
-      if not is_number(value) or not value > 0:
-        raise ConfigError(f"{name}={value!r} must be a number > 0", key=name)
-
-
-def check_model_config_keys(values: Mapping[str, Any], what: str, key: str | None = None) -> None:
-  """Refuses keys that are not ModelConfig fields (a typo such as "num_layer" would otherwise reach
-  dataclasses as a TypeError traceback), naming them and listing the valid fields; `what` names the
-  source ("model config", "model_overrides") and `key` is the ConfigError's key."""
-  known = {f.name for f in dataclasses.fields(ModelConfig)}
-  unknown = sorted(set(values) - known)
-  if unknown:
-    raise ConfigError(f"unknown {what} keys {unknown}; expected a subset of {sorted(known)}",
-                      key=key)
 
 
 def _bert(num_layers: int, hidden_size: int, num_heads: int, **kw) -> ModelConfig:
@@ -106,13 +76,9 @@ NUM_SPECIAL_TOKENS = 3
 
 
 def _gpt(num_layers: int, hidden_size: int, num_heads: int, **kw) -> ModelConfig:
-  values = dict(vocab_size=GPT1_BPE_VOCAB_SIZE + NUM_SPECIAL_TOKENS, num_layers=num_layers,
-                hidden_size=hidden_size, num_heads=num_heads, intermediate_size=4 * hidden_size,
-                hidden_act="gelu_tanh", dropout_rate=0.1, attention_dropout_rate=0.1,
-                max_position_embeddings=512, type_vocab_size=0, initializer_range=0.02,
-                layer_norm_epsilon=1e-5, attention="causal")
-  values.update(kw)
-  return ModelConfig(**values)
+  return _bert(num_layers, hidden_size, num_heads, **dict(dict(
+      vocab_size=GPT1_BPE_VOCAB_SIZE + NUM_SPECIAL_TOKENS, hidden_act="gelu_tanh",
+      type_vocab_size=0, layer_norm_epsilon=1e-5, attention="causal"), **kw))
 
 
 # "gpt1" is the paper's (section 4.1: 12 layers, 768 states, 12 heads, 3072 feed-forward). The small
@@ -126,15 +92,10 @@ GPT_PRESETS: dict[str, ModelConfig] = {
 }
 
 
-def all_model_presets() -> dict[str, ModelConfig]:
-  """Every named model: BERT's (bert_tiny ... bert_large) and GPT-1's (gpt_nano ... gpt1)."""
-  return {**MODEL_PRESETS, **GPT_PRESETS}
-
-
 def get_model_config(name: str, **overrides: Any) -> ModelConfig:
-  """Returns the named preset (BERT or GPT), with optional field overrides (e.g. vocab_size of a
-  learned vocab)."""
-  presets = all_model_presets()
+  """The named preset (BERT's bert_tiny ... bert_large or GPT-1's gpt_nano ... gpt1), with field
+  overrides (e.g. vocab_size of a learned vocab)."""
+  presets = {**MODEL_PRESETS, **GPT_PRESETS}
   if name not in presets:
     raise ConfigError(f"unknown model preset {name!r}; expected one of {sorted(presets)}")
   return presets[name].replace(**overrides)

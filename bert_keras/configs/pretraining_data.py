@@ -1,5 +1,7 @@
 """Everything that decides the bytes of a pretraining data set (create_pretraining_data); written
-into its summary JSON."""
+into its summary JSON. The one owner of these settings: the Beam script's flags
+(bert_keras/data/beam_args.py), the pretraining_examples component's parameters and the pipeline
+config are made from this class."""
 
 from __future__ import annotations
 
@@ -8,69 +10,66 @@ from typing import Optional
 
 from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES
 from bert_keras.data.pretraining_instances import default_max_predictions
-from bert_keras.configs.base import Config, ConfigError
+from bert_keras.configs.base import Config, ConfigError, field
 
 INPUT_FORMATS = ("wikipedia", "bert_text", "lines", "jsonl", "tfds")
 COMPRESSIONS = ("none", "gzip")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class PretrainingDataConfig(Config):
   """Defaults are the paper's phase 1 (google-research/bert create_pretraining_data.py flags).
 
   Phase 2 is max_seq_length=512, max_predictions_per_seq=80 (None picks 20 at 128, 80 at 512).
   """
-  input_pattern: str = ""               # glob of input files, or the tfds name for input_format="tfds"
-  input_format: str = "wikipedia"       # one of INPUT_FORMATS
-  output_dir: str = ""
-  vocab_file: str = ""
-  lower_case: bool = True
-  max_seq_length: int = 128
-  max_predictions_per_seq: Optional[int] = None
-  masked_lm_prob: float = 0.15
-  short_seq_prob: float = 0.1
-  dupe_factor: int = 10
-  seed: int = 12345  # google-research/bert's --random_seed
-  whole_word_mask: bool = False
-  num_shards: int = 8
-  compression: str = "none"
-  # Documents per random-next bucket: each bucket holds this many documents (plus the requests sent
-  # to it) in one worker, so worker memory depends on it, not on the corpus size.
-  docs_per_bucket: int = 64
-  # The original makes instances of one-sentence documents (always random next); the issue counts
-  # them as bad input, so they are dropped unless this is 1.
-  min_sentences_per_document: int = 2
-  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-  json_text_key: str = "text"
-  tfds_split: str = "train"
-  tfds_data_dir: Optional[str] = None
-  output_prefix: str = "pretraining"
+  input_pattern: str = field("", "glob of input files (tfds: the dataset name); empty: the "
+                             "embedded shortened English Wikipedia dump")
+  input_format: str = field("wikipedia", "how the input files are laid out")
+  output_dir: str = field("", "where the TFRecord shards and summary.json go")
+  vocab_file: str = field("", "the WordPiece vocab.txt; empty: the real bert-base-uncased one")
+  lower_case: bool = field(True, "lowercase the text (an uncased vocabulary)")
+  max_seq_length: int = field(128, "tokens per example, [CLS] and [SEP] included")
+  max_predictions_per_seq: Optional[int] = field(None, "most masked positions per example; "
+                                                 "default: 20 at max_seq_length 128, 80 at 512")
+  masked_lm_prob: float = field(0.15, "share of tokens masked (80/10/10)")
+  short_seq_prob: float = field(0.1, "share of examples with a shorter target length")
+  dupe_factor: int = field(10, "copies of the corpus, each with different masks")
+  seed: int = field(12345, "seed of the masks and sentence pairs")
+  whole_word_mask: bool = field(False, "mask every piece of a word together")
+  num_shards: int = field(8, "output TFRecord shards")
+  compression: str = field("none", "compression of the TFRecord shards")
+  # Each bucket holds this many documents (plus the requests sent to it) in one worker, so worker
+  # memory depends on it, not on the corpus size.
+  docs_per_bucket: int = field(64, "documents per random-next bucket")
+  # The original makes instances of one-sentence documents (always random next); they are dropped
+  # as bad input unless this is 1.
+  min_sentences_per_document: int = field(2, "shorter documents are dropped")
+  max_line_bytes: int = field(DEFAULT_MAX_LINE_BYTES, "longer input lines are refused")
+  json_text_key: str = field("text", "jsonl: the key of each record's text")
+  tfds_split: str = field("train", "tfds: the split to read")
+  tfds_data_dir: Optional[str] = field(None, "tfds: the data directory")
+  output_prefix: str = field("pretraining", "shards are <output_prefix>-SSSSS-of-NNNNN.tfrecord")
 
-  RENAMED_KEYS = {"random_seed": "seed"}  # one name per idea: the training configs' name
+  # Where the data comes from and goes: the Beam script's flags or the pipeline's artifacts give
+  # them; the other fields are the pretraining_examples component's parameters.
+  LOCATION_FIELDS = ("input_pattern", "input_format", "output_dir", "vocab_file", "lower_case",
+                     "json_text_key", "tfds_split", "tfds_data_dir", "output_prefix")
+  RANGES = dict(masked_lm_prob="(0, 1)", short_seq_prob="[0, 1]", dupe_factor=">= 1",
+                num_shards=">= 1", docs_per_bucket=">= 1", min_sentences_per_document=">= 1",
+                max_line_bytes=">= 1", max_seq_length=">= 5", max_predictions_per_seq=">= 1")
+  CHOICES = dict(input_format=INPUT_FORMATS, compression=COMPRESSIONS)
 
-  def __post_init__(self):
+  def validate(self):
     if self.max_predictions_per_seq is None:
-      self.max_predictions_per_seq = default_max_predictions(self.max_seq_length, self.masked_lm_prob)
-    if self.input_format not in INPUT_FORMATS:
-      raise ConfigError(f"input_format={self.input_format!r}, expected one of {INPUT_FORMATS}")
-    if self.compression not in COMPRESSIONS:
-      raise ConfigError(f"compression={self.compression!r}, expected one of {COMPRESSIONS}")
-    if self.max_seq_length < 5:
-      raise ConfigError(f"max_seq_length={self.max_seq_length} leaves no room for [CLS] A [SEP] B [SEP]")
-    if not 0 < self.masked_lm_prob < 1:
-      raise ConfigError(f"masked_lm_prob={self.masked_lm_prob}, expected in (0, 1)")
-    if not 0 <= self.short_seq_prob <= 1:
-      raise ConfigError(f"short_seq_prob={self.short_seq_prob}, expected in [0, 1]")
-    for name in ("max_predictions_per_seq", "dupe_factor", "num_shards", "docs_per_bucket",
-                 "min_sentences_per_document", "max_line_bytes"):
-      if getattr(self, name) < 1:
-        raise ConfigError(f"{name}={getattr(self, name)}, expected >= 1")
+      object.__setattr__(self, "max_predictions_per_seq",
+                         default_max_predictions(self.max_seq_length, self.masked_lm_prob))
     if self.max_predictions_per_seq > self.max_seq_length:
       # Each prediction masks a distinct position of the sequence: slots beyond max_seq_length are
       # never filled, only padding that every record and training step carries.
       raise ConfigError(f"max_predictions_per_seq={self.max_predictions_per_seq} > max_seq_length="
-                      f"{self.max_seq_length}: a sequence has no more positions to mask than its "
-                      f"length; expected max_predictions_per_seq <= max_seq_length")
+                        f"{self.max_seq_length}: a sequence has no more positions to mask than its "
+                        f"length; expected max_predictions_per_seq <= max_seq_length",
+                        key="max_predictions_per_seq")
 
   @property
   def shard_suffix(self) -> str:

@@ -1,10 +1,9 @@
-"""Typed pretraining config and its named presets (BERT section 3.1, appendix A.2).
+"""Typed pretraining config (BERT section 3.1, appendix A.2); its recipes are configs/training/*.json.
 
 `TrainingConfig` nests five configs by concern, as Model Garden nests its experiment configs:
 `data`, `model`, `optimizer`, `runtime`, `outputs`. Every field is also a flag of scripts/run_pretraining.py
 under its flat name (the field's name; `optimizer.type` is --optimizer): `TrainingConfig.from_flat`,
 `override` and `to_flat` are the one place that maps the flat names onto the nested fields.
-training_config.json files written flat (before the nesting) still load, with a deprecation warning.
 
 The defaults are the paper's optimizer: Adam (decoupled weight decay 0.01, not on LayerNorm weights
 or biases), beta1 0.9, beta2 0.999, epsilon 1e-6, lr 1e-4, 10,000 warmup steps then linear decay,
@@ -16,12 +15,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import types
 from typing import Any, Mapping
 
-from bert_keras.configs.base import (Config, ConfigError, is_int, is_number, plain_data, warn_deprecated,
-                          warn_renamed)
-from bert_keras.configs.model import ModelConfig, check_model_config_keys, get_model_config
+from bert_keras.configs.base import Config, ConfigError, field as _field, is_int, plain_data
+from bert_keras.configs.model import ModelConfig, get_model_config
 
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
 OPTIMIZERS = ("adamw", "lamb", "adam")
@@ -32,45 +29,13 @@ DISTRIBUTIONS = ("default", "one_device", "mirrored", "multi_worker_mirrored", "
 # adds multi_worker_mirrored).
 FINETUNE_DISTRIBUTIONS = ("default", "one_device", "mirrored")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
-# Declared field type (a string: `from __future__ import annotations`) -> (check, what is expected).
-_FIELD_TYPES = {
-    "int": (is_int, "an integer"),
-    "float": (is_number, "a finite number"),
-    "str": (lambda v: isinstance(v, str), "a string"),
-    "bool": (lambda v: isinstance(v, bool), "true or false"),
-}
-
-
-def _field(default: Any, help_text: str) -> Any:
-  """A TrainingConfig field with its one-line help (metadata "help"): the one place that documents
-  it, read by scripts/run_pretraining.py for --help."""
-  metadata = {"help": help_text}
-  if isinstance(default, dict):
-    return dataclasses.field(default_factory=lambda: dict(default), metadata=metadata)
-  return dataclasses.field(default=default, metadata=metadata)
-
-
-def _check_types(config) -> None:
-  """Every scalar field has its declared JSON type (configs come from JSON files and flags)."""
-  for field in dataclasses.fields(config):
-    check, expected = _FIELD_TYPES.get(field.type, (None, None))
-    value = getattr(config, field.name)
-    if check is not None and not check(value):
-      raise ConfigError(f"{field.name}={value!r} must be {expected}", key=field.name)
 
 
 def field_help(name: str) -> str:
   """The help of the TrainingConfig field of flat name `name` (its flag), with its default."""
   field = TrainingConfig.flat_fields()[name]
   default = field.default_factory() if field.default is dataclasses.MISSING else field.default
-  if isinstance(default, tuple):
-    shown = ",".join(str(v) for v in default)
-  elif isinstance(default, dict):
-    shown = json.dumps(default)
-  elif isinstance(default, str):
-    shown = repr(default)
-  else:
-    shown = str(default).lower() if isinstance(default, bool) else str(default)
+  shown = ",".join(map(str, default)) if isinstance(default, tuple) else json.dumps(default)
   return f"{field.metadata['help']} (default {shown})"
 
 
@@ -111,14 +76,18 @@ class TrainingDataConfig(Config):
                            "model's vocab_size); empty: the one the records' summary.json names "
                            "(create_pretraining_data), else none")
 
-  def __post_init__(self):
+  RANGES = dict(max_seq_length="> 0", max_predictions_per_seq="> 0", train_batch_size="> 0",
+                eval_batch_size=">= 0", shuffle_buffer_size="> 0", cycle_length="> 0",
+                masked_lm_prob="(0, 1)", mask_token_id=">= 0", vocab_size=">= 0")
+
+  def validate(self):
     ids = self.special_token_ids
     if not isinstance(ids, (list, tuple)) or not all(is_int(i) for i in ids):
       raise ConfigError(f"special_token_ids={ids!r} must be a list of integers",
                         key="special_token_ids")
-    # JSON turns tuples into lists; keep the dataclass hashable-looking and comparable.
-    object.__setattr__(self, "special_token_ids", tuple(ids))
-    _check_types(self)
+    if self.max_predictions_per_seq > self.max_seq_length:
+      raise ConfigError(f"max_predictions_per_seq={self.max_predictions_per_seq!r} must be at "
+                        f"most max_seq_length={self.max_seq_length}", key="max_predictions_per_seq")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,12 +111,14 @@ class TrainingModelConfig(Config):
   init_checkpoint: str = _field("", "start from this checkpoint: the phase-1 model_dir for phase 2, "
                                 "or a Google / Hugging Face / .keras encoder checkpoint")
 
-  def __post_init__(self):
+  RANGES = dict(nsp_loss_weight=">= 0")
+  CHOICES = dict(objective=OBJECTIVES)
+
+  def validate(self):
     if not isinstance(self.model_overrides, Mapping):
       raise ConfigError(f"model_overrides={self.model_overrides!r} must be an object of ModelConfig "
                         "fields", key="model_overrides")
     object.__setattr__(self, "model_overrides", dict(self.model_overrides))
-    _check_types(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,8 +153,22 @@ class OptimizerConfig(Config):
   phase1_fraction: float = _field(0.9, "fraction of num_train_steps run by phase 1, in (0, 1) (the "
                                   "paper: 0.9 at length 128)")
 
-  def __post_init__(self):
-    _check_types(self)
+  # Out-of-range values are not harmless: a negative learning rate trains by gradient ascent, a
+  # negative clip_global_norm would turn clipping off, beta_1 >= 1 never forgets the first gradient.
+  RANGES = dict(learning_rate="> 0", num_train_steps="> 0", num_warmup_steps=">= 0",
+                end_learning_rate=">= 0", decay_power="> 0", weight_decay_rate=">= 0",
+                beta_1="[0, 1)", beta_2="[0, 1)", epsilon="> 0", clip_global_norm=">= 0",
+                gradient_accumulation_steps="> 0", phase1_fraction="(0, 1)")
+  CHOICES = dict(type=OPTIMIZERS, decay=DECAYS, phase=(0, 1, 2))
+
+  def validate(self):
+    if self.end_learning_rate > self.learning_rate:
+      raise ConfigError(f"end_learning_rate={self.end_learning_rate!r} must be in [0, "
+                        f"learning_rate={self.learning_rate!r}]", key="end_learning_rate")
+    if self.decay != "polynomial" and self.decay_power != 1.0:
+      raise ConfigError(f"decay_power={self.decay_power!r} applies only to decay='polynomial' "
+                        f"(decay={self.decay!r}); expected 1.0 or --decay=polynomial",
+                        key="decay_power")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,8 +193,16 @@ class RuntimeConfig(Config):
   deterministic: bool = _field(False, "make TensorFlow ops deterministic "
                                "(tf.config.experimental.enable_op_determinism; slower)")
 
-  def __post_init__(self):
-    _check_types(self)
+  RANGES = dict(num_gpus=">= 0", steps_per_execution="> 0", seed=f"[0, {2**32 - 1}]")
+  CHOICES = dict(distribution_strategy=DISTRIBUTIONS, mixed_precision=PRECISIONS)
+
+  def validate(self):
+    if self.distribution_strategy == "tpu" and not self.tpu:
+      raise ConfigError("distribution_strategy='tpu' needs a tpu address (--tpu)", key="tpu")
+    if self.distribution_strategy == "one_device" and self.num_gpus > 1:
+      raise ConfigError(f"num_gpus={self.num_gpus} with distribution_strategy='one_device', which "
+                        "uses one device; expected 0 (the CPU) or 1 (/gpu:0), or "
+                        "--distribution_strategy=mirrored", key="num_gpus")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,8 +220,8 @@ class OutputsConfig(Config):
   unigram_baseline_records: int = _field(100_000, "training records scanned for the unigram "
                                          "baseline's most frequent target (eval only; > 0)")
 
-  def __post_init__(self):
-    _check_types(self)
+  RANGES = dict(checkpoint_every="> 0", keep_checkpoints="> 0", log_every="> 0", eval_every=">= 0",
+                eval_steps="> 0", unigram_baseline_records="> 0")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,13 +240,7 @@ class TrainingConfig(Config):
   runtime: RuntimeConfig = RuntimeConfig()
   outputs: OutputsConfig = OutputsConfig()
 
-  # Flat names renamed since (old flag / JSON key -> current), accepted with a warning.
-  RENAMED_FLAT = {"distribution": "distribution_strategy", "precision": "mixed_precision"}
-
-  def __post_init__(self):
-    self.validate()
-
-  # --- Flat names: the flags, the pipeline's `training` parameters, JSON written before nesting.
+  # --- Flat names: the flags and the pipeline's `training` parameters.
 
   @classmethod
   def flat_fields(cls) -> dict[str, dataclasses.Field]:
@@ -268,9 +255,9 @@ class TrainingConfig(Config):
 
   def override(self, **flat: Any) -> "TrainingConfig":
     """A copy with fields given by their flat names (flags); unknown names are refused naming
-    them, renamed ones are accepted with a deprecation warning."""
+    them."""
     changes: dict[str, dict] = {}
-    for name, value in _current_flat(flat, "TrainingConfig").items():
+    for name, value in TrainingOverrides(flat).items():
       section, field = _flat_map()[name]
       changes.setdefault(section, {})[field.name] = value
     return dataclasses.replace(self, **{
@@ -282,122 +269,40 @@ class TrainingConfig(Config):
     """The defaults with fields given by their flat names (see `override`)."""
     return cls().override(**dict(flat), **more)
 
-  @classmethod
-  def from_dict(cls, values: Mapping[str, Any]) -> "TrainingConfig":
-    """Nested (data, model, optimizer, runtime, outputs), or flat as written before the nesting
-    (a deprecation warning): flat keys are mapped onto the sections."""
-    if not isinstance(values, Mapping):
-      raise ConfigError(f"TrainingConfig must be a JSON object, got {type(values).__name__}")
-    sections = {f.name for f in dataclasses.fields(cls)}
-    nested = {k: v for k, v in values.items() if k in sections and isinstance(v, Mapping)}
-    flat = {k: v for k, v in values.items() if k not in nested}
-    if not flat:
-      return super().from_dict(nested)
-    flat = _current_flat(flat, "TrainingConfig")
-    warn_deprecated(f"TrainingConfig: flat keys {sorted(flat)[:3]}... are deprecated; nest them by "
-                    f"section ({', '.join(_SECTIONS)}), as to_json writes them (flat keys still "
-                    "load for now)")
-    config = super().from_dict(nested) if nested else cls()
-    return config.override(**flat)
-
   def flat(self, name: str) -> Any:
     """The value of the field of flat name `name`."""
     section, field = _flat_map()[name]
     return getattr(getattr(self, section), field.name)
 
   def validate(self) -> None:
-    """The checks across fields (each section checked its own types), naming the flat field."""
-    f = types.SimpleNamespace(**self.to_flat())
-    choices = dict(objective=OBJECTIVES, optimizer=OPTIMIZERS, decay=DECAYS,
-                   distribution_strategy=DISTRIBUTIONS, mixed_precision=PRECISIONS)
-    for name, allowed in choices.items():
-      if getattr(f, name) not in allowed:
-        raise ConfigError(f"{name}={getattr(f, name)!r}; expected one of {allowed}")
-    for name in ("max_seq_length", "max_predictions_per_seq", "train_batch_size",
-                 "num_train_steps", "gradient_accumulation_steps", "steps_per_execution",
-                 "checkpoint_every", "keep_checkpoints", "log_every", "shuffle_buffer_size",
-                 "cycle_length", "eval_steps", "unigram_baseline_records"):
-      value = getattr(f, name)
-      if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f"{name}={value!r} must be a positive integer", key=name)
-    self._check_ranges(f)
-    if not f.nsp_loss_weight >= 0.0:
-      raise ConfigError(f"nsp_loss_weight={f.nsp_loss_weight!r} must be >= 0",
-                        key="nsp_loss_weight")
-    if not 0.0 < f.decay_power < float("inf"):
-      raise ConfigError(f"decay_power={f.decay_power!r} must be a finite number > 0",
-                        key="decay_power")
-    if f.decay != "polynomial" and f.decay_power != 1.0:
-      raise ConfigError(f"decay_power={f.decay_power!r} applies only to decay='polynomial' "
-                        f"(decay={f.decay!r}); expected 1.0 or --decay=polynomial",
-                        key="decay_power")
-    if f.train_batch_size % f.gradient_accumulation_steps:
+    """The checks across sections (each section checked its own fields)."""
+    d, m, o = self.data, self.model, self.optimizer
+    if d.train_batch_size % o.gradient_accumulation_steps:
       raise ConfigError(
-          f"train_batch_size={f.train_batch_size} is not divisible by "
-          f"gradient_accumulation_steps={f.gradient_accumulation_steps}")
-    if f.phase not in (0, 1, 2):
-      raise ConfigError(f"phase={f.phase!r}; expected 0 (whole schedule), 1 or 2")
-    if f.phase == 2 and not f.init_checkpoint:
+          f"train_batch_size={d.train_batch_size} is not divisible by "
+          f"gradient_accumulation_steps={o.gradient_accumulation_steps}")
+    if o.phase == 2 and not m.init_checkpoint:
       raise ConfigError("phase=2 needs init_checkpoint (the phase-1 checkpoint)")
-    if not 0.0 < f.phase1_fraction < 1.0:
-      raise ConfigError(f"phase1_fraction={f.phase1_fraction!r} must be in (0, 1)")
-    if not 0.0 < f.masked_lm_prob < 1.0:
-      raise ConfigError(f"masked_lm_prob={f.masked_lm_prob!r} must be in (0, 1)")
-    if f.distribution_strategy == "tpu" and not f.tpu:
-      raise ConfigError("distribution_strategy='tpu' needs a tpu address (--tpu)")
-    if f.objective == "ltr" and f.dynamic_masking:
+    if m.objective == "ltr" and d.dynamic_masking:
       raise ConfigError("dynamic_masking does not apply to objective='ltr' (nothing is masked)")
-    if f.distribution_strategy == "one_device" and f.num_gpus > 1:
-      raise ConfigError(f"num_gpus={f.num_gpus} with distribution_strategy='one_device', which "
-                        "uses one device; expected 0 (the CPU) or 1 (/gpu:0), or "
-                        "--distribution_strategy=mirrored",
-                        key="num_gpus")
     model = self.model_config()  # validates the preset and overrides
-    if f.max_seq_length > model.max_position_embeddings:
+    if d.max_seq_length > model.max_position_embeddings:
       raise ConfigError(
-          f"max_seq_length={f.max_seq_length} exceeds max_position_embeddings="
-          f"{model.max_position_embeddings} of model_preset={f.model_preset!r}; expected at most "
+          f"max_seq_length={d.max_seq_length} exceeds max_position_embeddings="
+          f"{model.max_position_embeddings} of model_preset={m.model_preset!r}; expected at most "
           "that many positions (or a model_overrides max_position_embeddings)",
           key="max_seq_length")
-    if f.dynamic_masking:
-      self._check_masking_ids(f, model.vocab_size)
-
-  def _check_ranges(self, f) -> None:
-    """Numeric fields inside their meaningful range, each error naming the field (= flag) and value.
-
-    Out-of-range values are not harmless: a negative learning rate trains by gradient ascent, a
-    negative clip_global_norm would turn clipping off, beta_1 >= 1 never forgets the first gradient.
-    """
-    def check(name, ok, expected):
-      if not ok:
-        raise ConfigError(f"{name}={getattr(f, name)!r} must be {expected}", key=name)
-
-    check("learning_rate", f.learning_rate > 0, "> 0")
-    check("end_learning_rate", 0 <= f.end_learning_rate <= f.learning_rate,
-          f"in [0, learning_rate={f.learning_rate!r}]")
-    check("epsilon", f.epsilon > 0, "> 0")
-    check("beta_1", 0 <= f.beta_1 < 1, "in [0, 1)")
-    check("beta_2", 0 <= f.beta_2 < 1, "in [0, 1)")
-    check("weight_decay_rate", f.weight_decay_rate >= 0, ">= 0")
-    check("clip_global_norm", f.clip_global_norm >= 0, ">= 0 (0 turns clipping off)")
-    check("num_gpus", f.num_gpus >= 0, ">= 0")
-    check("seed", 0 <= f.seed <= 2**32 - 1, "in [0, 2**32 - 1]")
-    for name in ("num_warmup_steps", "eval_every", "eval_batch_size", "vocab_size", "mask_token_id"):
-      check(name, getattr(f, name) >= 0, ">= 0")
-    check("max_predictions_per_seq", f.max_predictions_per_seq <= f.max_seq_length,
-          f"at most max_seq_length={f.max_seq_length}")
-
-  def _check_masking_ids(self, f, model_vocab_size: int) -> None:
-    """Dynamic masking writes mask_token_id and random ids below vocab_size into the inputs: both
-    must lie inside the model's embedding table, or the run fails mid-way on a gather."""
-    where = (f"the model's vocabulary (vocab_size={model_vocab_size} of "
-             f"model_preset={f.model_preset!r} and model_overrides)")
-    if f.vocab_size > model_vocab_size:
-      raise ConfigError(f"vocab_size={f.vocab_size} (dynamic masking's random tokens) exceeds "
-                        f"{where}; expected at most that, or 0 for the model's", key="vocab_size")
-    if f.mask_token_id >= model_vocab_size:
-      raise ConfigError(f"mask_token_id={f.mask_token_id} is outside {where}",
-                        key="mask_token_id")
+    if d.dynamic_masking:
+      # Dynamic masking writes mask_token_id and random ids below vocab_size into the inputs: both
+      # must lie inside the model's embedding table, or the run fails mid-way on a gather.
+      where = (f"the model's vocabulary (vocab_size={model.vocab_size} of "
+               f"model_preset={m.model_preset!r} and model_overrides)")
+      if d.vocab_size > model.vocab_size:
+        raise ConfigError(f"vocab_size={d.vocab_size} (dynamic masking's random tokens) exceeds "
+                          f"{where}; expected at most that, or 0 for the model's", key="vocab_size")
+      if d.mask_token_id >= model.vocab_size:
+        raise ConfigError(f"mask_token_id={d.mask_token_id} is outside {where}",
+                          key="mask_token_id")
 
   def masking_vocab_size(self) -> int:
     """The range [0, n) of dynamic masking's random replacement tokens: vocab_size, or the model's
@@ -407,10 +312,12 @@ class TrainingConfig(Config):
   def model_config(self) -> ModelConfig:
     """The encoder config: the preset, the overrides, and causal attention for the LTR ablation."""
     overrides = dict(self.model.model_overrides)
-    check_model_config_keys(overrides, "model_overrides", key="model_overrides")
     if self.model.objective == "ltr":
       overrides["attention"] = "causal"
-    return get_model_config(self.model.model_preset, **overrides)
+    try:
+      return get_model_config(self.model.model_preset, **overrides)
+    except ConfigError as e:
+      raise (e.under("model_overrides") if e.key in overrides else e) from None
 
   def phase_steps(self) -> tuple[int, int]:
     """[first, last) global steps of this run within the `num_train_steps` schedule."""
@@ -418,6 +325,27 @@ class TrainingConfig(Config):
     split = int(round(o.phase1_fraction * o.num_train_steps))
     return {0: (0, o.num_train_steps), 1: (0, split), 2: (split, o.num_train_steps)}[o.phase]
 
+
+class TrainingOverrides(dict):
+  """TrainingConfig fields by flat name over its defaults (the pipeline's pretrainer settings); the
+  names are checked when it is built, the values by whoever builds the config (`config`)."""
+
+  def __init__(self, values: Mapping[str, Any] = (), **more: Any):
+    super().__init__(values, **more)
+    for name in self:
+      if name not in _flat_map():
+        raise ConfigError(f"{name}: unknown key in TrainingConfig; expected one of "
+                          f"{sorted(_flat_map())}", key=name)
+
+  @classmethod
+  def from_dict(cls, values: Mapping[str, Any]) -> "TrainingOverrides":
+    if not isinstance(values, Mapping):
+      raise ConfigError(f"must be an object of TrainingConfig fields, got {type(values).__name__}")
+    return cls(values)
+
+  def config(self, **more: Any) -> TrainingConfig:
+    """The TrainingConfig of these fields and `more` (checked)."""
+    return TrainingConfig.from_flat(self, **more)
 
 
 @functools.lru_cache(maxsize=None)
@@ -431,64 +359,8 @@ def _flat_map() -> dict[str, tuple[str, dataclasses.Field]]:
   return out
 
 
-def _current_flat(values: Mapping[str, Any], where: str) -> dict:
-  """Flat names renamed since under their current name (with a warning); unknown names refused."""
-  out = {}
-  for name, value in values.items():
-    if name in TrainingConfig.RENAMED_FLAT:
-      new = TrainingConfig.RENAMED_FLAT[name]
-      if new in values:
-        raise ConfigError(f"{where}: both {name!r} (deprecated) and {new!r} are given; keep "
-                          f"{new!r}", key=new)
-      warn_renamed(name, new, where)
-      name = new
-    if name not in _flat_map():
-      raise ConfigError(f"unknown key {name!r} in {where}; expected one of "
-                        f"{sorted(_flat_map())}", key=name)
-    out[name] = value
-  return out
-
-
 def flat_values(values: Mapping[str, Any]) -> dict:
-  """{flat name: value} of a training_config.json's object, nested or flat (renamed keys under
-  their current name), without validating it: what a resume compares with the recorded run."""
-  out = {}
-  for key, value in values.items():
-    if key in _SECTIONS and isinstance(value, Mapping):
-      for name, (section, field) in _flat_map().items():
-        if section == key and field.name in value:
-          out[name] = value[field.name]
-    else:
-      out[TrainingConfig.RENAMED_FLAT.get(key, key)] = value
-  return out
-
-
-_SECTIONS = ("data", "model", "optimizer", "runtime", "outputs")
-
-
-# The paper's runs (section 3.1, appendix A.2): batch 256, 1M steps, lr 1e-4, 10k warmup; 90% of the
-# steps at length 128 (20 predictions), then 512 (80 predictions). Ablations of section 5.1 keep the
-# same schedule with another objective. "tiny_debug" is a seconds-long smoke run.
-_flat = TrainingConfig.from_flat
-TRAINING_PRESETS: dict[str, TrainingConfig] = {
-    "bert_base_phase1": _flat(model_preset="bert_base", phase=1, max_seq_length=128,
-                              max_predictions_per_seq=20),
-    "bert_base_phase2": _flat(model_preset="bert_base", phase=2, max_seq_length=512,
-                              max_predictions_per_seq=80, init_checkpoint="<phase-1 model_dir>"),
-    "bert_large_phase1": _flat(model_preset="bert_large", phase=1),
-    "bert_large_phase2": _flat(model_preset="bert_large", phase=2, max_seq_length=512,
-                               max_predictions_per_seq=80, init_checkpoint="<phase-1 model_dir>"),
-    "ablation_no_nsp": _flat(model_preset="bert_base", objective="mlm"),
-    "ablation_ltr_no_nsp": _flat(model_preset="bert_base", objective="ltr"),
-    "tiny_debug": _flat(model_preset="bert_tiny", train_batch_size=16, num_train_steps=100,
-                        num_warmup_steps=10, learning_rate=1e-3, max_seq_length=64,
-                        max_predictions_per_seq=10, checkpoint_every=50, log_every=10,
-                        shuffle_buffer_size=1000),
-}
-
-
-def get_training_config(name: str, **overrides: Any) -> TrainingConfig:
-  """Returns the named preset with field overrides by flat name (e.g. input_files, model_dir)."""
-  if name not in TRAINING_PRESETS:
-    raise ConfigError(f"unknown training preset {name!r}; expected one of {sorted(TRAINING_PRESETS)}")
-  return TRAINING_PRESETS[name].override(**overrides)
+  """{flat name: value} of a training_config.json's (nested) object, without validating it: what a
+  resume compares with the recorded run."""
+  return {name: values[section][field.name] for name, (section, field) in _flat_map().items()
+          if isinstance(values.get(section), Mapping) and field.name in values[section]}

@@ -16,13 +16,13 @@ the closest of our flags (or Beam's).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 from typing import List, Sequence, Tuple
 
 from bert_keras.console import VERBOSE_HELP
 from bert_keras.data.beam_runner import with_local_runner_defaults
-from bert_keras.deprecated_flags import add_alias
-from bert_keras.configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
+from bert_keras.configs.pretraining_data import INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.errors import UserError
 
 
@@ -93,37 +93,24 @@ def parse_bool(value: str) -> bool:
   raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
 
 
+# The flag of a PretrainingDataConfig field whose flag keeps another name (google-research/bert's).
+PRETRAINING_DATA_FLAGS = {"input_pattern": "input_file", "lower_case": "do_lower_case",
+                          "whole_word_mask": "do_whole_word_mask"}
+
+
 def _pretraining_data_parser() -> argparse.ArgumentParser:
-  d = PretrainingDataConfig()
+  """One flag per PretrainingDataConfig field, with its type, help and default (the config's)."""
   parser = argparse.ArgumentParser(
       description="The Beam pipeline that turns a text corpus into BERT pretraining TFRecords",
-      allow_abbrev=False)
-  parser.add_argument("--input_file", default=None,
-                      help="glob of input files (tfds: the dataset name); default: the embedded "
-                           "shortened English Wikipedia dump")
-  parser.add_argument("--input_format", default=d.input_format, choices=INPUT_FORMATS)
-  parser.add_argument("--output_dir", required=True)
-  parser.add_argument("--vocab_file", default=None, help="default: the real bert-base-uncased vocab.txt")
-  parser.add_argument("--do_lower_case", type=parse_bool, nargs="?", const=True, default=d.lower_case)
-  parser.add_argument("--max_seq_length", type=int, default=d.max_seq_length)
-  parser.add_argument("--max_predictions_per_seq", type=int, default=None,
-                      help="default: 20 at max_seq_length 128, 80 at 512")
-  parser.add_argument("--masked_lm_prob", type=float, default=d.masked_lm_prob)
-  parser.add_argument("--short_seq_prob", type=float, default=d.short_seq_prob)
-  parser.add_argument("--dupe_factor", type=int, default=d.dupe_factor)
-  parser.add_argument("--seed", type=int, default=d.seed,
-                      help="seed of the masks and sentence pairs")
-  add_alias(parser, "--random_seed", "--seed")  # google-research/bert's name
-  parser.add_argument("--do_whole_word_mask", type=parse_bool, nargs="?", const=True,
-                      default=d.whole_word_mask)
-  parser.add_argument("--num_shards", type=int, default=d.num_shards)
-  parser.add_argument("--compression", default=d.compression, choices=COMPRESSIONS)
-  parser.add_argument("--docs_per_bucket", type=int, default=d.docs_per_bucket)
-  parser.add_argument("--min_sentences_per_document", type=int, default=d.min_sentences_per_document)
-  parser.add_argument("--max_line_bytes", type=int, default=d.max_line_bytes)
-  parser.add_argument("--json_text_key", default=d.json_text_key)
-  parser.add_argument("--tfds_split", default=d.tfds_split)
-  parser.add_argument("--tfds_data_dir", default=None)
+      allow_abbrev=False, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+  types = {"int": int, "float": float, "str": str, "Optional[int]": int, "Optional[str]": str}
+  for field in dataclasses.fields(PretrainingDataConfig):
+    kind = dict(type=parse_bool, nargs="?", const=True) if field.type == "bool" else dict(
+        type=types[field.type], choices=PretrainingDataConfig.CHOICES.get(field.name))
+    flag = PRETRAINING_DATA_FLAGS.get(field.name, field.name)
+    metavar = None if PretrainingDataConfig.CHOICES.get(field.name) else flag.upper()
+    parser.add_argument(f"--{flag}", dest=field.name, metavar=metavar, default=field.default,
+                        help=field.metadata["help"], required=field.name == "output_dir", **kind)
   add_help_aliases(parser)
   add_verbose(parser)
   return parser
@@ -147,7 +134,8 @@ def parse_vocab_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]
   (DirectRunner multi-process by default)."""
   parser = argparse.ArgumentParser(description="Learns a WordPiece vocab.txt", allow_abbrev=False)
   parser.add_argument("--input_file", default=None, help="default: the embedded Wikipedia dump")
-  parser.add_argument("--input_format", default="wikipedia", choices=INPUT_FORMATS)
+  parser.add_argument("--input_format", default=PretrainingDataConfig.input_format,
+                      choices=INPUT_FORMATS)
   parser.add_argument("--output_dir", required=True)
   parser.add_argument("--vocab_size", type=int, default=30522)
   parser.add_argument("--do_lower_case", type=parse_bool, nargs="?", const=True, default=True)
@@ -155,7 +143,7 @@ def parse_vocab_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]
   parser.add_argument("--min_count", type=int, default=1)
   parser.add_argument("--max_input_words", type=int, default=5_000_000)
   parser.add_argument("--num_iterations", type=int, default=4, help="learner passes per threshold")
-  parser.add_argument("--json_text_key", default="text")
+  parser.add_argument("--json_text_key", default=PretrainingDataConfig.json_text_key)
   add_help_aliases(parser)
   add_verbose(parser)
   known, beam_args = parser.parse_known_args(list(argv))

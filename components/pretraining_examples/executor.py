@@ -21,11 +21,7 @@ class PretrainingExamplesExecutor(BaseExecutor):
         input_format="bert_text", output_dir=examples.uri,
         vocab_file=vocabulary.path("vocab.txt"),
         lower_case=bool(vocabulary.properties.get("lower_case", True)),
-        max_seq_length=parameters["max_seq_length"],
-        max_predictions_per_seq=parameters["max_predictions_per_seq"],
-        masked_lm_prob=parameters["masked_lm_prob"], short_seq_prob=parameters["short_seq_prob"],
-        dupe_factor=parameters["dupe_factor"], seed=parameters["seed"],
-        num_shards=parameters["num_shards"])
+        **parameters)
     beam_args = local_beam_args(self.context.beam_pipeline_args)
     self.log(f"creating pretraining examples with Beam {beam_args}")
     summary = create_pretraining_data(config, beam_args)

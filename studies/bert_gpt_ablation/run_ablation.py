@@ -18,7 +18,7 @@ from bert_keras.errors import UserError, parse_flags, run_main
 from configs.ablations import DEFAULT_TASK_VARIANTS, PROBE_TASK_VARIANTS, get_study_config
 
 flags.DEFINE_string("output_dir", None, "Where the table, plot and results go.")
-flags.DEFINE_string("preset", "small", "Study budget preset (configs/ablations.py STUDY_PRESETS).")
+flags.DEFINE_string("preset", "small", "Study budget: configs/studies/<preset>.json.")
 flags.DEFINE_list("seeds", None, "Override the preset's seeds, e.g. 0,1,2.")
 flags.DEFINE_integer("pretrain_steps", None, "Override the pretraining steps of every model.")
 flags.DEFINE_list("corpora", None, "Override the pretraining corpora (wikipedia, lee_background).")

@@ -212,7 +212,7 @@ def write_finetuning(vocab: str, work: str) -> None:
 
   finetune_dir = path("classifier_finetune_dir")
   # A high learning rate, so that 24 steps move the outputs apart for different texts.
-  task = get_task_config("polarity", max_seq_length=SEQ_LENGTH, batch_size=8, num_epochs=3.0,
+  task = get_task_config("polarity", max_seq_length=SEQ_LENGTH, train_batch_size=8, num_epochs=3.0,
                          learning_rate=5e-3, seed=0)
   run_finetuning(task, RunConfig(init_checkpoint=path("pretraining_model_dir"),
                                  output_dir=finetune_dir, max_train_examples=64))
@@ -256,8 +256,8 @@ def write_gpt(work: str) -> None:
   run_train_bpe([], [corpus], 200, bpe)
   out = os.path.join(work, "gpt")
   run_gpt_pretraining("gpt_nano", bpe, [], [corpus],
-                      GPTPretrainingConfig(num_train_steps=2, num_warmup_steps=1, batch_size=4,
-                                           seq_length=SEQ_LENGTH), out)
+                      GPTPretrainingConfig(num_train_steps=2, num_warmup_steps=1, train_batch_size=4,
+                                           max_seq_length=SEQ_LENGTH), out)
   os.makedirs(path("gpt_pretraining_dir"))
   for name in ("decoder.keras", "bpe.model", "config.json"):
     shutil.copyfile(os.path.join(out, name), path("gpt_pretraining_dir", name))

@@ -120,11 +120,10 @@ def model_dir_copy(tmp_path, monkeypatch):
 
 
 def training_config(model_dir, **changes):
-  """The run's training_config.json (flat, as 43b6168 wrote it), as `--config_json=...
-  --model_dir=...` reads it: with a deprecation warning for the flat keys and the old names."""
+  """The run's training_config.json (rewritten nested, as this version writes it), as
+  `--config_json=... --model_dir=...` reads it."""
   from bert_keras.configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
-  with pytest.warns(FutureWarning, match="flat keys"):
-    config = TrainingConfig.from_json_file(os.path.join(model_dir, "training_config.json"))
+  config = TrainingConfig.from_json_file(os.path.join(model_dir, "training_config.json"))
   return config.override(model_dir=model_dir, **changes)
 
 

@@ -1,6 +1,6 @@
 """The Config base class, through every config of bert_keras/configs/: a dict and JSON round trip (nested
-configs and tuples included), an unknown key named with its class on one line, and renamed keys
-accepted with a deprecation warning."""
+configs and tuples included), an unknown key named by its path and class on one line, and the names
+of earlier versions refused as unknown keys (no release shipped them)."""
 
 import dataclasses
 import json
@@ -17,15 +17,18 @@ from bert_keras.configs.model import GPT_PRESETS, MODEL_PRESETS, ModelConfig
 from bert_keras.configs.pipeline import PipelineConfig
 from configs.demo import demo_config, smoke_config
 from bert_keras.configs.pretraining_data import PretrainingDataConfig
-from bert_keras.configs.tasks import TASK_PRESETS, TaskConfig
-from bert_keras.configs.training import TRAINING_PRESETS, TrainingConfig
+from bert_keras.configs.tasks import TASK_PRESETS, FeatureBased, TaskConfig, get_task_config
+from bert_keras.configs.training import TrainingConfig
+from configs import recipe_names, recipe_path
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+TRAINING_RECIPES = [TrainingConfig.from_json_file(recipe_path("training", name))
+                    for name in recipe_names("training")]
 
 # One or more instances of every config class, presets included; not the defaults only.
 EXAMPLES = [
-    *MODEL_PRESETS.values(), *GPT_PRESETS.values(), *TRAINING_PRESETS.values(),
+    *MODEL_PRESETS.values(), *GPT_PRESETS.values(), *TRAINING_RECIPES,
     *TASK_PRESETS.values(), *ABLATIONS.values(), *STUDY_PRESETS.values(),
+    get_task_config("glue/mrpc", approach="feature_based", lstm_units=8), FeatureBased(),
     GPTPretrainingConfig(train_batch_size=8), GPTFinetuningConfig(warmup_proportion=0.01),
     demo_config(), smoke_config(),
     RunConfig(data_dir="d", output_dir="o", lower_case=False, max_train_examples=5),
@@ -72,51 +75,50 @@ def test_dict_and_json_round_trip(config, tmp_path):
 @pytest.mark.parametrize("cls, values, key, where", [
     (ModelConfig, {"num_layer": 2}, "num_layer", "ModelConfig"),
     (TaskConfig, {"learning_rte": 1e-5}, "learning_rte", "TaskConfig"),
+    (TaskConfig, {"task": "squad_v1", "tagging_scheme": "iob2"}, "tagging_scheme",
+     "SpanTaskConfig"),
     (RunConfig, {"output_dri": "x"}, "output_dri", "RunConfig"),
     (ExportConfig, {"output_dir": "o", "finetune_dir": "f", "rowgroups": 1}, "rowgroups",
      "ExportConfig"),
     (PretrainingDataConfig, {"dupe_factr": 2}, "dupe_factr", "PretrainingDataConfig"),
     (GPTPretrainingConfig, {"lr": 1.0}, "lr", "GPTPretrainingConfig"),
     (StudyConfig, {"seeds": [0], "vocab": 9}, "vocab", "StudyConfig"),
-    (TrainingConfig, {"optimizer": {"typo": "lamb"}}, "typo", "OptimizerConfig"),
+    (TrainingConfig, {"optimizer": {"typo": "lamb"}}, "optimizer.typo", "OptimizerConfig"),
     (TrainingConfig, {"learning_rte": 1.0}, "learning_rte", "TrainingConfig"),
-    (PipelineConfig, {"corpus": {"line_corpora": ["a"], "num_shard": 2}}, "num_shard",
+    (PipelineConfig, {"corpus": {"line_corpora": ["a"], "num_shard": 2}}, "corpus.num_shard",
      "CorpusConfig"),
 ])
-def test_unknown_key_names_the_key_and_the_class_on_one_line(cls, values, key, where):
+def test_unknown_key_names_its_path_and_class_on_one_line(cls, values, key, where):
   with pytest.raises(ConfigError) as info:
     cls.from_dict(values)
   message = str(info.value)
-  assert message.startswith(f"unknown key '{key}' in {where}; expected one of "), message
+  assert message.startswith(f"{key}: unknown key in {where}; expected one of "), message
   assert "\n" not in message and info.value.key == key
 
 
 def test_unknown_key_in_a_file_names_the_file(tmp_path):
   path = tmp_path / "model.json"
   path.write_text('{"hidden_size": 64, "num_layer": 2}')
-  with pytest.raises(ConfigError, match=rf"{path}: unknown key 'num_layer' in ModelConfig"):
+  with pytest.raises(ConfigError, match=rf"{path}: num_layer: unknown key in ModelConfig"):
     ModelConfig.from_json_file(str(path))
 
 
-@pytest.mark.parametrize("cls, old, new, value", [
-    (TaskConfig, "batch_size", "train_batch_size", 8),
-    (GPTPretrainingConfig, "seq_length", "max_seq_length", 64),
-    (GPTFinetuningConfig, "warmup_fraction", "warmup_proportion", 0.01),
-    (StudyConfig, "seq_length", "max_seq_length", 24),
-    (PretrainingDataConfig, "random_seed", "seed", 7),
+@pytest.mark.parametrize("cls, old", [
+    (TaskConfig, "batch_size"), (GPTPretrainingConfig, "seq_length"),
+    (GPTFinetuningConfig, "warmup_fraction"), (StudyConfig, "seq_length"),
+    (PretrainingDataConfig, "random_seed"),
+    (ExportConfig, "row_groups"),
 ])
-def test_renamed_key_loads_with_a_deprecation_warning(cls, old, new, value):
-  with pytest.warns(FutureWarning, match=rf"'{old}' is deprecated, use '{new}'"):
-    config = cls.from_dict({old: value})
-  assert getattr(config, new) == value
-  with pytest.raises(ConfigError, match=f"both '{old}'"):
-    cls.from_dict({old: value, new: value})
+def test_names_of_earlier_versions_are_unknown_keys(cls, old):
+  values = {"output_dir": "o", "finetune_dir": "f"} if cls is ExportConfig else {}
+  with pytest.raises(ConfigError, match=f"^{old}: unknown key in {cls.__name__}"):
+    cls.from_dict({**values, old: 1})
 
 
-def test_gpt_config_json_written_before_the_renames_loads():
-  # Written by GPTFinetuningConfig(batch_size=16, seq_length=64, warmup_fraction=0.01).to_json()
-  # before the renames (fixtures/gpt_finetuning_config.json).
-  with pytest.warns(FutureWarning):
-    config = GPTFinetuningConfig.from_json_file(os.path.join(FIXTURES,
-                                                             "gpt_finetuning_config.json"))
-  assert (config.train_batch_size, config.max_seq_length, config.warmup_proportion) == (16, 64, 0.01)
+def test_type_and_range_are_checked_with_the_value():
+  with pytest.raises(ConfigError, match=r"^num_layers='2' must be an integer"):
+    ModelConfig(num_layers="2")
+  with pytest.raises(ConfigError, match=r"^dropout_rate=1.0 must be in \[0, 1\)"):
+    ModelConfig(dropout_rate=1.0)
+  with pytest.raises(ConfigError, match=r"^hidden_act='tanh'; expected one of"):
+    ModelConfig(hidden_act="tanh")

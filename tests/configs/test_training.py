@@ -1,19 +1,17 @@
 """TrainingConfig nested by concern: the flat names (flags) map onto the sections, every field is a
-flag, and flat JSON written before the nesting (and the old names) still loads, with a warning."""
+flag, JSON is read nested only, and the recipes of configs/training/ are the paper's runs."""
 
 import json
-import os
-import subprocess
-import sys
-import warnings
 
 import pytest
 
 from bert_keras.configs.base import ConfigError
-from bert_keras.configs.training import TrainingConfig, flat_values, get_training_config
+from bert_keras.configs.training import TrainingConfig, flat_values
+from configs import recipe_path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FLAT_JSON = os.path.join(ROOT, "tests", "configs", "fixtures", "training_config_flat.json")
+
+def _recipe(name, **overrides):
+  return TrainingConfig.from_json_file(recipe_path("training", name)).override(**overrides)
 
 
 def test_sections_and_flat_names():
@@ -26,49 +24,30 @@ def test_sections_and_flat_names():
   assert TrainingConfig.from_flat(config.to_flat()) == config
   assert sorted(config.to_dict()) == ["data", "model", "optimizer", "outputs", "runtime"]
   assert len(TrainingConfig.flat_fields()) == 49  # every field, each under one flat name
+  assert flat_values(json.loads(config.to_json())) == config.to_flat()  # what a resume compares
+
+
+@pytest.mark.parametrize("values, needle", [
+    ({"num_train_steps": 3}, "num_train_steps: unknown key in TrainingConfig"),  # flat: no more
+    ({"runtime": {"precision": "float32"}}, "runtime.precision: unknown key in RuntimeConfig"),
+    ({"runtime": {"distribution": "default"}}, "runtime.distribution: unknown key"),
+])
+def test_flat_and_old_names_are_unknown_keys(values, needle):
+  with pytest.raises(ConfigError) as info:
+    TrainingConfig.from_dict(values)
+  assert str(info.value).startswith(needle), info.value
 
 
 def test_unknown_flat_name_is_named():
-  with pytest.raises(ConfigError, match="unknown key 'num_train_step' in TrainingConfig"):
-    get_training_config("tiny_debug", num_train_step=3)
+  with pytest.raises(ConfigError, match="num_train_step: unknown key in TrainingConfig"):
+    _recipe("tiny_debug", num_train_step=3)
 
 
-def test_flat_json_written_before_the_nesting_loads_with_a_warning():
-  """fixtures/training_config_flat.json: a training_config.json as run_pretraining wrote it before
-  the nesting (get_training_config("tiny_debug", ..., precision="mixed_bfloat16",
-  distribution="one_device").to_json())."""
-  with pytest.warns(FutureWarning) as caught:
-    config = TrainingConfig.from_json_file(FLAT_JSON)
-  messages = " ".join(str(w.message) for w in caught)
-  assert "flat keys" in messages and "'precision' is deprecated" in messages
-  assert "'distribution' is deprecated" in messages
-  assert config == get_training_config(
-      "tiny_debug", input_files="data/pretraining-*.tfrecord", model_dir="out/tiny",
-      model_overrides={"vocab_size": 8000}, mixed_precision="mixed_bfloat16",
-      distribution_strategy="one_device")
-  with open(FLAT_JSON, encoding="utf-8") as f:
-    assert flat_values(json.load(f)) == config.to_flat()  # what a resume compares
-  assert flat_values(json.loads(config.to_json())) == config.to_flat()
-
-
-def test_nested_json_loads_without_a_warning(tmp_path):
-  config = get_training_config("tiny_debug", input_files="x")
-  with warnings.catch_warnings():
-    warnings.simplefilter("error")
-    assert TrainingConfig.from_dict(json.loads(config.to_json())) == config
-
-
-def test_deprecated_flag_is_accepted_with_a_warning():
-  """--precision and --distribution (the old names) set --mixed_precision and
-  --distribution_strategy, with a warning; the config check then names the new field."""
-  driver = ("import runpy, sys; sys.modules['tensorflow'] = None; "
-            "sys.argv = ['run_pretraining.py', '--precision=float16', '--distribution=default', "
-            "'--model_dir=/nonexistent/never_written']; "
-            f"runpy.run_path({os.path.join(ROOT, 'scripts', 'run_pretraining.py')!r}, "
-            "run_name='__main__')")
-  result = subprocess.run([sys.executable, "-c", driver], cwd=ROOT, capture_output=True, text=True,
-                          timeout=240, env=dict(os.environ, PYTHONPATH=ROOT))
-  assert result.returncode == 2, result.stderr[-2000:]
-  assert "--precision is deprecated, use --mixed_precision" in result.stderr
-  assert "--distribution is deprecated, use --distribution_strategy" in result.stderr
-  assert "mixed_precision='float16'" in result.stderr.splitlines()[-1]
+def test_recipes_are_the_papers_runs():
+  phase2 = _recipe("bert_base_phase2")
+  assert (phase2.optimizer.phase, phase2.data.max_seq_length) == (2, 512)
+  assert phase2.data.max_predictions_per_seq == 80 and phase2.model.model_preset == "bert_base"
+  tiny = _recipe("tiny_debug")
+  assert (tiny.model.model_preset, tiny.data.train_batch_size, tiny.optimizer.num_train_steps,
+          tiny.optimizer.learning_rate, tiny.data.max_seq_length) == ("bert_tiny", 16, 100, 1e-3, 64)
+  assert _recipe("ablation_no_nsp").model.objective == "mlm"

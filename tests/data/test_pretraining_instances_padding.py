@@ -33,7 +33,7 @@ def _stats(short_seq_prob, seed):
 
 
 def test_demo_generates_without_the_padding_shortcut():
-  short_seq_prob = demo_config().pretraining.short_seq_prob
+  short_seq_prob = demo_config().pretraining.data.short_seq_prob
   gains = []
   for seed in (1, 2, 3):
     padded, rule, majority = _stats(short_seq_prob, seed)

@@ -309,7 +309,7 @@ def test_squad_matches_the_task_postprocessing(exports, tokenizer):
   offsets, one of them past the first window) and at one between the questions' null odds."""
   from bert_keras.tasks.registry import get_task_class
   from bert_keras.tasks.squad import SquadExample, split_passage
-  from bert_keras.configs.tasks import TaskConfig
+  from bert_keras.configs.tasks import SpanTaskConfig
 
   module, _, _ = exports["squad"]
   settings = {k: v for k, v in SQUAD.items() if k not in ("version_2", "null_score_diff_threshold")}
@@ -321,7 +321,7 @@ def test_squad_matches_the_task_postprocessing(exports, tokenizer):
 
   def python_task(threshold):
     """SquadTask at this threshold, with its features (its postprocess needs make_features)."""
-    task = get_task_class("squad_v2")(TaskConfig(
+    task = get_task_class("squad_v2")(SpanTaskConfig(
         task="squad_v2", max_seq_length=SEQ, null_score_diff_threshold=threshold, **settings))
     return task, task.make_features(examples, tokenizer, training=False)
 

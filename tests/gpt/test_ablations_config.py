@@ -50,7 +50,7 @@ def test_gpt_training_configs_follow_the_paper():
   assert (fine.lm_coef, fine.learning_rate, fine.train_batch_size) == (0.5, 6.25e-5, 32)
   with pytest.raises(ConfigError, match="lm_coef=-1"):
     GPTFinetuningConfig(lm_coef=-1)
-  with pytest.raises(ConfigError, match="unknown key 'lr' in GPTPretrainingConfig"):
+  with pytest.raises(ConfigError, match="lr: unknown key in GPTPretrainingConfig"):
     GPTPretrainingConfig.from_dict({"lr": 1})
 
 

@@ -43,10 +43,10 @@ def test_bool_switches_bare_or_with_a_value():
 
   known, _ = pretraining_data_pipeline.parse_args(
       ["--output_dir=out", "--do_whole_word_mask", "--do_lower_case"])
-  assert known.do_whole_word_mask is True and known.do_lower_case is True
+  assert known.whole_word_mask is True and known.lower_case is True  # the config's field names
   known, _ = pretraining_data_pipeline.parse_args(
       ["--output_dir=out", "--do_whole_word_mask", "false", "--do_lower_case=no"])
-  assert known.do_whole_word_mask is False and known.do_lower_case is False
+  assert known.whole_word_mask is False and known.lower_case is False
   known, _ = wordpiece_vocab_pipeline.parse_args(["--do_lower_case", "--output_dir=out"])
   assert known.do_lower_case is True
 

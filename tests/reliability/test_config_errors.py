@@ -13,15 +13,15 @@ from tests.reliability import bad_inputs as B
 # --- ModelConfig field types (open bug 10) --------------------------------------------------------
 
 MODEL_CASES = {
-    "initializer_range list": ({"initializer_range": []}, "initializer_range=[] must be a number > 0"),
-    "layer_norm_epsilon string": ({"layer_norm_epsilon": "x"}, "layer_norm_epsilon='x' must be a number"),
-    "dropout_rate bool": ({"dropout_rate": True}, "dropout_rate=True must be a number in [0, 1)"),
-    "dropout_rate nan": ({"dropout_rate": float("nan")}, "dropout_rate=nan must be a number"),
-    "hidden_act list": ({"hidden_act": []}, "hidden_act=[]; expected one of"),
-    "hidden_act dict": ({"hidden_act": {}}, "hidden_act={}; expected one of"),
-    "attention number": ({"attention": 1}, "attention=1; expected one of"),
-    "num_layers bool": ({"num_layers": True}, "num_layers=True must be a positive integer"),
-    "num_heads float": ({"num_heads": 2.0}, "num_heads=2.0 must be a positive integer"),
+    "initializer_range list": ({"initializer_range": []}, "initializer_range=[] must be a finite number"),
+    "layer_norm_epsilon string": ({"layer_norm_epsilon": "x"}, "layer_norm_epsilon='x' must be a finite number"),
+    "dropout_rate bool": ({"dropout_rate": True}, "dropout_rate=True must be a finite number"),
+    "dropout_rate nan": ({"dropout_rate": float("nan")}, "dropout_rate=nan must be a finite number"),
+    "hidden_act list": ({"hidden_act": []}, "hidden_act=[] must be a string"),
+    "hidden_act dict": ({"hidden_act": {}}, "hidden_act={} must be a string"),
+    "attention number": ({"attention": 1}, "attention=1 must be a string"),
+    "num_layers bool": ({"num_layers": True}, "num_layers=True must be an integer"),
+    "num_heads float": ({"num_heads": 2.0}, "num_heads=2.0 must be an integer"),
     "type_vocab_size bool": ({"type_vocab_size": False}, "type_vocab_size=False must be an integer"),
     "type_vocab_size string": ({"type_vocab_size": "2"}, "type_vocab_size='2' must be an integer"),
 }
@@ -40,11 +40,11 @@ HF_BASE = {"model_type": "bert", "vocab_size": 20, "hidden_size": 16, "num_hidde
 
 
 @pytest.mark.parametrize("change, needle", [
-    ({"layer_norm_eps": "x"}, "key 'layer_norm_eps': layer_norm_epsilon='x' must be a number > 0"),
+    ({"layer_norm_eps": "x"}, "key 'layer_norm_eps': layer_norm_epsilon='x' must be a finite number"),
     ({"initializer_range": []}, "key 'initializer_range': initializer_range=[]"),
     ({"hidden_act": []}, "hidden_act=[] is not supported"),
     ({"hidden_act": {}}, "hidden_act={} is not supported"),
-    ({"num_hidden_layers": "2"}, "key 'num_hidden_layers': num_layers='2' must be a positive integer"),
+    ({"num_hidden_layers": "2"}, "key 'num_hidden_layers': num_layers='2' must be an integer"),
     ({"hidden_dropout_prob": None}, "key 'hidden_dropout_prob': dropout_rate=None"),
 ])
 def test_hf_config_field_types(change, needle):
@@ -69,16 +69,18 @@ def test_google_config_field_types(change, needle):
 # --- max_seq_length against max_position_embeddings (open bug 8) ---------------------------------
 
 def test_training_config_sequence_longer_than_positions(tmp_path):
-  from bert_keras.configs.training import TrainingConfig, get_training_config
-  B.raises(lambda: get_training_config("tiny_debug", max_seq_length=1024),
+  from bert_keras.configs.training import TrainingConfig
+  from configs import recipe_path
+  tiny = TrainingConfig.from_json_file(recipe_path("training", "tiny_debug"))
+  B.raises(lambda: tiny.override(max_seq_length=1024),
           "max_seq_length=1024 exceeds max_position_embeddings=512")
   B.raises(lambda: TrainingConfig.from_flat(model_preset="bert_tiny", max_seq_length=128,
                                  model_overrides={"max_position_embeddings": 64}),
           "max_seq_length=128 exceeds max_position_embeddings=64")
   path = B.write(str(tmp_path / "train.json"), json.dumps(
-      {"model_preset": "bert_tiny", "max_seq_length": 600}))
+      {"model": {"model_preset": "bert_tiny"}, "data": {"max_seq_length": 600}}))
   B.raises(lambda: TrainingConfig.from_json_file(path), path, "max_seq_length=600 exceeds")
-  assert get_training_config("tiny_debug", max_seq_length=512).data.max_seq_length == 512
+  assert tiny.override(max_seq_length=512).data.max_seq_length == 512
 
 
 def test_finetuning_checks_sequence_length_before_reading_anything(tmp_path):
@@ -126,12 +128,15 @@ def test_task_config_feature_layers_must_be_integers():
                       ([1.5], "feature_layers=[1.5] must be integer"),
                       ("-1", "feature_layers='-1' must be a list"),
                       (7, "feature_layers=7 must be a list")):
-    B.raises(lambda: TaskConfig.from_dict({"feature_layers": bad}), needle)
-  assert TaskConfig.from_dict({"feature_layers": ["-2", -1]}).feature_layers == (-2, -1)
+    B.raises(lambda: TaskConfig.from_dict({"approach": "feature_based", "feature_layers": bad}),
+             needle)
+  assert TaskConfig.from_dict({"approach": "feature_based",
+                               "feature_layers": ["-2", -1]}).feature_layers == (-2, -1)
 
 
 def test_run_config_max_train_examples_not_negative():
   from bert_keras.tasks.finetuning import RunConfig  # pylint: disable=g-import-not-at-top
-  for bad in (-5, 2.5, True):
-    B.raises(lambda: RunConfig(max_train_examples=bad), f"max_train_examples={bad!r}", ">= 0")
+  B.raises(lambda: RunConfig(max_train_examples=-5), "max_train_examples=-5", ">= 0")
+  for bad in (2.5, True):
+    B.raises(lambda: RunConfig(max_train_examples=bad), f"max_train_examples={bad!r}", "integer")
   assert RunConfig(max_train_examples=0).max_train_examples == 0

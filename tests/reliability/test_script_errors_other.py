@@ -50,7 +50,7 @@ def test_run_gpt_finetuning_missing_pretrained_dir(root):
 
 def test_run_ablation_unknown_preset(root):
   B.user_error_line(B.run_script(B.ABLATION, "--preset=huge", f"--output_dir={root}/ab"),
-                    "unknown study preset 'huge'", "'small'")
+                    "unknown recipe 'huge': no configs/studies/huge.json", "'small'")
 
 
 def test_every_script_has_a_bad_input_case():

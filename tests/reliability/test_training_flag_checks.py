@@ -16,7 +16,8 @@ import pytest
 from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.configs.model import ConfigError, ModelConfig, get_model_config
 from bert_keras.configs.training import DECAYS, DISTRIBUTIONS, OBJECTIVES, OPTIMIZERS, PRECISIONS
-from bert_keras.configs.training import TrainingConfig, get_training_config
+from bert_keras.configs.training import TrainingConfig
+from configs import recipe_path
 from tests.reliability import bad_inputs as B
 
 
@@ -33,10 +34,10 @@ def _run_without_tensorflow(*args):
 # === Unknown model overrides ===
 
 def test_unknown_model_override_names_the_key_and_the_fields():
-  with pytest.raises(ConfigError, match=r"unknown model_overrides keys \['nope'\]") as info:
+  with pytest.raises(ConfigError, match=r"^model_overrides.nope: unknown key in ModelConfig") as info:
     TrainingConfig.from_flat(model_overrides={"nope": 1, "num_layers": 1})
   assert "num_layers" in str(info.value) and "vocab_size" in str(info.value)
-  with pytest.raises(ConfigError, match=r"'num_layer'.*'num_layers'"):
+  with pytest.raises(ConfigError, match=r"num_layer: unknown key .*'num_layers'"):
     get_model_config("bert_tiny", num_layer=1)
   with pytest.raises(ConfigError, match="nope"):
     ModelConfig().replace(nope=1)
@@ -44,15 +45,15 @@ def test_unknown_model_override_names_the_key_and_the_fields():
 
 def test_unknown_model_override_in_config_json_names_the_file(tmp_path):
   path = tmp_path / "training_config.json"
-  path.write_text(json.dumps({"model_preset": "bert_tiny", "model_overrides": {"nope": 1}}))
-  with pytest.raises(ConfigError, match=r"training_config.json: unknown model_overrides keys"):
+  path.write_text(json.dumps({"model": {"model_preset": "bert_tiny", "model_overrides": {"nope": 1}}}))
+  with pytest.raises(ConfigError, match=r"training_config.json: model_overrides.nope: unknown key"):
     TrainingConfig.from_json_file(str(path))
 
 
 def test_unknown_model_override_flag_is_one_error_line_before_tensorflow():
   B.user_error_line(_run_without_tensorflow('--model_overrides={"nope": 1}',
                                             "--model_dir=/nonexistent/never_written"),
-                    "unknown model_overrides keys ['nope']", "'num_layers'")
+                    "model_overrides.nope: unknown key in ModelConfig", "'num_layers'")
 
 
 # === Dynamic masking against the model's vocabulary ===
@@ -176,7 +177,7 @@ def _flag(words, name):
 def test_docstring_quickstart_data_matches_the_preset_and_the_shard_names():
   commands = _docstring_commands()
   data, train = commands["create_pretraining_data.py"], commands["run_pretraining.py"]
-  preset = get_training_config(_flag(train, "preset"))
+  preset = TrainingConfig.from_json_file(recipe_path("training", _flag(train, "preset")))
   assert int(_flag(data, "max_seq_length")) == preset.data.max_seq_length
   assert int(_flag(data, "max_predictions_per_seq")) == preset.data.max_predictions_per_seq
   pattern = _flag(train, "input_files")

@@ -226,8 +226,9 @@ def test_conll_fine_tuning_and_feature_based(tmp_path, monkeypatch, approach):
   trains only a BiLSTM tagger over the frozen encoder's layers."""
   fx.write_conll(tmp_path)
   initial = _record_initial_encoder(monkeypatch)
+  features = dict(feature_layers=(-2, -1), lstm_units=16) if approach == "feature_based" else {}
   results, out = _run("conll2003", tmp_path, data_dir=str(tmp_path), approach=approach,
-                      feature_layers=(-2, -1), lstm_units=16, num_epochs=3.0, train_batch_size=4)
+                      num_epochs=3.0, train_batch_size=4, **features)
   assert {"precision", "recall", "f1"} <= set(results["dev"])
   assert os.path.exists(os.path.join(out, "predictions_dev.conlleval.txt"))
   assert os.path.exists(os.path.join(out, "predictions_dev.json"))

@@ -186,9 +186,11 @@ def test_pair_features_pack_two_segments():
 @pytest.mark.parametrize("approach", ["fine_tuning", "feature_based"])
 def test_classification_model_follows_the_approach(task_name, num_classes, approach):
   """fine_tuning: a dense layer on [CLS] over the trainable encoder; feature_based (section 5.3):
-  a BiLSTM classifier over the chosen layers of the frozen encoder."""
+  a BiLSTM classifier over the chosen layers of the frozen encoder (fields a fine-tuning config
+  does not take)."""
   encoder = BertEncoder.from_model_config(get_model_config("bert_tiny", vocab_size=64))
-  task = get_task(get_task_config(task_name, approach=approach, feature_layers=(-1,), lstm_units=8))
+  features = dict(feature_layers=(-1,), lstm_units=8) if approach == "feature_based" else {}
+  task = get_task(get_task_config(task_name, approach=approach, **features))
   model = task.build_model(encoder)
   assert model.output["logits"].shape[-1] == num_classes and model.encoder is encoder
   if approach == "feature_based":

@@ -183,8 +183,8 @@ def test_task_predictions_in_length_buckets_equal_fixed_padding(make_task, token
 
 
 def test_bucket_settings_auto_fixed_or_chosen_lengths():
-  """--length_buckets of run_finetuning takes the export's values; earlier versions' booleans
-  (config files, keyword arguments) read as auto / fixed."""
+  """--length_buckets of run_finetuning takes the export's values; batch_lengths still reads earlier
+  versions' booleans as auto / fixed, a RunConfig refuses them."""
   assert length_batches.batch_lengths(64) == (16, 24, 32, 48, 64)
   assert length_batches.batch_lengths(64, "fixed") == (64,)
   assert length_batches.batch_lengths(64, "16,32") == (16, 32, 64)
@@ -194,8 +194,8 @@ def test_bucket_settings_auto_fixed_or_chosen_lengths():
                      match=r"^--length_buckets=\[16, 96\]: 96 exceeds max_seq_length=64$"):
     length_batches.batch_lengths(64, "16,96")
   assert RunConfig().length_buckets == "auto"
-  assert RunConfig(length_buckets=False).length_buckets == "fixed"
-  assert RunConfig.from_dict({"length_buckets": True}).length_buckets == "auto"
+  with pytest.raises(ConfigError, match=r"^length_buckets=True must be a string"):
+    RunConfig.from_dict({"length_buckets": True})  # earlier versions' boolean: no more
   assert RunConfig(length_buckets=" 16, 24").length_buckets == "16,24"
   with pytest.raises(ConfigError, match=r"length_buckets='16,x'; expected 'auto', 'fixed'"):
     RunConfig(length_buckets="16,x")

@@ -12,7 +12,8 @@ from tensorflow.python.framework import config as tf_config
 from bert_keras.errors import UserError
 from bert_keras.training.optimization import WarmupDecaySchedule
 from bert_keras.training.pretrain import run_pretraining
-from bert_keras.configs.training import TrainingConfig, get_training_config
+from bert_keras.configs.training import TrainingConfig
+from configs import recipe_path
 from tests.training.pretraining_records import write_records
 from tests.training.pretraining_runs import TINY_MODEL, read_checkpoint
 
@@ -139,8 +140,8 @@ def test_missing_input_is_a_one_line_user_error(tmp_path):
   # The script prints this as one `error:` line with exit 2 (run_main); that path is a subprocess
   # case of tests/reliability/test_script_errors_bert.py; the script's successful runs are
   # test_pretrain_resume.py and test_multi_worker_pretraining.py.
-  config = get_training_config("tiny_debug", input_files="/nonexistent/*.tfrecord",
-                               model_dir=str(tmp_path))
+  config = TrainingConfig.from_json_file(recipe_path("training", "tiny_debug")).override(
+      input_files="/nonexistent/*.tfrecord", model_dir=str(tmp_path))
   with pytest.raises(UserError) as error:
     run_pretraining(config)
   assert str(error.value) == "input pattern '/nonexistent/*.tfrecord' matches no file"

@@ -1,9 +1,15 @@
-"""TrainingConfig: validation with values in the messages, presets, JSON round trip, phases."""
+"""TrainingConfig: validation with values in the messages, recipes, JSON round trip, phases."""
 
 import pytest
 
 from bert_keras.configs.model import ConfigError
-from bert_keras.configs.training import TRAINING_PRESETS, TrainingConfig, get_training_config
+from bert_keras.configs.training import TrainingConfig
+from configs import recipe_names, recipe_path
+
+
+def get_training_config(name, **overrides):
+  """The training recipe configs/training/<name>.json with flat-name overrides."""
+  return TrainingConfig.from_json_file(recipe_path("training", name)).override(**overrides)
 
 
 def test_defaults_are_the_papers_optimizer():
@@ -34,7 +40,7 @@ def test_json_round_trip(tmp_path):
   path = tmp_path / "c.json"
   path.write_text(c.to_json())
   assert TrainingConfig.from_json_file(str(path)) == c
-  path.write_text('{"learning_rate": 1, "nope": 2}')
+  path.write_text('{"optimizer": {"learning_rate": 1, "nope": 2}}')
   with pytest.raises(ConfigError, match="nope"):
     TrainingConfig.from_json_file(str(path))
 
@@ -47,7 +53,7 @@ def test_phases_split_the_schedule_90_10():
 
 
 def test_presets_and_ltr_is_causal():
-  for name in TRAINING_PRESETS:
+  for name in recipe_names("training"):
     assert get_training_config(name).model_config().vocab_size > 0
   assert get_training_config("ablation_ltr_no_nsp").model_config().attention == "causal"
   assert get_training_config("bert_base_phase2").data.max_seq_length == 512
