@@ -21,7 +21,6 @@ from typing import List, Sequence, Tuple
 
 from bert_keras.console import VERBOSE_HELP
 from bert_keras.data.beam_runner import with_local_runner_defaults
-from bert_keras.deprecated_flags import add_alias
 from bert_keras.configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.errors import UserError
 
@@ -98,13 +97,13 @@ def _pretraining_data_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
       description="The Beam pipeline that turns a text corpus into BERT pretraining TFRecords",
       allow_abbrev=False)
-  parser.add_argument("--input_file", default=None,
-                      help="glob of input files (tfds: the dataset name); default: the embedded "
+  parser.add_argument("--input_files", default=None,
+                      help="comma-separated paths or globs (tfds: the dataset name); default: the embedded "
                            "shortened English Wikipedia dump")
   parser.add_argument("--input_format", default=d.input_format, choices=INPUT_FORMATS)
   parser.add_argument("--output_dir", required=True)
   parser.add_argument("--vocab_file", default=None, help="default: the real bert-base-uncased vocab.txt")
-  parser.add_argument("--do_lower_case", type=parse_bool, nargs="?", const=True, default=d.lower_case)
+  parser.add_argument("--lower_case", type=parse_bool, nargs="?", const=True, default=d.lower_case)
   parser.add_argument("--max_seq_length", type=int, default=d.max_seq_length)
   parser.add_argument("--max_predictions_per_seq", type=int, default=None,
                       help="default: 20 at max_seq_length 128, 80 at 512")
@@ -113,7 +112,6 @@ def _pretraining_data_parser() -> argparse.ArgumentParser:
   parser.add_argument("--dupe_factor", type=int, default=d.dupe_factor)
   parser.add_argument("--seed", type=int, default=d.seed,
                       help="seed of the masks and sentence pairs")
-  add_alias(parser, "--random_seed", "--seed")  # google-research/bert's name
   parser.add_argument("--do_whole_word_mask", type=parse_bool, nargs="?", const=True,
                       default=d.whole_word_mask)
   parser.add_argument("--num_shards", type=int, default=d.num_shards)
@@ -146,11 +144,11 @@ def parse_vocab_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]
   """learn_vocab's flags -> known_args; the rest, which must be Beam options, goes to Beam
   (DirectRunner multi-process by default)."""
   parser = argparse.ArgumentParser(description="Learns a WordPiece vocab.txt", allow_abbrev=False)
-  parser.add_argument("--input_file", default=None, help="default: the embedded Wikipedia dump")
+  parser.add_argument("--input_files", default=None, help="comma-separated paths or globs; default: the embedded Wikipedia dump")
   parser.add_argument("--input_format", default="wikipedia", choices=INPUT_FORMATS)
   parser.add_argument("--output_dir", required=True)
   parser.add_argument("--vocab_size", type=int, default=30522)
-  parser.add_argument("--do_lower_case", type=parse_bool, nargs="?", const=True, default=True)
+  parser.add_argument("--lower_case", type=parse_bool, nargs="?", const=True, default=True)
   parser.add_argument("--num_unused", type=int, default=99)
   parser.add_argument("--min_count", type=int, default=1)
   parser.add_argument("--max_input_words", type=int, default=5_000_000)

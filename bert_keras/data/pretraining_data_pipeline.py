@@ -49,14 +49,14 @@ def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:
   """Fills the defaults that live in installed packages (embedded dump, real uncased vocab)."""
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
 
-  input_pattern = args.input_file
+  input_pattern = args.input_files
   if input_pattern is None:
     if args.input_format != "wikipedia":
-      raise UserError(f"--input_file is required with --input_format={args.input_format}")
+      raise UserError(f"--input_files is required with --input_format={args.input_format}")
     input_pattern = resources.wikipedia_dump_path()
   return PretrainingDataConfig(
       input_pattern=input_pattern, input_format=args.input_format, output_dir=args.output_dir,
-      vocab_file=args.vocab_file or resources.uncased_vocab_path(), lower_case=args.do_lower_case,
+      vocab_file=args.vocab_file or resources.uncased_vocab_path(), lower_case=args.lower_case,
       max_seq_length=args.max_seq_length, max_predictions_per_seq=args.max_predictions_per_seq,
       masked_lm_prob=args.masked_lm_prob, short_seq_prob=args.short_seq_prob,
       dupe_factor=args.dupe_factor, seed=args.seed, whole_word_mask=args.do_whole_word_mask,

@@ -169,11 +169,11 @@ def _source_and_config(args):
   """(the PretrainingDataConfig that reads the corpus, the resolved config for the JSON) of `args`."""
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
 
-  if args.input_file is None and args.input_format != "wikipedia":
-    raise UserError(f"--input_file is required with --input_format={args.input_format}")
-  source = PretrainingDataConfig(input_pattern=args.input_file or resources.wikipedia_dump_path(),
+  if args.input_files is None and args.input_format != "wikipedia":
+    raise UserError(f"--input_files is required with --input_format={args.input_format}")
+  source = PretrainingDataConfig(input_pattern=args.input_files or resources.wikipedia_dump_path(),
                                  input_format=args.input_format, json_text_key=args.json_text_key)
-  return source, dict(vars(args), input_file=source.input_pattern)
+  return source, dict(vars(args), input_files=source.input_pattern)
 
 
 def build_pipeline(p: beam.Pipeline, args) -> None:
@@ -183,7 +183,7 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
   _ = (p
        | "ReadDocuments" >> read_documents(source)
        | "ReportProgress" >> ReportProgress("documents read")
-       | "Learn" >> LearnWordPieceVocab(args.vocab_size, args.do_lower_case, args.num_unused, args.min_count,
+       | "Learn" >> LearnWordPieceVocab(args.vocab_size, args.lower_case, args.num_unused, args.min_count,
                                          args.max_input_words, args.num_iterations,
                                          input_pattern=source.input_pattern, empty_ok=True)
        | "Write" >> beam.Map(_write_unless_empty, args.output_dir, config))

@@ -20,7 +20,6 @@ from typing import Mapping, Sequence
 
 import tensorflow as tf
 
-from bert_keras.configs.base import warn_renamed
 from bert_keras.errors import UserError
 from bert_keras.export.classifier_serving import ClassifierServing
 from bert_keras.export.encoder_serving import EncoderServing
@@ -59,11 +58,8 @@ def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                          labels: Sequence[str] | None = None, task: str = "",
                          extra: Mapping | None = None, jit_compile: bool | str = False,
                          head_groups: int | None = None, length_buckets=None,
-                         implementation: str | None = None, row_groups: int | None = None):
+                         implementation: str | None = None):
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
-  if row_groups is not None:
-    warn_renamed("row_groups", "head_groups", "export")
-    head_groups = row_groups if head_groups is None else head_groups
   if kind not in KINDS:
     raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
   return _module_for(kind, task_model, tokenizer, int(max_seq_length), labels, task or kind,
@@ -115,7 +111,7 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
                       extra: Mapping | None = None, jit_compile: bool | str = False,
                       extra_files: Mapping[str, str] | None = None,
                       head_groups: int | None = None, length_buckets=None,
-                      implementation: str | None = None, row_groups: int | None = None) -> str:
+                      implementation: str | None = None) -> str:
   """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`.
 
   kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
@@ -129,8 +125,7 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   Transformer block of the plain graph runs side by side (kernels/cpu_transformer_block.py; same
   outputs, both cores busy at small batches; the export holds a copy of the q-k-v and widening
   kernels in the groups' layout); 1 = unsplit; None = by the model's width
-  (kernels/host_tuning.default_head_groups: 2, or 1 from hidden 768 on). `row_groups`, its name
-  before the blocks split by heads, still works with a deprecation warning.
+  (kernels/host_tuning.default_head_groups: 2, or 1 from hidden 768 on).
   implementation: what the traced graphs run, "reference" or "cpu" (bert_keras/kernels; None =
   "cpu" on a host without GPU or TPU, else "reference"); head_groups apply to "cpu" only.
   length_buckets: the lengths text-in calls pad to (the bucket of each call's longest row; in a
@@ -142,7 +137,7 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
                                 task=task, extra=extra, jit_compile=jit_compile,
                                 head_groups=head_groups, length_buckets=length_buckets,
-                                implementation=implementation, row_groups=row_groups)
+                                implementation=implementation)
   return save_serving_module(module, output_dir, extra_files=extra_files)
 
 
@@ -169,23 +164,22 @@ def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
                      jit_compile: bool | str = False,
                      extra_files: Mapping[str, str] | None = None,
                      doc_stride: int = 0, head_groups: int | None = None,
-                     length_buckets=None, row_groups: int | None = None) -> str:
+                     length_buckets=None) -> str:
   """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info).
 
   doc_stride: pieces between window starts for texts longer than one window (squad, tagging);
   0 = the task's own (squad: its fine-tuning value; tagging: half a window, so every piece is
   labelled with at least a quarter window of context on each side but at the text's ends).
-  head_groups, length_buckets (and the deprecated row_groups): as in `export_task_model`.
+  head_groups, length_buckets: as in `export_task_model`.
   """
   module = build_finetuned(task_model, task_info, tokenizer, jit_compile=jit_compile,
                            doc_stride=doc_stride, head_groups=head_groups,
-                           length_buckets=length_buckets, row_groups=row_groups)
+                           length_buckets=length_buckets)
   return save_serving_module(module, output_dir, extra_files=extra_files)
 
 
 def build_finetuned(task_model, task_info: Mapping, tokenizer, jit_compile: bool | str = False,
-                    doc_stride: int = 0, head_groups: int | None = None, length_buckets=None,
-                    row_groups: int | None = None):
+                    doc_stride: int = 0, head_groups: int | None = None, length_buckets=None):
   """The in-memory twin of what `export_finetuned` writes (its settings resolved, not saved)."""
   kind = kind_for(task_model, task_info)
   if "max_seq_length" not in task_info:
@@ -205,4 +199,4 @@ def build_finetuned(task_model, task_info: Mapping, tokenizer, jit_compile: bool
   return build_serving_module(task_model, kind, tokenizer, seq,
                               labels=task_info.get("label_names"), task=task_info.get("task", ""),
                               extra=extra, jit_compile=jit_compile, head_groups=head_groups,
-                              length_buckets=length_buckets, row_groups=row_groups)
+                              length_buckets=length_buckets)

@@ -29,7 +29,7 @@ class VocabularyExecutor(BaseExecutor):
                                             parameters["num_unused"], parameters["min_count"],
                                             parameters["max_input_words"])
            | "Write" >> beam.Map(write_vocabulary, vocabulary.uri,
-                                 dict(parameters, input_file=corpus.uri)))
+                                 dict(parameters, input_files=corpus.uri)))
     tokens = load_vocab(vocabulary.path(VOCAB_NAME))
     vocabulary.metrics["vocab_size"] = len(tokens)
     vocabulary.properties.update(lower_case=parameters["lower_case"], vocab_file=VOCAB_NAME)

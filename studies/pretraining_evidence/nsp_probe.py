@@ -44,7 +44,7 @@ def main():
   parser.add_argument("--mlm_weight", type=float, default=1.0)
   parser.add_argument("--every", type=int, default=100)
   parser.add_argument("--heldout_batches", type=int, default=21, help="of 64 examples")
-  parser.add_argument("--preset", default="bert_tiny")
+  parser.add_argument("--model", default="bert_tiny", help="model preset")
   parser.add_argument("--model_overrides", default='{"vocab_size": 8121}', help="JSON object")
   args = parser.parse_args()
 
@@ -64,7 +64,7 @@ def main():
     eval_batches = [first(b) for b in read(args.heldout, 64, False).take(args.heldout_batches)]
 
   encoder = BertEncoder.from_model_config(
-      get_model_config(args.preset, **json.loads(args.model_overrides)))
+      get_model_config(args.model, **json.loads(args.model_overrides)))
   model, task = BertPretrainer(encoder), PretrainingTask()
   decay = keras.optimizers.schedules.PolynomialDecay(args.lr, args.steps, 0.0)
   schedule = lambda step: tf.where(step < args.warmup,

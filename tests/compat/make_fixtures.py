@@ -113,7 +113,7 @@ def write_records(vocab: str, work: str) -> str:
   with open(corpus, "w", encoding="utf-8") as f:
     f.writelines(lines)
   out = path("pretraining_records")
-  argv = [f"--input_file={corpus}", "--input_format=lines", f"--output_dir={out}",
+  argv = [f"--input_files={corpus}", "--input_format=lines", f"--output_dir={out}",
           f"--vocab_file={vocab}", f"--max_seq_length={SEQ_LENGTH}",
           f"--max_predictions_per_seq={MAX_PREDICTIONS}", "--num_shards=1", "--dupe_factor=1",
           "--direct_running_mode=in_memory", "--direct_num_workers=1"]

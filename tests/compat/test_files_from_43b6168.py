@@ -120,8 +120,8 @@ def model_dir_copy(tmp_path, monkeypatch):
 
 
 def training_config(model_dir, **changes):
-  """The run's training_config.json (flat, as 43b6168 wrote it), as `--config_json=...
-  --model_dir=...` reads it: with a deprecation warning for the flat keys and the old names."""
+  """The run's training_config.json (flat, as 43b6168 wrote it), as `--config_file=...
+  --output_dir=...` reads it: with a deprecation warning for the flat keys and the old names."""
   from bert_keras.configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
   with pytest.warns(FutureWarning, match="flat keys"):
     config = TrainingConfig.from_json_file(os.path.join(model_dir, "training_config.json"))
@@ -213,7 +213,7 @@ def test_exported_classifier_savedmodel(tmp_path):
 
 @pytest.mark.slow  # ~10 CPU-seconds: traces the serving graph
 def test_old_finetune_dir_exports_again(tmp_path):
-  """scripts/export_model.py --finetune_dir=<an old run_finetuning output> (run_export) in the
+  """scripts/export_model.py --finetuned_dir=<an old run_finetuning output> (run_export) in the
   current code serves what the old export served."""
   import tensorflow_text  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
   from bert_keras.export.export_config import ExportConfig, run_export  # pylint: disable=import-outside-toplevel

@@ -115,7 +115,7 @@ def test_component_cli_with_dataflow_without_its_extras_is_one_error_line(tmp_pa
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
   result = subprocess.run(
       [sys.executable, "-m", "components.cli", "corpus_ingestion",
-       f'--param=bert_text_corpora=["{corpus}"]', f"--output=corpus={out}",
+       f'--param=bert_text_corpora=["{corpus}"]', f"--output_artifact=corpus={out}",
        f"--beam_pipeline_args={' '.join(_DATAFLOW)}"],
       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
   import apache_beam  # pylint: disable=import-outside-toplevel

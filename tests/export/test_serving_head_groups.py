@@ -105,17 +105,6 @@ def test_other_head_groups(export, groups):
   assert not any(hasattr(block, "head_groups") for block in encoder.blocks)
 
 
-def test_exports_named_by_row_groups_still_work(export, tmp_path):
-  encoder, tokenizer, _ = export
-  with pytest.warns(FutureWarning, match="row_groups"):
-    module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, row_groups=1)
-  assert module.head_groups == 1
-  with pytest.warns(FutureWarning, match="row_groups"):
-    config = ExportConfig.from_dict({"output_dir": str(tmp_path), "encoder_checkpoint": "x",
-                                     "row_groups": 2})
-  assert config.head_groups == 2
-
-
 def test_the_reference_implementation_exports_the_same_outputs(export):
   """What a GPU or TPU host exports by default: the reference blocks, no split."""
   encoder, tokenizer, _ = export

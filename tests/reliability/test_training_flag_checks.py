@@ -51,7 +51,7 @@ def test_unknown_model_override_in_config_json_names_the_file(tmp_path):
 
 def test_unknown_model_override_flag_is_one_error_line_before_tensorflow():
   B.user_error_line(_run_without_tensorflow('--model_overrides={"nope": 1}',
-                                            "--model_dir=/nonexistent/never_written"),
+                                            "--output_dir=/nonexistent/never_written"),
                     "unknown model_overrides keys ['nope']", "'num_layers'")
 
 
@@ -124,7 +124,7 @@ def test_range_limits_themselves_are_accepted():
 
 def test_out_of_range_flag_is_one_error_line_before_tensorflow():
   B.user_error_line(_run_without_tensorflow("--learning_rate=-1",
-                                            "--model_dir=/nonexistent/never_written"),
+                                            "--output_dir=/nonexistent/never_written"),
                     "learning_rate=-1.0", "> 0")
 
 

@@ -156,10 +156,8 @@ def test_the_script_predicts_without_training(mrpc, tmp_path):
   data, run = mrpc
   result = B.run_script("run_finetuning", "--mode=predict", f"--finetuned_dir={run}",
                         f"--data_dir={data}", f"--output_dir={tmp_path / 'pred'}",
-                        "--nolength_buckets")
+                        "--length_buckets=fixed")
   assert result.returncode == 0, result.stderr[-2000:]
-  # The boolean flag of earlier versions still works, and says what replaces it.
-  assert "--nolength_buckets is deprecated, use --length_buckets=fixed" in result.stderr
   assert (tmp_path / "pred" / "MRPC.tsv").is_file()
   config = json.load(open(tmp_path / "pred" / "config.json", encoding="utf-8"))
   assert config["batch_lengths"] == [32]  # the flag reaches predict mode
