@@ -98,8 +98,8 @@ def _pretraining_data_parser() -> argparse.ArgumentParser:
       description="The Beam pipeline that turns a text corpus into BERT pretraining TFRecords",
       allow_abbrev=False)
   parser.add_argument("--input_files", default=None,
-                      help="comma-separated paths or globs (tfds: the dataset name); default: the embedded "
-                           "shortened English Wikipedia dump")
+                      help="comma-separated paths or globs (tfds: the dataset name); default: "
+                           "the embedded shortened English Wikipedia dump")
   parser.add_argument("--input_format", default=d.input_format, choices=INPUT_FORMATS)
   parser.add_argument("--output_dir", required=True)
   parser.add_argument("--vocab_file", default=None, help="default: the real bert-base-uncased vocab.txt")
@@ -144,7 +144,8 @@ def parse_vocab_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]
   """learn_vocab's flags -> known_args; the rest, which must be Beam options, goes to Beam
   (DirectRunner multi-process by default)."""
   parser = argparse.ArgumentParser(description="Learns a WordPiece vocab.txt", allow_abbrev=False)
-  parser.add_argument("--input_files", default=None, help="comma-separated paths or globs; default: the embedded Wikipedia dump")
+  parser.add_argument("--input_files", default=None,
+                      help="comma-separated paths or globs; default: the embedded Wikipedia dump")
   parser.add_argument("--input_format", default="wikipedia", choices=INPUT_FORMATS)
   parser.add_argument("--output_dir", required=True)
   parser.add_argument("--vocab_size", type=int, default=30522)

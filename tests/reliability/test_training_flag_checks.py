@@ -138,7 +138,9 @@ def test_help_explains_every_flag():
   blocks = {}  # flag name -> its help text (up to the next flag)
   for match in re.finditer(r"^  --(?:\[no\])?(\w+): (.*?)(?=^  --|\Z)", text, re.M | re.S):
     blocks[match.group(1)] = " ".join(match.group(2).split())
-  for name in TrainingConfig.flat_fields():
+  renamed = {"model_dir": "output_dir", "model_preset": "model"}  # the shared flag vocabulary
+  for field in TrainingConfig.flat_fields():
+    name = renamed.get(field, field)
     assert name in blocks, f"--{name} missing from --help"
     assert len(blocks[name]) > 30 and "(default" in blocks[name], (name, blocks[name])
   for name, choices in (("objective", OBJECTIVES), ("optimizer", OPTIMIZERS), ("decay", DECAYS),
