@@ -54,7 +54,8 @@ def local_input_files(value: str, flag: str = "input_files") -> list[str]:
   that matches nothing."""
   files = []
   for pattern in split_patterns(value):
-    matched = sorted(glob.glob(pattern)) if glob.has_magic(pattern) and not is_remote(pattern) else [pattern]
+    globbed = glob.has_magic(pattern) and not is_remote(pattern)
+    matched = sorted(glob.glob(pattern)) if globbed else [pattern]
     if not matched:
       raise UserError(f"--{flag}={value}: {pattern!r} matches no file")
     files += matched

@@ -28,21 +28,23 @@ class _Listed(Exception):
   """Raised in place of parsing, once the parser is known."""
 
 
+# pylint: disable=protected-access
 def _argparse_kind(action: argparse.Action) -> str:
   type_name = getattr(action.type, "__name__", None)
-  if type_name == "parse_bool" or isinstance(action, (argparse._StoreTrueAction,  # pylint: disable=protected-access
+  if type_name == "parse_bool" or isinstance(action, (argparse._StoreTrueAction,
                                                       argparse.BooleanOptionalAction)):
     return "bool"
-  if isinstance(action, argparse._AppendAction) or action.nargs in ("+", "*"):  # pylint: disable=protected-access
+  if isinstance(action, argparse._AppendAction) or action.nargs in ("+", "*"):
     return "list"
   return {None: "string", "str": "string", "int": "int", "float": "float"}.get(type_name, type_name)
 
 
 def _argparse_flags(parser: argparse.ArgumentParser) -> dict:
-  return {option[2:]: _argparse_kind(action) for action in parser._actions  # pylint: disable=protected-access
+  return {option[2:]: _argparse_kind(action) for action in parser._actions
           for option in action.option_strings
           if option.startswith("--") and action.help != argparse.SUPPRESS
-          and not isinstance(action, argparse._HelpAction)}  # pylint: disable=protected-access
+          and not isinstance(action, argparse._HelpAction)}
+# pylint: enable=protected-access
 
 
 def _absl_flags(before: set) -> dict:

@@ -118,7 +118,7 @@ def test_resume_refuses_another_phase_and_names_the_phase_2_command(pattern, tmp
     run_pretraining(_config(pattern, phase1, phase=2, init_checkpoint=str(phase1), **common))
   message = str(error.value)
   assert f"phase: 1 in {phase1 / 'training_config.json'}, 2 now" in message, message
-  assert ("phase 2 takes a new --output_dir and --init_checkpoint=<the phase-1 model_dir>"
+  assert ("phase 2 takes a new --output_dir and --init_checkpoint=<the phase-1 output_dir>"
           in message), message
   assert (phase1 / "training_config.json").read_text() == recorded
   assert sorted(os.listdir(phase1)) == checkpoints
