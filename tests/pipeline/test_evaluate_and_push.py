@@ -82,7 +82,7 @@ def test_pusher_cli_runs_alone(tmp_path):
   assert (serving / "cli_model" / "1" / "saved_model.pb").read_text() == "model 90"
   again = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
   assert "cached: pushed_model" in again.stdout
-  bad = subprocess.run(cmd[:4] + [f"--output_artifact=pushed_model={tmp_path / 'x'}",
+  bad = subprocess.run(cmd[:5] + [f"--output_artifact=pushed_model={tmp_path / 'x'}",
                                   f"--param=serving_dir={serving}"],
                        capture_output=True, text=True, env=env, check=False)
   assert bad.returncode == 2 and "error: " in bad.stderr and "blessing" in bad.stderr
