@@ -37,7 +37,7 @@ def test_bench_scripts_are_all_covered():
 def test_bench_pretraining_data(tmp_path):
   peer = ["--peer_scales=1"] if _has("tfm", "bin", "python") else ["--peer_scales="]
   out = _run("bench_pretraining_data.py", "--scales=1", "--modes=in_memory", "--dupe_factor=1",
-             "--max_documents=3", f"--out_dir={tmp_path}", *peer)
+             "--max_documents=3", f"--output_dir={tmp_path}", *peer)
   row = next(line for line in out.splitlines() if line.startswith("ours, DirectRunner in_memory"))
   assert int(row.split()[-1]) > 0  # instances written
 
