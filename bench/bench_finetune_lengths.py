@@ -15,7 +15,7 @@ one run.
   python bench/bench_finetune_lengths.py --tasks=polarity --max_seq_length=polarity=128
   python bench/bench_finetune_lengths.py --tasks=polarity --length_buckets=16,32,64  # doubling only
   python bench/bench_finetune_lengths.py --tasks=polarity --step_lengths=16,24,32,48,64  # step cost
-  python bench/bench_finetune_lengths.py --model_config=bert_tiny --max_train_examples=16  # smoke
+  python bench/bench_finetune_lengths.py --model=bert_tiny --max_train_examples=16  # smoke
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ flags.DEFINE_string("max_seq_length", "", "task=length overrides, e.g. polarity=
                     "length; default: the task preset's).")
 flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training examples (0 = all; "
                      "for a quick check).", lower_bound=0)
-flags.DEFINE_string("output_json", "", "Also write every run's figures here.")
+flags.DEFINE_string("output_file", "", "Also write every run's figures here.")
 flags.DEFINE_string("length_buckets", "auto", "The bucketed mode's setting (run_finetuning.py's "
                     "--length_buckets: auto = 16, 24, 32, 48, 64, ... or lengths such as "
                     "16,32,64), compared with fixed padding.")
@@ -47,7 +47,7 @@ flags.DEFINE_list("step_lengths", [], "Instead of the runs: time one training st
                   "model (train_on_batch on a batch of its preset size, every row full, "
                   "median of 7 calls after 2) at each of these lengths, e.g. 16,24,32,48,64: a "
                   "step's fixed and per-position cost.")
-flags.DEFINE_string("model_config", "", "A preset (e.g. bert_tiny), randomly initialised with the "
+flags.DEFINE_string("model", "", "A preset (e.g. bert_tiny), randomly initialised with the "
                     "uncased vocabulary, instead of the MiniLM checkpoint (for a quick check).")
 
 METRIC = {"polarity": "accuracy", "lee_similarity": "pearson"}
@@ -62,8 +62,8 @@ def run_once(task: str, seed: int, buckets: str, epochs: float | None, length: i
                **({"max_seq_length": length} if length else {})}
   config = get_task_config(task, **overrides)
   out = os.path.join(work_dir, f"{task}_{seed}_{buckets.replace(',', '_')}")
-  encoder = (dict(model_config=FLAGS.model_config, vocab_file=resources.uncased_vocab_path())
-             if FLAGS.model_config else dict(init_checkpoint=resources.minilm_dir()))
+  encoder = (dict(model_config=FLAGS.model, vocab_file=resources.uncased_vocab_path())
+             if FLAGS.model else dict(init_checkpoint=resources.minilm_dir()))
   results = run_finetuning(config, RunConfig(**encoder, output_dir=out, save_model=False,
                                              max_train_examples=FLAGS.max_train_examples,
                                              length_buckets=buckets))
@@ -85,8 +85,8 @@ def step_costs(task_name: str, lengths: list[int]) -> dict:
   from bert_keras.training.optimization import create_optimizer
   config = get_task_config(task_name)
   source = resolve_encoder_source(RunConfig(
-      **(dict(model_config=FLAGS.model_config, vocab_file=resources.uncased_vocab_path())
-         if FLAGS.model_config else dict(init_checkpoint=resources.minilm_dir()))))
+      **(dict(model_config=FLAGS.model, vocab_file=resources.uncased_vocab_path())
+         if FLAGS.model else dict(init_checkpoint=resources.minilm_dir()))))
   task = get_task(config)
   encoder = build_encoder(source, config)[0]
   model = task.build_model(encoder)
@@ -149,7 +149,7 @@ def main(argv):
             file=sys.stderr)
       sys.exit(2)
     costs = step_costs(FLAGS.tasks[0], lengths)
-    print(f"\n{FLAGS.model_config or 'MiniLM'} {FLAGS.tasks[0]}: one training step, ms")
+    print(f"\n{FLAGS.model or 'MiniLM'} {FLAGS.tasks[0]}: one training step, ms")
     print("  ".join(f"{length}: {ms:.0f}" for length, ms in costs.items()))
     slope, fixed = np.polyfit(list(costs), list(costs.values()), 1)
     print(f"least squares: {fixed:.0f} ms + {slope:.2f} ms per position")
@@ -168,7 +168,7 @@ def main(argv):
           runs[task][buckets].append(result)
           print(json.dumps({"task": task, "seed": seed, "length_buckets": buckets, **result}),
                 flush=True)
-  print(f"\n{FLAGS.model_config or 'MiniLM'} fine-tuning, seeds {','.join(FLAGS.seeds)}; "
+  print(f"\n{FLAGS.model or 'MiniLM'} fine-tuning, seeds {','.join(FLAGS.seeds)}; "
         f"load average {load_before:.1f} "
         f"before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs)")
   header = (f"{'task':15} {'padding':22} {'dev metric (mean +- std)':30} {'epoch s':>8} "
@@ -186,11 +186,11 @@ def main(argv):
       spread = f"+- {metric.std(ddof=1):.4f}" if len(metric) > 1 else "(one seed)"
       print(f"{task:15} {name:22} {METRIC[task]} {metric.mean():.4f} {spread:10}"
             f"{'':5} {epoch:8.1f} {first:12.1f} {fixed_epoch / epoch:8.2f}x")
-  if FLAGS.output_json:
-    tmp = FLAGS.output_json + ".tmp"
+  if FLAGS.output_file:
+    tmp = FLAGS.output_file + ".tmp"
     with open(tmp, "w") as f:
       json.dump(runs, f, indent=2)
-    os.replace(tmp, FLAGS.output_json)
+    os.replace(tmp, FLAGS.output_file)
 
 
 if __name__ == "__main__":

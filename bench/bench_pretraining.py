@@ -480,7 +480,7 @@ def main(argv=None):
                       help="the GELU every system uses (the peers default to gelu_tanh)")
   parser.add_argument("--probe_sizes", default="1024,2048",
                       help="square fp32 matmul sizes of the peak probes (smaller: a quick check)")
-  parser.add_argument("--out", default=os.path.join(HERE, "out", "bench_pretraining.json"))
+  parser.add_argument("--output_file", default=os.path.join(HERE, "out", "bench_pretraining.json"))
   args = parser.parse_args(argv)
   if not 1 <= args.rounds <= args.steps:
     parser.error(f"--rounds must be in [1, --steps={args.steps}], got {args.rounds}")
@@ -563,15 +563,15 @@ def main(argv=None):
         + ", after: " + "/".join(f"{x:.2f}" for x in load_after))
   print("per round:")
   print("\n".join(details))
-  os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-  tmp = args.out + ".tmp"
+  os.makedirs(os.path.dirname(os.path.abspath(args.output_file)), exist_ok=True)
+  tmp = args.output_file + ".tmp"
   with open(tmp, "w", encoding="utf-8") as f:
     json.dump({"peak_flops": peak, "peak_method": "peak_flops: up-front, separate process; row "
                "mfu: in-process probes beside the steps, median of per-round ratios",
                "hidden_act": args.hidden_act, "load_before": load_before,
                "load_after": load_after, "steps": args.steps, "rounds": args.rounds,
                "rows": rows}, f, indent=2)
-  os.replace(tmp, args.out)
+  os.replace(tmp, args.output_file)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ and the slope between the two largest scales in MB of RSS per MB of corpus (flat
 
   .venv/bin/python bench/bench_pretraining_data.py [--scales 1,4,16] [--peer_scales 1,2] \
       [--jobs examples,vocab,ingestion] [--modes in_memory,multi_processing] [--workers 2] \
-      [--dupe_factor 5] [--max_documents 0] [--out_dir bench/out/pretraining_data]
+      [--dupe_factor 5] [--max_documents 0] [--output_dir bench/out/pretraining_data]
 
 `--scales 1,16,400 --peer_scales=` is the 1 GB point (400 x 2.5 MB; ~10 GB of disk for the
 examples' staging files). `--peer_scales=` (empty) measures ours alone and installs nothing;
@@ -139,20 +139,20 @@ def our_job(job, pattern, out_dir, flags, examples_cmd, vocab):
     def instances():
       with open(os.path.join(out_dir, "summary.json")) as f:
         return json.load(f)["instances"]
-    return examples_cmd + flags + [f"--input_file={pattern}", f"--output_dir={out_dir}"], instances
+    return examples_cmd + flags + [f"--input_files={pattern}", f"--output_dir={out_dir}"], instances
   if job == "vocab":
     def tokens():
       with open(os.path.join(out_dir, "vocab.txt"), encoding="utf-8") as f:
         return sum(1 for _ in f)
     return [sys.executable, os.path.join(ROOT, "scripts", "learn_vocab.py"), "--input_format=bert_text",
-            f"--input_file={pattern}", f"--output_dir={out_dir}", "--vocab_size=8000"] + flags, tokens
+            f"--input_files={pattern}", f"--output_dir={out_dir}", "--vocab_size=8000"] + flags, tokens
   if job == "ingestion":
     def documents():
       import glob  # pylint: disable=g-import-not-at-top
       from bert_keras.data.corpus_ingestion import count_corpus  # pylint: disable=g-import-not-at-top
       return count_corpus(glob.glob(os.path.join(out_dir, "corpus", "*.txt")))["documents"]
     return [sys.executable, "-m", "components.cli", "corpus_ingestion",
-            f"--output=corpus={os.path.join(out_dir, 'corpus')}", f"--param=bert_text_corpora={json.dumps([pattern])}",
+            f"--output_artifact=corpus={os.path.join(out_dir, 'corpus')}", f"--param=bert_text_corpora={json.dumps([pattern])}",
             "--param=num_shards=8", f"--beam_pipeline_args={' '.join(flags)}"], documents
   raise SystemExit(f"--jobs: unknown job {job!r}; expected examples, vocab, ingestion")
 
@@ -170,9 +170,9 @@ def main():
                       help="corpus sizes for the peer's runs ('' = no peer, nothing installed)")
   parser.add_argument("--max_documents", type=int, default=0,
                       help="use only the dump's first N articles (0 = all; for a quick check)")
-  parser.add_argument("--out_dir", default=os.path.join(HERE, "out", "pretraining_data"))
+  parser.add_argument("--output_dir", default=os.path.join(HERE, "out", "pretraining_data"))
   args = parser.parse_args()
-  out = args.out_dir
+  out = args.output_dir
   os.makedirs(out, exist_ok=True)
   sys.path.insert(0, ROOT)
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
@@ -181,7 +181,8 @@ def main():
   corpus = os.path.join(out, f"wiki_google_{args.max_documents or 'all'}.txt")
   size = write_google_corpus(corpus, args.max_documents)
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
-  common = ["--vocab_file", vocab, "--do_lower_case=true", "--max_seq_length=128",
+  # The peer's casing flag is Model Garden's --do_lower_case; ours --lower_case.
+  common = ["--vocab_file", vocab, "--max_seq_length=128",
             "--max_predictions_per_seq=20", "--masked_lm_prob=0.15", "--short_seq_prob=0.1",
             f"--dupe_factor={args.dupe_factor}", "--seed=12345"]
   scales = sorted({int(s) for s in args.scales.split(",")})
@@ -191,12 +192,12 @@ def main():
   rows = []  # (system, scale, label, bytes, seconds, rss, cpu, instances)
   peer_python = ensure_peer_venv() if peer_scales else None
   ours = [sys.executable, os.path.join(ROOT, "scripts", "create_pretraining_data.py"),
-          "--input_format=bert_text", "--num_shards=8"] + common
+          "--input_format=bert_text", "--num_shards=8", "--lower_case=true"] + common
   for scale in sorted(set(scales) | set(peer_scales)):
     pattern = scaled_corpus(corpus, scale, out)
     if scale in peer_scales:
       peer = [peer_python, "-m", "official.nlp.data.create_pretraining_data", "--input_file", pattern,
-              "--output_file", os.path.join(out, f"peer_{scale}x.tfrecord")] + common
+              "--output_file", os.path.join(out, f"peer_{scale}x.tfrecord"), "--do_lower_case=true"] + common
       seconds, rss, cpu, stderr = measure(peer, env)
       found = re.findall(r"Wrote (\d+) total instances", stderr)
       rows.append(("peer", scale, "tf-models-official 2.20 (1 process)", scale * size, seconds, rss, cpu,

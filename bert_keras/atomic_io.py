@@ -109,7 +109,7 @@ def check_output_dir(path, flag: str = "output_dir") -> None:
     raise UserError(f"--{flag}={path} {what}: expected a directory (existing or to be created)")
 
 
-def check_output_file(path, flag: str = "output") -> None:
+def check_output_file(path, flag: str = "output_file") -> None:
   """UserError unless the local `path` can be written as a file: not an existing directory, and
   its directory exists or can be created. Remote paths (gs://...) are left to the writer."""
   from bert_keras.errors import UserError  # pylint: disable=g-import-not-at-top

@@ -12,6 +12,7 @@ a short timeout, before TensorFlow is asked.
 
 from __future__ import annotations
 
+import glob
 import os
 import socket
 
@@ -39,6 +40,26 @@ def check_reachable(path: str, flag: str) -> None:
     raise UserError(f"--{flag}={path}: cannot reach Cloud Storage ({host}:{port}: "
                     f"{e.strerror or e}) within {GCS_CONNECT_TIMEOUT_S:g} s; check the network "
                     "or use a local path") from None
+
+
+def split_patterns(value: str) -> list[str]:
+  """`--input_files` in every script: comma-separated paths or glob patterns -> the patterns in
+  their order, blanks dropped ('a.txt, data/*.gz' -> ['a.txt', 'data/*.gz'])."""
+  return [pattern.strip() for pattern in (value or "").split(",") if pattern.strip()]
+
+
+def local_input_files(value: str, flag: str = "input_files") -> list[str]:
+  """The files of `value` (split_patterns): each glob's matches sorted, in the patterns' order;
+  a plain or remote path as given (check_readable_file names its problem). UserError for a glob
+  that matches nothing."""
+  files = []
+  for pattern in split_patterns(value):
+    globbed = glob.has_magic(pattern) and not is_remote(pattern)
+    matched = sorted(glob.glob(pattern)) if globbed else [pattern]
+    if not matched:
+      raise UserError(f"--{flag}={value}: {pattern!r} matches no file")
+    files += matched
+  return files
 
 
 def check_readable_file(path: str, flag: str, what: str = "file") -> None:

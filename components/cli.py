@@ -1,7 +1,8 @@
 """Runs one component alone (e.g. as one orchestrator step): its spec's inputs, outputs and
 parameters as flags, the same cache and atomic outputs as the pipeline runner.
 
-  python -m components.cli NAME --input NAME=ARTIFACT_DIR ... --output NAME=ARTIFACT_DIR \\
+  python -m components.cli NAME --input_artifact NAME=ARTIFACT_DIR ... \\
+      --output_artifact NAME=ARTIFACT_DIR \\
       --param NAME=VALUE ... [--params_json FILE] [--force] [--beam_pipeline_args="..."]
 
 NAME is one of SPECS; `--help` after it lists that component's artifacts and parameters

@@ -1,7 +1,7 @@
 """Compiles a pipeline definition to a Kubeflow Pipelines v2 spec (YAML) for KFP or Vertex AI.
 
   python -m pipeline.compile --pipeline=demo --image=IMAGE --pipeline_root=gs://BUCKET/root \\
-      --serving_dir=/gcs/BUCKET/serving --output=pipeline.yaml \\
+      --serving_dir=/gcs/BUCKET/serving --output_file=pipeline.yaml \\
       [--dataflow_project=P --dataflow_region=R --dataflow_temp_location=gs://BUCKET/tmp] \\
       [--beam_pipeline_args="..."] [--distribution_strategy=default] [--nocaching] \\
       [--no_cache_components=corpus_ingestion]
@@ -32,7 +32,7 @@ flags.DEFINE_string("pipeline_root", "", "Where KFP writes artifacts (gs://...);
                     "cluster's default.")
 flags.DEFINE_string("serving_dir", None, "Where the pusher writes blessed models: a path the "
                     "steps mount (on Vertex AI Pipelines /gcs/BUCKET/...).")
-flags.DEFINE_string("output", None, "The spec file to write (.yaml).")
+flags.DEFINE_string("output_file", None, "The spec file to write (.yaml).")
 flags.DEFINE_string("beam_pipeline_args", "", "Options of the Beam steps, one string.")
 flags.DEFINE_string("dataflow_project", "", "Run the Beam steps on Dataflow in this project.")
 flags.DEFINE_string("dataflow_region", "", "Dataflow's region.")
@@ -106,7 +106,7 @@ def main(argv):
   from bert_keras.orchestration.kfp_compiler import IMAGE_ENV, KfpOptions, compile_pipeline, host_paths
   from bert_keras.orchestration.pipeline import Pipeline
 
-  for flag in ("image", "serving_dir", "output"):
+  for flag in ("image", "serving_dir", "output_file"):
     if not FLAGS[flag].value:
       raise UserError(f"--{flag} is required")
   if re.match(r"^[a-z][a-z0-9+.-]*://", FLAGS.serving_dir):
@@ -130,8 +130,8 @@ def main(argv):
                        multi_worker=(vertex_multi_worker(FLAGS.pretrainer_replicas,
                                                          FLAGS.pretrainer_machine_type)
                                      if FLAGS.pretrainer_replicas > 1 else {}))
-  compile_pipeline(definition, options, FLAGS.output)
-  print(f"wrote {os.path.abspath(FLAGS.output)}: pipeline {definition.name}, "
+  compile_pipeline(definition, options, FLAGS.output_file)
+  print(f"wrote {os.path.abspath(FLAGS.output_file)}: pipeline {definition.name}, "
         f"{len(definition.components)} steps, image {FLAGS.image}", flush=True)
   baked = host_paths(definition)
   if baked and not os.environ.get(IMAGE_ENV):

@@ -44,7 +44,7 @@ FLAGS = flags.FLAGS
 
 def query_in_fresh_process(serving_dir: str, answers_file: str) -> None:
   cmd = [sys.executable, "-m", "pipeline.query_served_models", f"--serving_dir={serving_dir}",
-         f"--answers_file={answers_file}"]
+         f"--output_file={answers_file}"]
   print(f"\n$ {' '.join(shlex.quote(c) for c in cmd)}", flush=True)
   done = subprocess.run(cmd, check=False)
   if done.returncode:

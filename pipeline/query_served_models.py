@@ -19,7 +19,7 @@ from bert_keras.errors import UserError, parse_flags, run_main
 from bert_keras.json_io import read_json_file
 
 flags.DEFINE_string("serving_dir", None, "Directory of <base>/<model>/<version>/ SavedModels.")
-flags.DEFINE_string("answers_file", None, "Also write the printed answers here.")
+flags.DEFINE_string("output_file", None, "Also write the printed answers here.")
 FLAGS = flags.FLAGS
 
 SENTENCES = [
@@ -107,8 +107,8 @@ def main(argv):
     block += ["  " + line for line in ask(version_dir)]
     print("\n".join(block), flush=True)
     text += block
-  if FLAGS.answers_file:
-    write_text(FLAGS.answers_file, "\n".join(text) + "\n")
+  if FLAGS.output_file:
+    write_text(FLAGS.output_file, "\n".join(text) + "\n")
 
 
 if __name__ == "__main__":

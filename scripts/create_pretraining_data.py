@@ -4,7 +4,7 @@ Defaults: the embedded shortened English Wikipedia dump, the real uncased vocabu
 phase-1 parameters, the DirectRunner multi-process on all cores. Any Beam option passes through:
 
   python scripts/create_pretraining_data.py --output_dir=out/pretraining
-  python scripts/create_pretraining_data.py --input_file='corpus/*.txt' --input_format=bert_text \
+  python scripts/create_pretraining_data.py --input_files='corpus/*.txt' --input_format=bert_text \
       --output_dir=gs://bucket/pretraining --runner=DataflowRunner --project=P --region=R \
       --temp_location=gs://bucket/tmp --setup_file=./setup.py
 

@@ -1,7 +1,7 @@
 r"""Export a fine-tuned task (or a bare encoder) as a text-in SavedModel.
 
-  python scripts/export_model.py --finetune_dir=out/polarity --output_dir=out/polarity_export
-  python scripts/export_model.py --encoder_checkpoint="$(python -c 'from bert_keras import \
+  python scripts/export_model.py --finetuned_dir=out/polarity --output_dir=out/polarity_export
+  python scripts/export_model.py --init_checkpoint="$(python -c 'from bert_keras import \
       resources; print(resources.minilm_dir())')" --max_seq_length=128 --output_dir=out/minilm_export
 
 The SavedModel needs only tensorflow and tensorflow_text: `import tensorflow_text` then
@@ -13,18 +13,16 @@ DIR/assets.extra/export_config.json. Bad input: one line, exit 2.
 
 from absl import app, flags
 
-from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("finetune_dir", "", "run_finetuning output directory (model.keras, "
+flags.DEFINE_string("finetuned_dir", "", "run_finetuning output directory (model.keras, "
                     "task_info.json, vocab.txt).")
-flags.DEFINE_string("encoder_checkpoint", "", "Encoder checkpoint (Google, Hugging Face, .keras) "
+flags.DEFINE_string("init_checkpoint", "", "Encoder checkpoint (Google, Hugging Face, .keras) "
                     "to export for feature extraction.")
 flags.DEFINE_string("output_dir", None, "SavedModel directory to write (replaced atomically).")
 flags.DEFINE_string("vocab_file", "", "vocab.txt (default: the source's).")
-flags.DEFINE_enum("lower_case", "auto", ["auto", "true", "false"],
-                  "Tokenizer casing; auto = the source's.")
+flags.DEFINE_bool("lower_case", None, "Tokenizer casing; not given = the source's.")
 flags.DEFINE_integer("max_seq_length", None, "Encoder exports: packed length (default 128; "
                      "tasks keep theirs).")
 flags.DEFINE_integer("doc_stride", 0, "SQuAD and NER: pieces between window starts for texts "
@@ -50,7 +48,6 @@ flags.DEFINE_enum("format", "saved_model", ["saved_model", "litert"], "saved_mod
                   "TensorFlow (encoder, classification, regression, multiple choice).")
 flags.DEFINE_enum("quantize", "none", ["none", "int8"], "--format=litert: int8 = dynamic-range "
                   "int8 weights (smaller, faster, a small metric drop: docs/benchmarks.md).")
-define_alias("row_groups", "head_groups")  # its name while the blocks split by rows
 flags.mark_flags_as_required(["output_dir"])
 
 
@@ -59,9 +56,9 @@ def main(argv):
   from bert_keras.export.export_config import ExportConfig, run_export
 
   config = ExportConfig(
-      output_dir=FLAGS.output_dir, finetune_dir=FLAGS.finetune_dir,
-      encoder_checkpoint=FLAGS.encoder_checkpoint, vocab_file=FLAGS.vocab_file,
-      lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
+      output_dir=FLAGS.output_dir, finetune_dir=FLAGS.finetuned_dir,
+      encoder_checkpoint=FLAGS.init_checkpoint, vocab_file=FLAGS.vocab_file,
+      lower_case=FLAGS.lower_case,
       max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
       jit_compile={"true": True, "false": False, "auto": "auto"}[FLAGS.jit_compile],
       head_groups=FLAGS.head_groups, length_buckets=FLAGS.length_buckets,

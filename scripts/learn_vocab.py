@@ -1,8 +1,8 @@
 """Learns a WordPiece vocab.txt from the pretraining corpora with an Apache Beam pipeline.
 
   python scripts/learn_vocab.py --output_dir=out/vocab --vocab_size=30522            # embedded dump
-  python scripts/learn_vocab.py --input_file='corpus/*.txt' --input_format=bert_text \
-      --do_lower_case=false --output_dir=out/vocab_cased [--runner=DataflowRunner ...]
+  python scripts/learn_vocab.py --input_files='corpus/*.txt' --input_format=bert_text \
+      --lower_case=false --output_dir=out/vocab_cased [--runner=DataflowRunner ...]
 
 Writes <output_dir>/vocab.txt ([PAD], [unused*], [UNK], [CLS], [SEP], [MASK], pieces) and
 learn_vocab_config.json beside it. --vocab_size is the learner's target: the file holds about that

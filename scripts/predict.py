@@ -2,11 +2,12 @@
 
   python scripts/predict.py --saved_model=out/polarity_export --text_a="a gripping film"
   python scripts/predict.py --saved_model=out/squad_export --question="Who?" --context="Ada wrote."
-  python scripts/predict.py --saved_model=out/ner_export --input_file=texts.jsonl \
+  python scripts/predict.py --saved_model=out/ner_export --input_files='texts/*.jsonl' \
       --output_file=entities.jsonl
 
---input_file: JSON lines keyed by the model's inputs (text_a/text_b, question/context,
-context/endings, text); a file with no records is an error (exit 2), not an empty output. A record
+--input_files: JSON lines keyed by the model's inputs (text_a/text_b, question/context,
+context/endings, text), comma-separated paths or globs, read in order; no records at all is an
+error (exit 2), not an empty output. A record
 without text_b gets the answer it gets alone; a model fine-tuned on pairs requires text_b. Needs
 only tensorflow and tensorflow_text besides absl.
 """
@@ -18,12 +19,13 @@ from absl import app, flags
 
 from bert_keras.atomic_io import write_text  # an earlier output stays whole if this run dies
 from bert_keras.errors import UserError, parse_flags, run_main
-from bert_keras.input_checks import check_readable_dir, check_readable_file, is_remote
+from bert_keras.input_checks import check_readable_dir, check_readable_file, is_remote, local_input_files
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("saved_model", None, "Directory written by export_model.py, or the "
                     "model.tflite its --format=litert writes (run with ai-edge-litert).")
-flags.DEFINE_string("input_file", "", "JSON lines, one record per example.")
+flags.DEFINE_string("input_files", "", "JSON lines, one record per example: comma-separated "
+                    "paths or globs.")
 flags.DEFINE_string("output_file", "", "Write JSON lines here instead of stdout.")
 for _name in ("text_a", "text_b", "question", "context", "text"):
   flags.DEFINE_string(_name, None, f"One example's {_name}.")
@@ -56,24 +58,26 @@ def main(argv):
       raise UserError(f"--saved_model={FLAGS.saved_model}: not a SavedModel directory (no "
                       "saved_model.pb); expected the --output_dir of export_model.py")
     check_readable_file(graph, "", "SavedModel graph (saved_model.pb)")
-  if FLAGS.input_file:
-    check_readable_file(FLAGS.input_file, "input_file", "JSON-lines input file")
+  input_files = local_input_files(FLAGS.input_files)
+  for path in input_files:
+    check_readable_file(path, "input_files", "JSON-lines input file")
   from bert_keras.export import saved_model_predictor as predictor
 
   where = None
-  if FLAGS.input_file:
-    numbered = predictor.read_jsonl(FLAGS.input_file)
+  if input_files:
+    numbered = [(f"{path}:{line}", record) for path in input_files
+                for line, record in predictor.read_jsonl(path)]
     records = [record for _, record in numbered]
-    where = [f"{FLAGS.input_file}:{line}" for line, _ in numbered]
+    where = [place for place, _ in numbered]
     if not records:
-      raise UserError(f"--input_file={FLAGS.input_file}: no records (empty or only blank lines); "
-                      "expected one JSON object per line")
+      raise UserError(f"--input_files={FLAGS.input_files}: no records (empty or only blank "
+                      "lines); expected one JSON object per line")
   else:
     record = {name: FLAGS[name].value for name in
               ("text_a", "text_b", "question", "context", "text", "endings")
               if FLAGS[name].value is not None}
     if not record:
-      raise UserError("give --input_file or the example's inputs (--text_a, --question/--context,"
+      raise UserError("give --input_files or the example's inputs (--text_a, --question/--context,"
                       " --context/--endings, --text)")
     records = [record]
   predictor.check_input_types(records, where)

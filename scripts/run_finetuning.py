@@ -25,7 +25,6 @@ the error when `--task` is missing.
 
 from absl import app, flags
 
-from bert_keras.deprecated_flags import define_alias, warn_deprecated
 from bert_keras.errors import parse_flags, run_main
 from bert_keras.tasks.data_files import data_files_help
 from bert_keras.configs.tasks import TASK_PRESETS
@@ -50,15 +49,13 @@ flags.DEFINE_string("data_dir", "", "Folder with the task's official files; '' =
 flags.DEFINE_string("init_checkpoint", "", "Pretrained checkpoint (Google TF1 dir/prefix, Hugging "
                     "Face dir, .keras or .weights.h5, a run_pretraining model_dir). Empty = "
                     "random initialisation.")
-flags.DEFINE_string("model_config", "", "For random init: model preset, ModelConfig JSON or a "
+flags.DEFINE_string("model", "", "For random init: model preset, ModelConfig JSON or a "
                     "checkpoint whose config (not weights) to use.")
 flags.DEFINE_string("vocab_file", "", "WordPiece vocab.txt (default: the checkpoint's).")
-flags.DEFINE_enum("lower_case", "auto", ["auto", "true", "false"],
-                  "Tokenizer casing; auto = the checkpoint's.")
+flags.DEFINE_bool("lower_case", None, "Tokenizer casing; not given = the checkpoint's.")
 flags.DEFINE_string("output_dir", None, "Where metrics, predictions and the model go.")
 flags.DEFINE_float("learning_rate", None, "Peak Adam learning rate (paper: 5e-5, 4e-5, 3e-5, 2e-5).")
 flags.DEFINE_integer("train_batch_size", None, "Training batch size (paper: 32).")
-define_alias("batch_size", "train_batch_size")
 flags.DEFINE_float("num_epochs", None, "Training epochs (paper: 3).")
 flags.DEFINE_float("warmup_proportion", None, "Fraction of steps of linear warmup (paper: 0.1).")
 flags.DEFINE_float("dropout_rate", None, "Dropout in encoder and head (paper: 0.1).")
@@ -87,7 +84,6 @@ flags.DEFINE_string("length_buckets", "auto", "The lengths training, evaluation 
                     "TPUs); or ascending lengths, e.g. 16,32,64 (fewer shapes, one XLA program "
                     "per length with jit_compile, more padding). The same values as "
                     "export_model.py's.")
-flags.DEFINE_bool("nolength_buckets", False, "Deprecated: use --length_buckets=fixed.")
 flags.mark_flags_as_required(["output_dir"])
 # A missing --task names the choices (absl's required-flag message would only say it needs a value).
 flags.register_multi_flags_validator(
@@ -104,16 +100,7 @@ _OVERRIDES = ("learning_rate", "train_batch_size", "num_epochs", "warmup_proport
 
 
 def length_buckets() -> str:
-  """--length_buckets; the boolean spellings of earlier versions (--nolength_buckets,
-  --length_buckets=true/false) still work, with a deprecation warning."""
-  if FLAGS.nolength_buckets:
-    warn_deprecated("nolength_buckets", "length_buckets=fixed")
-    return "fixed"
-  value = FLAGS.length_buckets.strip().lower()
-  if value in ("true", "false"):
-    new = "auto" if value == "true" else "fixed"
-    warn_deprecated(f"length_buckets={value}", f"length_buckets={new}")
-    return new
+  """--length_buckets, normalized (UserError naming a bad value)."""
   from bert_keras.errors import UserError
   from bert_keras.text.length_buckets import normalize_spec
   try:
@@ -135,8 +122,7 @@ def main(argv):
   task_config = get_task_config(FLAGS.task, **overrides)
   run = RunConfig(
       data_dir=FLAGS.data_dir, output_dir=FLAGS.output_dir, init_checkpoint=FLAGS.init_checkpoint,
-      model_config=FLAGS.model_config, vocab_file=FLAGS.vocab_file,
-      lower_case={"auto": None, "true": True, "false": False}[FLAGS.lower_case],
+      model_config=FLAGS.model, vocab_file=FLAGS.vocab_file, lower_case=FLAGS.lower_case,
       distribution_strategy=FLAGS.distribution_strategy, mixed_precision=FLAGS.mixed_precision,
       max_train_examples=FLAGS.max_train_examples, save_model=FLAGS.save_model,
       length_buckets=length_buckets())
@@ -150,7 +136,7 @@ def evaluate_or_predict():
   from bert_keras.errors import UserError
   from bert_keras.tasks.finetuning_checks import check_reuse_command
 
-  training_only = _OVERRIDES + ("init_checkpoint", "model_config", "vocab_file", "lower_case",
+  training_only = _OVERRIDES + ("init_checkpoint", "model", "vocab_file", "lower_case",
                                 "max_train_examples", "save_model", "distribution_strategy",
                                 "mixed_precision")
   given = [f"--{name}" for name in training_only if FLAGS[name].present]

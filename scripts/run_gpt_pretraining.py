@@ -9,8 +9,8 @@ Writes config.json, history.jsonl, metrics.json, decoder.keras and bpe.model int
 
 from absl import app, flags
 
-from bert_keras.deprecated_flags import define_alias
 from bert_keras.errors import parse_flags, run_main
+from bert_keras.input_checks import local_input_files
 from bert_keras.configs.gpt import GPTPretrainingConfig
 
 _DEFAULTS = GPTPretrainingConfig()
@@ -18,7 +18,8 @@ flags.DEFINE_string("bpe_model", None, "SentencePiece BPE model from scripts/tra
 flags.DEFINE_string("output_dir", None, "Where the model and logs go.")
 flags.DEFINE_string("model", "gpt_tiny", "GPT preset (bert_keras/configs/gpt.py): gpt_nano ... gpt1.")
 flags.DEFINE_list("corpora", ["wikipedia", "lee_background"], "Embedded corpora.")
-flags.DEFINE_list("input_files", [], "Extra plain-text files, one document per line.")
+flags.DEFINE_string("input_files", "", "Extra plain-text files, one document per line: "
+                    "comma-separated paths or globs.")
 flags.DEFINE_float("learning_rate", _DEFAULTS.learning_rate, "Peak learning rate.")
 flags.DEFINE_integer("num_train_steps", _DEFAULTS.num_train_steps, "Training steps.")
 flags.DEFINE_integer("num_warmup_steps", _DEFAULTS.num_warmup_steps, "Linear warmup steps.")
@@ -26,8 +27,6 @@ flags.DEFINE_enum("decay", _DEFAULTS.decay, ["cosine", "linear", "constant"], "D
 flags.DEFINE_integer("train_batch_size", _DEFAULTS.train_batch_size, "Sequences per step.")
 flags.DEFINE_integer("max_seq_length", _DEFAULTS.max_seq_length, "Tokens per contiguous window.")
 flags.DEFINE_integer("seed", 0, "Random seed.")
-define_alias("batch_size", "train_batch_size")
-define_alias("seq_length", "max_seq_length")
 flags.mark_flags_as_required(["bpe_model", "output_dir"])
 
 
@@ -40,7 +39,7 @@ def main(argv):
                                 max_seq_length=F.max_seq_length, seed=F.seed)
   # After the flags and config are checked: TensorFlow takes seconds to import.
   from bert_keras.gpt.gpt_runs import run_gpt_pretraining  # pylint: disable=g-import-not-at-top
-  metrics = run_gpt_pretraining(F.model, F.bpe_model, F.corpora, F.input_files, config,
+  metrics = run_gpt_pretraining(F.model, F.bpe_model, F.corpora, local_input_files(F.input_files), config,
                                 F.output_dir)
   print(" ".join(f"{k}={v:.4g}" for k, v in sorted(metrics.items()) if isinstance(v, float)))
 

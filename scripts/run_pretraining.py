@@ -1,33 +1,33 @@
 r"""Pretrains BERT (or runs an ablation) from TFRecords: flags -> TrainingConfig -> run_pretraining.
 
 Quickstart: records from a text corpus (one sentence per line, a blank line between documents) at
-the tiny_debug preset's length (64 tokens, 10 predictions), then a 100-step run of bert_tiny:
+the tiny_debug recipe's length (64 tokens, 10 predictions), then a 100-step run of bert_tiny:
 
-  python scripts/create_pretraining_data.py --input_file=corpus.txt --input_format=bert_text \
+  python scripts/create_pretraining_data.py --input_files=corpus.txt --input_format=bert_text \
       --output_dir=data/len64 --max_seq_length=64 --max_predictions_per_seq=10
-  python scripts/run_pretraining.py --preset=tiny_debug \
-      --input_files='data/len64/pretraining-*.tfrecord' --model_dir=out/pretrain
+  python scripts/run_pretraining.py --config_file=configs/training/tiny_debug.json \
+      --input_files='data/len64/pretraining-*.tfrecord' --output_dir=out/pretrain
 
 The records' length must match --max_seq_length / --max_predictions_per_seq (the paper's phase 1:
 create_pretraining_data's defaults 128 / 20; phase 2: 512 / 80), and the pattern names the
 pretraining-*.tfrecord shards, not summary.json beside them. More options:
 
-  python scripts/run_pretraining.py --preset=bert_base_phase1 \
-      --input_files='data/len128/pretraining-*.tfrecord' --model_dir=out/phase1 \
-      [--distribution=mirrored] [--precision=mixed_bfloat16] [--gradient_accumulation_steps=4] \
+  python scripts/run_pretraining.py --config_file=configs/training/bert_base_phase1.json \
+      --input_files='data/len128/pretraining-*.tfrecord' --output_dir=out/phase1 \
+      [--distribution_strategy=mirrored] [--mixed_precision=mixed_bfloat16] [--gradient_accumulation_steps=4] \
       [--objective=mlm|ltr] [--dynamic_masking] \
       [--decay=polynomial --decay_power=3]  # lr = end + (peak - end) * (1 - progress) ** 3
   Phase 2 (paper: last 10% of the steps at length 512):
-  python scripts/run_pretraining.py --preset=bert_base_phase2 \
+  python scripts/run_pretraining.py --config_file=configs/training/bert_base_phase2.json \
       --input_files='data/len512/pretraining-*.tfrecord' --init_checkpoint=out/phase1 \
-      --model_dir=out/phase2
+      --output_dir=out/phase2
 
 Every TrainingConfig field is a flag of its flat name (model_overrides as JSON; TrainingConfig nests
-them by section: data, model, optimizer, runtime, outputs); --help gives each one's meaning and
-default (bert_keras/configs/training.py documents them). --distribution and --precision are the deprecated
-names of --distribution_strategy and --mixed_precision. Flags given on the command line
-override the --preset (or --config_json) values. Re-running the same command resumes from the last
-checkpoint in --model_dir.
+them by section: data, model, optimizer, runtime, outputs) but two, named as in every script:
+--output_dir (the field model_dir) and --model (model_preset); --help gives each one's meaning and
+default (bert_keras/configs/training.py documents them). Flags given on the command line override
+the --config_file values. Re-running the same command resumes from the last
+checkpoint in --output_dir.
 """
 
 from __future__ import annotations
@@ -37,22 +37,23 @@ import json
 from absl import app, flags, logging
 
 from bert_keras.errors import UserError, parse_flags, run_main
-from bert_keras.input_checks import check_reachable
+from bert_keras.input_checks import check_reachable, split_patterns
 from bert_keras.json_io import parse_json
 from bert_keras.configs.training import TrainingConfig, field_help
-from configs import recipe_names, recipe_path
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("preset", None, "start from this training recipe of configs/training/, one of "
-                    f"{'|'.join(recipe_names('training'))}; other flags override its values")
-flags.DEFINE_string("config_json", None, "start from this TrainingConfig JSON file (e.g. a "
-                    "training_config.json); other flags override its values")
+flags.DEFINE_string("config_file", None, "start from this TrainingConfig JSON file (a recipe of "
+                    "configs/training/, or a run's training_config.json); other flags override its values")
 
-_FIELDS = TrainingConfig.flat_fields()  # {flag name: the field of a TrainingConfig section}
-for _name, _field in _FIELDS.items():
-  # The field's own documentation (bert_keras/configs/training.py); a --preset or --config_json replaces the
+# The flag of each TrainingConfig field: its flat name, but where the shared flag vocabulary
+# (README, "Flags every script shares") names the idea otherwise.
+_FLAG_OF_FIELD = {"model_dir": "output_dir", "model_preset": "model"}
+_FIELDS = {_FLAG_OF_FIELD.get(name, name): (name, field)
+           for name, field in TrainingConfig.flat_fields().items()}
+for _name, (_field_name, _field) in _FIELDS.items():
+  # The field's own documentation (bert_keras/configs/training.py); a --config_file replaces the
   # default, so the flags themselves default to None ("not given").
-  _help = field_help(_name)
+  _help = field_help(_field_name)
   if _field.type in ("str", str):
     flags.DEFINE_string(_name, None, _help)
   elif _field.type in ("bool", bool):
@@ -68,16 +69,9 @@ for _name, _field in _FIELDS.items():
 
 
 def config_from_flags() -> TrainingConfig:
-  if FLAGS.preset and FLAGS.config_json:
-    raise UserError("give --preset or --config_json, not both")
-  if FLAGS.config_json:
-    config = TrainingConfig.from_json_file(FLAGS.config_json)
-  elif FLAGS.preset:
-    config = TrainingConfig.from_json_file(recipe_path("training", FLAGS.preset))
-  else:
-    config = None
+  config = TrainingConfig.from_json_file(FLAGS.config_file) if FLAGS.config_file else None
   changes = {}
-  for name in _FIELDS:
+  for name, (field_name, _) in _FIELDS.items():
     value = FLAGS[name].value
     if value is None:
       continue
@@ -89,7 +83,7 @@ def config_from_flags() -> TrainingConfig:
                         "token ids") from None
     elif name == "model_overrides":
       value = parse_json(value, "--model_overrides", expected=dict)
-    changes[name] = value
+    changes[field_name] = value
   if config is None:
     return TrainingConfig.from_flat(changes)
   return config.override(**changes)
@@ -99,9 +93,9 @@ def main(argv):
   del argv
   logging.set_verbosity(logging.INFO)
   config = config_from_flags()  # a bad flag or config file fails here, before TensorFlow loads
-  for name in ("input_files", "eval_input_files", "init_checkpoint", "model_dir"):
-    for path in str(config.flat(name) or "").split(","):
-      check_reachable(path.strip(), name)  # gs:// without network: one line, not minutes of retries
+  for name in ("input_files", "eval_input_files", "init_checkpoint", "output_dir"):
+    for path in split_patterns(str(config.flat(_FIELDS[name][0]) or "")):
+      check_reachable(path, name)  # gs:// without network: one line, not minutes of retries
   from bert_keras.training.pretrain import run_pretraining  # pylint: disable=import-outside-toplevel
   result = run_pretraining(config)
   logging.info("final: %s", json.dumps(result, sort_keys=True))

@@ -34,7 +34,7 @@ DURATIONS = {
     "tests/tasks/test_finetuning.py": 76,
     "tests/reliability/test_fuzz_serving.py": 66,
     "tests/training/test_pretrain.py": 62,
-    "tests/compat/test_files_from_43b6168.py": 60,
+    "tests/compat/test_saved_files.py": 60,
     "tests/interop/test_pretraining_handoff.py": 60,
     "tests/text/test_bert_tokenizer.py": 56,
     "tests/reliability/test_script_errors_bert.py": 56,

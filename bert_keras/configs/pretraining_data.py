@@ -22,8 +22,8 @@ class PretrainingDataConfig(Config):
 
   Phase 2 is max_seq_length=512, max_predictions_per_seq=80 (None picks 20 at 128, 80 at 512).
   """
-  input_pattern: str = field("", "glob of input files (tfds: the dataset name); empty: the "
-                             "embedded shortened English Wikipedia dump")
+  input_files: str = field("", "comma-separated paths or globs (tfds: the dataset name); empty: "
+                            "the embedded shortened English Wikipedia dump")
   input_format: str = field("wikipedia", "how the input files are laid out")
   output_dir: str = field("", "where the TFRecord shards and summary.json go")
   vocab_file: str = field("", "the WordPiece vocab.txt; empty: the real bert-base-uncased one")
@@ -52,7 +52,7 @@ class PretrainingDataConfig(Config):
 
   # Where the data comes from and goes: the Beam script's flags or the pipeline's artifacts give
   # them; the other fields are the pretraining_examples component's parameters.
-  LOCATION_FIELDS = ("input_pattern", "input_format", "output_dir", "vocab_file", "lower_case",
+  LOCATION_FIELDS = ("input_files", "input_format", "output_dir", "vocab_file", "lower_case",
                      "json_text_key", "tfds_split", "tfds_data_dir", "output_prefix")
   RANGES = dict(masked_lm_prob="(0, 1)", short_seq_prob="[0, 1]", dupe_factor=">= 1",
                 num_shards=">= 1", docs_per_bucket=">= 1", min_sentences_per_document=">= 1",

@@ -93,11 +93,6 @@ def parse_bool(value: str) -> bool:
   raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
 
 
-# The flag of a PretrainingDataConfig field whose flag keeps another name (google-research/bert's).
-PRETRAINING_DATA_FLAGS = {"input_pattern": "input_file", "lower_case": "do_lower_case",
-                          "whole_word_mask": "do_whole_word_mask"}
-
-
 def _pretraining_data_parser() -> argparse.ArgumentParser:
   """One flag per PretrainingDataConfig field, with its type, help and default (the config's)."""
   parser = argparse.ArgumentParser(
@@ -107,9 +102,8 @@ def _pretraining_data_parser() -> argparse.ArgumentParser:
   for field in dataclasses.fields(PretrainingDataConfig):
     kind = dict(type=parse_bool, nargs="?", const=True) if field.type == "bool" else dict(
         type=types[field.type], choices=PretrainingDataConfig.CHOICES.get(field.name))
-    flag = PRETRAINING_DATA_FLAGS.get(field.name, field.name)
-    metavar = None if PretrainingDataConfig.CHOICES.get(field.name) else flag.upper()
-    parser.add_argument(f"--{flag}", dest=field.name, metavar=metavar, default=field.default,
+    metavar = None if PretrainingDataConfig.CHOICES.get(field.name) else field.name.upper()
+    parser.add_argument(f"--{field.name}", metavar=metavar, default=field.default,
                         help=field.metadata["help"], required=field.name == "output_dir", **kind)
   add_help_aliases(parser)
   add_verbose(parser)
@@ -133,12 +127,13 @@ def parse_vocab_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]
   """learn_vocab's flags -> known_args; the rest, which must be Beam options, goes to Beam
   (DirectRunner multi-process by default)."""
   parser = argparse.ArgumentParser(description="Learns a WordPiece vocab.txt", allow_abbrev=False)
-  parser.add_argument("--input_file", default=None, help="default: the embedded Wikipedia dump")
+  parser.add_argument("--input_files", default=None,
+                      help="comma-separated paths or globs; default: the embedded Wikipedia dump")
   parser.add_argument("--input_format", default=PretrainingDataConfig.input_format,
                       choices=INPUT_FORMATS)
   parser.add_argument("--output_dir", required=True)
   parser.add_argument("--vocab_size", type=int, default=30522)
-  parser.add_argument("--do_lower_case", type=parse_bool, nargs="?", const=True, default=True)
+  parser.add_argument("--lower_case", type=parse_bool, nargs="?", const=True, default=True)
   parser.add_argument("--num_unused", type=int, default=99)
   parser.add_argument("--min_count", type=int, default=1)
   parser.add_argument("--max_input_words", type=int, default=5_000_000)

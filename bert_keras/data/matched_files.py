@@ -1,4 +1,5 @@
-"""The files a glob matches, as Beam readable files spread over the workers (shared by the readers)."""
+"""The files --input_files names (comma-separated globs), as Beam readable files spread over the
+workers (shared by the readers)."""
 
 from __future__ import annotations
 
@@ -6,26 +7,32 @@ import apache_beam as beam
 from apache_beam.io import fileio
 
 from bert_keras.errors import UserError
+from bert_keras.input_checks import split_patterns
 
 
-def match_or_raise(file_pattern: str) -> list:
-  """The metadata of the files matching `file_pattern`; UserError naming it when none does.
+def match_or_raise(file_patterns: str) -> list:
+  """The metadata of the files matching `file_patterns` (comma-separated globs); UserError naming
+  the first pattern that matches none.
 
   Checked when the graph is built, so a mistyped path fails before any worker starts.
   """
   from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
 
-  try:
-    metadata = FileSystems.match([file_pattern])[0].metadata_list
-  except Exception as e:  # pylint: disable=broad-except
-    raise UserError(f"{file_pattern}: cannot list input files ({e})") from e
-  if not metadata:
-    raise UserError(f"{file_pattern}: no input file matches this pattern")
+  metadata = []
+  for pattern in split_patterns(file_patterns) or [file_patterns]:
+    try:
+      matched = FileSystems.match([pattern])[0].metadata_list
+    except Exception as e:  # pylint: disable=broad-except
+      raise UserError(f"{pattern}: cannot list input files ({e})") from e
+    if not matched:
+      raise UserError(f"{pattern}: no input file matches this pattern")
+    metadata += matched
   return metadata
 
 
 class ReadMatchingFiles(beam.PTransform):
-  """PBegin -> one `ReadableFile` per file matching `file_pattern`, reshuffled so files spread out."""
+  """PBegin -> one `ReadableFile` per file matching `file_pattern` (comma-separated globs),
+  reshuffled so files spread out."""
 
   def __init__(self, file_pattern: str):
     super().__init__()
@@ -34,6 +41,7 @@ class ReadMatchingFiles(beam.PTransform):
   def expand(self, pbegin):
     match_or_raise(self._file_pattern)
     return (pbegin
-            | "MatchFiles" >> fileio.MatchFiles(self._file_pattern)
+            | "Patterns" >> beam.Create(split_patterns(self._file_pattern))
+            | "MatchFiles" >> fileio.MatchAll()
             | "SpreadFiles" >> beam.Reshuffle()
             | "ReadMatches" >> fileio.ReadMatches())

@@ -50,10 +50,10 @@ def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
 
   values = {name: getattr(args, name) for name in PretrainingDataConfig.field_names()}
-  if not values["input_pattern"]:
+  if not values["input_files"]:
     if args.input_format != "wikipedia":
-      raise UserError(f"--input_file is required with --input_format={args.input_format}")
-    values["input_pattern"] = resources.wikipedia_dump_path()
+      raise UserError(f"--input_files is required with --input_format={args.input_format}")
+    values["input_files"] = resources.wikipedia_dump_path()
   return PretrainingDataConfig(**dict(values,
                                       vocab_file=args.vocab_file or resources.uncased_vocab_path()))
 
@@ -66,16 +66,16 @@ def read_documents(config: PretrainingDataConfig) -> beam.PTransform:
   # pylint: disable=g-import-not-at-top
   if config.input_format == "wikipedia":
     from bert_keras.data.wikipedia_reader import ReadWikipediaDump
-    return ReadWikipediaDump(config.input_pattern)
+    return ReadWikipediaDump(config.input_files)
   if config.input_format == "bert_text":
     from bert_keras.data.bert_corpus_reader import ReadBertCorpus
-    return ReadBertCorpus(config.input_pattern, config.max_line_bytes)
+    return ReadBertCorpus(config.input_files, config.max_line_bytes)
   if config.input_format in ("lines", "jsonl"):
     from bert_keras.data.line_document_reader import ReadLineDocuments
     key = config.json_text_key if config.input_format == "jsonl" else None
-    return ReadLineDocuments(config.input_pattern, key, config.max_line_bytes)
+    return ReadLineDocuments(config.input_files, key, config.max_line_bytes)
   from bert_keras.data.tfds_reader import ReadTfdsDocuments
-  return ReadTfdsDocuments(config.input_pattern, config.tfds_split, config.tfds_data_dir, config.json_text_key)
+  return ReadTfdsDocuments(config.input_files, config.tfds_split, config.tfds_data_dir, config.json_text_key)
 
 
 def records_in(shard_records) -> int:
@@ -232,7 +232,7 @@ def check_has_instances(config: PretrainingDataConfig, summary: dict) -> None:
   documents = summary["documents"] + short
   note = beam_metrics.undecodable_note(summary["dropped"], summary.get("first_dropped", {}))
   raise UserError(
-      f"no pretraining instances from {config.input_pattern}: {documents} documents read, "
+      f"no pretraining instances from {config.input_files}: {documents} documents read, "
       f"{summary['documents']} with at least min_sentences_per_document="
       f"{config.min_sentences_per_document} sentences (--input_format={config.input_format})"
       + (f"; {note}" if note else ""))

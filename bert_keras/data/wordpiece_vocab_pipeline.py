@@ -70,17 +70,17 @@ def check_vocab_size(vocab_size: int, num_unused: int) -> None:
 
 def learn_vocabulary(word_counts: Iterable[Tuple[str, int]], vocab_size: int, num_unused: int,
                      min_count: int = 1, max_token_length: int = 50, max_unique_chars: int = 1000,
-                     num_iterations: int = 4, input_pattern: str = "") -> List[str]:
+                     num_iterations: int = 4, input_files: str = "") -> List[str]:
   """Word counts -> the vocabulary token list (reserved tokens first), deterministic.
 
   Words are sorted by (-count, word) first so the learner sees the same order on every run.
-  `input_pattern` only names the corpus in the error an empty corpus gets.
+  `input_files` only names the corpus in the error an empty corpus gets.
   """
   from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner  # pylint: disable=g-import-not-at-top
 
   ordered = sorted(word_counts, key=lambda kv: (-kv[1], kv[0]))
   if not ordered:
-    raise no_words_error(input_pattern, {}, {})
+    raise no_words_error(input_files, {}, {})
   check_vocab_size(vocab_size, num_unused)
   vocab = learner.learn(ordered, vocab_size, reserved_tokens(num_unused), upper_thresh=max(ordered[0][1], min_count + 1),
                         lower_thresh=min_count, num_iterations=num_iterations,
@@ -130,10 +130,10 @@ def _write_unless_empty(vocab: List[str], output_dir: str, config: dict) -> None
     beam_metrics.counter(WRITTEN_TOKENS).inc(len(vocab))
 
 
-def no_words_error(input_pattern: str, dropped: dict, first_dropped: dict) -> UserError:
+def no_words_error(input_files: str, dropped: dict, first_dropped: dict) -> UserError:
   """The error of a corpus without words, saying how many lines were not UTF-8 and where."""
   note = beam_metrics.undecodable_note(dropped, first_dropped)
-  corpus = f" {input_pattern}" if input_pattern else ""
+  corpus = f" {input_files}" if input_files else ""
   return UserError(f"no words in the corpus{corpus}: cannot learn a vocabulary" + (f"; {note}" if note else ""))
 
 
@@ -141,12 +141,12 @@ class LearnWordPieceVocab(beam.PTransform):
   """(doc_id, sentences) -> a one-element PCollection: the vocabulary token list."""
 
   def __init__(self, vocab_size: int, lower_case: bool = True, num_unused: int = 99, min_count: int = 1,
-               max_input_words: int = 5_000_000, num_iterations: int = 4, input_pattern: str = "",
+               max_input_words: int = 5_000_000, num_iterations: int = 4, input_files: str = "",
                empty_ok: bool = False):
     """`empty_ok`: a corpus without words gives [] (the caller raises) instead of a UserError."""
     super().__init__()
     self._empty_ok = empty_ok
-    self._input_pattern = input_pattern
+    self._input_pattern = input_files
     self._num_iterations = num_iterations
     self._vocab_size = vocab_size
     self._lower_case = lower_case
@@ -162,18 +162,18 @@ class LearnWordPieceVocab(beam.PTransform):
             | "Learn" >> beam.Map(_learn_unless_empty if self._empty_ok else learn_vocabulary,
                                   self._vocab_size, self._num_unused, self._min_count,
                                   num_iterations=self._num_iterations,
-                                  input_pattern=self._input_pattern))
+                                  input_files=self._input_pattern))
 
 
 def _source_and_config(args):
   """(the PretrainingDataConfig that reads the corpus, the resolved config for the JSON) of `args`."""
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
 
-  if args.input_file is None and args.input_format != "wikipedia":
-    raise UserError(f"--input_file is required with --input_format={args.input_format}")
-  source = PretrainingDataConfig(input_pattern=args.input_file or resources.wikipedia_dump_path(),
+  if args.input_files is None and args.input_format != "wikipedia":
+    raise UserError(f"--input_files is required with --input_format={args.input_format}")
+  source = PretrainingDataConfig(input_files=args.input_files or resources.wikipedia_dump_path(),
                                  input_format=args.input_format, json_text_key=args.json_text_key)
-  return source, dict(vars(args), input_file=source.input_pattern)
+  return source, dict(vars(args), input_files=source.input_files)
 
 
 def build_pipeline(p: beam.Pipeline, args) -> None:
@@ -183,9 +183,9 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
   _ = (p
        | "ReadDocuments" >> read_documents(source)
        | "ReportProgress" >> ReportProgress("documents read")
-       | "Learn" >> LearnWordPieceVocab(args.vocab_size, args.do_lower_case, args.num_unused, args.min_count,
+       | "Learn" >> LearnWordPieceVocab(args.vocab_size, args.lower_case, args.num_unused, args.min_count,
                                          args.max_input_words, args.num_iterations,
-                                         input_pattern=source.input_pattern, empty_ok=True)
+                                         input_files=source.input_files, empty_ok=True)
        | "Write" >> beam.Map(_write_unless_empty, args.output_dir, config))
 
 
@@ -227,7 +227,7 @@ def run(argv: Sequence[str]) -> str:
              if name.startswith(beam_metrics.DROPPED_PREFIX)}
   first_dropped = dict(sorted(beam_metrics.query_first_drops(result).items()))
   if not counters.get(LEARNED_WORDS):
-    raise no_words_error(source.input_pattern, dropped, first_dropped)
+    raise no_words_error(source.input_files, dropped, first_dropped)
   note = beam_metrics.undecodable_note(dropped, first_dropped)
   if note:
     logging.warning("%s: dropped, the vocabulary was learned without them", note)

@@ -130,7 +130,7 @@ def run_gpt_finetuning(task_name: str, pretrained_dir: str | None, config: GPTFi
     decoder = keras_classes.load_model(decoder_path)
   else:
     if not bpe_model:
-      raise UserError("without --pretrained_dir, --bpe_model is required")
+      raise UserError("without --init_checkpoint, --bpe_model is required")
     tokenizer = GPTTokenizer(model_path=bpe_model)
     keras.utils.set_random_seed(config.seed)
     decoder = GPTDecoder.from_model_config(get_gpt_config(model_preset,

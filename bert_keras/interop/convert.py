@@ -76,7 +76,7 @@ def convert_checkpoint(source_format: str, target_format: str, input_path: str, 
     raise UserError(f"--from={source_format!r}; expected one of {SOURCES}")
   if target_format not in TARGETS:
     raise UserError(f"--to={target_format!r}; expected one of {TARGETS}")
-  check_output_dir(output_dir, "output")
+  check_output_dir(output_dir)
   detected, _ = loader.detect_format(input_path)
   family = "keras" if detected in ("keras", "keras_weights") else detected
   if family != source_format:

@@ -27,7 +27,7 @@ UNSPLIT_MIN_HIDDEN = 768
 # From this hidden size on, inference LayerNorms take grappler's fused oneDNN kernel
 # (fused_layer_norm.py): per LayerNorm at hidden 768 it is even at 128 rows and 2-3.7x faster at
 # 1024-4096 rows; at hidden 256 it is 1.3x slower at 128 rows. In the whole encoder
-# (row_groups=2, same-process A/B, CPU-ms per call): BERT-Base batch 32 -6% with batch 1
+# (head_groups=2, same-process A/B, CPU-ms per call): BERT-Base batch 32 -6% with batch 1
 # unchanged; BERT-mini batch 32 -7% but batch 1 +23%.
 FUSED_LAYER_NORM_MIN_HIDDEN = 768
 

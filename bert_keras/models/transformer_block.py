@@ -28,9 +28,6 @@ class TransformerBlock(keras.layers.Layer):
   def __init__(self, num_heads: int, intermediate_size: int, hidden_act: str = "gelu",
                dropout_rate: float = 0.1, attention_dropout_rate: float = 0.1,
                layer_norm_epsilon: float = 1e-12, initializer_range: float = 0.02, **kwargs):
-    # Configs saved while this layer had an inference-only `row_groups` option still load; the
-    # option now belongs to the exporter (bert_keras/kernels/cpu_transformer_block.py).
-    kwargs.pop("row_groups", None)
     super().__init__(**kwargs)
     self.num_heads = num_heads
     self.intermediate_size = intermediate_size

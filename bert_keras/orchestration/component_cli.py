@@ -1,7 +1,7 @@
 """The thin absl CLI every component shares, so each can run alone or as an orchestrator step.
 
-  python -m components.cli vocabulary --input corpus=/data/corpus \
-      --output vocabulary=/data/vocab --param vocab_size=8000 [--force] \
+  python -m components.cli vocabulary --input_artifact corpus=/data/corpus \
+      --output_artifact vocabulary=/data/vocab --param vocab_size=8000 [--force] \
       [--beam_pipeline_args="--runner=DirectRunner --direct_num_workers=2"]
 
 Inputs are artifact directories (with their `artifact.json`); outputs are written atomically with
@@ -25,7 +25,7 @@ from bert_keras.orchestration.spec_help import help_text
 FLAGS = flags.FLAGS
 
 
-_FLAG_NAMES = ("input", "output", "param", "params_json", "force", "beam_pipeline_args",
+_FLAG_NAMES = ("input_artifact", "output_artifact", "param", "params_json", "force", "beam_pipeline_args",
                "distribution_strategy")
 
 
@@ -36,8 +36,8 @@ def define_flags(distributions, spec_class=None) -> None:
   module's docstring and key flags, so the spec's text is appended to that docstring and these
   flags become key flags of `__main__` (otherwise only `--helpfull` would list them).
   """
-  flags.DEFINE_multi_string("input", [], "name=artifact_dir, one per input.")
-  flags.DEFINE_multi_string("output", [], "name=artifact_dir, one per output.")
+  flags.DEFINE_multi_string("input_artifact", [], "name=artifact_dir, one per input.")
+  flags.DEFINE_multi_string("output_artifact", [], "name=artifact_dir, one per output.")
   flags.DEFINE_multi_string("param", [], "name=value; value is JSON (bare strings allowed).")
   flags.DEFINE_string("params_json", None, "A JSON file of parameters (--param overrides it).")
   flags.DEFINE_bool("force", False, "Rerun even when the cache holds this execution.")
@@ -73,11 +73,12 @@ def parse_param_value(text: str):
 
 
 def _check_names(flag, given, declared) -> None:
-  """An --input/--output name the spec does not declare is an error naming the declared ones."""
+  """An --input_artifact/--output_artifact name the spec does not declare is an error naming the declared ones."""
   unknown = sorted(set(given) - set(declared))
   if unknown:
     expected = f"expected one of {sorted(declared)}" if declared else "this component takes none"
-    raise UserError(f"--{flag} {', '.join(unknown)}: unknown {flag}; {expected} (see --help)")
+    raise UserError(f"--{flag} {', '.join(unknown)}: unknown {flag.removesuffix('_artifact')}; "
+                    f"{expected} (see --help)")
 
 
 def run_from_flags(spec_class) -> int:
@@ -89,13 +90,13 @@ def run_from_flags(spec_class) -> int:
   component = spec_class.__name__.removesuffix("Spec").lower()
   # Names are checked before any input artifact is read (values when the launcher resolves them).
   spec_class.check_parameter_names(parameters, where=component)
-  input_uris = _pairs(FLAGS.input, "input")
-  _check_names("input", input_uris, spec_class.INPUTS)
-  outputs = _pairs(FLAGS.output, "output")
-  _check_names("output", outputs, spec_class.OUTPUTS)
+  input_uris = _pairs(FLAGS.input_artifact, "input_artifact")
+  _check_names("input_artifact", input_uris, spec_class.INPUTS)
+  outputs = _pairs(FLAGS.output_artifact, "output_artifact")
+  _check_names("output_artifact", outputs, spec_class.OUTPUTS)
   missing = sorted(set(spec_class.OUTPUTS) - set(outputs))
   if missing:
-    raise UserError(f"missing --output for {missing}")
+    raise UserError(f"missing --output_artifact for {missing}")
   inputs = {name: spec_class.INPUTS[name].type.load(uri) for name, uri in input_uris.items()}
   context = ExecutionContext(beam_pipeline_args=split_args(FLAGS.beam_pipeline_args,
                                                           "beam_pipeline_args"),

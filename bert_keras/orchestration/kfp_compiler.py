@@ -3,8 +3,8 @@
 Each component becomes one KFP task that runs the component's CLI (the application says which:
 `KfpOptions.cli`) on its artifact directories, as the local runner (local_runner.py) runs its executor:
 
-  python -m components.cli vocabulary --input corpus=<input .path>
-      --output vocabulary=<output .path> --params_json=<the task's parameters>
+  python -m components.cli vocabulary --input_artifact corpus=<input .path>
+      --output_artifact vocabulary=<output .path> --params_json=<the task's parameters>
       [--beam_pipeline_args=...] [--distribution_strategy=...]
 
 Nothing about a component is written twice: a task's typed inputs, outputs and parameters are read
@@ -182,9 +182,9 @@ def run_step(spec_class, cli: Sequence[str], values: dict) -> None:
     argv = [sys.executable, *cli, f"--params_json={params_path}"]
     for name in spec_class.INPUTS:
       if values.get(name) is not None:
-        argv += ["--input", f"{name}={values[name].path}"]
+        argv += ["--input_artifact", f"{name}={values[name].path}"]
     for name, path in outputs.items():
-      argv += ["--output", f"{name}={path}"]
+      argv += ["--output_artifact", f"{name}={path}"]
     if spec_class.USES_BEAM:
       argv.append(f"--{BEAM_ARGS}={shlex.join(values.get(BEAM_ARGS) or [])}")
     if spec_class.USES_DISTRIBUTION:

@@ -24,13 +24,13 @@ def _default(param) -> str:
 def help_text(spec_class) -> str:
   """The spec in words: what the component does, and every input, output and parameter."""
   lines = [f"{spec_class.__name__}: {inspect.getdoc(spec_class) or ''}".rstrip(), ""]
-  lines.append("inputs (--input NAME=ARTIFACT_DIR):")
+  lines.append("inputs (--input_artifact NAME=ARTIFACT_DIR):")
   for name, spec in spec_class.INPUTS.items():
     optional = "optional" if spec.optional else "required"
     lines.append(f"  {name} ({spec.type.TYPE_NAME}, {optional}): {_summary(spec.type)}")
   if not spec_class.INPUTS:
     lines.append("  none")
-  lines.append("outputs (--output NAME=ARTIFACT_DIR, every one required):")
+  lines.append("outputs (--output_artifact NAME=ARTIFACT_DIR, every one required):")
   for name, artifact_type in spec_class.OUTPUTS.items():
     lines.append(f"  {name} ({artifact_type.TYPE_NAME}): {_summary(artifact_type)}")
   lines.append("parameters (--param NAME=VALUE with VALUE as JSON, bare strings allowed; or "

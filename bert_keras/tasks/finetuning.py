@@ -98,19 +98,19 @@ def check_sequence_length(max_seq_length: int, config: ModelConfig, source: str)
 
 @dataclasses.dataclass(frozen=True)
 class EncoderSource:
-  """Where the encoder comes from: --init_checkpoint or --model_config, resolved once
+  """Where the encoder comes from: --init_checkpoint or --model, resolved once
   (`resolve_encoder_source`) before any data is read; the checks and the build read this."""
   spec: str  # the flag's value, as messages name it
   checkpoint: CheckpointPath | None  # --init_checkpoint's; None: random initialisation
   config: ModelConfig | None  # None only for a .keras checkpoint (known once loaded)
-  vocab_path: str | None = None  # the vocab.txt beside a --model_config checkpoint
+  vocab_path: str | None = None  # the vocab.txt beside a --model checkpoint
   lower_case: bool | None = None  # that checkpoint's casing
-  config_only: bool = False  # --model_config is a preset or ModelConfig JSON: no vocab.txt
+  config_only: bool = False  # --model is a preset or ModelConfig JSON: no vocab.txt
 
 
 def resolve_encoder_source(run: RunConfig) -> EncoderSource:
   """--init_checkpoint (its format detected once; its config read without weights, except for a
-  .keras file) or else --model_config; UserError when neither is given or the path names nothing."""
+  .keras file) or else --model; UserError when neither is given or the path names nothing."""
   from bert_keras import interop
 
   if run.init_checkpoint:
@@ -118,7 +118,7 @@ def resolve_encoder_source(run: RunConfig) -> EncoderSource:
     config = None if checkpoint.format == "keras" else interop.load_model_config(checkpoint)
     return EncoderSource(run.init_checkpoint, checkpoint, config)
   if not run.model_config:
-    raise UserError("pass --init_checkpoint (to fine-tune) or --model_config (random init)")
+    raise UserError("pass --init_checkpoint (to fine-tune) or --model (random init)")
   config = _config_only(run.model_config)
   if config is not None:
     return EncoderSource(run.model_config, None, config, config_only=True)
@@ -137,7 +137,7 @@ def check_vocab_source(run: RunConfig, source: EncoderSource) -> None:
   """Without --vocab_file the vocabulary is the vocab.txt beside a checkpoint; a random-init model
   from a preset or ModelConfig JSON has none, so say so before any data is read."""
   if source.config_only and not run.vocab_file:
-    raise UserError(f"--vocab_file is needed when no checkpoint is given: --model_config="
+    raise UserError(f"--vocab_file is needed when no checkpoint is given: --model="
                     f"{source.spec} has no vocab.txt (or pass --init_checkpoint to use the "
                     "checkpoint's)")
 

@@ -85,7 +85,7 @@ def check_checkpoint(path: str, flag: str) -> None:
 
 
 def unknown_model_config(spec: str) -> UserError:
-  return UserError(f"--model_config={spec!r} is neither a preset {sorted(MODEL_PRESETS)}, a "
+  return UserError(f"--model={spec!r} is neither a preset {sorted(MODEL_PRESETS)}, a "
                    "ModelConfig JSON file nor a checkpoint")
 
 

@@ -16,6 +16,7 @@ import dataclasses
 import tensorflow as tf
 
 from bert_keras.errors import UserError
+from bert_keras.input_checks import split_patterns
 from bert_keras.training.records_summary import (RecordsSummary, SummaryUnreadable,
                                                  read_records_summary, split_path)
 
@@ -79,7 +80,7 @@ def _matched(patterns: str) -> list[tuple[str, int | None]]:
   """(path, size in bytes) of every file `patterns` match (see list_files). One stat per match
   tells a directory from a file and gives the size, in one call."""
   files = []
-  for pattern in [p.strip() for p in patterns.split(",") if p.strip()]:
+  for pattern in split_patterns(patterns):
     if tf.io.gfile.isdir(pattern):
       raise UserError(f"input pattern {pattern!r} is a directory; give the record files in it, "
                       f"e.g. '{join_path(pattern, 'pretraining-*')}'")

@@ -202,8 +202,8 @@ SCHEDULE_FIELDS = ("num_train_steps", "num_warmup_steps", "learning_rate", "end_
                    "decay", "decay_power")
 
 # The hint of a changed phase (README, "TPU": phase 2's command).
-_PHASE_HINT = ("each phase has its own model_dir: phase 2 takes a new --model_dir and "
-               "--init_checkpoint=<the phase-1 model_dir>, from whose step, optimizer state and "
+_PHASE_HINT = ("each phase has its own output directory: phase 2 takes a new --output_dir and "
+               "--init_checkpoint=<the phase-1 output_dir>, from whose step, optimizer state and "
                "schedule it goes on")
 
 
@@ -277,7 +277,7 @@ def check_resume_config(config: TrainingConfig, inputs: InputFiles | None) -> No
     raise UserError(
         f"model_dir {config.outputs.model_dir} holds a checkpoint of a run with another config; a "
         f"resume must keep: {'; '.join(changes)}. To go on with another config (a new phase), pass "
-        f"--init_checkpoint={config.outputs.model_dir} and a new --model_dir (as phase 2 does), or "
+        f"--init_checkpoint={config.outputs.model_dir} and a new --output_dir (as phase 2 does), or "
         "give the old values again to resume")
   _log_schedule_change(old, config, path)
 
@@ -394,7 +394,7 @@ def _after_corrupt_input(config: TrainingConfig) -> str:
 def run_pretraining(config: TrainingConfig) -> dict:
   """Trains (or resumes) per `config`; returns the last train/eval metrics."""
   if not config.outputs.model_dir:
-    raise UserError("model_dir is required")
+    raise UserError("--output_dir (model_dir) is required")
   if not config.data.input_files:
     raise UserError("input_files is required")
   keras.utils.set_random_seed(config.runtime.seed)
@@ -410,7 +410,7 @@ def run_pretraining(config: TrainingConfig) -> dict:
 
 
 def _run_pretraining(config: TrainingConfig) -> dict:
-  check_output_dir(config.outputs.model_dir, "model_dir")
+  check_output_dir(config.outputs.model_dir)
   strategy = distribute.get_strategy(config.runtime.distribution_strategy,
                                      tpu=config.runtime.tpu or None,
                                      num_gpus=config.runtime.num_gpus)

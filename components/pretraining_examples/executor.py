@@ -17,7 +17,7 @@ class PretrainingExamplesExecutor(BaseExecutor):
 
     corpus, vocabulary, examples = inputs["corpus"], inputs["vocabulary"], outputs["examples"]
     config = PretrainingDataConfig(
-        input_pattern=corpus.path(corpus.properties.get("file_pattern", "*.txt")),
+        input_files=corpus.path(corpus.properties.get("file_pattern", "*.txt")),
         input_format="bert_text", output_dir=examples.uri,
         vocab_file=vocabulary.path("vocab.txt"),
         lower_case=bool(vocabulary.properties.get("lower_case", True)),

@@ -21,7 +21,7 @@ class VocabularyExecutor(BaseExecutor):
     beam_args = local_beam_args(self.context.beam_pipeline_args)
     self.log(f"learning a {parameters['vocab_size']}-token WordPiece vocabulary with Beam {beam_args}")
     with beam.Pipeline(options=PipelineOptions(beam_args)) as p:
-      build_corpus_pipeline(p, pattern, vocabulary.uri, dict(parameters, input_file=corpus.uri))
+      build_corpus_pipeline(p, pattern, vocabulary.uri, dict(parameters, input_files=corpus.uri))
     tokens = load_vocab(vocabulary.path(VOCAB_NAME))
     vocabulary.metrics["vocab_size"] = len(tokens)
     vocabulary.properties.update(lower_case=parameters["lower_case"], vocab_file=VOCAB_NAME)

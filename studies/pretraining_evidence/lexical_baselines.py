@@ -10,7 +10,7 @@ the other records:
   the pretrainer's padding rule (padded -> random next) and the label majority.
 
   python studies/pretraining_evidence/lexical_baselines.py \
-      --examples 'demo_out/pipeline/pretraining_examples/examples/pretraining-*'
+      --input_files 'demo_out/pipeline/pretraining_examples/examples/pretraining-*'
 
 Prints one JSON object.
 """
@@ -28,6 +28,7 @@ from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.linear_model import LogisticRegression
 
 from bert_keras.data.pretraining_records import FEATURES
+from bert_keras.input_checks import split_patterns
 from bert_keras.training.pretraining_input import unmask
 from components.pretrainer.executor import nsp_padding_rule
 
@@ -115,13 +116,14 @@ def mlm_baselines(rows, heldout: np.ndarray, alpha: float) -> dict:
 
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--examples", required=True, help="pretraining TFRecords (glob)")
+  parser.add_argument("--input_files", required=True,
+                      help="pretraining TFRecords: comma-separated paths or globs")
   parser.add_argument("--every", type=int, default=20, help="hold out every k-th record (5%%)")
   parser.add_argument("--alpha", type=float, default=20.0, help="bigram smoothing")
   args = parser.parse_args()
-  files = sorted(glob.glob(args.examples))
+  files = sorted(f for pattern in split_patterns(args.input_files) for f in glob.glob(pattern))
   if not files:
-    raise SystemExit(f"error: no files match {args.examples!r}")
+    raise SystemExit(f"error: no files match {args.input_files!r}")
   rows = read_all(files)
   heldout = np.arange(len(rows)) % args.every == args.every - 1
   print(json.dumps({**mlm_baselines(rows, heldout, args.alpha),

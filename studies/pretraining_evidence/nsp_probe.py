@@ -4,11 +4,11 @@ Same reader, model and loss sums as run_pretraining (`pretraining_input.make_dat
 `BertPretrainer`, `PretrainingTask`), in a plain loop so the two loss terms can be weighted:
 
   # 1. overfit: NSP on the first N training examples, evaluated on the same N (a bug keeps it at 50%)
-  python studies/pretraining_evidence/nsp_probe.py --train 'data64/train/pretraining-*' --overfit 256 \
+  python studies/pretraining_evidence/nsp_probe.py --input_files 'data64/train/pretraining-*' --overfit 256 \
       --steps 400 --lr 1e-3 --warmup 0
   # 2. held-out NSP every --every steps, optionally without the masked-LM term (--mlm_weight 0)
-  python studies/pretraining_evidence/nsp_probe.py --train 'data64/train/pretraining-*' \
-      --heldout 'data64/heldout/pretraining-*' --steps 600 --lr 2e-3 --mlm_weight 0
+  python studies/pretraining_evidence/nsp_probe.py --input_files 'data64/train/pretraining-*' \
+      --eval_input_files 'data64/heldout/pretraining-*' --steps 600 --lr 2e-3 --mlm_weight 0
 
 Prints one JSON line per evaluation: step, seconds, masked-LM accuracy, NSP accuracy and loss.
 """
@@ -32,8 +32,10 @@ from bert_keras.configs.model import get_model_config
 
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--train", required=True, help="training TFRecords (glob)")
-  parser.add_argument("--heldout", help="held-out TFRecords (glob); not with --overfit")
+  parser.add_argument("--input_files", required=True,
+                      help="training TFRecords (comma-separated globs)")
+  parser.add_argument("--eval_input_files",
+                      help="held-out TFRecords (comma-separated globs); not with --overfit")
   parser.add_argument("--overfit", type=int, default=0, help="train and evaluate on the first N")
   parser.add_argument("--seq", type=int, default=64)
   parser.add_argument("--pred", type=int, default=10)
@@ -44,7 +46,7 @@ def main():
   parser.add_argument("--mlm_weight", type=float, default=1.0)
   parser.add_argument("--every", type=int, default=100)
   parser.add_argument("--heldout_batches", type=int, default=21, help="of 64 examples")
-  parser.add_argument("--preset", default="bert_tiny")
+  parser.add_argument("--model", default="bert_tiny", help="model preset")
   parser.add_argument("--model_overrides", default='{"vocab_size": 8121}', help="JSON object")
   args = parser.parse_args()
 
@@ -53,18 +55,18 @@ def main():
       pattern, seq_length=args.seq, max_predictions=args.pred, batch_size=batch, training=training)
   first = lambda batch: {k: v[0] for k, v in batch.items()}  # drop the accumulation axis
   if args.overfit:
-    fixed = first(next(iter(read(args.train, args.overfit, False))))
+    fixed = first(next(iter(read(args.input_files, args.overfit, False))))
     rng = np.random.default_rng(0)
     pick = lambda index: {k: tf.gather(v, index) for k, v in fixed.items()}  # one index per step
     train_batches = (pick(rng.choice(args.overfit, args.batch, replace=False))
                      for _ in range(args.steps))
     eval_batches = [fixed]
   else:
-    train_batches = (first(b) for b in read(args.train, args.batch, True).take(args.steps))
-    eval_batches = [first(b) for b in read(args.heldout, 64, False).take(args.heldout_batches)]
+    train_batches = (first(b) for b in read(args.input_files, args.batch, True).take(args.steps))
+    eval_batches = [first(b) for b in read(args.eval_input_files, 64, False).take(args.heldout_batches)]
 
   encoder = BertEncoder.from_model_config(
-      get_model_config(args.preset, **json.loads(args.model_overrides)))
+      get_model_config(args.model, **json.loads(args.model_overrides)))
   model, task = BertPretrainer(encoder), PretrainingTask()
   decay = keras.optimizers.schedules.PolynomialDecay(args.lr, args.steps, 0.0)
   schedule = lambda step: tf.where(step < args.warmup,

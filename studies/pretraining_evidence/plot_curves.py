@@ -1,6 +1,6 @@
 """Plots held-out pretraining curves (eval_metrics.json of run_pretraining) against the baseline.
 
-  python studies/pretraining_evidence/plot_curves.py --out studies/pretraining_evidence/curves.png \
+  python studies/pretraining_evidence/plot_curves.py --output_file studies/pretraining_evidence/curves.png \
       LABEL=MODEL_DIR [LABEL=MODEL_DIR ...]
 
 Writes the PNG (masked-LM accuracy with the unigram baseline, NSP accuracy, masked-LM loss, each
@@ -51,7 +51,7 @@ def table(label: str, metrics: dict) -> str:
 
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--out", required=True, help="PNG path")
+  parser.add_argument("--output_file", required=True, help="PNG path")
   parser.add_argument("runs", nargs="+", help="LABEL=MODEL_DIR")
   args = parser.parse_args()
   runs = [(r.split("=", 1)[0], load(r.split("=", 1)[1])) for r in args.runs]
@@ -81,9 +81,9 @@ def main():
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
   fig.tight_layout()
-  tmp = args.out + ".tmp.png"
+  tmp = args.output_file + ".tmp.png"
   fig.savefig(tmp, dpi=90)
-  os.replace(tmp, args.out)
+  os.replace(tmp, args.output_file)
   print("\n\n".join(table(label, metrics) for label, metrics in runs))
 
 

@@ -37,7 +37,7 @@ def test_bench_scripts_are_all_covered():
 def test_bench_pretraining_data(tmp_path):
   peer = ["--peer_scales=1"] if _has("tfm", "bin", "python") else ["--peer_scales="]
   out = _run("bench_pretraining_data.py", "--scales=1", "--modes=in_memory", "--dupe_factor=1",
-             "--max_documents=3", f"--out_dir={tmp_path}", *peer)
+             "--max_documents=3", f"--output_dir={tmp_path}", *peer)
   row = next(line for line in out.splitlines() if line.startswith("ours, DirectRunner in_memory"))
   assert int(row.split()[-1]) > 0  # instances written
 
@@ -47,7 +47,7 @@ def test_bench_pretraining(tmp_path):
       ["model_garden"] if _has("tfm", "bin", "python") else [])
   out_json = tmp_path / "out.json"
   _run("bench_pretraining.py", "--shapes=tiny", "--steps=1", "--rounds=1", "--no-gemms",
-       "--probe_sizes=256", f"--systems={','.join(systems)}", f"--out={out_json}")
+       "--probe_sizes=256", f"--systems={','.join(systems)}", f"--output_file={out_json}")
   rows = json.loads(out_json.read_text())["rows"]
   assert {r["system"] for r in rows} == set(systems)
   assert all(r["seq_per_s"] > 0 for r in rows)
@@ -55,9 +55,9 @@ def test_bench_pretraining(tmp_path):
 
 def test_bench_serving(tmp_path):
   out_json = tmp_path / "out.json"
-  _run("bench_serving.py", "--shapes=bert_tiny", "--seq_length=16", "--tf_threads=default",
+  _run("bench_serving.py", "--models=bert_tiny", "--seq_length=16", "--tf_threads=default",
        "--variants=graph", "--batch_size=2", "--latency_runs=2", "--throughput_runs=1",
-       "--rounds=1", f"--torch={_has('torch', 'bin', 'python')}", f"--output_json={out_json}")
+       "--rounds=1", f"--torch={_has('torch', 'bin', 'python')}", f"--output_file={out_json}")
   rows = json.loads(out_json.read_text())["shapes"]["bert_tiny"]["rows"]
   assert rows["text-in SavedModel (graph)"]["seq_per_s"] > 0
   assert rows["ids-in SavedModel (graph)"]["seq_per_s"] > 0
@@ -68,7 +68,7 @@ def test_bench_serving_real(tmp_path):
   _run("bench_serving_real.py", "--models=bert_tiny", "--seq_length=32", "--batch_size=4",
        "--workloads=short,mixed", "--variants=buckets", "--runs=2", "--batch_runs=1",
        "--rounds=1", "--tf_threads=1/2", "--torch_threads=1",
-       f"--torch={_has('torch', 'bin', 'python')}", f"--output_json={out_json}")
+       f"--torch={_has('torch', 'bin', 'python')}", f"--output_file={out_json}")
   result = json.loads(out_json.read_text())
   assert result["tf_threads"].startswith("1/2 ")  # TF's pools as set, read back
   if _has("torch", "bin", "python"):  # torch's pool as set, read back in its process
@@ -86,7 +86,7 @@ def test_bench_serving_real_classifier(tmp_path):
   out_json = tmp_path / "out.json"
   _run("bench_serving_real.py", "--models=bert_tiny", "--head=classifier", "--seq_length=32",
        "--workloads=short", "--variants=buckets", "--runs=2", "--rounds=1",
-       f"--torch={_has('torch', 'bin', 'python')}", f"--output_json={out_json}")
+       f"--torch={_has('torch', 'bin', 'python')}", f"--output_file={out_json}")
   result = json.loads(out_json.read_text())
   assert result["head"] == "classifier"
   assert result["models"]["bert_tiny"]["rows"]["text-in SavedModel (buckets)"]["short"][
@@ -98,14 +98,14 @@ def test_bench_finetune_lengths(tmp_path):
   # interop tests load the real checkpoint).
   out_json = tmp_path / "out.json"
   _run("bench_finetune_lengths.py", "--tasks=polarity", "--seeds=0", "--num_epochs=polarity=2",
-       "--max_seq_length=polarity=32", "--max_train_examples=16", "--model_config=bert_tiny",
-       f"--output_json={out_json}")
+       "--max_seq_length=polarity=32", "--max_train_examples=16", "--model=bert_tiny",
+       f"--output_file={out_json}")
   runs = json.loads(out_json.read_text())["polarity"]
   assert len(runs["auto"]) == len(runs["fixed"]) == 1
   assert 0.0 <= runs["auto"][0]["metric"] <= 100.0  # task metrics are on the 0-100 scale
   assert runs["fixed"][0]["batch_lengths"] == [32]  # fixed padding: the overridden length
   assert max(runs["auto"][0]["batch_lengths"]) <= 32
-  out = _run("bench_finetune_lengths.py", "--tasks=polarity", "--model_config=bert_tiny",
+  out = _run("bench_finetune_lengths.py", "--tasks=polarity", "--model=bert_tiny",
              "--step_lengths=8,16")
   costs = out.splitlines()[-2].split()  # "8: <ms>  16: <ms>"
   assert costs[0] == "8:" and costs[2] == "16:" and float(costs[1]) > 0 and float(costs[3]) > 0

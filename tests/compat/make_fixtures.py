@@ -1,6 +1,7 @@
-"""Writes tests/compat/fixtures_43b6168/: files saved by the code of commit 43b6168, tiny configs.
+"""Writes tests/compat/fixtures/: files saved by this version (0.1.0) of the code, tiny configs.
 
-Run ONCE, by hand, on a checkout of 43b6168 (it is not a test and no test runs it):
+Run by hand (it is not a test and no test runs it), only in a commit that changes one of these
+formats on purpose; that commit then says so and commits the new fixtures with it:
 
   cd <repo> && PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2 python tests/compat/make_fixtures.py
 
@@ -14,12 +15,12 @@ fixtures are what users of that commit have on disk:
   - `run_export(ExportConfig)`: its text-in SavedModel;
   - `run_train_bpe` + `run_gpt_pretraining`: GPT-1's decoder.keras and bpe.model;
 and the outputs each gives on fixed inputs (expected_*.npz, expected_savedmodel.json), which
-tests/compat/test_files_from_43b6168.py compares the current code against.
+tests/compat/test_saved_files.py compares the current code against.
 
 The pretraining model_dir is a finished 2-step run; expected_resume.npz holds what re-running its
 command with num_train_steps=3 reached (resumed from ckpt-2), which the current code must reproduce. Paths inside the written JSON files are relative
 to the repository root (the generator runs from there), so the fixtures work from any clone.
-Rewriting the folder replaces every file in it; commit the result only from commit 43b6168.
+Rewriting the folder replaces every file in it.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tarfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-COMMIT = "43b6168"
-FIXTURES = os.path.join("tests", "compat", f"fixtures_{COMMIT}")  # relative to ROOT
+VERSION = "0.1.0"
+FIXTURES = os.path.join("tests", "compat", "fixtures")  # relative to ROOT
 
 VOCAB_SIZE = 160
 MODEL = dict(vocab_size=VOCAB_SIZE, num_layers=2, hidden_size=32, num_heads=4,
@@ -113,7 +115,7 @@ def write_records(vocab: str, work: str) -> str:
   with open(corpus, "w", encoding="utf-8") as f:
     f.writelines(lines)
   out = path("pretraining_records")
-  argv = [f"--input_file={corpus}", "--input_format=lines", f"--output_dir={out}",
+  argv = [f"--input_files={corpus}", "--input_format=lines", f"--output_dir={out}",
           f"--vocab_file={vocab}", f"--max_seq_length={SEQ_LENGTH}",
           f"--max_predictions_per_seq={MAX_PREDICTIONS}", "--num_shards=1", "--dupe_factor=1",
           "--direct_running_mode=in_memory", "--direct_num_workers=1"]
@@ -126,7 +128,7 @@ def write_records(vocab: str, work: str) -> str:
 
 def pretraining_config(records: str, vocab: str, model_dir: str, steps: int):
   from bert_keras.configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
-  return TrainingConfig(
+  return TrainingConfig.from_flat(
       input_files=records, vocab_file=vocab, max_seq_length=SEQ_LENGTH,
       max_predictions_per_seq=MAX_PREDICTIONS, shuffle_buffer_size=64, model_preset="bert_tiny",
       model_overrides=dict(MODEL), train_batch_size=8, num_train_steps=steps, num_warmup_steps=0,
@@ -188,7 +190,7 @@ def write_pretraining(records: str, vocab: str, work: str) -> None:
   # Re-running the same command with a longer schedule (num_train_steps 3) resumes from ckpt-2.
   resumed = os.path.join(work, "resumed")
   shutil.copytree(model_dir, resumed)
-  run_pretraining(config.replace(model_dir=resumed, num_train_steps=3))
+  run_pretraining(config.override(model_dir=resumed, num_train_steps=3))
   history = [json.loads(line) for line in open(os.path.join(resumed, "history.jsonl"),
                                                 encoding="utf-8")]
   loss3 = [row["loss"] for row in history if row["step"] == 3 and row["split"] == "train"]
@@ -218,7 +220,8 @@ def write_finetuning(vocab: str, work: str) -> None:
                                  output_dir=finetune_dir, max_train_examples=64))
   for name in os.listdir(finetune_dir):  # keep what export and users load
     if name not in ("model.keras", "task_info.json", "vocab.txt", "config.json"):
-      os.remove(os.path.join(finetune_dir, name))
+      remove = shutil.rmtree if os.path.isdir(os.path.join(finetune_dir, name)) else os.remove
+      remove(os.path.join(finetune_dir, name))
   classifier = keras_classes.load_model(os.path.join(finetune_dir, "model.keras"))
   np.savez(path("expected_classifier.npz"),
            **numpy_outputs(classifier(encoder_inputs(), training=False)))
@@ -287,7 +290,9 @@ def main() -> None:
     write_gpt(work)
   np.savez(path("fixed_inputs.npz"), **fixed_inputs())
   with open(path("fixtures.json"), "w", encoding="utf-8") as f:
-    json.dump({"commit": COMMIT, "model": MODEL, "seq_length": SEQ_LENGTH,
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=False).stdout.strip()
+    json.dump({"version": VERSION, "written_on_top_of": commit, "model": MODEL, "seq_length": SEQ_LENGTH,
                "max_predictions_per_seq": MAX_PREDICTIONS, "texts": TEXTS,
                "keras": keras.__version__, "tensorflow": __import__("tensorflow").__version__},
               f, indent=2, sort_keys=True)

@@ -110,7 +110,7 @@ def test_component_cli_with_dataflow_without_its_extras_is_one_error_line(tmp_pa
   result = subprocess.run(
       [sys.executable, *B.hide_gcp_extras([
           "-m", "components.cli", "corpus_ingestion", f'--param=bert_text_corpora=["{corpus}"]',
-          f"--output=corpus={out}", f"--beam_pipeline_args={' '.join(_DATAFLOW)}"])],
+          f"--output_artifact=corpus={out}", f"--beam_pipeline_args={' '.join(_DATAFLOW)}"])],
       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
   import apache_beam  # pylint: disable=import-outside-toplevel
   line = B.user_error_line(result, "--runner=DataflowRunner", "Dataflow runner is not available",

@@ -125,7 +125,7 @@ def test_help_keeps_percent_signs():
 
 
 def test_unknown_parameter_names_the_valid_ones(tmp_path):
-  last = _error_line(_run_cli("vocabulary", f"--output=vocabulary={tmp_path / 'vocab'}",
+  last = _error_line(_run_cli("vocabulary", f"--output_artifact=vocabulary={tmp_path / 'vocab'}",
                               "--param=vocab_sise=100"), "unknown parameters ['vocab_sise']")
   for name in VocabularySpec.PARAMETERS:
     assert repr(name) in last, (name, last)
@@ -134,25 +134,25 @@ def test_unknown_parameter_names_the_valid_ones(tmp_path):
 
 def test_names_are_checked_before_any_input_is_read(tmp_path):
   """A misspelt parameter is reported as such, not as the (also wrong) input directory."""
-  _error_line(_run_cli("vocabulary", f"--input=corpus={tmp_path / 'missing'}",
-                       f"--output=vocabulary={tmp_path / 'vocab'}", "--param=vocab_sise=100"),
+  _error_line(_run_cli("vocabulary", f"--input_artifact=corpus={tmp_path / 'missing'}",
+                       f"--output_artifact=vocabulary={tmp_path / 'vocab'}", "--param=vocab_sise=100"),
               "unknown parameters ['vocab_sise']", "'vocab_size'")
-  _error_line(_run_cli("vocabulary", f"--input=corpus={tmp_path / 'missing'}",
-                       f"--output=vocabulary={tmp_path / 'vocab'}", f"--output=vocab={tmp_path}/v"),
-              "--output vocab", "expected one of ['vocabulary']")
+  _error_line(_run_cli("vocabulary", f"--input_artifact=corpus={tmp_path / 'missing'}",
+                       f"--output_artifact=vocabulary={tmp_path / 'vocab'}", f"--output_artifact=vocab={tmp_path}/v"),
+              "--output_artifact vocab", "expected one of ['vocabulary']")
   assert not os.listdir(tmp_path)
 
 
 def test_unknown_input_or_output_names_the_valid_ones(tmp_path):
-  _error_line(_run_cli("vocabulary", f"--input=corpus_dir={tmp_path}",
-                       f"--output=vocabulary={tmp_path / 'vocab'}"),
-              "--input corpus_dir", "expected one of ['corpus']")
-  _error_line(_run_cli("corpus_ingestion", f"--input=corpus={tmp_path}",
-                       f"--output=corpus={tmp_path / 'corpus'}"), "--input corpus", "takes none")
+  _error_line(_run_cli("vocabulary", f"--input_artifact=corpus_dir={tmp_path}",
+                       f"--output_artifact=vocabulary={tmp_path / 'vocab'}"),
+              "--input_artifact corpus_dir", "expected one of ['corpus']")
+  _error_line(_run_cli("corpus_ingestion", f"--input_artifact=corpus={tmp_path}",
+                       f"--output_artifact=corpus={tmp_path / 'corpus'}"), "--input_artifact corpus", "takes none")
   # An undeclared output was ignored: the component ran and the misspelt directory stayed empty.
-  _error_line(_run_cli("corpus_ingestion", f"--output=corpus={tmp_path / 'corpus'}",
-                       f"--output=corpus_2={tmp_path / 'corpus_2'}"),
-              "--output corpus_2", "expected one of ['corpus']")
+  _error_line(_run_cli("corpus_ingestion", f"--output_artifact=corpus={tmp_path / 'corpus'}",
+                       f"--output_artifact=corpus_2={tmp_path / 'corpus_2'}"),
+              "--output_artifact corpus_2", "expected one of ['corpus']")
   assert not os.listdir(tmp_path)
 
 

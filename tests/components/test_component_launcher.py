@@ -140,7 +140,7 @@ def test_component_cli_prints_a_user_errors_message_alone(tmp_path):
   out = tmp_path / "corpus"
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", PYTHONPATH=B.ROOT)
   result = subprocess.run([sys.executable, "-m", "components.cli", "corpus_ingestion",
-                           f"--output=corpus={out}"], cwd=B.ROOT, env=env, capture_output=True,
+                           f"--output_artifact=corpus={out}"], cwd=B.ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
   line = B.user_error_line(result)
   assert line == ("error: corpus ingestion: no source given (wikipedia_dumps, bert_text_corpora, "

@@ -33,7 +33,7 @@ EXAMPLES = [
     demo_config(), smoke_config(),
     RunConfig(data_dir="d", output_dir="o", lower_case=False, max_train_examples=5),
     ExportConfig(output_dir="o", finetune_dir="f", jit_compile="auto", head_groups=2),
-    PretrainingDataConfig(input_pattern="x", max_seq_length=512),
+    PretrainingDataConfig(input_files="x", max_seq_length=512),
 ]
 
 

@@ -33,7 +33,7 @@ def test_the_pipeline_config_defaults_to_the_config():
 
 def test_every_flag_of_the_beam_script_sets_its_field():
   known, _ = parse_args(["--output_dir=o", "--dupe_factor=3", "--num_shards=2", "--seed=7",
-                         "--do_whole_word_mask", "--do_lower_case=false", "--compression=gzip"])
+                         "--whole_word_mask", "--lower_case=false", "--compression=gzip"])
   config = config_from_args(known)
   assert (config.dupe_factor, config.num_shards, config.seed) == (3, 2, 7)
   assert config.whole_word_mask and not config.lower_case and config.compression == "gzip"

@@ -127,7 +127,7 @@ def main(work_dir: str, setup_file: str) -> None:
       "learn_vocab": lambda p: wordpiece_vocab_pipeline.build_pipeline(p, parse_vocab_args(
           [f"--input_file={lines}", "--input_format=lines", f"--output_dir={out('vocab')}"])[0]),
       "create_pretraining_data": lambda p: pretraining_data_pipeline.build_pipeline(
-          p, PretrainingDataConfig(input_pattern=wiki, input_format="wikipedia",
+          p, PretrainingDataConfig(input_files=wiki, input_format="wikipedia",
                                    output_dir=out("pretraining"),
                                    vocab_file=resources.uncased_vocab_path(), num_shards=2)),
   }

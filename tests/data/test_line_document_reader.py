@@ -36,3 +36,15 @@ def test_ptransform_on_the_real_lee_corpus():
     counts = (docs | beam.Map(lambda d: min(len(d[1]), 2)) | beam.combiners.Count.PerElement())
     # 300 real news documents, each several sentences long.
     assert_that(counts, equal_to([(2, 300)]))
+
+
+def test_input_files_are_a_comma_list_of_paths_and_globs(tmp_path):
+  """--input_files of the Beam scripts: 'a.txt,more/*.txt' reads every file it names."""
+  (tmp_path / "more").mkdir()
+  for path, text in (("a.txt", "Alpha one.\n"), ("more/b.txt", "Beta two.\n"),
+                     ("more/c.txt", "Gamma three.\n")):
+    (tmp_path / path).write_text(text)
+  with test_pipeline.TestPipeline() as p:
+    docs = p | ReadLineDocuments(f"{tmp_path / 'a.txt'}, {tmp_path / 'more' / '*.txt'}")
+    assert_that(docs | beam.Map(lambda d: d[1][0]),
+                equal_to(["Alpha one.", "Beta two.", "Gamma three."]))

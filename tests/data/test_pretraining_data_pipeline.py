@@ -37,19 +37,19 @@ def test_direct_runner_defaults_to_multi_processing():
 
 def test_config_defaults_are_the_paper_and_the_embedded_data():
   config = config_from_args(parse_args(["--output_dir=o"])[0])
-  assert config.input_pattern == resources.wikipedia_dump_path()
+  assert config.input_files == resources.wikipedia_dump_path()
   assert config.vocab_file == resources.uncased_vocab_path()
   assert (config.max_seq_length, config.max_predictions_per_seq, config.masked_lm_prob,
           config.short_seq_prob, config.dupe_factor) == (128, 20, 0.15, 0.1, 10)
   assert config_from_args(parse_args(["--output_dir=o", "--max_seq_length=512"])[0]).max_predictions_per_seq == 80
   with pytest.raises(UserError, match="dupe_factor=0"):
     PretrainingDataConfig(dupe_factor=0)
-  with pytest.raises(UserError, match="--input_file is required"):
+  with pytest.raises(UserError, match="--input_files is required"):
     config_from_args(parse_args(["--output_dir=o", "--input_format=jsonl"])[0])
 
 
 def _lee_args(out, *extra):
-  return [f"--input_file={resources.lee_background_path()}", "--input_format=lines", f"--output_dir={out}",
+  return [f"--input_files={resources.lee_background_path()}", "--input_format=lines", f"--output_dir={out}",
           "--max_seq_length=64", "--max_predictions_per_seq=10", "--dupe_factor=2", "--num_shards=3",
           "--docs_per_bucket=16"] + list(extra)
 
@@ -135,7 +135,7 @@ def test_bad_input_is_counted_and_skipped(tmp_path):
   corpus.write_bytes(good.encode() + b"\nOnly one sentence here.\n\n\n\n\nBad bytes \xff\n" + b"x" * 3000
                      + b"\n" + good.encode())
   out = str(tmp_path / "out")
-  summary = run([f"--input_file={corpus}", "--input_format=bert_text", f"--output_dir={out}",
+  summary = run([f"--input_files={corpus}", "--input_format=bert_text", f"--output_dir={out}",
                  "--max_line_bytes=2000", "--max_seq_length=32", "--dupe_factor=1", "--num_shards=1"] + IN_MEMORY)
   assert summary["dropped"] == {"line_too_long": 1, "one_sentence_document": 1, "undecodable_line": 1}
   assert summary["documents"] == 2 and summary["instances"] > 0
@@ -161,7 +161,7 @@ def test_a_corpus_without_instances_is_an_error_and_keeps_the_earlier_output(lee
   empty = tmp_path / "empty.txt"
   empty.write_text("")
   with pytest.raises(UserError) as info:
-    run([f"--input_file={empty}", "--input_format=lines", f"--output_dir={out}", "--num_shards=3",
+    run([f"--input_files={empty}", "--input_format=lines", f"--output_dir={out}", "--num_shards=3",
          "--min_sentences_per_document=2"] + IN_MEMORY)
   message = str(info.value)
   assert str(empty) in message and "0 documents" in message, message
@@ -184,13 +184,13 @@ def test_a_run_that_fails_after_staging_removes_its_staging_directory(tmp_path):
   `.staging/runs` nor the output directory the run created is left behind."""
   out = tmp_path / "out"
   with pytest.raises(UserError, match="no input file matches"):
-    run([f"--input_file={tmp_path}/missing.txt", "--input_format=lines", f"--output_dir={out}"]
+    run([f"--input_files={tmp_path}/missing.txt", "--input_format=lines", f"--output_dir={out}"]
         + IN_MEMORY)
   assert not out.exists()
   earlier = tmp_path / "earlier"
   earlier.mkdir()
   (earlier / "summary.json").write_text("{}")
   with pytest.raises(UserError, match="no input file matches"):
-    run([f"--input_file={tmp_path}/missing.txt", "--input_format=lines", f"--output_dir={earlier}"]
+    run([f"--input_files={tmp_path}/missing.txt", "--input_format=lines", f"--output_dir={earlier}"]
         + IN_MEMORY)
   assert sorted(os.listdir(earlier)) == ["summary.json"]

@@ -37,7 +37,7 @@ def _corpus(tmp_path) -> str:
 @pytest.mark.parametrize("script", ["create_pretraining_data", "learn_vocab"])
 def test_dataflow_runner_without_gcp_extras_is_one_error_line(script, tmp_path):
   out = tmp_path / "out"
-  result = B.run_script(script, f"--input_file={_corpus(tmp_path)}", "--input_format=bert_text",
+  result = B.run_script(script, f"--input_files={_corpus(tmp_path)}", "--input_format=bert_text",
                         f"--output_dir={out}", *_DATAFLOW, timeout=120, without_gcp_extras=True)
   import apache_beam  # pylint: disable=import-outside-toplevel
   B.user_error_line(result, "--runner=DataflowRunner", "Dataflow runner is not available",
@@ -90,7 +90,7 @@ def test_create_pretraining_data_names_an_unreachable_output_dir(tmp_path, monke
                      f"apache-beam[gcp]. Path specified: {output_dir}/.staging/")
 
   monkeypatch.setattr(pdp, "prepare_staging_dir", no_filesystem)
-  argv = [f"--input_file={_corpus(tmp_path)}", "--input_format=bert_text",
+  argv = [f"--input_files={_corpus(tmp_path)}", "--input_format=bert_text",
           "--output_dir=gs://bucket/out", f"--vocab_file={uncased_vocab_path()}",
           "--direct_running_mode=in_memory"]
   B.raises(lambda: pdp.run(argv),
@@ -103,7 +103,7 @@ def test_learn_vocab_names_an_unreachable_output_dir(tmp_path, monkeypatch):
     raise tf.errors.FailedPreconditionError(None, None, f"Could not resolve host\n\t {path}")
 
   monkeypatch.setattr(tf.io.gfile, "exists", offline)
-  argv = [f"--input_file={_corpus(tmp_path)}", "--input_format=bert_text",
+  argv = [f"--input_files={_corpus(tmp_path)}", "--input_format=bert_text",
           "--output_dir=gs://bucket/vocab", "--vocab_size=200", "--direct_running_mode=in_memory"]
   B.raises(lambda: wvp.run(argv), "--output_dir=gs://bucket/vocab: cannot reach the output "
            "directory (FailedPreconditionError: Could not resolve host; gs://bucket/vocab)")

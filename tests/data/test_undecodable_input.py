@@ -24,7 +24,7 @@ def _write(path, data: bytes) -> str:
 
 
 def _learn(input_file, output_dir, input_format="bert_text"):
-  return wordpiece_vocab_pipeline.run([f"--input_file={input_file}", f"--input_format={input_format}",
+  return wordpiece_vocab_pipeline.run([f"--input_files={input_file}", f"--input_format={input_format}",
                                        f"--output_dir={output_dir}", "--vocab_size=200"] + IN_MEMORY)
 
 
@@ -60,7 +60,7 @@ def test_create_pretraining_data_on_only_undecodable_lines_says_so(tmp_path):
   corpus = _write(tmp_path / "latin1.txt", b"caf\xe9 one.\ncaf\xe9 two.\n\n\xff\n")
   with pytest.raises(UserError, match=(r"^no pretraining instances from .*: 0 documents read.*; "
                                        rf"3 lines were not valid UTF-8 \(first: {corpus}:1\)$")):
-    pretraining_data_pipeline.run([f"--input_file={corpus}", "--input_format=bert_text",
+    pretraining_data_pipeline.run([f"--input_files={corpus}", "--input_format=bert_text",
                                    f"--output_dir={tmp_path / 'out'}",
                                    f"--vocab_file={resources.uncased_vocab_path()}"] + IN_MEMORY)
 
@@ -68,7 +68,7 @@ def test_create_pretraining_data_on_only_undecodable_lines_says_so(tmp_path):
 def test_create_pretraining_data_summary_names_the_first_dropped_line(tmp_path):
   good = "".join(f"Sentence number {i} of the document is here.\n" for i in range(6))
   corpus = _write(tmp_path / "c.txt", (good + "\n" + "bad \xe9 line.\n").encode("latin-1") + good.encode())
-  summary = pretraining_data_pipeline.run([f"--input_file={corpus}", "--input_format=bert_text",
+  summary = pretraining_data_pipeline.run([f"--input_files={corpus}", "--input_format=bert_text",
                                            f"--output_dir={tmp_path / 'out'}", "--max_seq_length=32",
                                            "--dupe_factor=1", "--num_shards=1",
                                            f"--vocab_file={resources.uncased_vocab_path()}"] + IN_MEMORY)

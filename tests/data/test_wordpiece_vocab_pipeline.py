@@ -15,7 +15,7 @@ IN_MEMORY = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
 
 
 def _learn(out, *extra):
-  return run([f"--input_file={resources.lee_background_path()}", "--input_format=lines", f"--output_dir={out}",
+  return run([f"--input_files={resources.lee_background_path()}", "--input_format=lines", f"--output_dir={out}",
               "--vocab_size=1500", "--num_unused=10",
               "--max_input_words=2500", "--num_iterations=1"] + list(extra) + IN_MEMORY)
 
@@ -58,7 +58,7 @@ def test_learning_is_order_independent_and_cased_keeps_case():
 
 def test_learn_vocabulary_errors_and_args():
   with pytest.raises(UserError, match="no words in the corpus c/.*txt: "):
-    learn_vocabulary([], 100, 5, input_pattern="c/*.txt")
+    learn_vocabulary([], 100, 5, input_files="c/*.txt")
   with pytest.raises(UserError, match="vocab_size=8"):
     learn_vocabulary([("a", 3)], 8, 5)
   known, beam_args = parse_args(["--output_dir=o", "--runner=DataflowRunner", "--project=p"])
@@ -71,6 +71,6 @@ def test_a_vocab_size_without_room_fails_before_reading(tmp_path):
   missing = tmp_path / "none.txt"  # never read: the check comes first
   for size in ("-5", "15"):
     with pytest.raises(UserError, match=f"vocab_size={size} leaves no room after 15 reserved tokens"):
-      run([f"--input_file={missing}", "--input_format=lines", f"--output_dir={out}",
+      run([f"--input_files={missing}", "--input_format=lines", f"--output_dir={out}",
            f"--vocab_size={size}", "--num_unused=10"] + IN_MEMORY)
   assert not out.exists()

@@ -196,7 +196,7 @@ def test_empty_input_file_is_an_error(exports, tmp_path):
   empty.write_text("\n  \n")
   out = tmp_path / "out.jsonl"
   run = subprocess.run([sys.executable, "scripts/predict.py", f"--saved_model={exports[1]}",
-                        f"--input_file={empty}", f"--output_file={out}"], capture_output=True,
+                        f"--input_files={empty}", f"--output_file={out}"], capture_output=True,
                        text=True, cwd=ROOT, timeout=600,
                        env=dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3"))
   assert run.returncode == 2, run.stderr[-2000:]

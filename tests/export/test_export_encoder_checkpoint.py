@@ -1,4 +1,4 @@
-"""scripts/export_model.py --encoder_checkpoint: a tiny encoder saved as a Google release directory
+"""scripts/export_model.py --init_checkpoint: a tiny encoder saved as a Google release directory
 (bert_config.json, bert_model.ckpt.*, vocab.txt) is exported for feature extraction; the SavedModel
 gives the features the encoder computes in memory on the same text, with casing and length stored."""
 
@@ -49,7 +49,7 @@ def test_script_exports_an_encoder_checkpoint(checkpoint, tmp_path):
   out = tmp_path / "encoder_export"
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
   run = subprocess.run([sys.executable, "scripts/export_model.py",
-                        f"--encoder_checkpoint={directory}", f"--max_seq_length={SEQ}",
+                        f"--init_checkpoint={directory}", f"--max_seq_length={SEQ}",
                         f"--output_dir={out}"], capture_output=True, text=True, env=env, cwd=ROOT,
                        timeout=600)
   assert run.returncode == 0, run.stderr[-2000:]
@@ -107,7 +107,7 @@ def test_max_seq_length_beyond_the_positions_is_a_user_error(checkpoint, tmp_pat
 
 def test_max_seq_length_for_a_fine_tuned_task_is_refused_not_ignored(tmp_path):
   """A fine-tuned task serves the length it was trained with; a --max_seq_length given with
-  --finetune_dir used to be dropped without a word."""
+  --finetuned_dir used to be dropped without a word."""
   run_dir = tmp_path / "run"
   run_dir.mkdir()
   (run_dir / "task_info.json").write_text(json.dumps({"task": "polarity", "max_seq_length": 24}))

@@ -51,12 +51,10 @@ def finetune_dir(tmp_path_factory):
 @pytest.mark.slow
 def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
   out = tmp_path / "export"
-  # --row_groups: --head_groups under its earlier name, which keeps working with a warning.
-  run = _run("scripts/export_model.py", f"--finetune_dir={finetune_dir}", f"--output_dir={out}",
-             "--row_groups=1", "--format=litert")
+  run = _run("scripts/export_model.py", f"--finetuned_dir={finetune_dir}", f"--output_dir={out}",
+             "--head_groups=1", "--format=litert")
   assert run.returncode == 0, run.stderr[-2000:]
   assert "classification" in run.stdout
-  assert "--row_groups is deprecated, use --head_groups" in run.stderr
   config = json.loads((out / "assets.extra" / "export_config.json").read_text())
   assert config["finetune_dir"] == str(finetune_dir) and config["head_groups"] == 1
   assert json.loads((out / "assets.extra" / "export_info.json").read_text())["head_groups"] == 1
@@ -64,7 +62,7 @@ def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
   texts = ["a gripping film", "", "Zürich — 東京 " * 300]
   records = tmp_path / "in.jsonl"
   records.write_text("".join(json.dumps({"text_a": text}) + "\n" for text in texts))
-  run = _run("scripts/predict.py", f"--saved_model={out}", f"--input_file={records}")
+  run = _run("scripts/predict.py", f"--saved_model={out}", f"--input_files={records}")
   assert run.returncode == 0, run.stderr[-2000:]
   rows = [json.loads(line) for line in run.stdout.splitlines()]
   assert len(rows) == 3
@@ -81,7 +79,7 @@ def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
   np.testing.assert_allclose([row["probabilities"] for row in rows], expected, atol=1e-5)
   assert [row["label_id"] for row in rows] == expected.argmax(-1).tolist()
   # --format=litert: model.tflite beside the SavedModel, which predict.py runs too, same answers.
-  run = _run("scripts/predict.py", f"--saved_model={out}/model.tflite", f"--input_file={records}")
+  run = _run("scripts/predict.py", f"--saved_model={out}/model.tflite", f"--input_files={records}")
   assert run.returncode == 0, run.stderr[-2000:]
   litert_rows = [json.loads(line) for line in run.stdout.splitlines()]
   assert [row["label"] for row in litert_rows] == [row["label"] for row in rows]

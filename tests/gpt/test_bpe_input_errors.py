@@ -31,5 +31,5 @@ def test_read_texts_keeps_nonblank_stripped_lines(tmp_path):
 
 def test_train_bpe_script_exits_2_with_one_line(tmp_path):
   path = _latin1_file(tmp_path)
-  B.user_error_line(B.run_script("train_bpe", f"--output={tmp_path}/bpe.model", "--corpora=",
+  B.user_error_line(B.run_script("train_bpe", f"--output_dir={tmp_path}/bpe", "--corpora=",
                                  f"--input_files={path}"), f"{path}:3", "not valid UTF-8")

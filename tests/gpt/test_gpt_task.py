@@ -105,7 +105,7 @@ def test_multiple_choice_model_metrics_and_export(tokenizer, tmp_path):
   (run_dir / "task_info.json").write_text(json.dumps(task.task_info()))
   info = gpt_runs.export_gpt_finetuned(str(run_dir), str(tmp_path / "export"))
   assert (info["task"], info["layout"], info["num_choices"]) == ("gpt/swag", "multiple_choice", 4)
-  # The common export path (scripts/export_model.py --finetune_dir) routes gpt/* tasks here too.
+  # The common export path (scripts/export_model.py --finetuned_dir) routes gpt/* tasks here too.
   from bert_keras.export.export_config import ExportConfig, run_export  # pylint: disable=import-outside-toplevel
   result = run_export(ExportConfig(output_dir=str(tmp_path / "export2"), finetune_dir=str(run_dir)))
   assert (result["kind"], result["task"]) == ("gpt", "gpt/swag")
@@ -127,7 +127,7 @@ def test_multiple_choice_model_metrics_and_export(tokenizer, tmp_path):
                                          ("gpt/lee_similarity", ("text_a", "text_b"))])
 def test_export_model_path_refuses_bert_settings_and_serves_predict(tokenizer, tmp_path, name,
                                                                      fields):
-  """export_model --finetune_dir on a GPT run: BERT-only flags are refused (not ignored), the
+  """export_model --finetuned_dir on a GPT run: BERT-only flags are refused (not ignored), the
   resolved config is written to assets.extra/, and predict reads the export's kind and inputs."""
   from bert_keras.export import saved_model_predictor as predictor  # pylint: disable=import-outside-toplevel
   from bert_keras.export.export_config import ExportConfig, run_export  # pylint: disable=import-outside-toplevel

@@ -86,8 +86,8 @@ def _script(*args):
 @pytest.mark.slow
 def test_script_converts_the_real_minilm(tmp_path):
   from bert_keras import resources
-  result = _script("--from=hf", "--to=google", f"--input={resources.minilm_dir()}",
-                   f"--output={tmp_path / 'minilm'}")
+  result = _script("--from=hf", "--to=google", f"--init_checkpoint={resources.minilm_dir()}",
+                   f"--output_dir={tmp_path / 'minilm'}")
   assert result.returncode == 0, result.stderr
   encoder, info = interop.load_encoder(str(tmp_path / "minilm"), hidden_act="gelu")
   assert info.lower_case is True and info.config.num_layers == 6

@@ -109,7 +109,7 @@ def test_convert_checkpoint_reads_a_keras_file_in_a_fresh_process(saved, tmp_pat
   paths, encoder = saved
   out = tmp_path / "google"
   result = _script("convert_checkpoint.py", "--from=keras", "--to=google",
-                   f"--input={paths[name]}", f"--output={out}")
+                   f"--init_checkpoint={paths[name]}", f"--output_dir={out}")
   assert result.returncode == 0, result.stderr[-2000:]
   assert "Could not locate class" not in result.stderr
   converted, info = interop.load_encoder(str(out))
@@ -124,7 +124,7 @@ def test_export_model_takes_a_keras_file_in_a_fresh_process(saved, tmp_path):
 
   paths, encoder = saved
   out = tmp_path / "export"
-  result = _script("export_model.py", f"--encoder_checkpoint={paths['encoder.keras']}",
+  result = _script("export_model.py", f"--init_checkpoint={paths['encoder.keras']}",
                    "--max_seq_length=16", f"--output_dir={out}")
   assert result.returncode == 0, result.stderr[-2000:]
   # The exported encoder is the .keras file's: its features on the text that packs to IDS.

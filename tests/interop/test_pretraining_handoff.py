@@ -2,7 +2,7 @@
 it is (it stands for export/, where the run writes encoder.keras and the records' vocab.txt); a
 model_dir whose run has not finished says so and what to pass. End to end: create_pretraining_data
 -> run_pretraining -> run_finetuning --init_checkpoint=<model_dir> and convert_checkpoint
---input=<model_dir>, each a fresh process, with no --vocab_file."""
+--init_checkpoint=<model_dir>, each a fresh process, with no --vocab_file."""
 
 import json
 import os
@@ -93,11 +93,11 @@ def test_pretraining_then_finetuning_from_the_model_dir(tmp_path):
       "\n\n".join("\n".join(s.strip() + "." for s in d.split(". ") if s.strip())
                   for d in documents) + "\n", encoding="utf-8")
   scripts = os.path.join(ROOT, "scripts")
-  _run(os.path.join(scripts, "create_pretraining_data.py"), "--input_file=corpus.txt",
+  _run(os.path.join(scripts, "create_pretraining_data.py"), "--input_files=corpus.txt",
        "--input_format=bert_text", "--output_dir=data/len64", "--max_seq_length=64",
        "--max_predictions_per_seq=10", "--dupe_factor=1", "--num_shards=1", cwd=tmp_path)
   _run(os.path.join(scripts, "run_pretraining.py"), "--preset=tiny_debug",
-       "--input_files=data/len64/pretraining-*.tfrecord", "--model_dir=out/pretrain",
+       "--input_files=data/len64/pretraining-*.tfrecord", "--output_dir=out/pretrain",
        "--num_train_steps=3", "--num_warmup_steps=1", "--checkpoint_every=3", cwd=tmp_path)
   export = tmp_path / "out" / "pretrain" / "export"
   with open(export / "vocab.txt", "rb") as copied, open(resources.uncased_vocab_path(),
@@ -120,5 +120,5 @@ def test_pretraining_then_finetuning_from_the_model_dir(tmp_path):
   assert max(moved.values()) <= bound, moved
 
   _run(os.path.join(scripts, "convert_checkpoint.py"), "--from=keras", "--to=google",
-       "--input=out/pretrain", "--output=out/pretrain_google", cwd=tmp_path)
+       "--init_checkpoint=out/pretrain", "--output_dir=out/pretrain_google", cwd=tmp_path)
   assert (tmp_path / "out" / "pretrain_google" / "vocab.txt").is_file()

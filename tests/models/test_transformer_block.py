@@ -26,11 +26,9 @@ def test_an_empty_batch():
   assert block()(x[:0], mask[:0]).shape == (0, 4, HIDDEN)
 
 
-def test_config_round_trips_and_configs_with_row_groups_load():
+def test_config_round_trips():
   config = block().get_config()
   assert TransformerBlock.from_config(config).get_config() == config
-  # Saved while row_groups was an option of this layer (written only when not 1).
-  assert TransformerBlock.from_config({**config, "row_groups": 2}).get_config() == config
 
 
 def test_hidden_size_must_divide_into_heads():

@@ -71,9 +71,9 @@ def test_pusher_cli_runs_alone(tmp_path):
   root, serving = tmp_path / "root", tmp_path / "serving"
   _run(_pipeline(root, serving, value=90))
   cmd = [sys.executable, "-m", "components.cli", "pusher",
-         f"--input=saved_model={root / 'export' / 'saved_model'}",
-         f"--input=blessing={root / 'evaluator' / 'blessing'}",
-         f"--output=pushed_model={tmp_path / 'cli_push'}", f"--param=serving_dir={serving}",
+         f"--input_artifact=saved_model={root / 'export' / 'saved_model'}",
+         f"--input_artifact=blessing={root / 'evaluator' / 'blessing'}",
+         f"--output_artifact=pushed_model={tmp_path / 'cli_push'}", f"--param=serving_dir={serving}",
          "--param=model_name=cli_model"]
   env = dict(os.environ, PYTHONPATH=os.getcwd())
   out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
@@ -82,7 +82,7 @@ def test_pusher_cli_runs_alone(tmp_path):
   assert (serving / "cli_model" / "1" / "saved_model.pb").read_text() == "model 90"
   again = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
   assert "cached: pushed_model" in again.stdout
-  bad = subprocess.run(cmd[:5] + [f"--output=pushed_model={tmp_path / 'x'}",
+  bad = subprocess.run(cmd[:5] + [f"--output_artifact=pushed_model={tmp_path / 'x'}",
                                   f"--param=serving_dir={serving}"],
                        capture_output=True, text=True, env=env, check=False)
   assert bad.returncode == 2 and "error: " in bad.stderr and "blessing" in bad.stderr

@@ -212,7 +212,7 @@ def _compile(*flags, in_image=False):
 def test_compile_command(tmp_path):
   out = tmp_path / "p.yaml"
   done = _compile("--pipeline=smoke", "--image=img:1", "--serving_dir=/gcs/b/serving",
-                  f"--output={out}", "--dataflow_project=p", "--dataflow_region=r",
+                  f"--output_file={out}", "--dataflow_project=p", "--dataflow_region=r",
                   "--dataflow_temp_location=gs://b/tmp")
   assert done.returncode == 0, done.stderr[-2000:]
   spec = components.load_component_from_file(str(out)).pipeline_spec
@@ -228,7 +228,7 @@ def test_compile_command(tmp_path):
                           "distribution_strategy"),
                          (("--serving_dir=/s", "--pretrainer_replicas=2"),
                           "google-cloud-pipeline-components")]:
-    done = _compile("--image=i", f"--output={tmp_path / 'x.yaml'}", *flags)
+    done = _compile("--image=i", f"--output_file={tmp_path / 'x.yaml'}", *flags)
     assert done.returncode == 2 and message in done.stderr, (flags, done.stderr[-500:])
     assert len(done.stderr.strip().splitlines()) == 1
   assert not os.path.exists(tmp_path / "x.yaml")
@@ -236,14 +236,14 @@ def test_compile_command(tmp_path):
 
 def test_compiling_outside_the_image_warns_that_this_hosts_paths_are_baked_in(tmp_path):
   flags = ("--pipeline=smoke", "--image=img:1", "--serving_dir=/gcs/b/serving")
-  outside = _compile(*flags, f"--output={tmp_path / 'host.yaml'}")
+  outside = _compile(*flags, f"--output_file={tmp_path / 'host.yaml'}")
   assert outside.returncode == 0, outside.stderr[-2000:]
   warnings = [line for line in outside.stderr.splitlines() if line.startswith("warning:")]
   assert len(warnings) == 1 and "outside the component image" in warnings[0]
   assert resources.wikipedia_dump_path() in warnings[0]
   with open(tmp_path / "host.yaml", encoding="utf-8") as f:
     assert resources.wikipedia_dump_path() in f.read()  # written all the same
-  inside = _compile(*flags, f"--output={tmp_path / 'image.yaml'}", in_image=True)
+  inside = _compile(*flags, f"--output_file={tmp_path / 'image.yaml'}", in_image=True)
   assert inside.returncode == 0 and "warning:" not in inside.stderr, inside.stderr[-2000:]
 
 

@@ -101,7 +101,7 @@ def test_demo_with_dataflow_without_its_extras_is_the_components_error_line(tmp_
   corpus = B.write(str(tmp_path / "corpus.txt"), "One sentence.\nAnother one.\n")
   component = _run_module("components.cli", "corpus_ingestion",
                           f'--param=bert_text_corpora=["{corpus}"]',
-                          f"--output=corpus={tmp_path / 'corpus'}", beam_args)
+                          f"--output_artifact=corpus={tmp_path / 'corpus'}", beam_args)
   line = B.user_error_line(demo, "--runner=DataflowRunner", "Dataflow runner is not available")
   assert line == B.user_error_line(component)
   assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]  # neither wrote anything

@@ -1,5 +1,5 @@
 """The CLI of the tiny test components (tests/pipeline/tiny_components.py), which components/cli.py
-does not list: `python -m tests.pipeline.tiny_cli SourceSpec --output number=DIR ...`
+does not list: `python -m tests.pipeline.tiny_cli SourceSpec --output_artifact number=DIR ...`
 takes the spec's class name first, then the flags every component CLI takes."""
 
 from absl import app

@@ -27,28 +27,28 @@ def test_unknown_and_beam_arguments_in_process(module):
   _, beam_args = parse_args(["--output_dir=out", "--runner=DirectRunner", "--direct_num_workers=1",
                              "--temp_location=/tmp/beam", "--project", "p", "--save_main_session"])
   assert "--temp_location=/tmp/beam" in beam_args and "--save_main_session" in beam_args
-  B.raises(lambda: parse_args(["--output_dir=out", "--do_lower_cas=false"]),
-           "'--do_lower_cas=false'", "did you mean --do_lower_case?")
+  B.raises(lambda: parse_args(["--output_dir=out", "--lower_cas=false"]),
+           "'--lower_cas=false'", "did you mean --lower_case?")
   B.raises(lambda: parse_args(["--output_dir=out", "stray"]), "'stray'")
   # A remote runner forwards options no Python class defines (Dataflow's service, Flink's jar);
   # a misspelling of our own flags is refused there too.
   _, beam_args = parse_args(["--output_dir=out", "--runner=DataflowRunner", "--someServiceOption=1"])
   assert "--someServiceOption=1" in beam_args
-  B.raises(lambda: parse_args(["--output_dir=out", "--runner=DataflowRunner", "--do_lower_cas=no"]),
-           "did you mean --do_lower_case?")
+  B.raises(lambda: parse_args(["--output_dir=out", "--runner=DataflowRunner", "--lower_cas=no"]),
+           "did you mean --lower_case?")
 
 
 def test_bool_switches_bare_or_with_a_value():
   from bert_keras.data import pretraining_data_pipeline, wordpiece_vocab_pipeline  # pylint: disable=g-import-not-at-top
 
   known, _ = pretraining_data_pipeline.parse_args(
-      ["--output_dir=out", "--do_whole_word_mask", "--do_lower_case"])
+      ["--output_dir=out", "--whole_word_mask", "--lower_case"])
   assert known.whole_word_mask is True and known.lower_case is True  # the config's field names
   known, _ = pretraining_data_pipeline.parse_args(
-      ["--output_dir=out", "--do_whole_word_mask", "false", "--do_lower_case=no"])
+      ["--output_dir=out", "--whole_word_mask", "false", "--lower_case=no"])
   assert known.whole_word_mask is False and known.lower_case is False
-  known, _ = wordpiece_vocab_pipeline.parse_args(["--do_lower_case", "--output_dir=out"])
-  assert known.do_lower_case is True
+  known, _ = wordpiece_vocab_pipeline.parse_args(["--lower_case", "--output_dir=out"])
+  assert known.lower_case is True
 
 
 @pytest.mark.parametrize("script", ["create_pretraining_data", "learn_vocab"])

@@ -1,5 +1,5 @@
 """Model configs with wrongly typed values (from a ModelConfig JSON, bert_config.json or an HF
-config.json), sequence lengths longer than the model's positions, and fine-tuning's --model_config
+config.json), sequence lengths longer than the model's positions, and fine-tuning's --model
 file: each is a one-line UserError naming the key (the file's own key) and what was expected."""
 
 import json
@@ -108,7 +108,7 @@ def test_finetuning_checks_sequence_length_of_a_checkpoint(tmp_path):
   check_model_fits_task(source, get_task_config("polarity", max_seq_length=32))
 
 
-# --- fine-tuning's --model_config file (open bug 9) -----------------------------------------------
+# --- fine-tuning's --model file (open bug 9) -----------------------------------------------
 
 @pytest.mark.parametrize("content, needle", [
     ('{\n  "vocab_size": 20,\n  hidden_size: 16\n}', "x.json:3: not valid JSON"),

@@ -130,7 +130,7 @@ def test_the_noise_is_only_the_known_lines():
 # A real entry point that imports TensorFlow (which lists the devices) and then refuses the
 # command (a random-init model without a vocabulary, told once the model config is resolved): its
 # error is the only line, with exit status 2.
-_BAD_MODEL = ("--task=polarity", "--model_config=bert_tiny", "--output_dir=/nonexistent/never_written")
+_BAD_MODEL = ("--task=polarity", "--model=bert_tiny", "--output_dir=/nonexistent/never_written")
 
 
 def _script_lines(run):

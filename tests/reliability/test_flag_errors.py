@@ -43,8 +43,7 @@ def test_argparse_script_without_a_required_flag():
 def test_bad_flag_value_is_answered_before_tensorflow_loads(script, flag):
   """These scripts check their flag values before importing TensorFlow (seconds to load), so a
   typo is answered at once. Run here with TensorFlow made unimportable."""
-  out = "--model_dir" if script == "run_pretraining" else "--output_dir"
-  argv = [os.path.basename(B.script_path(script)), flag, f"{out}=/nonexistent/never_written"]
+  argv = [os.path.basename(B.script_path(script)), flag, "--output_dir=/nonexistent/never_written"]
   driver = ("import runpy, sys; sys.modules['tensorflow'] = None; "
             f"sys.argv = {argv!r}; "
             f"runpy.run_path({B.script_path(script)!r}, run_name='__main__')")
@@ -137,7 +136,7 @@ def test_unbalanced_quote_in_beam_pipeline_args(tmp_path):
   B.user_error_line(_run_module("pipeline.demo", f"--output_dir={out}", "--beam_pipeline_args=\"x"),
                     "--beam_pipeline_args='\"x'", "No closing quotation")
   assert not out.exists()
-  B.user_error_line(_run_module("components.cli", "vocabulary", f"--output=vocabulary={tmp_path / 'v'}",
+  B.user_error_line(_run_module("components.cli", "vocabulary", f"--output_artifact=vocabulary={tmp_path / 'v'}",
                                 "--beam_pipeline_args=\"x"), "No closing quotation")
 
 
@@ -165,7 +164,7 @@ component_cli.ComponentLauncher = BuggyLauncher
 component_cli.define_flags(("default",))
 app.run(run_main(lambda argv: component_cli.run_from_flags(PusherSpec)), flags_parser=parse_flags)
 """)
-  result = subprocess.run([sys.executable, driver, "--output=pushed_model=" + str(tmp_path / "p")],
+  result = subprocess.run([sys.executable, driver, "--output_artifact=pushed_model=" + str(tmp_path / "p")],
                           cwd=B.ROOT, capture_output=True, text=True, timeout=240,
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=B.ROOT))
   assert result.returncode == 1, (result.returncode, result.stderr[-2000:])

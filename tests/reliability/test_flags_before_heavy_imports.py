@@ -94,7 +94,7 @@ def _wrong_commands(tmp):
        f"{tmp}/glue/train.tsv: is a directory"),
       (finetune, ["--task=polarity", f"--init_checkpoint={tmp}/missing", out],
        f"--init_checkpoint={tmp}/missing: no such checkpoint file or directory"),
-      (finetune, ["--task=polarity", "--model_config=bert_tiny", f"--output_dir={tmp}/earlier"],
+      (finetune, ["--task=polarity", "--model=bert_tiny", f"--output_dir={tmp}/earlier"],
        "holds a fine-tuning run of task 'squad_v1', not of task 'polarity'"),
       ("scripts/predict.py", [f"--saved_model={tmp}/export", "--text_a=a"],
        f"{tmp}/export/saved_model.pb: is a directory"),

@@ -47,7 +47,7 @@ def test_run_finetuning_output_dir_is_a_file(paths):
   B.write(os.path.join(data, "train.tsv"), "sentence\tlabel\nthe film\t0\ngood film\t1\n")
   B.write(os.path.join(data, "dev.tsv"), "sentence\tlabel\nthe film\t0\ngood film\t1\n")
   B.user_error_line(B.run_script("run_finetuning", "--task=glue/sst2", f"--data_dir={data}",
-                                 f"--output_dir={paths['file']}", f"--model_config={paths['config']}",
+                                 f"--output_dir={paths['file']}", f"--model={paths['config']}",
                                  f"--vocab_file={paths['vocab']}", "--num_epochs=1", "--train_batch_size=2",
                                  "--max_seq_length=32", "--save_model=false"),
                     paths["file"], "expected a directory")
@@ -56,15 +56,15 @@ def test_run_finetuning_output_dir_is_a_file(paths):
 
 def test_convert_checkpoint_output_is_a_file(paths):
   B.user_error_line(B.run_script("convert_checkpoint", "--from=hf", "--to=keras",
-                                 f"--input={paths['dir']}", f"--output={paths['file']}"),
-                    f"--output={paths['file']}", "expected a directory")
+                                 f"--init_checkpoint={paths['dir']}", f"--output_dir={paths['file']}"),
+                    f"--output_dir={paths['file']}", "expected a directory")
   _file_kept(paths)
 
 
-def test_train_bpe_output_is_a_directory(paths):
-  B.user_error_line(B.run_script("train_bpe", f"--output={paths['dir']}"),
-                    f"--output={paths['dir']}", "is a directory", "expected a file path")
-  assert os.listdir(paths["dir"]) == []
+def test_train_bpe_output_dir_is_a_file(paths):
+  B.user_error_line(B.run_script("train_bpe", f"--output_dir={paths['file']}"),
+                    f"--output_dir={paths['file']}", "is a file", "expected a directory")
+  _file_kept(paths)
 
 
 def test_predict_saved_model_dir_that_is_not_one(paths):
@@ -79,5 +79,5 @@ def test_output_path_checks_in_process(paths):
   check_output_dir(os.path.join(paths["root"], "new", "deeper"))
   check_output_dir("gs://bucket/out")
   check_output_file(os.path.join(paths["root"], "new", "bpe.model"))
-  B.raises(lambda: check_output_file(os.path.join(paths["file"], "bpe.model"), "output"),
-           "--output=", "is under the file", paths["file"])
+  B.raises(lambda: check_output_file(os.path.join(paths["file"], "bpe.model")),
+           "--output_file=", "is under the file", paths["file"])

@@ -34,7 +34,7 @@ def files(tmp_path_factory):
 def _finetune(files, task, data, *extra):
   return B.run_script("run_finetuning", f"--task={task}", f"--data_dir={files['p'](data)}",
                       f"--output_dir={files['p']('out', task.replace('/', '_'))}",
-                      f"--model_config={files['config']}", f"--vocab_file={files['vocab']}",
+                      f"--model={files['config']}", f"--vocab_file={files['vocab']}",
                       "--num_epochs=1", "--train_batch_size=2", "--max_seq_length=32", "--save_model=false",
                       *extra)
 
@@ -51,28 +51,28 @@ def test_run_finetuning_labels_differ_between_train_and_dev(files):
 
 def test_run_finetuning_vocab_does_not_match_model(files):
   B.user_error_line(_finetune(files, "glue/mrpc", "mrpc_ok",
-                              f"--model_config={files['big_vocab_config']}"),
+                              f"--model={files['big_vocab_config']}"),
                     files["vocab"], "20 tokens", "vocab_size=100")
 
 
 def test_run_pretraining_unknown_config_key(files):
   path = files["p"]("unknown_key.json")
-  B.user_error_line(B.run_script("run_pretraining", f"--config_json={path}",
-                                 f"--model_dir={files['p']('pretrain')}"),
+  B.user_error_line(B.run_script("run_pretraining", f"--config_file={path}",
+                                 f"--output_dir={files['p']('pretrain')}"),
                     path, "unknown key 'num_trian_steps' in TrainingConfig")
 
 
 def test_convert_checkpoint_refuses_pickle(files):
   B.user_error_line(B.run_script("convert_checkpoint", "--from=hf", "--to=keras",
-                                 f"--input={files['p']('hf_pickle')}",
-                                 f"--output={files['p']('converted')}"),
+                                 f"--init_checkpoint={files['p']('hf_pickle')}",
+                                 f"--output_dir={files['p']('converted')}"),
                     "pytorch_model.bin (a pickle)", "never loaded")
   assert not os.path.exists(files["p"]("converted", "encoder.keras"))
 
 
 def test_export_model_missing_finetune_dir(files):
   missing = files["p"]("no_such_run")
-  B.user_error_line(B.run_script("export_model", f"--finetune_dir={missing}",
+  B.user_error_line(B.run_script("export_model", f"--finetuned_dir={missing}",
                                  f"--output_dir={files['p']('export')}"),
                     missing, "no model.keras")
 
@@ -80,7 +80,7 @@ def test_export_model_missing_finetune_dir(files):
 def test_predict_malformed_jsonl(files):
   path = files["p"]("bad.jsonl")
   B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('stub_model')}",
-                                 f"--input_file={path}"), f"{path}:2: not valid JSON")
+                                 f"--input_files={path}"), f"{path}:2: not valid JSON")
 
 
 def test_predict_batch_size_below_one(files):
@@ -93,7 +93,7 @@ def test_predict_batch_size_below_one(files):
 def test_predict_input_that_is_not_text_names_file_and_line(files):
   path = B.write(files["p"]("not_text.jsonl"), '{"text_a": "fine"}\n\n{"text_a": 5}\n')
   B.user_error_line(B.run_script("predict", f"--saved_model={files['p']('stub_model')}",
-                                 f"--input_file={path}"), f"{path}:3: text_a=5 must be a string")
+                                 f"--input_files={path}"), f"{path}:3: text_a=5 must be a string")
 
 
 def test_predict_output_dir_missing_is_checked_before_predicting(files):
@@ -136,5 +136,5 @@ def test_run_finetuning_negative_max_train_examples(files):
 
 
 def test_run_pretraining_special_token_ids_not_integers(files):
-  B.user_error_line(B.run_script("run_pretraining", "--special_token_ids=a,b", f"--model_dir={files['p']('pt_ids')}"),
+  B.user_error_line(B.run_script("run_pretraining", "--special_token_ids=a,b", f"--output_dir={files['p']('pt_ids')}"),
                     "--special_token_ids=a,b", "integer")

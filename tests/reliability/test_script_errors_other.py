@@ -16,7 +16,7 @@ def root(tmp_path_factory):
 
 def test_create_pretraining_data_missing_input(root):
   missing = os.path.join(root, "no_corpus_*.txt")
-  B.user_error_line(B.run_script("create_pretraining_data", f"--input_file={missing}",
+  B.user_error_line(B.run_script("create_pretraining_data", f"--input_files={missing}",
                                  "--input_format=bert_text", f"--output_dir={root}/examples",
                                  f"--vocab_file={B.write_vocab(root)}"),
                     missing, "no input file matches")
@@ -24,14 +24,14 @@ def test_create_pretraining_data_missing_input(root):
 
 def test_learn_vocab_missing_input(root):
   missing = os.path.join(root, "none.txt")
-  B.user_error_line(B.run_script("learn_vocab", f"--input_file={missing}",
+  B.user_error_line(B.run_script("learn_vocab", f"--input_files={missing}",
                                  "--input_format=bert_text", f"--output_dir={root}/vocab"),
                     missing, "no input file matches")
 
 
 def test_train_bpe_missing_input(root):
   missing = os.path.join(root, "none.txt")
-  B.user_error_line(B.run_script("train_bpe", f"--output={root}/bpe.model", "--corpora=",
+  B.user_error_line(B.run_script("train_bpe", f"--output_dir={root}/bpe", "--corpora=",
                                  f"--input_files={missing}"), missing, "no such input file")
 
 
@@ -44,7 +44,7 @@ def test_run_gpt_pretraining_missing_bpe_model(root):
 
 def test_run_gpt_finetuning_missing_pretrained_dir(root):
   missing = os.path.join(root, "no_gpt")
-  B.user_error_line(B.run_script("run_gpt_finetuning", f"--pretrained_dir={missing}",
+  B.user_error_line(B.run_script("run_gpt_finetuning", f"--init_checkpoint={missing}",
                                  f"--output_dir={root}/gpt_ft"), missing, "bpe.model")
 
 
@@ -67,7 +67,7 @@ def test_every_script_has_a_bad_input_case():
 
 def test_learn_vocab_vocab_size_without_room(root):
   corpus = B.write(os.path.join(root, "vocab_corpus.txt"), "the film was good.\nit was bad.\n")
-  B.user_error_line(B.run_script("learn_vocab", "--vocab_size=-5", f"--input_file={corpus}",
+  B.user_error_line(B.run_script("learn_vocab", "--vocab_size=-5", f"--input_files={corpus}",
                                  "--input_format=lines", f"--output_dir={root}/vocab_neg"),
                     "vocab_size=-5", "reserved tokens")
 
@@ -78,7 +78,7 @@ def test_learn_vocab_empty_corpus_in_worker_processes(root):
   with status 2. (Beam itself logs the worker's traceback on stderr before that; the main process
   must not add its own RuntimeError traceback.)"""
   empty = B.write(os.path.join(root, "empty_corpus.txt"), "")
-  result = B.run_script("learn_vocab", f"--input_file={empty}", "--input_format=lines",
+  result = B.run_script("learn_vocab", f"--input_files={empty}", "--input_format=lines",
                         "--vocab_size=200", f"--output_dir={root}/vocab_empty",
                         "--direct_running_mode=multi_processing", "--direct_num_workers=1")
   stderr = result.stderr.strip()

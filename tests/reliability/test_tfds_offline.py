@@ -27,7 +27,7 @@ def _run(args, tmp_path):
 
 def test_glue_from_tfds_without_network_is_one_line(tmp_path):
   run, seconds = _run([os.path.join(ROOT, "scripts", "run_finetuning.py"), "--task=glue/mrpc",
-                       f"--data_dir=tfds:{tmp_path / 'tfds'}", "--model_config=bert_tiny",
+                       f"--data_dir=tfds:{tmp_path / 'tfds'}", "--model=bert_tiny",
                        f"--vocab_file={resources.uncased_vocab_path()}",
                        f"--output_dir={tmp_path / 'out'}"], tmp_path)
   errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
@@ -39,7 +39,7 @@ def test_glue_from_tfds_without_network_is_one_line(tmp_path):
 
 def test_pretraining_data_from_tfds_without_network_is_one_line(tmp_path):
   run, _ = _run([os.path.join(ROOT, "scripts", "create_pretraining_data.py"),
-                 "--input_format=tfds", "--input_file=lm1b", f"--tfds_data_dir={tmp_path / 'tfds'}",
+                 "--input_format=tfds", "--input_files=lm1b", f"--tfds_data_dir={tmp_path / 'tfds'}",
                  f"--output_dir={tmp_path / 'out'}", "--direct_running_mode=in_memory"], tmp_path)
   errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
   assert run.returncode == 2 and len(errors) == 1, run.stderr[-3000:]

@@ -52,7 +52,7 @@ def test_unknown_model_override_in_config_json_names_the_file(tmp_path):
 
 def test_unknown_model_override_flag_is_one_error_line_before_tensorflow():
   B.user_error_line(_run_without_tensorflow('--model_overrides={"nope": 1}',
-                                            "--model_dir=/nonexistent/never_written"),
+                                            "--output_dir=/nonexistent/never_written"),
                     "model_overrides.nope: unknown key in ModelConfig", "'num_layers'")
 
 
@@ -125,7 +125,7 @@ def test_range_limits_themselves_are_accepted():
 
 def test_out_of_range_flag_is_one_error_line_before_tensorflow():
   B.user_error_line(_run_without_tensorflow("--learning_rate=-1",
-                                            "--model_dir=/nonexistent/never_written"),
+                                            "--output_dir=/nonexistent/never_written"),
                     "learning_rate=-1.0", "> 0")
 
 
@@ -139,7 +139,9 @@ def test_help_explains_every_flag():
   blocks = {}  # flag name -> its help text (up to the next flag)
   for match in re.finditer(r"^  --(?:\[no\])?(\w+): (.*?)(?=^  --|\Z)", text, re.M | re.S):
     blocks[match.group(1)] = " ".join(match.group(2).split())
-  for name in TrainingConfig.flat_fields():
+  renamed = {"model_dir": "output_dir", "model_preset": "model"}  # the shared flag vocabulary
+  for field in TrainingConfig.flat_fields():
+    name = renamed.get(field, field)
     assert name in blocks, f"--{name} missing from --help"
     assert len(blocks[name]) > 30 and "(default" in blocks[name], (name, blocks[name])
   for name, choices in (("objective", OBJECTIVES), ("optimizer", OPTIMIZERS), ("decay", DECAYS),
@@ -182,6 +184,6 @@ def test_docstring_quickstart_data_matches_the_preset_and_the_shard_names():
   assert int(_flag(data, "max_predictions_per_seq")) == preset.data.max_predictions_per_seq
   pattern = _flag(train, "input_files")
   assert os.path.dirname(pattern) == _flag(data, "output_dir")
-  shard = PretrainingDataConfig(input_pattern="x", output_dir="y").shard_name(0)
+  shard = PretrainingDataConfig(input_files="x", output_dir="y").shard_name(0)
   assert fnmatch.fnmatch(shard, os.path.basename(pattern)), (shard, pattern)
   assert not fnmatch.fnmatch("summary.json", os.path.basename(pattern))

@@ -156,10 +156,8 @@ def test_the_script_predicts_without_training(mrpc, tmp_path):
   data, run = mrpc
   result = B.run_script("run_finetuning", "--mode=predict", f"--finetuned_dir={run}",
                         f"--data_dir={data}", f"--output_dir={tmp_path / 'pred'}",
-                        "--nolength_buckets")
+                        "--length_buckets=fixed")
   assert result.returncode == 0, result.stderr[-2000:]
-  # The boolean flag of earlier versions still works, and says what replaces it.
-  assert "--nolength_buckets is deprecated, use --length_buckets=fixed" in result.stderr
   assert (tmp_path / "pred" / "MRPC.tsv").is_file()
   config = json.load(open(tmp_path / "pred" / "config.json", encoding="utf-8"))
   assert config["batch_lengths"] == [32]  # the flag reaches predict mode
@@ -350,9 +348,9 @@ runpy.run_path({os.path.join(B.SCRIPTS, "predict.py")!r}, run_name="__main__")
                    '{"label": "neg", "label_id": 0, "probabilities": [0.9, 0.1]}']
 
 
-def test_a_directory_fine_tuned_by_an_earlier_version_evaluates(tmp_path):
-  """A run_finetuning directory written before these modes existed (tests/compat) is read as is."""
-  run = os.path.join(ROOT, "tests", "compat", "fixtures_43b6168", "classifier_finetune_dir")
+def test_a_saved_fine_tuned_directory_evaluates(tmp_path):
+  """A run_finetuning directory as 0.1.0 writes it (tests/compat) is read as is."""
+  run = os.path.join(ROOT, "tests", "compat", "fixtures", "classifier_finetune_dir")
   results = finetuned_model.run_evaluation(run, str(tmp_path / "eval"))
   assert results["task"] == "polarity" and results["dev"]["examples"] == 40
   assert 0.0 <= results["dev"]["accuracy"] <= 100.0

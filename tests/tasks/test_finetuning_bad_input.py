@@ -315,7 +315,7 @@ def test_negative_seed_flag_exits_2_without_traceback(tmp_path):
              PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
   result = subprocess.run(
       [sys.executable, os.path.join(ROOT, "scripts", "run_finetuning.py"), "--task=polarity",
-       "--model_config=bert_tiny", f"--vocab_file={resources.uncased_vocab_path()}",
+       "--model=bert_tiny", f"--vocab_file={resources.uncased_vocab_path()}",
        "--seed=-1", f"--output_dir={tmp_path}/out"],
       capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
   assert result.returncode == 2, result.stderr[-2000:]

@@ -25,7 +25,7 @@ def _run(*args):
 
 @pytest.mark.slow
 def test_user_errors_exit_2_without_traceback(tmp_path):
-  result = _run("--task=glue/mrpc", f"--data_dir={tmp_path}", "--model_config=bert_tiny",
+  result = _run("--task=glue/mrpc", f"--data_dir={tmp_path}", "--model=bert_tiny",
                 f"--vocab_file={tmp_path}/missing.txt", f"--output_dir={tmp_path}/out")
   assert result.returncode == 2
   assert result.stderr.strip().splitlines()[-1] == (
@@ -35,7 +35,7 @@ def test_user_errors_exit_2_without_traceback(tmp_path):
 
 
 def test_bad_length_buckets_exit_2_with_one_line(tmp_path):
-  result = _run("--task=polarity", "--model_config=bert_tiny", "--length_buckets=16,x",
+  result = _run("--task=polarity", "--model=bert_tiny", "--length_buckets=16,x",
                 f"--output_dir={tmp_path}/out")
   assert result.returncode == 2, result.stderr[-2000:]
   errors = [line for line in result.stderr.splitlines() if "error:" in line]
@@ -73,7 +73,7 @@ def test_random_init_without_vocab_file_asks_for_it(tmp_path, source):
       f.write(get_model_config("bert_tiny").to_json())
   run = RunConfig(model_config=spec, output_dir=str(tmp_path / "out"))
   with pytest.raises(UserError, match=r"^--vocab_file is needed when no checkpoint is given: "
-                                      f"--model_config={spec} has no vocab.txt"):
+                                      f"--model={spec} has no vocab.txt"):
     run_finetuning(get_task_config("polarity"), run)
   assert not os.path.exists(tmp_path / "out")
 

@@ -79,7 +79,7 @@ def _create_pretraining_data(corpus, out, vocab_file, seq_length, max_prediction
   root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
   done = subprocess.run(
       [sys.executable, os.path.join(root, "scripts", "create_pretraining_data.py"),
-       f"--input_file={corpus}", "--input_format=lines", f"--output_dir={out}",
+       f"--input_files={corpus}", "--input_format=lines", f"--output_dir={out}",
        f"--vocab_file={vocab_file}", f"--max_seq_length={seq_length}",
        f"--max_predictions_per_seq={max_predictions}", f"--num_shards={num_shards}",
        f"--compression={compression}", "--dupe_factor=2", "--direct_running_mode=in_memory",

@@ -24,11 +24,11 @@ def tiny_flags(pattern: str, model_dir: str, steps: int, dropout: float = 0.1,
   model's and dynamic masking's (30522 for records of the real uncased vocabulary)."""
   model = dict(TINY_MODEL, num_layers=num_layers, dropout_rate=dropout,
                attention_dropout_rate=dropout, vocab_size=vocab_size)
-  values = dict(model_preset="bert_tiny", model_overrides=json.dumps(model), input_files=pattern,
+  values = dict(model="bert_tiny", model_overrides=json.dumps(model), input_files=pattern,
                 max_seq_length=32, max_predictions_per_seq=5, train_batch_size=8,
                 num_train_steps=steps, num_warmup_steps=2, learning_rate=1e-3, log_every=1,
                 checkpoint_every=2, deterministic=True, shuffle_buffer_size=50,
-                vocab_size=vocab_size, model_dir=model_dir)
+                vocab_size=vocab_size, output_dir=model_dir)
   values.update(extra)
   flags = []
   for k, v in values.items():

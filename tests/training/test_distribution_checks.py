@@ -25,8 +25,8 @@ def test_unreachable_grpc_tpu_address_is_an_error_not_a_hang(tmp_path):
   address = f"grpc://127.0.0.1:{_closed_port()}"
   start = time.monotonic()
   result = B.run_script("run_pretraining", "--distribution_strategy=tpu", f"--tpu={address}",
-                        "--model_preset=bert_tiny", f"--input_files={tmp_path / 'none-*'}",
-                        f"--model_dir={tmp_path / 'run'}", timeout=120)
+                        "--model=bert_tiny", f"--input_files={tmp_path / 'none-*'}",
+                        f"--output_dir={tmp_path / 'run'}", timeout=120)
   B.user_error_line(result, f"--tpu={address}: the TPU address cannot be reached")
   assert time.monotonic() - start < 100
 
@@ -83,8 +83,8 @@ def test_tpu_name_off_google_cloud_is_an_error_naming_the_fix(tmp_path, monkeypa
   monkeypatch.setenv("GCE_METADATA_HOST", f"127.0.0.1:{_closed_port()}")
   start = time.monotonic()
   result = B.run_script("run_pretraining", "--distribution_strategy=tpu", "--tpu=my-tpu",
-                        "--model_preset=bert_tiny", f"--input_files={tmp_path / 'none-*'}",
-                        f"--model_dir={tmp_path / 'run'}", timeout=120)
+                        "--model=bert_tiny", f"--input_files={tmp_path / 'none-*'}",
+                        f"--output_dir={tmp_path / 'run'}", timeout=120)
   B.user_error_line(result, "--tpu=my-tpu: a Cloud TPU name, which resolves only on Google Cloud",
                     "elsewhere pass the TPU's address, --tpu=grpc://host:port")
   assert time.monotonic() - start < 100

@@ -118,7 +118,7 @@ def test_the_summary_records_an_absolute_local_vocab_file(tmp_path, monkeypatch)
   from bert_keras.data.pretraining_data_pipeline import summarize
   (tmp_path / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
   monkeypatch.chdir(tmp_path)
-  config = PretrainingDataConfig(input_pattern="corpus.txt", input_format="lines",
+  config = PretrainingDataConfig(input_files="corpus.txt", input_format="lines",
                                  output_dir="out", vocab_file="vocab.txt")
   assert summarize(config, {})["config"]["vocab_file"] == str(tmp_path / "vocab.txt")
   assert records_summary.resolve_vocab_file("gs://bucket/vocab.txt", str(tmp_path)) == (

@@ -78,7 +78,7 @@ def test_resume_refuses_a_changed_config_and_keeps_its_record(pattern, tmp_path)
     with pytest.raises(UserError) as error:
       run_pretraining(_config(pattern, model_dir, num_train_steps=3, **change))
     message = str(error.value)
-    assert "--init_checkpoint" in message and "new --model_dir" in message, message
+    assert "--init_checkpoint" in message and "new --output_dir" in message, message
     for name, value in change.items():
       if name == "mixed_precision":
         assert "loss scaling (mixed_precision mixed_float16): False in" in message, message
@@ -112,7 +112,7 @@ def test_resume_refuses_another_phase_and_names_the_phase_2_command(pattern, tmp
     run_pretraining(_config(pattern, phase1, phase=2, init_checkpoint=str(phase1), **common))
   message = str(error.value)
   assert f"phase: 1 in {phase1 / 'training_config.json'}, 2 now" in message, message
-  assert ("phase 2 takes a new --model_dir and --init_checkpoint=<the phase-1 model_dir>"
+  assert ("phase 2 takes a new --output_dir and --init_checkpoint=<the phase-1 output_dir>"
           in message), message
   assert (phase1 / "training_config.json").read_text() == recorded
   assert sorted(os.listdir(phase1)) == checkpoints
@@ -158,7 +158,7 @@ def test_failed_checks_create_no_model_dir(pattern, tmp_path):
   assert not model_dir.exists()
   a_file = tmp_path / "file"
   a_file.write_text("not a directory")
-  with pytest.raises(UserError, match=r"--model_dir=\S+ is a file"):
+  with pytest.raises(UserError, match=r"--output_dir=\S+ is a file"):
     run_pretraining(_config(pattern, a_file))
-  with pytest.raises(UserError, match=r"--model_dir=\S+ is under the file"):
+  with pytest.raises(UserError, match=r"--output_dir=\S+ is under the file"):
     run_pretraining(_config(pattern, a_file / "run"))
