@@ -32,6 +32,9 @@ Serving:
 Text:
   tokenizer_conds               the tokenizer's conds stay If nodes (only the branch taken runs)
   packer_dense                  single and pair packing have no RoundRobinTrimmer ops
+Data:
+  corpus_ingestion_runs         a shard larger than a run is merged from runs of at most
+                                run_bytes + one document (memory stays bounded)
 Training:
   adamw_step_scalars            FusedAdamW's bias corrections once per dtype, not per variable
   sum_over_steps_traced_once    the training loop traces its step once
@@ -642,6 +645,41 @@ def packer_dense():
       [a, a]), autograph=False), spec)
   return not any(figure.values()) and control > 0, (
       f"RoundRobinTrimmer ops: {figure}, tf-text's ragged trimming {control}")
+
+
+# === Data ===
+
+@check
+def corpus_ingestion_runs():
+  import pathlib
+  from bert_keras.data import sorted_shards
+  from bert_keras.data.pretraining_instances import stable_hash
+  from tests.data.test_corpus_ingestion_shards import _ingest, _unicode_corpus
+  written = []
+  write_run = sorted_shards.write_run
+
+  def recording_write_run(path, rows, keys=sorted_shards.UINT64_KEYS):
+    rows = list(rows)
+    written.append((os.path.basename(path), sum(len(k) + len(r) for k, r in rows)))
+    write_run(path, rows, keys)
+
+  run_bytes, results = 400, []
+  with tempfile.TemporaryDirectory() as root, patched(sorted_shards, "write_run",
+                                                      recording_write_run):
+    root = pathlib.Path(root)
+    docs = _unicode_corpus(root)
+    paths = _ingest(root, "out", num_shards=2, run_bytes=run_bytes,
+                    beam_args=["--runner=FnApiRunner"])  # in this process: the recording sees it
+    largest = max(len(("\n".join(s) + "\n\n").encode("utf-8")) + len(i.encode("utf-8"))
+                  for i, s in docs.items())
+    for shard in range(2):
+      runs = [size for name, size in written if name.startswith(f"shard-{shard:05d}-")]
+      ids = sum(len(i.encode("utf-8")) for i in docs if stable_hash("shard", i) % 2 == shard)
+      ok = (len(runs) >= 5 and max(runs) < run_bytes + largest
+            and sum(runs) == os.path.getsize(paths[shard]) + ids)
+      results.append((f"[shard {shard}]", ok, f"{len(runs)} runs of at most {max(runs)} bytes "
+                      f"(run_bytes {run_bytes}, largest document {largest})"))
+  return results
 
 
 # === Training ===
