@@ -32,6 +32,7 @@ Serving:
 Text:
   tokenizer_conds               the tokenizer's conds stay If nodes (only the branch taken runs)
   packer_dense                  single and pair packing have no RoundRobinTrimmer ops
+  wordpiece_cache_bound         the data pipelines' WordPiece caches hold at most MAX_CACHE_ENTRIES
 Data:
   corpus_ingestion_runs         a shard larger than a run is merged from runs of at most
                                 run_bytes + one document (memory stays bounded)
@@ -645,6 +646,19 @@ def packer_dense():
       [a, a]), autograph=False), spec)
   return not any(figure.values()) and control > 0, (
       f"RoundRobinTrimmer ops: {figure}, tf-text's ragged trimming {control}")
+
+
+@check
+def wordpiece_cache_bound():
+  from bert_keras import resources
+  from bert_keras.data import cached_wordpiece_tokenizer as cwt
+  from bert_keras.text.vocab import load_vocab
+  from tests.text import corpora
+  with patched(cwt, "MAX_CACHE_ENTRIES", 50):
+    fast = cwt.CachedWordpieceTokenizer(load_vocab(resources.uncased_vocab_path()))
+    fast.encode(corpora.wikipedia_lines(every=50))
+  sizes = (len(fast._word_cache), len(fast._basic_cache))  # pylint: disable=protected-access
+  return max(sizes) <= 50, f"word and text cache entries {sizes} of at most 50"
 
 
 # === Data ===
