@@ -9,7 +9,6 @@ import shutil
 import pytest
 
 from bert_keras import resources
-from bert_keras.data import pretraining_data_pipeline
 from bert_keras.errors import UserError
 from bert_keras.orchestration.base_executor import ExecutionContext
 from bert_keras.orchestration.standard_artifacts import Corpus, Examples, Vocabulary
@@ -46,23 +45,17 @@ def test_no_instance_publishes_nothing(tmp_path):
   assert "2 documents read, 0 with at least min_sentences_per_document=2" in str(raised.value)
 
 
-def test_the_component_runs_the_script_entry_point(tmp_path, monkeypatch):
-  """The executor calls create_pretraining_data with the config it built, and reports its summary."""
-  calls = []
-  real = pretraining_data_pipeline.create_pretraining_data
-
-  def recording(config, beam_args):
-    calls.append((config, list(beam_args)))
-    return real(config, beam_args)
-
-  monkeypatch.setattr(pretraining_data_pipeline, "create_pretraining_data", recording)
+def test_the_component_publishes_the_scripts_shards_and_summary(tmp_path):
+  """The Examples artifact holds what the script writes: num_shards shards, listed with their
+  sizes in summary.json, whose instance count the component reports."""
   sentences = [f"Sentence {i} of the document is here." for i in range(6)]
   examples = _run(tmp_path, [sentences, sentences[::-1]])
-  (config, beam_args), = calls
-  assert config.output_dir == examples.uri and config.input_format == "bert_text"
-  assert all(arg in beam_args for arg in IN_MEMORY)
   with open(tmp_path / "examples" / "summary.json", encoding="utf-8") as f:
     summary = json.load(f)
   assert examples.metrics["instances"] == summary["instances"] > 0
-  assert sorted(os.listdir(tmp_path / "examples")) == sorted(
-      [config.shard_name(i) for i in range(2)] + ["summary.json"])
+  shards = sorted(entry["name"] for entry in summary["files"])
+  assert [name.split(".")[0] for name in shards] == [
+      f"pretraining-{i:05d}-of-00002" for i in range(PARAMETERS["num_shards"])]
+  assert sorted(os.listdir(tmp_path / "examples")) == sorted(shards + ["summary.json"])
+  for entry in summary["files"]:
+    assert os.path.getsize(tmp_path / "examples" / entry["name"]) == entry["bytes"]

@@ -94,10 +94,11 @@ def test_runs_merge_in_key_order_with_bounded_fan_in(tmp_path):
   assert not list(tmp_path.iterdir())  # inputs and merge rounds are deleted
 
 
-def test_small_varint_table_is_protobufs_encoding():
-  """The precomputed table behind every id, mask and position: all 65536 entries, against protobuf."""
-  from google.protobuf.internal.encoder import _VarintBytes  # pylint: disable=g-import-not-at-top
-
-  table = example_encoding._SMALL_VARINTS  # pylint: disable=protected-access
-  assert len(table) == 1 << 16
-  assert all(table[v] == _VarintBytes(v) for v in range(1 << 16))
+def test_every_small_id_is_protobufs_encoding():
+  """Every id, mask and position below 65536 (the encoder's precomputed table), each alone and all
+  in one feature: byte for byte protobuf's."""
+  everything = {"x": ("int64", list(range(1 << 16)))}
+  assert example_encoding.encode_example(everything) == _reference_example(everything)
+  for v in range(1 << 16):
+    one = {"x": ("int64", [v])}
+    assert example_encoding.encode_example(one) == _reference_example(one), v

@@ -163,14 +163,50 @@ def test_pad_and_serialize_use_the_original_feature_names():
     pi.pad_instance(inst, 4, 3)
 
 
-def test_fast_shuffle_draws_exactly_like_random_shuffle():
-  # The masking procedure's shuffle must stay the original's, draw for draw (determinism of outputs).
-  from bert_keras.data.pretraining_instances import _shuffle  # pylint: disable=g-import-not-at-top
+def _original_masking(tokens, masked_lm_prob, max_predictions, special, rng, is_continuation):
+  """The original create_pretraining_data.py's create_masked_lm_predictions, on ids."""
+  candidates = []
+  for i, token in enumerate(tokens):
+    if token in (special.cls_id, special.sep_id):
+      continue
+    if is_continuation is not None and candidates and is_continuation[token]:
+      candidates[-1].append(i)
+    else:
+      candidates.append([i])
+  rng.shuffle(candidates)
+  output = list(tokens)
+  num_to_predict = min(max_predictions, max(1, int(round(len(tokens) * masked_lm_prob))))
+  masked, covered = [], set()
+  for index_set in candidates:
+    if len(masked) >= num_to_predict:
+      break
+    if len(masked) + len(index_set) > num_to_predict or covered & set(index_set):
+      continue
+    for index in index_set:
+      covered.add(index)
+      if rng.random() < 0.8:
+        output[index] = special.mask_id
+      elif rng.random() >= 0.5:
+        output[index] = rng.randint(0, special.vocab_size - 1)
+      masked.append((index, tokens[index]))
+  masked.sort()
+  return output, [p for p, _ in masked], [t for _, t in masked]
 
-  for seed in range(50):
-    for n in (0, 1, 2, 3, 17, 128, 513):
-      expected, actual = list(range(n)), list(range(n))
-      reference, fast = random.Random(seed), random.Random(seed)
-      reference.shuffle(expected)
-      _shuffle(actual, fast)
-      assert actual == expected and fast.random() == reference.random()
+
+@pytest.mark.parametrize("whole_word", [False, True])
+def test_masking_draws_exactly_like_the_original(whole_word):
+  # Determinism of outputs: the same tokens, positions and labels as the original for a seed, and
+  # the generator left in the same state (the next instance's draws follow on from it).
+  is_continuation = (np.arange(SPECIAL.vocab_size) % 3 == 0) if whole_word else None
+  for seed in range(12):
+    for n in (1, 2, 3, 17, 128, 513):
+      rng = random.Random(seed * 1000 + n)
+      tokens = [SPECIAL.cls_id] + [rng.randint(10, 999) for _ in range(n)] + [SPECIAL.sep_id]
+      for prob, max_predictions in ((0.15, 20), (0.5, 600)):
+        ours, original = random.Random(seed), random.Random(seed)
+        got = pi.create_masked_lm_predictions(tokens, prob, max_predictions, SPECIAL, ours,
+                                              is_continuation)
+        expected = _original_masking(tokens, prob, max_predictions, SPECIAL, original,
+                                     is_continuation)
+        assert list(got[:3]) == list(expected), (seed, n, prob)
+        assert ours.random() == original.random()

@@ -1,5 +1,6 @@
 """CpuTransformerBlock's head_groups: each group's heads and share of the feed-forward width, the
-partial projections summed, give the unsplit block's outputs within float rounding."""
+partial projections summed, give the unsplit block's outputs within float rounding. (The split
+graph's ops, its per-group projections and its weight copies: bench/check_graphs.py.)"""
 
 import keras
 import numpy as np
@@ -36,17 +37,6 @@ def _inputs(batch, seq, causal=False, seed=0):
   return tf.constant(x), tf.constant(mask)
 
 
-def _op_types(fn, *args):
-  return [op.type for op in fn.get_concrete_function(*args).graph.get_operations()]
-
-
-def _matmul_shapes(fn, *args):
-  """(left operand's contraction, right operand's columns) of every 2-D MatMul in the graph."""
-  graph = fn.get_concrete_function(*args).graph
-  return sorted((op.inputs[0].shape[1], op.inputs[1].shape[1])
-                for op in graph.get_operations() if op.type == "MatMul")
-
-
 @pytest.mark.parametrize("groups", [2, 4])
 @pytest.mark.parametrize("batch,seq", [(1, 1), (1, 5), (3, 7), (2, 16), (0, 5)])
 @pytest.mark.parametrize("causal", [False, True])
@@ -66,9 +56,6 @@ def test_dynamic_shapes_in_one_traced_graph():
   spec = [tf.TensorSpec([None, None, HIDDEN]), tf.TensorSpec([None, None, None])]
   fn = tf.function(lambda x, m: block(x, m, training=False), input_signature=spec,
                    autograph=False)
-  # The output and narrowing kernels split by rows; two attentions, one per group.
-  ops = _op_types(fn, *spec)
-  assert ops.count("Split") == 2 and ops.count("Softmax") == 2
   unsplit = _block()
   for batch, seq in ((1, 1), (2, 7), (3, 16), (1, 128)):
     x, mask = _inputs(batch, seq, seed=seq)
@@ -76,34 +63,19 @@ def test_dynamic_shapes_in_one_traced_graph():
                                atol=1e-5)
 
 
-def test_each_group_projects_its_own_columns_and_rows():
-  block = _block(head_groups=2)
-  x, mask = _inputs(1, 6)
-  infer = tf.function(lambda x, m: block(x, m, training=False), autograph=False)
-  # Per group: q-k-v of 2 heads (32 -> 48), its heads' output rows (16 -> 32), half the
-  # widening (32 -> 32) and the matching narrowing rows (32 -> 32).
-  assert _matmul_shapes(infer, x, mask) == sorted(
-      [(HIDDEN, 3 * HIDDEN // 2), (HIDDEN // 2, HIDDEN), (HIDDEN, 32), (32, HIDDEN)] * 2)
-
-
-def test_training_ignores_head_groups():
+def test_training_with_head_groups_gives_the_inference_values():
   block = _block(head_groups=2, dropout_rate=0.0, attention_dropout_rate=0.0)
   x, mask = _inputs(2, 6)
   train = tf.function(lambda x, m: block(x, m, training=True), autograph=False)
   infer = tf.function(lambda x, m: block(x, m, training=False), autograph=False)
-  assert _matmul_shapes(train, x, mask) == sorted(
-      [(HIDDEN, 3 * HIDDEN), (HIDDEN, HIDDEN), (HIDDEN, 64), (64, HIDDEN)])
-  assert "Split" not in _op_types(train, x, mask)
   np.testing.assert_allclose(train(x, mask).numpy(), infer(x, mask).numpy(), atol=1e-5)
 
 
-def test_the_copies_are_untrainable_weights_of_the_wrapper():
+def test_training_sees_only_the_blocks_own_trainable_weights():
   reference = _block().block
-  block = CpuTransformerBlock(reference, head_groups=2)
-  own = {id(w) for w in reference.weights}
-  copies = [w for w in block.weights if id(w) not in own]
-  assert len(copies) == 8 and not any(w.trainable for w in copies)
-  assert {id(w) for w in CpuTransformerBlock(reference).weights} == own
+  for groups in (1, 2):
+    block = CpuTransformerBlock(reference, head_groups=groups)
+    assert [id(w) for w in block.trainable_weights] == [id(w) for w in reference.trainable_weights]
 
 
 def test_values_are_checked():
@@ -114,12 +86,11 @@ def test_values_are_checked():
     CpuTransformerBlock(_block().block, head_groups=3)
 
 
-def assert_runs_like(split, model, encoder, copies=0):
-  """`split`, a CPU implementation of `model`, uses its variables (plus `copies` of its own) and
-  gives `encoder`'s outputs on padded batches."""
-  own = {id(v) for v in model.variables}
-  assert own <= {id(v) for v in split.variables}
-  assert len(split.variables) == len(own) + copies
+def assert_runs_like(split, model, encoder):
+  """`split`, a CPU implementation of `model`, trains `model`'s variables and gives `encoder`'s
+  outputs on padded batches."""
+  assert {id(v) for v in model.variables} <= {id(v) for v in split.variables}
+  assert [id(v) for v in split.trainable_variables] == [id(v) for v in model.trainable_variables]
   for batch, seq, padding in ((1, 9, 0), (3, 16, 5)):
     inputs = harness.random_inputs(batch=batch, seq=seq, num_padding=padding, seed=seq)
     expected = encoder(inputs, training=False)
@@ -137,5 +108,5 @@ def test_the_encoder_run_with_head_groups_matches_and_is_left_as_it_was(tmp_path
   restored = keras.saving.load_model(path)
   assert_runs_like(kernels.implementation_of(restored, "cpu"), restored, encoder)
   split = kernels.implementation_of(restored, "cpu", head_groups=2)
-  assert_runs_like(split, restored, encoder, copies=2 * 8)  # 2 blocks, 2 groups x 4 copies
+  assert_runs_like(split, restored, encoder)
   assert all(type(layer) is TransformerBlock for layer in restored.blocks)

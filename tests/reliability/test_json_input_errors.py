@@ -5,6 +5,7 @@ JSON path. Also: predict's output stays valid JSON when a score is -inf."""
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -172,13 +173,16 @@ def test_predict_output_with_minus_inf_score_is_valid_json():
 # --- the remaining JSON inputs: task_info.json, component parameters, TF_CONFIG, overrides ----------
 
 def test_task_info_nested_too_deeply_or_not_an_object(tmp_path):
-  from bert_keras.export.export_config import _read_task_info  # pylint: disable=import-outside-toplevel
-  deep = B.write(str(tmp_path / "deep.json"), DEEP)
-  B.raises(lambda: _read_task_info(deep), deep, "nested too deeply")
-  array = B.write(str(tmp_path / "array.json"), "[1]")
-  B.raises(lambda: _read_task_info(array), array, "expected an object")
-  empty = B.write(str(tmp_path / "empty.json"), "{}")
-  B.raises(lambda: _read_task_info(empty), empty, "max_seq_length")
+  """An export from a fine-tuned directory whose task_info.json is hand-edited: refused before
+  anything is loaded or written."""
+  from bert_keras.export.export_config import ExportConfig, run_export  # pylint: disable=import-outside-toplevel
+  info = str(tmp_path / "finetuned" / "task_info.json")
+  for text, needle in ((DEEP, "nested too deeply"), ("[1]", "expected an object"),
+                       ("{}", "max_seq_length")):
+    B.write(info, text)
+    config = ExportConfig(output_dir=str(tmp_path / "export"), finetune_dir=os.path.dirname(info))
+    B.raises(lambda: run_export(config), info, needle)
+    assert not os.path.exists(tmp_path / "export")
 
 
 def test_component_parameters_file_and_values(tmp_path):
@@ -188,11 +192,11 @@ def test_component_parameters_file_and_values(tmp_path):
 
 
 def test_tf_config_nested_too_deeply(monkeypatch):
-  from bert_keras.training.distribute import _check_tf_config  # pylint: disable=import-outside-toplevel
+  from bert_keras.training.distribute import get_strategy  # pylint: disable=import-outside-toplevel
   monkeypatch.setenv("TF_CONFIG", DEEP)
-  B.raises(_check_tf_config, "TF_CONFIG", "nested too deeply")
+  B.raises(lambda: get_strategy("multi_worker_mirrored"), "TF_CONFIG", "nested too deeply")
   monkeypatch.setenv("TF_CONFIG", "{not json")
-  B.raises(_check_tf_config, "TF_CONFIG", "not valid JSON")
+  B.raises(lambda: get_strategy("multi_worker_mirrored"), "TF_CONFIG", "not valid JSON")
 
 
 def test_model_config_beside_weights_skips_a_deep_json(tmp_path):
@@ -200,7 +204,7 @@ def test_model_config_beside_weights_skips_a_deep_json(tmp_path):
   from bert_keras.interop import loader  # pylint: disable=import-outside-toplevel
   B.write(str(tmp_path / "a_deep.json"), DEEP)
   weights = B.write(str(tmp_path / "model.weights.h5"), b"")
-  B.raises(lambda: loader._model_config_beside(weights), weights, "no model config JSON")
+  B.raises(lambda: loader.load_model_config(weights), weights, "no model config JSON")
 
 
 def test_pipeline_metadata_files_nested_too_deeply_or_not_objects(tmp_path):

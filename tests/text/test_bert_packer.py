@@ -143,15 +143,6 @@ def test_single_segment_in_a_graph_with_unknown_batch():
       [2, 11, 12, 13, 14, 15, 16, 3], [2, 3, 0, 0, 0, 0, 0, 0], [2, 21, 3, 0, 0, 0, 0, 0]])
   np.testing.assert_array_equal(out["input_mask"].numpy().sum(1), [8, 2, 3])
   assert not out["input_type_ids"].numpy().any()
-  # Single and pair graphs (dense packing) have none of the trimmer's ops; the ragged path has.
-  names = lambda f, *specs: [op.name for op in f.get_concrete_function(*specs).graph
-                             .get_operations()]
-  assert not [name for name in names(fn) if "RoundRobinTrimmer" in name]
-  spec = tf.RaggedTensorSpec([None, None], tf.int32)
-  pair = tf.function(lambda a: packer([a, a]), autograph=False)
-  assert not [name for name in names(pair, spec) if "RoundRobinTrimmer" in name]
-  ragged = tf.function(lambda a: tf_text_pack(packer, [a, a]), autograph=False)
-  assert [name for name in names(ragged, spec) if "RoundRobinTrimmer" in name]
 
 
 @pytest.mark.parametrize("seq_length", [3, 4, 5, 16])

@@ -336,19 +336,3 @@ def test_saved_model_tokenize_and_pack(tokenizer, tmp_path):
     np.testing.assert_array_equal(got[key], expected[key])
   assert got["input_word_ids"].numpy()[1, :3].tolist() == [
       tokenizer.cls_id, tokenizer.sep_id, tokenizer.token_to_id("c")]
-
-
-def test_traced_conds_run_only_the_taken_branch(tokenizer):
-  # Every cond of the tokenizer stays one If node (not Switch/Merge), so the executor never visits
-  # the nodes of the branch not taken (the code-point pipeline, on ASCII text).
-  fn = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
-  graph_def = fn.get_concrete_function().graph.as_graph_def()
-  ours = {f.signature.name: f for f in graph_def.library.function}
-  top = [n for n in graph_def.node if n.op in ("If", "StatelessIf")]
-  assert len(top) == 1 and top[0].attr["_lower_using_switch_merge"].b is False
-  chunks = ours[top[0].attr["else_branch"].func.name]
-  inner = [n for n in chunks.node_def if n.op in ("If", "StatelessIf")
-           and ours[n.attr["then_branch"].func.name].signature.name.startswith("cond")
-           and len(ours[n.attr["then_branch"].func.name].node_def) > 100]
-  assert len(inner) == 2, [n.name for n in inner]
-  assert all(n.attr["_lower_using_switch_merge"].b is False for n in inner)

@@ -158,25 +158,3 @@ def test_optimizer_that_clips_is_rejected(pattern, tmp_path):
   with pytest.raises(ValueError, match="must not clip"):
     Trainer(tf.distribute.get_strategy(), model, keras.optimizers.Adam(global_clipnorm=1.0),
             PretrainingTask(), model_dir=str(tmp_path), global_batch_size=8)
-
-
-def test_sum_over_steps_traces_its_step_once():
-  """The loop's first step and its body are one nested tf.function: the Python step (a model's
-  whole forward and backward pass in the Trainer) is traced once, not twice, and the sums add up
-  over every step."""
-  from bert_keras.training.trainer import _sum_over_steps  # pylint: disable=import-outside-toplevel
-  traces = []
-  counter = tf.Variable(0.0)
-
-  def step():
-    traces.append(1)
-    counter.assign_add(1.0)
-    return {"steps": tf.constant(1.0), "counter": counter.read_value()}
-
-  run = tf.function(lambda n: _sum_over_steps(step, n))
-  sums = run(tf.constant(4))
-  assert len(traces) == 1, len(traces)
-  assert float(sums["steps"]) == 4.0 and float(counter.numpy()) == 4.0
-  assert float(sums["counter"]) == 1.0 + 2.0 + 3.0 + 4.0
-  run(tf.constant(2))  # another step count: the same traces
-  assert len(traces) == 1 and float(counter.numpy()) == 6.0
