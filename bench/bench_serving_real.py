@@ -355,7 +355,7 @@ def export_classifier(model: str, tokenizer, path: str, buckets, jit_compile) ->
   from bert_keras.export.export_task_model import export_task_model
   from bert_keras.interop.loader import load_encoder
   from bert_keras.models.bert_encoder import BertEncoder
-  from bert_keras.tasks.heads.bert_classifier import BertClassifier
+  from bert_keras.models.heads.bert_classifier import BertClassifier
   keras.utils.set_random_seed(0)
   if model == "minilm":
     encoder, _ = load_encoder(resources.minilm_dir())
@@ -379,7 +379,7 @@ def export_litert_file(model: str, tokenizer, quantize: str, path: str):
   from bert_keras.export.litert_export import export_litert
   from bert_keras.interop.loader import load_encoder
   from bert_keras.models.bert_encoder import BertEncoder
-  from bert_keras.tasks.heads.bert_classifier import BertClassifier
+  from bert_keras.models.heads.bert_classifier import BertClassifier
   keras.utils.set_random_seed(0)
   if model == "minilm":
     encoder, _ = load_encoder(resources.minilm_dir())

@@ -20,7 +20,7 @@ import difflib
 from typing import List, Sequence, Tuple
 
 from bert_keras.console import VERBOSE_HELP
-from bert_keras.data.beam_runner import with_local_runner_defaults
+from bert_keras.beam_runner import with_local_runner_defaults
 from bert_keras.deprecated_flags import add_alias
 from bert_keras.configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.errors import UserError

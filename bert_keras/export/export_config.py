@@ -95,6 +95,7 @@ def run_export(config: ExportConfig) -> dict:
   from bert_keras import keras_classes
   from bert_keras.export import export_task_model as exporter
   from bert_keras.export import litert_export
+  from bert_keras.tasks.registry import get_task_class, task_names
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
   info_path = os.path.join(config.finetune_dir, "task_info.json") if config.finetune_dir else ""
@@ -107,17 +108,18 @@ def run_export(config: ExportConfig) -> dict:
 
   if new_task is not None and config.finetune_dir:
     task = new_task
-    if isinstance(task, str) and task.startswith("gpt/"):
-      # A run_gpt_finetuning directory (model.keras, bpe.model): the GPT-1 export path, resolved
-      # through the same task registry. Its BPE tokenizer, length and plain-graph serving are
-      # fixed by the run, so a BERT-only setting is refused instead of silently ignored.
+    export_run = (getattr(get_task_class(task), "export_run", None)
+                  if isinstance(task, str) and task in task_names() else None)
+    if export_run is not None:
+      # A GPT-1 fine-tuning directory (model.keras, bpe.model), resolved through the task
+      # registry. Its BPE tokenizer, length and plain-graph serving are fixed by the run, so a
+      # BERT-only setting is refused instead of silently ignored.
       bert_only = config.bert_only_settings()
       if bert_only:
         raise UserError(f"{config.finetune_dir}: a GPT-1 fine-tuning directory (task {task!r}); "
                         f"{', '.join(bert_only)} apply to BERT exports only: leave them unset")
-      from bert_keras.gpt.gpt_runs import export_gpt_finetuned
-      export_gpt_finetuned(config.finetune_dir, config.output_dir,
-                           extra_files={"export_config.json": config.to_json() + "\n"})
+      export_run(config.finetune_dir, config.output_dir,
+                 {"export_config.json": config.to_json() + "\n"})
       return {"output_dir": config.output_dir, "kind": "gpt", "task": task, "vocab_file": "",
               "lower_case": False}
   if config.finetune_dir and config.max_seq_length is not None:

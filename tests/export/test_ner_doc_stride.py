@@ -17,7 +17,7 @@ import tensorflow as tf
 from bert_keras.errors import UserError
 from bert_keras.export import export_task_model as exporter
 from bert_keras.models.bert_encoder import BertEncoder
-from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.packing import pack_batch
 from bert_keras.tasks.squad import check_is_max_context, doc_windows
 from bert_keras.text.bert_tokenizer import BertTokenizer

@@ -13,9 +13,9 @@ from bert_keras import resources
 from bert_keras.export import export_task_model as exporter
 from bert_keras.export.serving_module import ServingModule
 from bert_keras.models.bert_encoder import BertEncoder
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
-from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
-from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_span_labeler import BertSpanLabeler
+from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.polarity import PolarityTask
 from bert_keras.text import length_buckets
 from bert_keras.text.bert_tokenizer import BertTokenizer
