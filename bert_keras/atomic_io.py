@@ -5,17 +5,28 @@ A reader, or a rerun after a crash, sees the previous file or the new one and ne
 one: within one directory a rename replaces the target atomically. A write that fails removes
 its temporary file and leaves the previous file untouched.
 
-`write_text` is for local paths; `gfile_write_text` for model_dir-style paths that may be remote
-(gs://...), through tf.io.gfile; `beam_create` streams a file through Beam's FileSystems (local or
-gs://, as Beam workers write). On object stores a rename is a copy, so there they only guarantee
-that the target is never partly written by this process.
+`write_text` (and `write_json`) is for local paths; `gfile_write_text` for model_dir-style paths
+that may be remote (gs://...), through tf.io.gfile; `beam_create` streams a file through Beam's
+FileSystems (local or gs://, as Beam workers write). On object stores a rename is a copy, so there
+they only guarantee that the target is never partly written by this process.
+
+A directory is written the same way: `staged_dir(target)` yields a new sibling staging directory
+and puts it in place of `target` when the block succeeds. A staging directory's name records its
+writer, `<target>.staging-<host>-<pid>-<hex>`, so the next writer of the same target removes the
+stages of processes killed outright (SIGKILL skips every cleanup) and leaves live ones, and other
+hosts' on a shared file system, alone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
+import json
 import os
+import shutil
+import socket
 import uuid
+from typing import Any
 
 
 def write_text(path, data: str | bytes) -> None:
@@ -38,6 +49,86 @@ def write_text(path, data: str | bytes) -> None:
     if os.path.exists(tmp):
       os.remove(tmp)
     raise
+
+
+def write_json(path, values: Any, default=None) -> None:
+  """Writes `values` as indented, key-sorted UTF-8 JSON to the local `path` atomically.
+
+  default: json.dumps's fallback for values JSON has no type for (None: they are an error)."""
+  write_text(path, json.dumps(values, indent=2, sort_keys=True, ensure_ascii=False,
+                              default=default) + "\n")
+
+
+def pid_alive(pid: int) -> bool:
+  """Whether a process `pid` exists on this host (another user's included)."""
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:  # another user's process
+    return True
+  return True
+
+
+def remove_dead_stages(target: str) -> list[str]:
+  """Removes the staging directories of the local `target` whose writer, a process of this host,
+  no longer exists; returns their paths."""
+  removed, host = [], socket.gethostname()
+  for path in sorted(glob.glob(f"{glob.escape(target)}.staging-*")):
+    owner = path.rsplit(".staging-", 1)[1].rsplit("-", 2)
+    if (len(owner) == 3 and owner[0] == host and owner[1].isdigit()
+        and int(owner[1]) != os.getpid() and not pid_alive(int(owner[1]))):
+      shutil.rmtree(path, ignore_errors=True)
+      removed.append(path)
+  return removed
+
+
+def new_stage(target: str) -> str:
+  """Creates a new empty staging directory for `target` (local or gs://...) and returns it;
+  locally, the stages dead writers left for `target` are removed first."""
+  stage = f"{target}.staging-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+  if "://" in target:
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top  (local writers need no TF)
+    tf.io.gfile.makedirs(stage)
+  else:
+    remove_dead_stages(target)
+    os.makedirs(stage)
+  return stage
+
+
+def _dir_ops(path: str):
+  """(exists, rename, rmtree) for a local or a tf.io.gfile path."""
+  if "://" not in path:
+    return os.path.exists, os.rename, lambda p: shutil.rmtree(p, ignore_errors=True)
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return tf.io.gfile.exists, tf.io.gfile.rename, tf.io.gfile.rmtree
+
+
+def replace_dir(stage: str, target: str) -> None:
+  """Puts the complete directory `stage` at `target`: an existing `target` is moved aside first
+  and removed once the stage is in place."""
+  exists, rename, rmtree = _dir_ops(target)
+  old = f"{target}.old-{uuid.uuid4().hex[:8]}"
+  if exists(target):
+    rename(target, old)
+  rename(stage, target)
+  if exists(old):
+    rmtree(old)
+
+
+@contextlib.contextmanager
+def staged_dir(target: str):
+  """Yields a new staging directory (`new_stage`) that replaces the directory `target` when the
+  block ends without error (`replace_dir`); on error it is removed and `target` is untouched."""
+  target = target.rstrip("/")
+  stage = new_stage(target)
+  exists, _, rmtree = _dir_ops(target)
+  try:
+    yield stage
+    replace_dir(stage, target)
+  finally:
+    if exists(stage):
+      rmtree(stage)
 
 
 def gfile_write_text(path: str, data: str | bytes) -> None:

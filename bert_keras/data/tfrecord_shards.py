@@ -25,15 +25,17 @@ STAGING_DIR_NAME = ".staging"
 _is_local = sorted_shards.is_local
 
 
-def write_tfrecord_file(path: str, records: Iterable[bytes], compression: str) -> None:
-  """Writes `records` in order (streamed) to `path` (local or any tf.io.gfile filesystem)."""
-  if compression == "none" and _is_local(path) and example_encoding.have_fast_crc32c():
+def write_tfrecord_file(path: str, records: Iterable[bytes]) -> None:
+  """Writes `records` in order (streamed) to `path` (local or any tf.io.gfile filesystem),
+  compressed as its name says (pretraining_records.compression_type)."""
+  compression = pretraining_records.compression_type(path)
+  if not compression and _is_local(path) and example_encoding.have_fast_crc32c():
     with atomic_io.beam_create(path) as f:
       example_encoding.write_uncompressed_tfrecords(f, records)
     return
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-  options = tf.io.TFRecordOptions(compression_type="GZIP" if compression == "gzip" else "")
+  options = tf.io.TFRecordOptions(compression_type=compression)
   with tf.io.TFRecordWriter(path, options) as writer:
     for record in records:
       writer.write(record)
@@ -56,7 +58,7 @@ class _TFRecordShardWriter:
 
   def write(self, shard: int, records: Iterable[bytes]) -> str:
     path = os.path.join(self._staging_dir, self.shard_name(shard))
-    write_tfrecord_file(path, records, self._config.compression)
+    write_tfrecord_file(path, records)
     return path
 
 
@@ -137,7 +139,7 @@ def publish_shards(output_dir: str, config, summary: Dict) -> List[str]:
   for name in names:
     staged = os.path.join(staging, name)
     if not files.exists(staged):  # A shard no instance hashed to: still a valid (empty) file.
-      write_tfrecord_file(staged, [], config.compression)
+      write_tfrecord_file(staged, [])
     final = os.path.join(output_dir, name)
     files.rename(staged, final)
     paths.append(final)

@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import uuid
 from typing import Mapping, Sequence
 
 import tensorflow as tf
 
+from bert_keras.atomic_io import staged_dir
 from bert_keras.configs.base import warn_renamed
 from bert_keras.errors import UserError
 from bert_keras.export.classifier_serving import ClassifierServing
@@ -70,6 +70,14 @@ def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                      extra or {}, jit_compile, head_groups, length_buckets, implementation)
 
 
+def write_extra_files(export_dir: str, files: Mapping[str, str]) -> None:
+  """Writes name -> text under export_dir/assets.extra/ (tf.io.gfile: local or remote)."""
+  tf.io.gfile.makedirs(os.path.join(export_dir, "assets.extra"))
+  for name, text in files.items():
+    with tf.io.gfile.GFile(os.path.join(export_dir, "assets.extra", name), "w") as f:
+      f.write(text)
+
+
 def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] | None = None) -> str:
   """Saves `module` with its signatures to output_dir atomically; returns output_dir.
 
@@ -79,34 +87,17 @@ def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] 
   reader never sees a half-written export; an existing export at output_dir is replaced.
   """
   output_dir = output_dir.rstrip("/")
-  parent = os.path.dirname(output_dir) or "."
-  tf.io.gfile.makedirs(parent)
-  tag = uuid.uuid4().hex[:8]
-  tmp_dir = f"{output_dir}.tmp-{tag}"
-  with tempfile.TemporaryDirectory() as scratch:
+  with tempfile.TemporaryDirectory() as scratch, staged_dir(output_dir) as stage:
     # The vocabulary travels with the model as an asset: `loaded.vocab_file.asset_path`.
     vocab_path = os.path.join(scratch, "vocab.txt")
     with open(vocab_path, "w", encoding="utf-8") as f:
       f.write("\n".join(module.tokenizer.vocabulary) + "\n")
     module.vocab_file = tf.saved_model.Asset(vocab_path)
     signatures = module.signatures()
-    tf.saved_model.save(module, tmp_dir, signatures=signatures)
-  info = module.metadata()
-  info["signatures"] = sorted(signatures)
-  extra_dir = os.path.join(tmp_dir, "assets.extra")
-  tf.io.gfile.makedirs(extra_dir)
-  files = {EXPORT_INFO: json.dumps(info, indent=2, ensure_ascii=False) + "\n"}
-  files.update(extra_files or {})
-  for name, text in files.items():
-    with tf.io.gfile.GFile(os.path.join(extra_dir, name), "w") as f:
-      f.write(text)
-  old_dir = None
-  if tf.io.gfile.exists(output_dir):
-    old_dir = f"{output_dir}.old-{tag}"
-    tf.io.gfile.rename(output_dir, old_dir)
-  tf.io.gfile.rename(tmp_dir, output_dir)
-  if old_dir:
-    tf.io.gfile.rmtree(old_dir)
+    tf.saved_model.save(module, stage, signatures=signatures)
+    info = dict(module.metadata(), signatures=sorted(signatures))
+    write_extra_files(stage, {EXPORT_INFO: json.dumps(info, indent=2, ensure_ascii=False) + "\n",
+                              **(extra_files or {})})
   return output_dir
 
 

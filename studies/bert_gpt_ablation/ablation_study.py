@@ -32,6 +32,7 @@ from bert_keras.models.gpt_language_model import GPTLanguageModel
 from bert_keras.models.gpt_task_model import GPTTaskModel
 from bert_keras.models.reverse_real_tokens import ReverseRealTokens
 from bert_keras.tasks import metrics as metrics_lib
+from bert_keras.configs.training import OptimizerConfig
 from bert_keras.training.optimization import create_optimizer
 from bert_keras.training.pretraining_task import PretrainingTask
 from configs.ablations import CLAIMS, AblationVariant, StudyConfig, get_ablation
@@ -158,8 +159,9 @@ class SupervisedTask:
 # === Runs ===
 
 def _optimizer(lr: float, steps: int, warmup: int):
-  return create_optimizer(lr, steps, warmup, optimizer_type="adamw", weight_decay_rate=0.01,
-                          clip_global_norm=None, epsilon=1e-8)
+  return create_optimizer(OptimizerConfig(learning_rate=lr, num_train_steps=steps,
+                                          num_warmup_steps=warmup, weight_decay_rate=0.01,
+                                          clip_global_norm=0.0, epsilon=1e-8))
 
 
 def _scratch(output_dir: str, *parts) -> str:

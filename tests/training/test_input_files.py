@@ -120,9 +120,8 @@ def test_each_pattern_is_listed_once_and_each_summary_read_once(tmp_path, calls,
   assert len(train_files.files) == 4 and len(eval_files.files) == 2
 
   calls.clear()
-  data = make_dataset(train_files, seq_length=SEQ, max_predictions=PRED, batch_size=8)
-  heldout_data = make_dataset(eval_files, seq_length=SEQ, max_predictions=PRED, batch_size=8,
-                              training=False)
+  data = make_dataset(config, train_files)
+  heldout_data = make_dataset(config, eval_files, training=False)
   counts = label_frequencies(train_files, seq_length=SEQ, max_predictions=PRED)
   assert not calls, calls
   assert next(iter(data))["input_ids"].shape == (1, 8, SEQ)
