@@ -12,6 +12,7 @@ from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.output_task import check_earlier_task
 from bert_keras.configs.export import ExportConfig
+from bert_keras.export.serving_options import ServingOptions
 
 FINETUNE_FILES = ("model.keras", "task_info.json")
 DEFAULT_MAX_SEQ_LENGTH = 128  # encoder exports
@@ -87,6 +88,13 @@ def check_output_dir(config: ExportConfig, task: Optional[str] = None) -> None:
                        _earlier_task(config.output_dir, has_file), task, config.overwrite)
 
 
+def _options(config: ExportConfig, max_seq_length: int) -> ServingOptions:
+  """How the export's graphs run, as `config` says, for a model of `max_seq_length`."""
+  return ServingOptions(jit_compile=config.jit_compile, head_groups=config.head_groups,
+                        length_buckets=config.buckets(max_seq_length),
+                        doc_stride=config.doc_stride)
+
+
 def run_export(config: ExportConfig) -> dict:
   """Loads the source, builds the tokenizer, writes the SavedModel; returns a summary dict.
 
@@ -150,10 +158,8 @@ def run_export(config: ExportConfig) -> dict:
                       f"vocab_size={encoder.model_config.vocab_size}")
     if config.format == "litert":
       litert_export.check_kind(exporter.kind_for(model, info))
-    module = exporter.build_finetuned(model, info, tokenizer, jit_compile=config.jit_compile,
-                                      doc_stride=config.doc_stride,
-                                      head_groups=config.head_groups,
-                                      length_buckets=config.buckets(int(info["max_seq_length"])))
+    module = exporter.build_finetuned(model, info, tokenizer,
+                                      _options(config, int(info["max_seq_length"])))
   else:
     config = dataclasses.replace(
         config, max_seq_length=(DEFAULT_MAX_SEQ_LENGTH if config.max_seq_length is None
@@ -174,10 +180,9 @@ def run_export(config: ExportConfig) -> dict:
       raise UserError(f"max_seq_length={config.max_seq_length} exceeds max_position_embeddings="
                       f"{positions} of {config.encoder_checkpoint}; expected --max_seq_length <= "
                       f"{positions}")
-    module = exporter.build_serving_module(
-        encoder, "encoder", tokenizer, config.max_seq_length, task="encoder",
-        jit_compile=config.jit_compile, head_groups=config.head_groups,
-        length_buckets=config.buckets(config.max_seq_length))
+    module = exporter.build_serving_module(encoder, "encoder", tokenizer, config.max_seq_length,
+                                           task="encoder",
+                                           options=_options(config, config.max_seq_length))
   used = resolved_config(config, module.metadata(), vocab)
   exporter.save_serving_module(module, config.output_dir,
                                extra_files={"export_config.json": used.to_json() + "\n"})

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from bert_keras.errors import UserError
 from bert_keras.export import export_task_model as exporter
+from bert_keras.export.serving_options import ServingOptions
 from bert_keras.export.export_config import ExportConfig
 from bert_keras.export.serving_module import tokenized_specs
 from bert_keras.kernels.host_tuning import DEFAULT_HEAD_GROUPS, UNSPLIT_MIN_HIDDEN
@@ -73,7 +74,7 @@ def export(tmp_path_factory):
   encoder = BertEncoder.from_model_config(config)
   path = exporter.export_task_model(encoder, "encoder", tokenizer,
                                     str(tmp_path_factory.mktemp("head_groups") / "g"), SEQ,
-                                    head_groups=2)
+                                    options=ServingOptions(head_groups=2))
   return encoder, tokenizer, path
 
 
@@ -94,7 +95,7 @@ def test_saved_split_export_gives_the_keras_outputs(export):
 def test_other_head_groups(export, groups):
   encoder, tokenizer, _ = export
   module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
-                                         **({} if groups is None else {"head_groups": groups}))
+                                         options=ServingOptions(head_groups=groups))
   groups = groups or DEFAULT_HEAD_GROUPS
   assert module.head_groups == groups and module.metadata()["head_groups"] == groups
   assert (_model_split_ops(module) > 0) == (groups > 1)
@@ -108,9 +109,6 @@ def test_other_head_groups(export, groups):
 def test_exports_named_by_row_groups_still_work(export, tmp_path):
   encoder, tokenizer, _ = export
   with pytest.warns(FutureWarning, match="row_groups"):
-    module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, row_groups=1)
-  assert module.head_groups == 1
-  with pytest.warns(FutureWarning, match="row_groups"):
     config = ExportConfig.from_dict({"output_dir": str(tmp_path), "encoder_checkpoint": "x",
                                      "row_groups": 2})
   assert config.head_groups == 2
@@ -120,7 +118,7 @@ def test_the_reference_implementation_exports_the_same_outputs(export):
   """What a GPU or TPU host exports by default: the reference blocks, no split."""
   encoder, tokenizer, _ = export
   module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
-                                         implementation="reference")
+                                         options=ServingOptions(implementation="reference"))
   assert module.implementation == "reference" and _model_split_ops(module) == 0
   _assert_keras_outputs(encoder, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
                         "reference", (1, len(TEXTS)))
@@ -138,7 +136,8 @@ def test_default_head_groups_follow_the_width(export):
     module = exporter.build_serving_module(model, "encoder", tokenizer, SEQ)
     assert module.head_groups == groups and module.metadata()["head_groups"] == groups
     assert (_model_split_ops(module) > 0) == (groups > 1)
-  module = exporter.build_serving_module(wide, "encoder", tokenizer, SEQ, head_groups=2)
+  module = exporter.build_serving_module(wide, "encoder", tokenizer, SEQ,
+                                         options=ServingOptions(head_groups=2))
   assert module.head_groups == 2 and _model_split_ops(module) > 0
   _assert_keras_outputs(wide, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
                         "wide, 2 groups", (1, len(TEXTS)))
@@ -148,16 +147,18 @@ def test_xla_model_stays_unsplit(export):
   # XLA's CPU code runs one op after another: the split would only add ops there. (Its outputs
   # are checked in test_serving_speed_auto_jit.py.)
   encoder, tokenizer, _ = export
-  module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, jit_compile=True,
-                                         head_groups=2)
+  module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
+                                         options=ServingOptions(jit_compile=True, head_groups=2))
   assert module.head_groups == 2 and _model_split_ops(module) == 0
 
 
 def test_bad_head_groups_fail(export, tmp_path):
   encoder, tokenizer, _ = export
   with pytest.raises(ValueError, match="head_groups"):
-    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, head_groups=0)
+    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
+                                  options=ServingOptions(head_groups=0))
   with pytest.raises(ValueError, match="head_groups=3 does not divide num_heads=2"):
-    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, head_groups=3)
+    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
+                                  options=ServingOptions(head_groups=3))
   with pytest.raises(UserError, match="head_groups"):
     ExportConfig(output_dir=str(tmp_path), encoder_checkpoint="x", head_groups=0)
