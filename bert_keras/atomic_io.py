@@ -10,11 +10,9 @@ that may be remote (gs://...), through tf.io.gfile; `beam_create` streams a file
 FileSystems (local or gs://, as Beam workers write). On object stores a rename is a copy, so there
 they only guarantee that the target is never partly written by this process.
 
-A directory is written the same way: `staged_dir(target)` yields a new sibling staging directory
-and puts it in place of `target` when the block succeeds. A staging directory's name records its
-writer, `<target>.staging-<host>-<pid>-<hex>`, so the next writer of the same target removes the
-stages of processes killed outright (SIGKILL skips every cleanup) and leaves live ones, and other
-hosts' on a shared file system, alone.
+Directories too: `staged_dir(target)` yields a sibling stage that replaces `target` when the block
+succeeds. A stage's name, `<target>.staging-<host>-<pid>-<hex>`, lets the next writer remove the
+stages of killed processes of this host (SIGKILL skips every cleanup) and leave live ones alone.
 """
 
 from __future__ import annotations
@@ -83,37 +81,58 @@ def remove_dead_stages(target: str) -> list[str]:
   return removed
 
 
+class FileOps:
+  """The few file operations staging and publishing need: `os` for local paths, tf.io.gfile for
+  the others (gs://...)."""
+
+  def __init__(self, path: str):
+    self.local = "://" not in path
+    if not self.local:
+      import tensorflow as tf  # pylint: disable=g-import-not-at-top  (local writers need no TF)
+      self._gfile = tf.io.gfile
+
+  def exists(self, path):
+    return os.path.exists(path) if self.local else self._gfile.exists(path)
+
+  def makedirs(self, path):
+    os.makedirs(path, exist_ok=True) if self.local else self._gfile.makedirs(path)
+
+  def remove(self, path):
+    os.remove(path) if self.local else self._gfile.remove(path)
+
+  def rmtree(self, path):
+    shutil.rmtree(path, ignore_errors=True) if self.local else self._gfile.rmtree(path)
+
+  def glob(self, pattern):
+    return sorted(glob.glob(pattern)) if self.local else self._gfile.glob(pattern)
+
+  def rename(self, src, dst):
+    os.replace(src, dst) if self.local else self._gfile.rename(src, dst, overwrite=True)
+
+  def size(self, path):
+    return os.path.getsize(path) if self.local else self._gfile.stat(path).length
+
+
 def new_stage(target: str) -> str:
   """Creates a new empty staging directory for `target` (local or gs://...) and returns it;
   locally, the stages dead writers left for `target` are removed first."""
   stage = f"{target}.staging-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-  if "://" in target:
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top  (local writers need no TF)
-    tf.io.gfile.makedirs(stage)
-  else:
+  files = FileOps(target)
+  if files.local:
     remove_dead_stages(target)
-    os.makedirs(stage)
+  files.makedirs(stage)
   return stage
-
-
-def _dir_ops(path: str):
-  """(exists, rename, rmtree) for a local or a tf.io.gfile path."""
-  if "://" not in path:
-    return os.path.exists, os.rename, lambda p: shutil.rmtree(p, ignore_errors=True)
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  return tf.io.gfile.exists, tf.io.gfile.rename, tf.io.gfile.rmtree
 
 
 def replace_dir(stage: str, target: str) -> None:
   """Puts the complete directory `stage` at `target`: an existing `target` is moved aside first
   and removed once the stage is in place."""
-  exists, rename, rmtree = _dir_ops(target)
-  old = f"{target}.old-{uuid.uuid4().hex[:8]}"
-  if exists(target):
-    rename(target, old)
-  rename(stage, target)
-  if exists(old):
-    rmtree(old)
+  files, old = FileOps(target), f"{target}.old-{uuid.uuid4().hex[:8]}"
+  if files.exists(target):
+    files.rename(target, old)
+  files.rename(stage, target)
+  if files.exists(old):
+    files.rmtree(old)
 
 
 @contextlib.contextmanager
@@ -121,14 +140,13 @@ def staged_dir(target: str):
   """Yields a new staging directory (`new_stage`) that replaces the directory `target` when the
   block ends without error (`replace_dir`); on error it is removed and `target` is untouched."""
   target = target.rstrip("/")
-  stage = new_stage(target)
-  exists, _, rmtree = _dir_ops(target)
+  stage, files = new_stage(target), FileOps(target)
   try:
     yield stage
     replace_dir(stage, target)
   finally:
-    if exists(stage):
-      rmtree(stage)
+    if files.exists(stage):
+      files.rmtree(stage)
 
 
 def gfile_write_text(path: str, data: str | bytes) -> None:
