@@ -45,19 +45,19 @@ def fit(model: keras.Model, task, features: dict, *, optimizer, config: Training
   return trainer
 
 
-def fit_in_process(model: keras.Model, task, features: dict, *, optimizer, num_steps: int,
-                   batch_size: int, seed: int = 0, clip_global_norm: Optional[float] = 1.0,
-                   step_cache: Optional[dict] = None) -> list:
+def fit_in_process(model: keras.Model, task, features: dict, *, optimizer, config: TrainingConfig,
+                   num_steps: int, step_cache: Optional[dict] = None) -> list:
   """The same task contract and update as `fit`, as one traced step in a Python loop: no strategy,
-  checkpoints or summaries. For the study's many short runs on one CPU, where the Trainer's graph
+  checkpoints or summaries; of `config` it reads the batch, the seed and the clipping. For the study's many short runs on one CPU, where the Trainer's graph
   construction (a traced multi-step loop) costs more than the training itself. Returns the losses.
 
   Tracing the step costs seconds; a caller that continues the same model, task and optimizer in
   chunks (e.g. probing between them) passes the same `step_cache` dict so it is traced once.
   """
   n = len(next(iter(features.values())))
-  batch_size = min(batch_size, n)
-  rng = np.random.default_rng(seed)
+  batch_size = min(config.data.train_batch_size, n)
+  rng = np.random.default_rng(config.runtime.seed)
+  clip_global_norm = config.optimizer.clip_global_norm
   if step_cache is not None and "step" in step_cache:
     return _run_steps(step_cache["step"], features, num_steps, batch_size, n, rng)
 
