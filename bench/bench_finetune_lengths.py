@@ -82,6 +82,7 @@ def step_costs(task_name: str, lengths: list[int]) -> dict:
   from bert_keras.configs.tasks import get_task_config
   from bert_keras.tasks.finetuning import build_encoder, resolve_encoder_source
   from bert_keras.tasks.registry import get_task
+  from bert_keras.configs.training import OptimizerConfig
   from bert_keras.training.optimization import create_optimizer
   config = get_task_config(task_name)
   source = resolve_encoder_source(RunConfig(
@@ -90,8 +91,9 @@ def step_costs(task_name: str, lengths: list[int]) -> dict:
   task = get_task(config)
   encoder = build_encoder(source, config)[0]
   model = task.build_model(encoder)
-  model.compile(optimizer=create_optimizer(config.learning_rate, 100, 10,
-                                           weight_decay_rate=config.weight_decay_rate),
+  model.compile(optimizer=create_optimizer(OptimizerConfig(
+      learning_rate=config.learning_rate, num_train_steps=100, num_warmup_steps=10,
+      weight_decay_rate=config.weight_decay_rate)),
                 **task.compile_kwargs())
   rng = np.random.default_rng(0)
   batch = config.train_batch_size

@@ -254,8 +254,8 @@ OURS = COMMON + GEMMS + textwrap.dedent("""
         jit_compile=os.environ.get("BENCH_JIT") == "1")
     strategy = tf.distribute.get_strategy()
     model, opt = build_pretrainer(cfg), build_optimizer(cfg)
-    trainer = Trainer(strategy, model, opt, PretrainingTask(), model_dir=tempfile.mkdtemp(),
-                      global_batch_size=B, jit_compile=cfg.runtime.jit_compile, jit_loss=True)
+    trainer = Trainer(strategy, model, opt, PretrainingTask(), cfg.override(
+        model_dir=tempfile.mkdtemp()), jit_loss=True)
     batch = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids),
              "masked_lm_positions": positions, "masked_lm_ids": labels,
              "masked_lm_weights": np.ones((B, PRED), "float32"), "next_sentence_labels": nsp}

@@ -158,6 +158,7 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str,
   import tensorflow as tf
 
   from bert_keras.export.export_task_model import export_task_model
+  from bert_keras.export.serving_options import ServingOptions
   from bert_keras.models.bert_encoder import BertEncoder
   from bert_keras.text.bert_packer import BertPacker
   from bert_keras.configs.model import get_model_config
@@ -185,8 +186,9 @@ def bench_shape(shape: str, tokenizer, texts: list[str], work_dir: str,
       raise ValueError(f"--variants: {variant!r}; expected graph, xla or auto, optionally :gN")
     path = os.path.join(work_dir, f"{shape}_{variant.replace(':', '_')}")
     start = time.time()
-    export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length, jit_compile=jit,
-                      **({"head_groups": int(groups)} if groups else {}))
+    export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length,
+                      options=ServingOptions(jit_compile=jit,
+                                             head_groups=int(groups) if groups else None))
     export_seconds[variant] = time.time() - start
     loaded = tf.saved_model.load(path)
     ids_in = loaded.signatures["serving_tokenized"]

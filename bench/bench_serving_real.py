@@ -326,13 +326,14 @@ def export(model: str, tokenizer, variant: str, path: str) -> dict | None:
     return
   import keras
   from bert_keras.export.export_task_model import export_task_model
+  from bert_keras.export.serving_options import ServingOptions
   from bert_keras.models.bert_encoder import BertEncoder
   from bert_keras.configs.model import get_model_config
   keras.utils.set_random_seed(0)
   encoder = BertEncoder.from_model_config(get_model_config(model,
                                                            vocab_size=tokenizer.vocab_size))
   export_task_model(encoder, "encoder", tokenizer, path, FLAGS.seq_length,
-                    jit_compile=jit_compile, **({"length_buckets": buckets} if buckets else {}))
+                    options=ServingOptions(jit_compile=jit_compile, length_buckets=buckets or None))
   return None
 
 
@@ -343,9 +344,10 @@ def export_classifier(model: str, tokenizer, path: str, buckets, jit_compile) ->
   from bert_keras import resources
   from bert_keras.configs.model import get_model_config
   from bert_keras.export.export_task_model import export_task_model
+  from bert_keras.export.serving_options import ServingOptions
   from bert_keras.interop.loader import load_encoder
   from bert_keras.models.bert_encoder import BertEncoder
-  from bert_keras.tasks.heads.bert_classifier import BertClassifier
+  from bert_keras.models.heads.bert_classifier import BertClassifier
   keras.utils.set_random_seed(0)
   if model == "minilm":
     encoder, _ = load_encoder(resources.minilm_dir())
@@ -354,8 +356,8 @@ def export_classifier(model: str, tokenizer, path: str, buckets, jit_compile) ->
                                                              vocab_size=tokenizer.vocab_size))
   head = BertClassifier(encoder, 2)
   export_task_model(head, "classification", tokenizer, path, FLAGS.seq_length,
-                    labels=["negative", "positive"], jit_compile=jit_compile,
-                    **({"length_buckets": buckets} if buckets else {}))
+                    labels=["negative", "positive"],
+                    options=ServingOptions(jit_compile=jit_compile, length_buckets=buckets or None))
   dense = head.get_layer("classifier")
   return {"kernel": dense.kernel.numpy().tolist(), "bias": dense.bias.numpy().tolist()}
 
@@ -369,7 +371,7 @@ def export_litert_file(model: str, tokenizer, quantize: str, path: str):
   from bert_keras.export.litert_export import export_litert
   from bert_keras.interop.loader import load_encoder
   from bert_keras.models.bert_encoder import BertEncoder
-  from bert_keras.tasks.heads.bert_classifier import BertClassifier
+  from bert_keras.models.heads.bert_classifier import BertClassifier
   keras.utils.set_random_seed(0)
   if model == "minilm":
     encoder, _ = load_encoder(resources.minilm_dir())

@@ -500,11 +500,12 @@ def _tiny_encoder(hidden_size=16, num_heads=2, seed=0):
 def auto_jit_switch():
   import tensorflow as tf
   from bert_keras.export import export_task_model as exporter
+  from bert_keras.export.serving_options import ServingOptions
   from bert_keras.kernels.host_tuning import AUTO_XLA_MAX_ROWS
   encoder, tokenizer = _tiny_encoder()
   with tempfile.TemporaryDirectory() as root:
     path = exporter.export_task_model(encoder, "encoder", tokenizer, os.path.join(root, "auto"),
-                                      16, jit_compile="auto")
+                                      16, options=ServingOptions(jit_compile="auto"))
     library = {fn.signature.name: fn for fn in _saved_library(path).function}
   xla = sum(1 for fn in library.values() if fn.attr["_XlaMustCompile"].b)
 
@@ -521,7 +522,8 @@ def auto_jit_switch():
               if node.op in ("If", "StatelessIf")
               and reaches_xla(node.attr["then_branch"].func.name, set())]
   # Which branch runs, counted at run time by wrapping the module's two model functions.
-  module = exporter.build_serving_module(encoder, "encoder", tokenizer, 16, jit_compile="auto")
+  module = exporter.build_serving_module(encoder, "encoder", tokenizer, 16,
+                                         options=ServingOptions(jit_compile="auto"))
   counts = {}
   for branch in ("_xla_model", "_graph_model"):
     counts[branch] = counter = tf.Variable(0)
@@ -551,14 +553,16 @@ def _model_split_ops(module):
 @check
 def export_head_groups():
   from bert_keras.export import export_task_model as exporter
+  from bert_keras.export.serving_options import ServingOptions
   from bert_keras.kernels.host_tuning import DEFAULT_HEAD_GROUPS, UNSPLIT_MIN_HIDDEN
   encoder, tokenizer = _tiny_encoder()
   with tempfile.TemporaryDirectory() as root:
     path = exporter.export_task_model(encoder, "encoder", tokenizer, os.path.join(root, "g"), 16,
-                                      head_groups=2)
+                                      options=ServingOptions(head_groups=2))
     saved = sum(1 for fn in _saved_library(path).function for node in fn.node_def
                 if node.op == "Split")
-  build = lambda model, **kw: exporter.build_serving_module(model, "encoder", tokenizer, 16, **kw)
+  build = lambda model, **kw: exporter.build_serving_module(model, "encoder", tokenizer, 16,
+                                                          options=ServingOptions(**kw))
   figure = {"saved, 2 groups": saved}
   for groups in (1, 2):
     module = build(encoder, head_groups=groups)
@@ -584,6 +588,7 @@ def length_buckets_traced_once():
   from bert_keras import resources
   from bert_keras.configs.model import get_model_config
   from bert_keras.export import export_task_model as exporter
+  from bert_keras.export.serving_options import ServingOptions
   from bert_keras.export.serving_module import ServingModule
   from bert_keras.models.bert_encoder import BertEncoder
   from bert_keras.text.bert_tokenizer import BertTokenizer
@@ -799,9 +804,8 @@ def pretraining_file_calls():
         resolved = pretrain.resolve_inputs(config)
         resolving = dict(counts)
         counts.clear()
-        make_dataset(resolved.train, seq_length=SEQ, max_predictions=PRED, batch_size=8)
-        make_dataset(resolved.evaluation, seq_length=SEQ, max_predictions=PRED, batch_size=8,
-                     training=False)
+        make_dataset(config, resolved.train)
+        make_dataset(config, resolved.evaluation, training=False)
         label_frequencies(resolved.train, seq_length=SEQ, max_predictions=PRED)
         after = dict(counts)
       ok = (resolving.get("glob") == 3 and resolving.get("open summary.json") == 3

@@ -5,17 +5,26 @@ A reader, or a rerun after a crash, sees the previous file or the new one and ne
 one: within one directory a rename replaces the target atomically. A write that fails removes
 its temporary file and leaves the previous file untouched.
 
-`write_text` is for local paths; `gfile_write_text` for model_dir-style paths that may be remote
-(gs://...), through tf.io.gfile; `beam_create` streams a file through Beam's FileSystems (local or
-gs://, as Beam workers write). On object stores a rename is a copy, so there they only guarantee
-that the target is never partly written by this process.
+`write_text` (and `write_json`) is for local paths; `gfile_write_text` for model_dir-style paths
+that may be remote (gs://...), through tf.io.gfile; `beam_create` streams a file through Beam's
+FileSystems (local or gs://, as Beam workers write). On object stores a rename is a copy, so there
+they only guarantee that the target is never partly written by this process.
+
+Directories too: `staged_dir(target)` yields a sibling stage that replaces `target` when the block
+succeeds. A stage's name, `<target>.staging-<host>-<pid>-<hex>`, lets the next writer remove the
+stages of killed processes of this host (SIGKILL skips every cleanup) and leave live ones alone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
+import json
 import os
+import shutil
+import socket
 import uuid
+from typing import Any
 
 
 def write_text(path, data: str | bytes) -> None:
@@ -38,6 +47,106 @@ def write_text(path, data: str | bytes) -> None:
     if os.path.exists(tmp):
       os.remove(tmp)
     raise
+
+
+def write_json(path, values: Any, default=None) -> None:
+  """Writes `values` as indented, key-sorted UTF-8 JSON to the local `path` atomically.
+
+  default: json.dumps's fallback for values JSON has no type for (None: they are an error)."""
+  write_text(path, json.dumps(values, indent=2, sort_keys=True, ensure_ascii=False,
+                              default=default) + "\n")
+
+
+def pid_alive(pid: int) -> bool:
+  """Whether a process `pid` exists on this host (another user's included)."""
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:  # another user's process
+    return True
+  return True
+
+
+def remove_dead_stages(target: str) -> list[str]:
+  """Removes the staging directories of the local `target` whose writer, a process of this host,
+  no longer exists; returns their paths."""
+  removed, host = [], socket.gethostname()
+  for path in sorted(glob.glob(f"{glob.escape(target)}.staging-*")):
+    owner = path.rsplit(".staging-", 1)[1].rsplit("-", 2)
+    if (len(owner) == 3 and owner[0] == host and owner[1].isdigit()
+        and int(owner[1]) != os.getpid() and not pid_alive(int(owner[1]))):
+      shutil.rmtree(path, ignore_errors=True)
+      removed.append(path)
+  return removed
+
+
+class FileOps:
+  """The few file operations staging and publishing need: `os` for local paths, tf.io.gfile for
+  the others (gs://...)."""
+
+  def __init__(self, path: str):
+    self.local = "://" not in path
+    if not self.local:
+      import tensorflow as tf  # pylint: disable=g-import-not-at-top  (local writers need no TF)
+      self._gfile = tf.io.gfile
+
+  def exists(self, path):
+    return os.path.exists(path) if self.local else self._gfile.exists(path)
+
+  def makedirs(self, path):
+    os.makedirs(path, exist_ok=True) if self.local else self._gfile.makedirs(path)
+
+  def remove(self, path):
+    os.remove(path) if self.local else self._gfile.remove(path)
+
+  def rmtree(self, path):
+    shutil.rmtree(path, ignore_errors=True) if self.local else self._gfile.rmtree(path)
+
+  def glob(self, pattern):
+    return sorted(glob.glob(pattern)) if self.local else self._gfile.glob(pattern)
+
+  def rename(self, src, dst):
+    os.replace(src, dst) if self.local else self._gfile.rename(src, dst, overwrite=True)
+
+  def size(self, path):
+    return os.path.getsize(path) if self.local else self._gfile.stat(path).length
+
+
+def new_stage(target: str) -> str:
+  """Creates a new empty staging directory for `target` (local or gs://...) and returns it;
+  locally, the stages dead writers left for `target` are removed first."""
+  stage = f"{target}.staging-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+  files = FileOps(target)
+  if files.local:
+    remove_dead_stages(target)
+  files.makedirs(stage)
+  return stage
+
+
+def replace_dir(stage: str, target: str) -> None:
+  """Puts the complete directory `stage` at `target`: an existing `target` is moved aside first
+  and removed once the stage is in place."""
+  files, old = FileOps(target), f"{target}.old-{uuid.uuid4().hex[:8]}"
+  if files.exists(target):
+    files.rename(target, old)
+  files.rename(stage, target)
+  if files.exists(old):
+    files.rmtree(old)
+
+
+@contextlib.contextmanager
+def staged_dir(target: str):
+  """Yields a new staging directory (`new_stage`) that replaces the directory `target` when the
+  block ends without error (`replace_dir`); on error it is removed and `target` is untouched."""
+  target = target.rstrip("/")
+  stage, files = new_stage(target), FileOps(target)
+  try:
+    yield stage
+    replace_dir(stage, target)
+  finally:
+    if files.exists(stage):
+      files.rmtree(stage)
 
 
 def gfile_write_text(path: str, data: str | bytes) -> None:

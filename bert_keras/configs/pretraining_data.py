@@ -6,14 +6,20 @@ config are made from this class."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Optional
 
-from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES
-from bert_keras.data.pretraining_instances import default_max_predictions
 from bert_keras.configs.base import Config, ConfigError, field
 
 INPUT_FORMATS = ("wikipedia", "bert_text", "lines", "jsonl", "tfds")
 COMPRESSIONS = ("none", "gzip")
+# Lines longer than this are dropped (a corpus line of megabytes is a broken file, not a sentence).
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+
+
+def default_max_predictions(max_seq_length: int, masked_lm_prob: float = 0.15) -> int:
+  """The paper's max_predictions_per_seq: 20 at length 128, 80 at length 512 (rounded up to 20s)."""
+  return max(1, min(max_seq_length, 20 * math.ceil(max_seq_length * masked_lm_prob / 20)))
 
 
 @dataclasses.dataclass(frozen=True)

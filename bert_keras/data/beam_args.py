@@ -21,7 +21,7 @@ import difflib
 from typing import List, Sequence, Tuple
 
 from bert_keras.console import VERBOSE_HELP
-from bert_keras.data.beam_runner import with_local_runner_defaults
+from bert_keras.beam_runner import LOCAL_RUNNERS, with_local_runner_defaults
 from bert_keras.configs.pretraining_data import INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.errors import UserError
 
@@ -53,11 +53,6 @@ def _beam_parser() -> argparse.ArgumentParser:
   return parser
 
 
-# Runners that run the pipeline in this process or its workers: an option no class defines goes
-# nowhere there.
-LOCAL_RUNNERS = (None, "DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner",
-                 "FnApiRunner", "PrismRunner")
-
 
 def _option_names(parser: argparse.ArgumentParser) -> list:
   """Every `--name` option string of `parser`."""
@@ -71,6 +66,7 @@ def check_beam_args(beam_args: Sequence[str], ours: argparse.ArgumentParser) -> 
   the message names it and the closest flag of `ours` or of Beam."""
   beam = _beam_parser()
   known, unknown = beam.parse_known_args(list(beam_args))
+  # A local runner runs the pipeline here or in its workers: an option no class defines goes nowhere.
   local = getattr(known, "runner", None) in LOCAL_RUNNERS
   for arg in unknown:
     name = arg.split("=", 1)[0]

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
-# Lines longer than this are dropped (a corpus line of megabytes is a broken file, not a sentence).
-DEFAULT_MAX_LINE_BYTES = 1 << 20
+from bert_keras.configs.pretraining_data import DEFAULT_MAX_LINE_BYTES
 _CHUNK = 1 << 16
 
 

@@ -20,10 +20,11 @@ import logging
 import sys
 from typing import Sequence
 
+from bert_keras.beam_runner import LOCAL_RUNNERS, option_value
+
 # Top-level packages, and Beam modules, that `import apache_beam` loads only for its connectors.
 _SKIPPED_PACKAGES = ("pymongo", "bson", "pyarrow")
 _SKIPPED_MODULES = ("apache_beam.io.gcp.bigquery",)
-_LOCAL_RUNNERS = ("DirectRunner", "direct", "FnApiRunner", "SwitchingDirectRunner")
 
 
 class _RefuseConnectors(importlib.abc.MetaPathFinder):
@@ -37,13 +38,7 @@ class _RefuseConnectors(importlib.abc.MetaPathFinder):
 
 def runs_locally(argv: Sequence[str]) -> bool:
   """True unless `argv` names a runner other than Beam's local ones (--runner=X or --runner X)."""
-  argv = list(argv)
-  for i, arg in enumerate(argv):
-    if arg.startswith("--runner="):
-      return arg.split("=", 1)[1] in _LOCAL_RUNNERS
-    if arg == "--runner" and i + 1 < len(argv):
-      return argv[i + 1] in _LOCAL_RUNNERS
-  return True
+  return option_value(list(argv), "runner") in LOCAL_RUNNERS
 
 
 def import_beam(argv: Sequence[str] = ()) -> None:

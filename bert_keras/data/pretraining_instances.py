@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import math
 import random
 import struct
 from typing import Callable, List, Optional, Sequence
@@ -52,11 +51,6 @@ def stable_hash(*parts) -> int:
   """
   digest = hashlib.blake2b("\x1f".join(str(p) for p in parts).encode("utf-8"), digest_size=8).digest()
   return int.from_bytes(digest, "big")
-
-
-def default_max_predictions(max_seq_length: int, masked_lm_prob: float = 0.15) -> int:
-  """The paper's max_predictions_per_seq: 20 at length 128, 80 at length 512 (rounded up to 20s)."""
-  return max(1, min(max_seq_length, 20 * math.ceil(max_seq_length * masked_lm_prob / 20)))
 
 
 def _shuffle(items: list, rng: random.Random) -> None:

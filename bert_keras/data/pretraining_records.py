@@ -37,6 +37,18 @@ FEATURES = {
 TOKEN_ID_FEATURES = ("input_ids", "masked_lm_ids")
 
 SUMMARY_NAME = "summary.json"
+# Shards written with compression="gzip" end with it; every reader picks the compression by name.
+GZIP_SUFFIX = ".gz"
+
+
+def compression_type(path):
+  """TFRecord compression of the shard `path` by its name: "GZIP" for GZIP_SUFFIX, else "". For
+  a string tensor (a tf.data pipeline's file name), the same as a string tensor."""
+  if isinstance(path, str):
+    return "GZIP" if path.endswith(GZIP_SUFFIX) else ""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return tf.where(tf.strings.regex_full_match(path, ".*" + GZIP_SUFFIX.replace(".", r"\.")),
+                  "GZIP", "")
 
 
 def feature_lengths(seq_length: int, max_predictions: int) -> Dict[str, int]:

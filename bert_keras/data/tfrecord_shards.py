@@ -22,18 +22,17 @@ from bert_keras.data import example_encoding, pretraining_records, sorted_shards
 STAGING_DIR_NAME = ".staging"
 
 
-_is_local = sorted_shards.is_local
-
-
-def write_tfrecord_file(path: str, records: Iterable[bytes], compression: str) -> None:
-  """Writes `records` in order (streamed) to `path` (local or any tf.io.gfile filesystem)."""
-  if compression == "none" and _is_local(path) and example_encoding.have_fast_crc32c():
+def write_tfrecord_file(path: str, records: Iterable[bytes]) -> None:
+  """Writes `records` in order (streamed) to `path` (local or any tf.io.gfile filesystem),
+  compressed as its name says (pretraining_records.compression_type)."""
+  compression = pretraining_records.compression_type(path)
+  if not compression and sorted_shards.is_local(path) and example_encoding.have_fast_crc32c():
     with atomic_io.beam_create(path) as f:
       example_encoding.write_uncompressed_tfrecords(f, records)
     return
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-  options = tf.io.TFRecordOptions(compression_type="GZIP" if compression == "gzip" else "")
+  options = tf.io.TFRecordOptions(compression_type=compression)
   with tf.io.TFRecordWriter(path, options) as writer:
     for record in records:
       writer.write(record)
@@ -56,7 +55,7 @@ class _TFRecordShardWriter:
 
   def write(self, shard: int, records: Iterable[bytes]) -> str:
     path = os.path.join(self._staging_dir, self.shard_name(shard))
-    write_tfrecord_file(path, records, self._config.compression)
+    write_tfrecord_file(path, records)
     return path
 
 
@@ -77,40 +76,9 @@ def staging_dir_for(output_dir: str) -> str:
   return os.path.join(output_dir, STAGING_DIR_NAME)
 
 
-class _Files:
-  """The few file operations publishing needs: `os` for local paths, tf.io.gfile for the others."""
-
-  def __init__(self, path: str):
-    self.local = _is_local(path)
-    if not self.local:
-      import tensorflow as tf  # pylint: disable=g-import-not-at-top
-      self._gfile = tf.io.gfile
-
-  def exists(self, path):
-    return os.path.exists(path) if self.local else self._gfile.exists(path)
-
-  def makedirs(self, path):
-    os.makedirs(path, exist_ok=True) if self.local else self._gfile.makedirs(path)
-
-  def remove(self, path):
-    os.remove(path) if self.local else self._gfile.remove(path)
-
-  def glob(self, pattern):
-    if self.local:
-      import glob  # pylint: disable=g-import-not-at-top
-      return sorted(glob.glob(pattern))
-    return self._gfile.glob(pattern)
-
-  def rename(self, src, dst):
-    os.replace(src, dst) if self.local else self._gfile.rename(src, dst, overwrite=True)
-
-  def size(self, path):
-    return os.path.getsize(path) if self.local else self._gfile.stat(path).length
-
-
 def prepare_staging_dir(output_dir: str) -> str:
   """Creates an empty staging dir under `output_dir` (removing one a killed run left)."""
-  files = _Files(output_dir)
+  files = atomic_io.FileOps(output_dir)
   staging = staging_dir_for(output_dir)
   sorted_shards.remove_dir(staging)
   files.makedirs(staging)
@@ -124,7 +92,7 @@ def publish_shards(output_dir: str, config, summary: Dict) -> List[str]:
   Removes an old summary first (so an interrupted publish never looks finished) and stale shards of
   the same prefix from earlier runs with another num_shards. Returns the published shard paths.
   """
-  files = _Files(output_dir)
+  files = atomic_io.FileOps(output_dir)
   staging = staging_dir_for(output_dir)
   summary_path = os.path.join(output_dir, pretraining_records.SUMMARY_NAME)
   if files.exists(summary_path):
@@ -137,7 +105,7 @@ def publish_shards(output_dir: str, config, summary: Dict) -> List[str]:
   for name in names:
     staged = os.path.join(staging, name)
     if not files.exists(staged):  # A shard no instance hashed to: still a valid (empty) file.
-      write_tfrecord_file(staged, [], config.compression)
+      write_tfrecord_file(staged, [])
     final = os.path.join(output_dir, name)
     files.rename(staged, final)
     paths.append(final)

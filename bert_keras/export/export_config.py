@@ -12,6 +12,7 @@ from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.output_task import check_earlier_task
 from bert_keras.configs.export import ExportConfig
+from bert_keras.export.serving_options import ServingOptions
 
 FINETUNE_FILES = ("model.keras", "task_info.json")
 DEFAULT_MAX_SEQ_LENGTH = 128  # encoder exports
@@ -87,6 +88,13 @@ def check_output_dir(config: ExportConfig, task: Optional[str] = None) -> None:
                        _earlier_task(config.output_dir, has_file), task, config.overwrite)
 
 
+def _options(config: ExportConfig, max_seq_length: int) -> ServingOptions:
+  """How the export's graphs run, as `config` says, for a model of `max_seq_length`."""
+  return ServingOptions(jit_compile=config.jit_compile, head_groups=config.head_groups,
+                        length_buckets=config.buckets(max_seq_length),
+                        doc_stride=config.doc_stride)
+
+
 def run_export(config: ExportConfig) -> dict:
   """Loads the source, builds the tokenizer, writes the SavedModel; returns a summary dict.
 
@@ -95,6 +103,7 @@ def run_export(config: ExportConfig) -> dict:
   from bert_keras import keras_classes
   from bert_keras.export import export_task_model as exporter
   from bert_keras.export import litert_export
+  from bert_keras.tasks.registry import get_task_class, task_names
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
   info_path = os.path.join(config.finetune_dir, "task_info.json") if config.finetune_dir else ""
@@ -107,17 +116,18 @@ def run_export(config: ExportConfig) -> dict:
 
   if new_task is not None and config.finetune_dir:
     task = new_task
-    if isinstance(task, str) and task.startswith("gpt/"):
-      # A run_gpt_finetuning directory (model.keras, bpe.model): the GPT-1 export path, resolved
-      # through the same task registry. Its BPE tokenizer, length and plain-graph serving are
-      # fixed by the run, so a BERT-only setting is refused instead of silently ignored.
+    export_run = (getattr(get_task_class(task), "export_run", None)
+                  if isinstance(task, str) and task in task_names() else None)
+    if export_run is not None:
+      # A GPT-1 fine-tuning directory (model.keras, bpe.model), resolved through the task
+      # registry. Its BPE tokenizer, length and plain-graph serving are fixed by the run, so a
+      # BERT-only setting is refused instead of silently ignored.
       bert_only = config.bert_only_settings()
       if bert_only:
         raise UserError(f"{config.finetune_dir}: a GPT-1 fine-tuning directory (task {task!r}); "
                         f"{', '.join(bert_only)} apply to BERT exports only: leave them unset")
-      from bert_keras.gpt.gpt_runs import export_gpt_finetuned
-      export_gpt_finetuned(config.finetune_dir, config.output_dir,
-                           extra_files={"export_config.json": config.to_json() + "\n"})
+      export_run(config.finetune_dir, config.output_dir,
+                 {"export_config.json": config.to_json() + "\n"})
       return {"output_dir": config.output_dir, "kind": "gpt", "task": task, "vocab_file": "",
               "lower_case": False}
   if config.finetune_dir and config.max_seq_length is not None:
@@ -148,10 +158,8 @@ def run_export(config: ExportConfig) -> dict:
                       f"vocab_size={encoder.model_config.vocab_size}")
     if config.format == "litert":
       litert_export.check_kind(exporter.kind_for(model, info))
-    module = exporter.build_finetuned(model, info, tokenizer, jit_compile=config.jit_compile,
-                                      doc_stride=config.doc_stride,
-                                      head_groups=config.head_groups,
-                                      length_buckets=config.buckets(int(info["max_seq_length"])))
+    module = exporter.build_finetuned(model, info, tokenizer,
+                                      _options(config, int(info["max_seq_length"])))
   else:
     config = dataclasses.replace(
         config, max_seq_length=(DEFAULT_MAX_SEQ_LENGTH if config.max_seq_length is None
@@ -172,10 +180,9 @@ def run_export(config: ExportConfig) -> dict:
       raise UserError(f"max_seq_length={config.max_seq_length} exceeds max_position_embeddings="
                       f"{positions} of {config.encoder_checkpoint}; expected --max_seq_length <= "
                       f"{positions}")
-    module = exporter.build_serving_module(
-        encoder, "encoder", tokenizer, config.max_seq_length, task="encoder",
-        jit_compile=config.jit_compile, head_groups=config.head_groups,
-        length_buckets=config.buckets(config.max_seq_length))
+    module = exporter.build_serving_module(encoder, "encoder", tokenizer, config.max_seq_length,
+                                           task="encoder",
+                                           options=_options(config, config.max_seq_length))
   used = resolved_config(config, module.metadata(), vocab)
   exporter.save_serving_module(module, config.output_dir,
                                extra_files={"export_config.json": used.to_json() + "\n"})

@@ -4,8 +4,8 @@ The exported graph holds the tokenizer (WordPiece with the original BERT normali
 and the model, so a server or notebook calls it on raw strings; `serving_tokenized` takes packed
 ids for servers that tokenize elsewhere. Usage:
 
-  export_task_model(model, "classification", tokenizer, "out/sst2_export", labels=["neg", "pos"],
-                    max_seq_length=128)
+  export_task_model(model, "classification", tokenizer, "out/sst2_export", max_seq_length=128,
+                    labels=["neg", "pos"], options=ServingOptions(jit_compile="auto"))
   loaded = tf.saved_model.load("out/sst2_export")  # after `import tensorflow_text`
   loaded.serve(["a gripping film"])["label"]
 """
@@ -15,14 +15,15 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import uuid
 from typing import Mapping, Sequence
 
 import tensorflow as tf
 
+from bert_keras.atomic_io import staged_dir
 from bert_keras.errors import UserError
 from bert_keras.export.classifier_serving import ClassifierServing
 from bert_keras.export.encoder_serving import EncoderServing
+from bert_keras.export.serving_options import ServingOptions
 
 EXPORT_INFO = "export_info.json"  # under assets.extra/, the JSON twin of the saved attributes
 KINDS = ("encoder", "classification", "regression", "squad", "multiple_choice", "tagging")
@@ -31,10 +32,8 @@ _SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_quer
 
 
 def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: str,
-                extra: Mapping, jit_compile: bool | str, head_groups: int | None,
-                length_buckets=None, implementation: str | None = None):
-  common = dict(task=task, jit_compile=jit_compile, head_groups=head_groups,
-                length_buckets=length_buckets, implementation=implementation)
+                extra: Mapping, options: ServingOptions):
+  common = dict(task=task, options=options)
   extra = dict(extra or {})
   if kind == "encoder":
     return EncoderServing(model, tokenizer, max_seq_length, **common)
@@ -56,14 +55,20 @@ def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: 
 
 def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                          labels: Sequence[str] | None = None, task: str = "",
-                         extra: Mapping | None = None, jit_compile: bool | str = False,
-                         head_groups: int | None = None, length_buckets=None,
-                         implementation: str | None = None):
+                         extra: Mapping | None = None, options: ServingOptions = ServingOptions()):
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
   if kind not in KINDS:
     raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
   return _module_for(kind, task_model, tokenizer, int(max_seq_length), labels, task or kind,
-                     extra or {}, jit_compile, head_groups, length_buckets, implementation)
+                     extra or {}, options)
+
+
+def write_extra_files(export_dir: str, files: Mapping[str, str]) -> None:
+  """Writes name -> text under export_dir/assets.extra/ (tf.io.gfile: local or remote)."""
+  tf.io.gfile.makedirs(os.path.join(export_dir, "assets.extra"))
+  for name, text in files.items():
+    with tf.io.gfile.GFile(os.path.join(export_dir, "assets.extra", name), "w") as f:
+      f.write(text)
 
 
 def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] | None = None) -> str:
@@ -75,70 +80,37 @@ def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] 
   reader never sees a half-written export; an existing export at output_dir is replaced.
   """
   output_dir = output_dir.rstrip("/")
-  parent = os.path.dirname(output_dir) or "."
-  tf.io.gfile.makedirs(parent)
-  tag = uuid.uuid4().hex[:8]
-  tmp_dir = f"{output_dir}.tmp-{tag}"
-  with tempfile.TemporaryDirectory() as scratch:
+  with tempfile.TemporaryDirectory() as scratch, staged_dir(output_dir) as stage:
     # The vocabulary travels with the model as an asset: `loaded.vocab_file.asset_path`.
     vocab_path = os.path.join(scratch, "vocab.txt")
     with open(vocab_path, "w", encoding="utf-8") as f:
       f.write("\n".join(module.tokenizer.vocabulary) + "\n")
     module.vocab_file = tf.saved_model.Asset(vocab_path)
     signatures = module.signatures()
-    tf.saved_model.save(module, tmp_dir, signatures=signatures)
-  info = module.metadata()
-  info["signatures"] = sorted(signatures)
-  extra_dir = os.path.join(tmp_dir, "assets.extra")
-  tf.io.gfile.makedirs(extra_dir)
-  files = {EXPORT_INFO: json.dumps(info, indent=2, ensure_ascii=False) + "\n"}
-  files.update(extra_files or {})
-  for name, text in files.items():
-    with tf.io.gfile.GFile(os.path.join(extra_dir, name), "w") as f:
-      f.write(text)
-  old_dir = None
-  if tf.io.gfile.exists(output_dir):
-    old_dir = f"{output_dir}.old-{tag}"
-    tf.io.gfile.rename(output_dir, old_dir)
-  tf.io.gfile.rename(tmp_dir, output_dir)
-  if old_dir:
-    tf.io.gfile.rmtree(old_dir)
+    tf.saved_model.save(module, stage, signatures=signatures)
+    info = dict(module.metadata(), signatures=sorted(signatures))
+    write_extra_files(stage, {EXPORT_INFO: json.dumps(info, indent=2, ensure_ascii=False) + "\n",
+                              **(extra_files or {})})
   return output_dir
 
 
 def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq_length: int,
                       labels: Sequence[str] | None = None, task: str = "",
-                      extra: Mapping | None = None, jit_compile: bool | str = False,
-                      extra_files: Mapping[str, str] | None = None,
-                      head_groups: int | None = None, length_buckets=None,
-                      implementation: str | None = None) -> str:
-  """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`.
+                      extra: Mapping | None = None,
+                      options: ServingOptions = ServingOptions()) -> str:
+  """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`, run as
+  `options` says (jit_compile, head_groups, length_buckets, implementation: see ServingOptions).
 
   kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
   "multiple_choice" or "tagging". labels: class names in head order (classification, tagging).
   extra: kind-specific settings: `pair` (classification/regression: serving_default takes
   text_b too); for squad `version_2`, `null_score_diff_threshold`, `doc_stride`,
   `max_query_length`, `max_answer_length`; for tagging `doc_stride` (0 or absent: the first
-  window only). jit_compile: False runs the model as a plain TF graph, True XLA-compiles it, "auto"
-  uses XLA on single sequences and the plain graph on batches (ServingModule._run_model_auto).
-  head_groups: groups of heads (each with its share of the feed-forward width) that every
-  Transformer block of the plain graph runs side by side (kernels/cpu_transformer_block.py; same
-  outputs, both cores busy at small batches; the export holds a copy of the q-k-v and widening
-  kernels in the groups' layout); 1 = unsplit; None = by the model's width
-  (kernels/host_tuning.default_head_groups: 2, or 1 from hidden 768 on).
-  implementation: what the traced graphs run, "reference" or "cpu" (bert_keras/kernels; None =
-  "cpu" on a host without GPU or TPU, else "reference"); head_groups apply to "cpu" only.
-  length_buckets: the lengths text-in calls pad to (the bucket of each call's longest row; in a
-  batch, encoder, classifier and NER exports without XLA run each row at its own bucket):
-  None or "auto" = 16, 24, 32, 48, 64, ... max_seq_length; "fixed" = max_seq_length only; or
-  ascending ints (bert_keras/text/length_buckets.py).
-  Returns output_dir.
+  window only). Returns output_dir.
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
-                                task=task, extra=extra, jit_compile=jit_compile,
-                                head_groups=head_groups, length_buckets=length_buckets,
-                                implementation=implementation)
-  return save_serving_module(module, output_dir, extra_files=extra_files)
+                                task=task, extra=extra, options=options)
+  return save_serving_module(module, output_dir)
 
 
 def kind_for(task_model, task_info: Mapping) -> str:
@@ -161,30 +133,22 @@ def kind_for(task_model, task_info: Mapping) -> str:
 
 
 def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
-                     jit_compile: bool | str = False,
-                     extra_files: Mapping[str, str] | None = None,
-                     doc_stride: int = 0, head_groups: int | None = None,
-                     length_buckets=None) -> str:
-  """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info).
-
-  doc_stride: pieces between window starts for texts longer than one window (squad, tagging);
-  0 = the task's own (squad: its fine-tuning value; tagging: half a window, so every piece is
-  labelled with at least a quarter window of context on each side but at the text's ends).
-  head_groups, length_buckets: as in `export_task_model`.
-  """
-  module = build_finetuned(task_model, task_info, tokenizer, jit_compile=jit_compile,
-                           doc_stride=doc_stride, head_groups=head_groups,
-                           length_buckets=length_buckets)
-  return save_serving_module(module, output_dir, extra_files=extra_files)
+                     options: ServingOptions = ServingOptions(),
+                     extra_files: Mapping[str, str] | None = None) -> str:
+  """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info), run
+  as `options` says (its doc_stride included: see ServingOptions)."""
+  return save_serving_module(build_finetuned(task_model, task_info, tokenizer, options),
+                             output_dir, extra_files=extra_files)
 
 
-def build_finetuned(task_model, task_info: Mapping, tokenizer, jit_compile: bool | str = False,
-                    doc_stride: int = 0, head_groups: int | None = None, length_buckets=None):
+def build_finetuned(task_model, task_info: Mapping, tokenizer,
+                    options: ServingOptions = ServingOptions()):
   """The in-memory twin of what `export_finetuned` writes (its settings resolved, not saved)."""
   kind = kind_for(task_model, task_info)
   if "max_seq_length" not in task_info:
     raise UserError("task_info has no max_seq_length")
   seq = int(task_info["max_seq_length"])
+  doc_stride = options.doc_stride
   if doc_stride < 0 or (kind == "tagging" and doc_stride > seq - 2):
     raise UserError(f"doc_stride={doc_stride} must be in [0, max_seq_length - 2 = {seq - 2}]")
   extra = {}
@@ -198,5 +162,4 @@ def build_finetuned(task_model, task_info: Mapping, tokenizer, jit_compile: bool
     extra["doc_stride"] = doc_stride or max(1, (seq - 2) // 2)
   return build_serving_module(task_model, kind, tokenizer, seq,
                               labels=task_info.get("label_names"), task=task_info.get("task", ""),
-                              extra=extra, jit_compile=jit_compile, head_groups=head_groups,
-                              length_buckets=length_buckets)
+                              extra=extra, options=options)

@@ -17,6 +17,7 @@ from typing import Callable, Mapping, Sequence
 import tensorflow as tf
 
 from bert_keras import kernels
+from bert_keras.export.serving_options import ServingOptions
 from bert_keras.kernels.host_tuning import AUTO_XLA_MAX_ROWS, default_head_groups
 from bert_keras.lazy_cond import lazy_cond
 from bert_keras.text import length_buckets as length_buckets_lib
@@ -152,13 +153,12 @@ class ServingModule(tf.Module):
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int,
                labels: Sequence[str] | None = None, task: str = "",
-               jit_compile: bool | str = False, head_groups: int | None = None,
-               length_buckets=None, name: str | None = None,
-               implementation: str | None = None):
+               options: ServingOptions = ServingOptions(), name: str | None = None):
     super().__init__(name=name)
     if max_seq_length < 3:
       raise ValueError(f"max_seq_length={max_seq_length} must be >= 3 ([CLS] x [SEP])")
-    self.buckets = length_buckets_lib.resolve_buckets(length_buckets, int(max_seq_length))
+    jit_compile, head_groups = options.jit_compile, options.head_groups
+    self.buckets = length_buckets_lib.resolve_buckets(options.length_buckets, int(max_seq_length))
     self.kind_name = kind
     self.task_name = task
     # The Keras objects stay out of the SavedModel's object graph (saving them makes
@@ -193,7 +193,7 @@ class ServingModule(tf.Module):
     # host without GPU or TPU), on the model's own variables. Head groups only for the plain
     # graph: they give its inter-op pool independent branches, while XLA's CPU code runs one op
     # after the other (the split only adds ops there).
-    implementation = implementation or kernels.default_implementation()
+    implementation = options.implementation or kernels.default_implementation()
     self.implementation = implementation
     model_fn = lambda jit: tf.function(
         self._model_caller(kernels.implementation_of(model, implementation))

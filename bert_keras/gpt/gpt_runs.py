@@ -13,8 +13,9 @@ import keras
 import tensorflow as tf
 
 from bert_keras import keras_classes
-from bert_keras.atomic_io import check_output_file, write_text
+from bert_keras.atomic_io import check_output_file, staged_dir, write_json
 from bert_keras.errors import UserError
+from bert_keras.export.export_task_model import write_extra_files
 from bert_keras.export.serving_module import ServingCall
 from bert_keras.json_io import read_json_file
 from bert_keras.gpt import gpt_training, lm_data
@@ -32,10 +33,6 @@ from bert_keras.configs.tasks import TaskConfig
 TOKENIZER_FILE = "bpe.model"
 DECODER_FILE = "decoder.keras"
 TASK_MODEL_FILE = "model.keras"
-
-
-def write_json(path: str, values) -> None:
-  write_text(path, json.dumps(values, indent=2, sort_keys=True))
 
 
 def _read_texts(corpora: Sequence[str], input_files: Sequence[str]) -> list[list[str]]:
@@ -228,16 +225,9 @@ def export_text_model(model: GPTTaskModel, tokenizer: GPTTokenizer, task: GPTTas
     return run(list(columns))
 
   module.serve = ServingCall(module, serve)  # keeps the loaded export alive during a call
-  tmp = f"{export_dir}.tmp-{os.getpid()}"
-  tf.saved_model.save(module, tmp, signatures={"serving_default": serve})
   # The same record of what was exported as the BERT exports' (export_model checks it).
   info = {"task": task.name, "kind": f"gpt_{task.layout}", "signatures": ["serving_default"]}
-  extra_files = {"export_info.json": json.dumps(info, indent=2) + "\n", **(extra_files or {})}
-  if extra_files:
-    os.makedirs(os.path.join(tmp, "assets.extra"), exist_ok=True)
-    for name, text in extra_files.items():
-      write_text(os.path.join(tmp, "assets.extra", name), text)
-  if os.path.exists(export_dir):
-    import shutil  # pylint: disable=g-import-not-at-top
-    shutil.rmtree(export_dir)
-  os.replace(tmp, export_dir)
+  with staged_dir(export_dir) as stage:
+    tf.saved_model.save(module, stage, signatures={"serving_default": serve})
+    write_extra_files(stage, {"export_info.json": json.dumps(info, indent=2) + "\n",
+                              **(extra_files or {})})

@@ -144,6 +144,12 @@ class GPTTask(Task):
     info.update(task=self.name, base_task=self.base_task, model="gpt", layout=self.layout)
     return info
 
+  @staticmethod
+  def export_run(finetune_dir: str, output_dir: str, extra_files: dict) -> dict:
+    """Exports a run_gpt_finetuning directory (the exporter finds it through the task registry)."""
+    from bert_keras.gpt.gpt_runs import export_gpt_finetuned  # gpt_runs imports this module
+    return export_gpt_finetuned(finetune_dir, output_dir, extra_files=extra_files)
+
 
 def _gpt_task(base_task: str, layout: str) -> type:
   cls = type(f"GPT{''.join(p.capitalize() for p in base_task.replace('/', '_').split('_'))}Task",

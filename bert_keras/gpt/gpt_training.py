@@ -17,38 +17,47 @@ from bert_keras.training import distribute
 from bert_keras.training.optimization import create_optimizer
 from bert_keras.training.trainer import Trainer
 from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
+from bert_keras.configs.training import OptimizerConfig, TrainingConfig
 
 
-def fit(model: keras.Model, task, features: dict, *, optimizer, num_steps: int, batch_size: int,
-        model_dir: str, seed: int = 0, clip_global_norm: Optional[float] = 1.0,
-        log_every: int = 100, trainer: Optional[Trainer] = None) -> Trainer:
-  """Trains `model` on `task` over in-memory `features` for `num_steps` more steps.
+def trainer_config(model_dir: str, batch_size: int, seed: int, clip_global_norm: float | None,
+                   log_every: int) -> TrainingConfig:
+  """The Trainer's settings of a run from in-memory features: no checkpoints but the last, one
+  kept, `log_every` steps per execution."""
+  return TrainingConfig.from_flat(model_dir=model_dir, train_batch_size=batch_size, seed=seed,
+                                  clip_global_norm=clip_global_norm or 0.0, checkpoint_every=10**9,
+                                  keep_checkpoints=1, log_every=log_every,
+                                  steps_per_execution=log_every)
+
+
+def fit(model: keras.Model, task, features: dict, *, optimizer, config: TrainingConfig,
+        num_steps: int, trainer: Optional[Trainer] = None) -> Trainer:
+  """Trains `model` on `task` over in-memory `features` for `num_steps` more steps, with the
+  Trainer's settings `config` (see `trainer_config`).
 
   Pass the returned Trainer back in to continue (e.g. to probe checkpoints over time).
   """
   if trainer is None:
-    trainer = Trainer(distribute.get_strategy("default"), model, optimizer, task,
-                      model_dir=model_dir, global_batch_size=batch_size,
-                      clip_global_norm=clip_global_norm, checkpoint_every=10**9,
-                      keep_checkpoints=1, log_every=log_every, steps_per_execution=log_every)
+    trainer = Trainer(distribute.get_strategy("default"), model, optimizer, task, config)
   end = int(trainer.global_step.numpy()) + num_steps
-  trainer.train(in_memory_dataset_fn(features, batch_size, seed=seed), end_step=end)
+  trainer.train(in_memory_dataset_fn(features, config.data.train_batch_size,
+                                     seed=config.runtime.seed), end_step=end)
   return trainer
 
 
-def fit_in_process(model: keras.Model, task, features: dict, *, optimizer, num_steps: int,
-                   batch_size: int, seed: int = 0, clip_global_norm: Optional[float] = 1.0,
-                   step_cache: Optional[dict] = None) -> list:
+def fit_in_process(model: keras.Model, task, features: dict, *, optimizer, config: TrainingConfig,
+                   num_steps: int, step_cache: Optional[dict] = None) -> list:
   """The same task contract and update as `fit`, as one traced step in a Python loop: no strategy,
-  checkpoints or summaries. For the study's many short runs on one CPU, where the Trainer's graph
+  checkpoints or summaries; of `config` it reads the batch, the seed and the clipping. For the study's many short runs on one CPU, where the Trainer's graph
   construction (a traced multi-step loop) costs more than the training itself. Returns the losses.
 
   Tracing the step costs seconds; a caller that continues the same model, task and optimizer in
   chunks (e.g. probing between them) passes the same `step_cache` dict so it is traced once.
   """
   n = len(next(iter(features.values())))
-  batch_size = min(batch_size, n)
-  rng = np.random.default_rng(seed)
+  batch_size = min(config.data.train_batch_size, n)
+  rng = np.random.default_rng(config.runtime.seed)
+  clip_global_norm = config.optimizer.clip_global_norm
   if step_cache is not None and "step" in step_cache:
     return _run_steps(step_cache["step"], features, num_steps, batch_size, n, rng)
 
@@ -85,9 +94,11 @@ def _run_steps(step, features: dict, num_steps: int, batch_size: int, n: int, rn
 
 def pretraining_optimizer(config: GPTPretrainingConfig):
   """Section 4.1: Adam(W), linear warmup to max lr then cosine to 0. Clipping is the Trainer's."""
-  return create_optimizer(config.learning_rate, config.num_train_steps, config.num_warmup_steps,
-                          optimizer_type=config.optimizer, weight_decay_rate=config.weight_decay_rate,
-                          decay=config.decay, clip_global_norm=None, epsilon=1e-8)
+  return create_optimizer(OptimizerConfig(
+      type=config.optimizer, learning_rate=config.learning_rate,
+      num_train_steps=config.num_train_steps, num_warmup_steps=config.num_warmup_steps,
+      weight_decay_rate=config.weight_decay_rate, decay=config.decay, clip_global_norm=0.0,
+      epsilon=1e-8))
 
 
 def pretrain(model: keras.Model, windows: dict, config: GPTPretrainingConfig, model_dir: str,
@@ -96,10 +107,10 @@ def pretrain(model: keras.Model, windows: dict, config: GPTPretrainingConfig, mo
   """Trains a GPTLanguageModel on contiguous windows {input_ids, input_mask} (L1)."""
   keras.utils.set_random_seed(config.seed)
   optimizer = trainer.optimizer if trainer else pretraining_optimizer(config)
-  return fit(model, GPTPretrainingTask(), windows, optimizer=optimizer,
-             num_steps=num_steps or config.num_train_steps, batch_size=config.train_batch_size,
-             model_dir=model_dir, seed=config.seed, clip_global_norm=config.clip_global_norm,
-             log_every=log_every, trainer=trainer)
+  settings = trainer_config(model_dir, config.train_batch_size, config.seed,
+                            config.clip_global_norm, log_every)
+  return fit(model, GPTPretrainingTask(), windows, optimizer=optimizer, config=settings,
+             num_steps=num_steps or config.num_train_steps, trainer=trainer)
 
 
 def finetune_num_steps(num_examples: int, config: GPTFinetuningConfig) -> int:
@@ -112,14 +123,15 @@ def finetune(model: keras.Model, features: dict, config: GPTFinetuningConfig, mo
   over `warmup_proportion` of training (section 4.1)."""
   keras.utils.set_random_seed(config.seed)
   num_steps = finetune_num_steps(len(features["labels"]), config)
-  optimizer = create_optimizer(config.learning_rate, num_steps,
-                               int(config.warmup_proportion * num_steps), optimizer_type="adamw",
-                               weight_decay_rate=config.weight_decay_rate, decay=config.decay,
-                               clip_global_norm=None, epsilon=1e-8)
+  optimizer = create_optimizer(OptimizerConfig(
+      learning_rate=config.learning_rate, num_train_steps=num_steps,
+      num_warmup_steps=int(config.warmup_proportion * num_steps),
+      weight_decay_rate=config.weight_decay_rate, decay=config.decay, clip_global_norm=0.0,
+      epsilon=1e-8))
   task = GPTFinetuningTask(model.task_type, config.lm_coef)
-  return fit(model, task, features, optimizer=optimizer, num_steps=num_steps,
-             batch_size=min(config.train_batch_size, len(features["labels"])), model_dir=model_dir,
-             seed=config.seed, log_every=min(log_every, num_steps))
+  settings = trainer_config(model_dir, min(config.train_batch_size, len(features["labels"])),
+                            config.seed, 1.0, min(log_every, num_steps))
+  return fit(model, task, features, optimizer=optimizer, config=settings, num_steps=num_steps)
 
 
 def predict(model: keras.Model, inputs: dict, batch_size: int = 64, key: str = "logits") -> np.ndarray:

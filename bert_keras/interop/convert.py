@@ -7,7 +7,6 @@ source has them (the MLM head, and the NSP head when `cls/seq_relationship` is p
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -15,7 +14,7 @@ import warnings
 
 from absl import logging
 
-from bert_keras.atomic_io import check_output_dir, write_text
+from bert_keras.atomic_io import check_output_dir, write_json
 from bert_keras.errors import UserError
 from bert_keras.interop import google_checkpoint, loader
 from bert_keras.interop.casing import casing_from_vocab, check_tokenizer_casing
@@ -32,10 +31,6 @@ def _objective(opened) -> str | None:
   if opened.info.config.attention == "causal":
     return "ltr"
   return "mlm_nsp" if "cls/seq_relationship/output_weights" in names else "mlm"
-
-
-def _write_json(values: dict, path: str) -> None:
-  write_text(path, json.dumps(values, indent=2, sort_keys=True) + "\n")
 
 
 _KERAS_NAMES = ("encoder.keras", "pretrainer.keras")  # what _save_keras writes
@@ -57,7 +52,7 @@ def _save_keras(model, config, output_dir: str, name: str, vocab_path) -> str:
   for other in _KERAS_NAMES:
     if other != name and os.path.exists(os.path.join(output_dir, other)):
       os.remove(os.path.join(output_dir, other))
-  _write_json(config.to_dict(), os.path.join(output_dir, "model_config.json"))
+  write_json(os.path.join(output_dir, "model_config.json"), config.to_dict())
   if vocab_path:
     shutil.copyfile(vocab_path, os.path.join(output_dir, "vocab.txt"))
   return path
@@ -123,5 +118,5 @@ def convert_checkpoint(source_format: str, target_format: str, input_path: str, 
       "num_loaded": len(info.loaded), "missing": info.missing, "unused": info.unused,
       "warnings": info.warnings,
   }
-  _write_json(summary, os.path.join(output_dir, "convert_config.json"))
+  write_json(os.path.join(output_dir, "convert_config.json"), summary)
   return summary

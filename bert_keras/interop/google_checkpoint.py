@@ -14,7 +14,6 @@ Activation: google-research/bert's `gelu` is the tanh approximation (modeling.py
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -24,6 +23,7 @@ import numpy as np
 from absl import logging
 
 from bert_keras import safety
+from bert_keras.atomic_io import write_json
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.interop.weight_map import NamedWeights
@@ -241,9 +241,7 @@ def write_checkpoint(arrays: dict, config: ModelConfig, output_dir: str,
     with tf.device("/cpu:0"):
       tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
                         tensors=[tf.constant(np.asarray(arrays[n], np.float32)) for n in names])
-    with open(os.path.join(tmp, CONFIG_NAME), "w", encoding="utf-8") as f:
-      json.dump(values, f, indent=2, sort_keys=True)
-      f.write("\n")
+    write_json(os.path.join(tmp, CONFIG_NAME), values)
     with open(os.path.join(tmp, "checkpoint"), "w", encoding="utf-8") as f:
       f.write(f'model_checkpoint_path: "{CHECKPOINT_NAME}"\n'
               f'all_model_checkpoint_paths: "{CHECKPOINT_NAME}"\n')

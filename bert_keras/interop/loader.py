@@ -224,7 +224,8 @@ def _holds_nested_encoder(path: str) -> bool:
 def _load_weights_file(path: str, config: ModelConfig):
   """Rebuilds the model the .weights.h5 was saved from: an encoder, else a pretrainer."""
   from bert_keras.models.bert_encoder import BertEncoder
-  from bert_keras.models.bert_pretrainer import OBJECTIVES, BertPretrainer
+  from bert_keras.configs.training import OBJECTIVES
+  from bert_keras.models.bert_pretrainer import BertPretrainer
 
   builders = [("BertEncoder", lambda: BertEncoder.from_model_config(config))]
   for objective in OBJECTIVES:

@@ -54,8 +54,8 @@ def implementation_of(model: keras.Model, implementation: str | None = None, *,
   from bert_keras.models.bert_pretrainer import BertPretrainer
   from bert_keras.models.masked_lm_head import MaskedLMHead
   from bert_keras.models.transformer_block import TransformerBlock
-  from bert_keras.tasks.heads.bert_classifier import BertClassifier
-  from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
+  from bert_keras.models.heads.bert_classifier import BertClassifier
+  from bert_keras.models.heads.bert_multiple_choice import BertMultipleChoice
 
   def call_the_cpu_way(layer, *args, **kwargs):
     if isinstance(layer, TransformerBlock):

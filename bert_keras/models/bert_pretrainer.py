@@ -5,11 +5,10 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_keras.configs.training import OBJECTIVES
 from bert_keras.models.backbone import BackboneTaskModel
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.masked_lm_head import MaskedLMHead
-
-OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")

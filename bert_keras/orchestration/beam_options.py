@@ -1,5 +1,5 @@
 """Beam options for the Beam components: the run's --beam_pipeline_args plus the local defaults
-the data scripts use (bert_keras/data/beam_runner.py: never the Prism download, the local engine
+the data scripts use (bert_keras/beam_runner.py: never the Prism download, the local engine
 multi-process on all cores; a non-local --runner is passed through untouched), after the same
 runner check the scripts make (a Dataflow runner without Beam's GCP extras is one error line)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from bert_keras.data.beam_runner import check_runner_available, with_local_runner_defaults
+from bert_keras.beam_runner import check_runner_available, with_local_runner_defaults
 
 
 def local_beam_args(args: Sequence[str]) -> list[str]:

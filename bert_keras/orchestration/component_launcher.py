@@ -8,15 +8,14 @@ runs its CLI as a container step.
 from __future__ import annotations
 
 import dataclasses
-import glob
 import os
 import shutil
 import tempfile
 import time
 import traceback
-import uuid
 from typing import Mapping, Optional
 
+from bert_keras.atomic_io import new_stage, replace_dir
 from bert_keras.errors import UserError
 from bert_keras.orchestration.artifact import Artifact
 from bert_keras.orchestration.base_executor import ExecutionContext
@@ -99,16 +98,11 @@ class ComponentLauncher:
       if cached is not None:
         return ExecutionResult(CACHED, self.fingerprint, cached, time.time() - start)
 
-    token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     staged: dict[str, Artifact] = {}
     tmp_dir = ""
     try:
       for out_name, out_type in self.spec_class.OUTPUTS.items():
-        final = self.output_uris[out_name]
-        os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
-        _remove_stale_staging(final)
-        artifact = out_type(f"{final}.staging-{token}")
-        os.makedirs(artifact.uri)
+        artifact = out_type(new_stage(self.output_uris[out_name]))
         artifact.producer = self.name
         artifact.parameters = self.parameters
         artifact.input_fingerprints = {k: a.content_fingerprint() for k, a in self.inputs.items()}
@@ -123,45 +117,17 @@ class ComponentLauncher:
       for artifact in staged.values():
         artifact.created = now
         artifact.write_metadata()
-      published = {name: _publish(artifact, self.output_uris[name], token)
-                   for name, artifact in staged.items()}
+      published = {}
+      for name, artifact in staged.items():
+        replace_dir(artifact.uri, self.output_uris[name])
+        published[name] = type(artifact)(self.output_uris[name], artifact.to_metadata())
       return ExecutionResult(SUCCEEDED, self.fingerprint, published, time.time() - start)
     except Exception as e:  # pylint: disable=broad-except
       return ExecutionResult(FAILED, self.fingerprint, {}, time.time() - start,
                              error=error_text(e), exception=e, traceback=traceback.format_exc())
     finally:
       for artifact in staged.values():
-        if ".staging-" in artifact.uri and os.path.exists(artifact.uri):
+        if ".staging-" in artifact.uri:  # a stage not published
           shutil.rmtree(artifact.uri, ignore_errors=True)
       if tmp_dir:
         shutil.rmtree(tmp_dir, ignore_errors=True)
-
-
-def _pid_alive(pid: int) -> bool:
-  try:
-    os.kill(pid, 0)
-  except ProcessLookupError:
-    return False
-  except PermissionError:
-    return True
-  return True
-
-
-def _remove_stale_staging(final: str) -> None:
-  """Removes staging directories of `final` left by killed processes (SIGKILL skips `finally`)."""
-  for path in glob.glob(f"{glob.escape(final)}.staging-*"):
-    pid = os.path.basename(path).rsplit(".staging-", 1)[1].split("-", 1)[0]
-    if pid.isdigit() and not _pid_alive(int(pid)):
-      shutil.rmtree(path, ignore_errors=True)
-
-
-def _publish(artifact: Artifact, final: str, token: str) -> Artifact:
-  """Renames the staging directory to `final`; an older artifact there is moved aside first."""
-  old = f"{final}.old-{token}"
-  if os.path.exists(final):
-    os.rename(final, old)
-  os.rename(artifact.uri, final)
-  if os.path.exists(old):
-    shutil.rmtree(old, ignore_errors=True)
-  published = type(artifact)(final, artifact.to_metadata())
-  return published

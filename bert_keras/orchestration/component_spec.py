@@ -12,7 +12,7 @@ import importlib
 import json
 from typing import Any, ClassVar, Mapping, Sequence
 
-from bert_keras.data.beam_runner import check_runner_available
+from bert_keras.beam_runner import check_runner_available
 from bert_keras.errors import UserError
 from bert_keras.orchestration.artifact import Artifact
 

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Callable, Iterable, Sequence, Union
 
-from bert_keras.data.beam_runner import check_runner_available
+from bert_keras.beam_runner import check_runner_available
 from bert_keras.errors import UserError
 from bert_keras.orchestration.base_executor import ExecutionContext
 from bert_keras.orchestration.channel import Channel

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Optional
 
-from bert_keras.atomic_io import write_text
+from bert_keras.atomic_io import write_json
 from bert_keras.json_io import read_json_file
 
 
@@ -51,7 +50,7 @@ class RunRecord:
     return d
 
   def write_json(self, path: str) -> None:
-    write_text(path, json.dumps(self.to_dict(), indent=2, sort_keys=True, default=str))
+    write_json(path, self.to_dict(), default=str)
 
   @classmethod
   def read_json(cls, path: str) -> "RunRecord":

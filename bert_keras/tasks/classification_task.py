@@ -11,8 +11,8 @@ import numpy as np
 
 from bert_keras.errors import UserError
 from bert_keras.tasks import metrics as metrics_lib
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
-from bert_keras.tasks.heads.bert_feature_classifier import BertFeatureClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_feature_classifier import BertFeatureClassifier
 from bert_keras.tasks.packing import pack_batch
 from bert_keras.tasks.task import Features, Task
 

@@ -24,8 +24,8 @@ from absl import logging
 from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.tasks import metrics as metrics_lib
-from bert_keras.tasks.heads.bert_feature_tagger import BertFeatureTagger
-from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.models.heads.bert_feature_tagger import BertFeatureTagger
+from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.readers import read_lines
 from bert_keras.tasks.registry import register_task
 from bert_keras.tasks.task import Features, Task

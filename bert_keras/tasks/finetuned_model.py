@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+from bert_keras.atomic_io import write_json
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 
@@ -116,7 +117,7 @@ def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
                    splits: Sequence[str] = (), length_buckets: str | bool = "auto") -> dict:
   """Evaluates the fine-tuned model on labelled `splits` (default: its task's dev splits)."""
   # pylint: disable-next=import-outside-toplevel
-  from bert_keras.tasks.finetuning import write_json, write_staged
+  from bert_keras.tasks.finetuning import write_staged
   _check_directories(finetuned_dir, output_dir)
   finetuned = FinetunedModel(finetuned_dir, length_buckets)
   task = finetuned.task
@@ -147,7 +148,7 @@ def run_prediction(finetuned_dir: str, output_dir: str, data_dir: str = "",
   """Predicts `splits` (default: the task's unlabeled test splits) with the fine-tuned model and
   writes them in the official submission formats; returns the names of the files written."""
   # pylint: disable-next=import-outside-toplevel
-  from bert_keras.tasks.finetuning import write_json, write_staged
+  from bert_keras.tasks.finetuning import write_staged
   _check_directories(finetuned_dir, output_dir)
   finetuned = FinetunedModel(finetuned_dir, length_buckets)
   task = finetuned.task

@@ -23,14 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import json
 import math
 import os
 import random
 import shutil
-import socket
 import time
-import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
 import keras
@@ -38,13 +35,13 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_keras.atomic_io import check_output_dir, write_text
+from bert_keras.atomic_io import check_output_dir, new_stage, write_json
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.configs.finetuning import RunConfig
 from bert_keras.configs.model import ConfigError, ModelConfig, get_model_config, MODEL_PRESETS
 from bert_keras.configs.tasks import TaskConfig
-from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS
+from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS, OptimizerConfig
 from bert_keras.tasks import length_batches
 from bert_keras.tasks.finetuning_checks import check_output_task, unknown_model_config
 from bert_keras.tasks.registry import get_task
@@ -55,11 +52,6 @@ from bert_keras.training.scalar_summaries import ScalarSummaries
 
 if TYPE_CHECKING:
   from bert_keras.interop.loader import CheckpointPath
-
-
-def write_json(path: str, values: Any) -> None:
-  """Atomic JSON write (temp file in the same directory, then rename)."""
-  write_text(path, json.dumps(values, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def _config_only(spec: str) -> ModelConfig | None:
@@ -169,52 +161,9 @@ def _missing_dirs(path: str) -> list[str]:
   return missing
 
 
-_STAGE_PREFIX = ".tmp_run_"
 TENSORBOARD_DIR = "tensorboard"  # the training run's events: tensorboard --logdir <output_dir>
-_STAGE_OWNER = "owner.json"  # {"host": ..., "pid": ...} of the run writing the stage
-
-
-def _new_stage(output_dir: str) -> str:
-  """Creates this run's empty staging directory inside `output_dir`, recording its owner."""
-  stage = os.path.join(output_dir, f"{_STAGE_PREFIX}{uuid.uuid4().hex}")
-  os.mkdir(stage)
-  # `_publish` moves every other file out, then removes this one with the stage.
-  write_json(os.path.join(stage, _STAGE_OWNER), {"host": socket.gethostname(), "pid": os.getpid()})
-  return stage
-
-
-def _process_exists(pid: int) -> bool:
-  try:
-    os.kill(pid, 0)
-  except ProcessLookupError:
-    return False
-  except PermissionError:  # another user's process
-    return True
-  return True
-
-
-def remove_dead_stages(output_dir: str) -> list[str]:
-  """Removes the staging directories in `output_dir` left by runs that were killed outright.
-
-  Only a stage whose owner.json names this host and a process that no longer exists is removed; a
-  live run's stage, another host's (a shared file system) and one without a readable owner (made by
-  an earlier version, or being created this instant) are left alone. Returns the removed paths.
-  """
-  removed = []
-  host = socket.gethostname()
-  for stage in sorted(glob.glob(os.path.join(glob.escape(output_dir), _STAGE_PREFIX + "*"))):
-    try:
-      with open(os.path.join(stage, _STAGE_OWNER), encoding="utf-8") as f:
-        owner = json.load(f)
-      pid = int(owner["pid"])
-      same_host = owner["host"] == host
-    except (OSError, ValueError, KeyError, TypeError):
-      continue
-    if same_host and pid != os.getpid() and not _process_exists(pid):
-      shutil.rmtree(stage, ignore_errors=True)
-      logging.info("removed %s, the staging directory of a run (pid %d) that was killed", stage, pid)
-      removed.append(stage)
-  return removed
+# The stages of this directory's runs: <output_dir>/.run.staging-<host>-<pid>-<hex> (atomic_io).
+STAGE_TARGET = ".run"
 
 
 def _publish(stage: str, output_dir: str) -> None:
@@ -228,7 +177,7 @@ def _publish(stage: str, output_dir: str) -> None:
   this run's. Nothing is removed before the new outputs exist: until then a failed or interrupted
   run leaves the previous results whole.
   """
-  new = sorted(name for name in os.listdir(stage) if name != _STAGE_OWNER)
+  new = sorted(os.listdir(stage))
   for name in new:
     target = os.path.join(output_dir, name)
     if os.path.isdir(os.path.join(stage, name)) and os.path.isdir(target):
@@ -243,7 +192,6 @@ def _publish(stage: str, output_dir: str) -> None:
   for path in stale:
     if os.path.isfile(path):
       os.remove(path)
-  os.remove(os.path.join(stage, _STAGE_OWNER))
   os.rmdir(stage)
 
 
@@ -319,9 +267,7 @@ def write_staged(output_dir: str, write: Callable[[str], Any]) -> Any:
   created = _missing_dirs(output_dir)
   stage = None
   try:
-    os.makedirs(output_dir, exist_ok=True)
-    remove_dead_stages(output_dir)
-    stage = _new_stage(output_dir)
+    stage = new_stage(os.path.join(output_dir, STAGE_TARGET))
     result = write(stage)
     _publish(stage, output_dir)
     return result
@@ -394,10 +340,10 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
     steps_per_epoch = max(1, math.ceil(len(train_features) / task_config.train_batch_size))
     total_steps = max(1, math.ceil(steps_per_epoch * task_config.num_epochs))
     epochs = max(1, math.ceil(task_config.num_epochs))
-    optimizer = create_optimizer(
-        task_config.learning_rate, total_steps,
-        int(task_config.warmup_proportion * total_steps),
-        weight_decay_rate=task_config.weight_decay_rate)
+    optimizer = create_optimizer(OptimizerConfig(
+        learning_rate=task_config.learning_rate, num_train_steps=total_steps,
+        num_warmup_steps=int(task_config.warmup_proportion * total_steps),
+        weight_decay_rate=task_config.weight_decay_rate))
     model.compile(optimizer=wrap_optimizer(optimizer, run.mixed_precision), **task.compile_kwargs())
     # The Adam slots made now: Keras otherwise creates them inside the first step's trace, and a
     # tf.function whose first trace creates variables traces everything again (MiniLM's first

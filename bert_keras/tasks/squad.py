@@ -28,7 +28,7 @@ from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import json_type_name, read_json_file
 from bert_keras.tasks import squad_evaluation
-from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
+from bert_keras.models.heads.bert_span_labeler import BertSpanLabeler
 from bert_keras.tasks.readers import require_file
 from bert_keras.tasks.registry import register_task
 from bert_keras.tasks.task import Features, Task

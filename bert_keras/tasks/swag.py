@@ -26,7 +26,7 @@ from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import TEXT_ENCODING
 from bert_keras.tasks import metrics as metrics_lib
-from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
+from bert_keras.models.heads.bert_multiple_choice import BertMultipleChoice
 from bert_keras.tasks.packing import pack
 from bert_keras.tasks.readers import first_undecodable_line, require_file
 from bert_keras.tasks.registry import register_task

@@ -45,6 +45,9 @@ class Task(abc.ABC):
   eval_splits: tuple = ("dev",)
   # Splits a predict-only run reads by default: the unlabeled test files of the benchmark.
   predict_splits: tuple = ("test",)
+  # A model family whose fine-tuning directories export their own way (GPT-1) sets this to
+  # `export_run(finetune_dir, output_dir, extra_files)`; None: the BERT exporter.
+  export_run = None
 
   def __init__(self, config: TaskConfig):
     self.config = config

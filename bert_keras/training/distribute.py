@@ -11,10 +11,10 @@ import socket
 
 import tensorflow as tf
 
+from bert_keras.configs.training import DISTRIBUTIONS
 from bert_keras.errors import UserError
 from bert_keras.json_io import parse_json
 
-STRATEGIES = ("default", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
 # Seconds a grpc:// TPU address has to accept a TCP connection before the run gives up.
 TPU_CONNECT_TIMEOUT_SEC = 10.0
 
@@ -57,7 +57,7 @@ def get_strategy(name: str = "default", tpu: str | None = None,
     tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)
     return tf.distribute.TPUStrategy(resolver)
-  raise UserError(f"distribution={name!r}; expected one of {STRATEGIES}")
+  raise UserError(f"distribution={name!r}; expected one of {DISTRIBUTIONS}")
 
 
 def check_tpu_reachable(tpu: str, timeout: float | None = None) -> None:

@@ -17,6 +17,7 @@ import math
 import keras
 from keras import ops
 
+from bert_keras.configs.training import OptimizerConfig
 from bert_keras.errors import UserError
 from bert_keras.training.fused_adamw import FusedAdamW
 from bert_keras.training.lamb import Lamb
@@ -86,25 +87,23 @@ class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
                 end_learning_rate=self.end_learning_rate, decay_power=self.decay_power)
 
 
-def create_optimizer(learning_rate: float, num_train_steps: int, num_warmup_steps: int,
-                     optimizer_type: str = "adamw", weight_decay_rate: float = 0.01,
-                     beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
-                     clip_global_norm: float | None = 1.0, decay: str = "linear",
-                     end_learning_rate: float = 0.0, decay_power: float = 1.0,
-                     fused: bool = True) -> keras.optimizers.Optimizer:
-  """Builds AdamW (default, the paper's) or LAMB with the warmup/decay schedule.
+def create_optimizer(config: OptimizerConfig, fused: bool = True) -> keras.optimizers.Optimizer:
+  """Builds AdamW (default, the paper's) or LAMB with the warmup/decay schedule of `config`.
 
-  Global-norm clipping is done by Keras (`global_clipnorm`), before the update. For "adamw",
-  `fused=True` returns `FusedAdamW` (the same update as one fused XLA pass per variable, much
-  faster on CPU; see fused_adamw.py), `fused=False` the plain `keras.optimizers.AdamW`; their
-  checkpoints are interchangeable. "lamb" is the paper's LAMB (lamb.py), whose LayerNorm weights and
-  biases skip both the weight decay and the trust ratio. `decay` and `decay_power`: see
-  `WarmupDecaySchedule`.
+  Global-norm clipping (`config.clip_global_norm`; 0 turns it off) is done by Keras
+  (`global_clipnorm`), before the update. For "adamw", `fused=True` returns `FusedAdamW` (the same
+  update as one fused XLA pass per variable, much faster on CPU; see fused_adamw.py),
+  `fused=False` the plain `keras.optimizers.AdamW`; their checkpoints are interchangeable. "lamb"
+  is the paper's LAMB (lamb.py), whose LayerNorm weights and biases skip both the weight decay and
+  the trust ratio. `decay` and `decay_power`: see `WarmupDecaySchedule`.
   """
-  schedule = WarmupDecaySchedule(learning_rate, num_train_steps, num_warmup_steps, decay,
-                                 end_learning_rate, decay_power)
-  common = dict(learning_rate=schedule, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
-                weight_decay=weight_decay_rate, global_clipnorm=clip_global_norm)
+  schedule = WarmupDecaySchedule(config.learning_rate, config.num_train_steps,
+                                 config.num_warmup_steps, config.decay, config.end_learning_rate,
+                                 config.decay_power)
+  optimizer_type, weight_decay_rate = config.type, config.weight_decay_rate
+  common = dict(learning_rate=schedule, beta_1=config.beta_1, beta_2=config.beta_2,
+                epsilon=config.epsilon, weight_decay=weight_decay_rate,
+                global_clipnorm=config.clip_global_norm or None)
   if optimizer_type == "adamw":
     optimizer = (FusedAdamW if fused else keras.optimizers.AdamW)(**common)
   elif optimizer_type == "lamb":

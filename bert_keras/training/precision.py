@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import keras
 
+from bert_keras.configs.training import PRECISIONS
 from bert_keras.errors import UserError
-
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 
 
 def set_precision(name: str) -> None:

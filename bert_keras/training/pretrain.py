@@ -48,30 +48,15 @@ def build_pretrainer(config: TrainingConfig) -> BertPretrainer:
 
 
 def build_optimizer(config: TrainingConfig) -> keras.optimizers.Optimizer:
-  optimizer = create_optimizer(
-      config.optimizer.learning_rate, config.optimizer.num_train_steps,
-      config.optimizer.num_warmup_steps, optimizer_type=config.optimizer.type,
-      weight_decay_rate=config.optimizer.weight_decay_rate, beta_1=config.optimizer.beta_1,
-      beta_2=config.optimizer.beta_2, epsilon=config.optimizer.epsilon,
-      clip_global_norm=None,  # the Trainer clips the all-reduced gradient
-      decay=config.optimizer.decay, end_learning_rate=config.optimizer.end_learning_rate,
-      decay_power=config.optimizer.decay_power)
+  # No clipping here: the Trainer clips the all-reduced gradient.
+  optimizer = create_optimizer(config.optimizer.replace(clip_global_norm=0.0))
   return precision.wrap_optimizer(optimizer, config.runtime.mixed_precision)
 
 
-def _dataset_fn(config: TrainingConfig, files: str | InputFiles, training: bool, batch_size: int,
-                accum: int):
-  def fn(ctx, skip_batches=0):
-    return make_dataset(
-        files, seq_length=config.data.max_seq_length,
-        max_predictions=config.data.max_predictions_per_seq,
-        batch_size=batch_size, gradient_accumulation_steps=accum, objective=config.model.objective,
-        input_context=ctx, training=training, seed=config.runtime.seed,
-        shuffle_buffer_size=config.data.shuffle_buffer_size, cycle_length=config.data.cycle_length,
-        skip_batches=skip_batches, dynamic_masking=config.data.dynamic_masking,
-        masked_lm_prob=config.data.masked_lm_prob, mask_token_id=config.data.mask_token_id,
-        vocab_size=config.masking_vocab_size(), special_token_ids=config.data.special_token_ids)
-  return fn
+def _dataset_fn(config: TrainingConfig, files: str | InputFiles, training: bool):
+  """The Trainer's dataset function (input context, batches to skip) over `files`."""
+  return lambda ctx, skip_batches=0: make_dataset(config, files, training=training,
+                                                   input_context=ctx, skip_batches=skip_batches)
 
 
 def _is_our_checkpoint(path: str) -> str | None:
@@ -334,13 +319,11 @@ def resolve_inputs(config: TrainingConfig) -> PretrainingInputs:
     check_resume_config(config, None)  # first: compared with the patterns as given
     raise
   check_resume_config(config, train)
-  _check_records(config, train, True, config.data.train_batch_size,
-                 config.optimizer.gradient_accumulation_steps)
+  _check_records(config, train, True)
   evaluation = None
   if config.data.eval_input_files:
     evaluation = resolve_input_files(config.data.eval_input_files)
-    _check_records(config, evaluation, False,
-                   config.data.eval_batch_size or config.data.train_batch_size, 1)
+    _check_records(config, evaluation, False)
   checked = [("input_files", train)] + ([("eval_input_files", evaluation)] if evaluation else [])
   for flag, inputs in checked:
     check_recorded_sizes(inputs, flag)
@@ -361,13 +344,12 @@ def resolve_inputs(config: TrainingConfig) -> PretrainingInputs:
   return PretrainingInputs(train=train, evaluation=evaluation, vocab=vocab)
 
 
-def _check_records(config: TrainingConfig, inputs: InputFiles, training: bool, batch_size: int,
-                   accum: int) -> None:
+def _check_records(config: TrainingConfig, inputs: InputFiles, training: bool) -> None:
   """The first record of every file has the configured lengths (check_record_shapes), and the
   input pipeline builds: the one check of the files that the pipelines built later rely on."""
   check_record_shapes(list(inputs.files), config.data.max_seq_length,
                       config.data.max_predictions_per_seq)
-  _dataset_fn(config, inputs, training, batch_size, accum)(None)
+  make_dataset(config, inputs, training=training)
 
 
 def _restored_step(model_dir: str) -> int:
@@ -434,16 +416,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
     optimizer = build_optimizer(config)
   task = PretrainingTask(config.model.objective, unigram_id=baseline and baseline["token_id"],
                          nsp_weight=config.model.nsp_loss_weight)
-  trainer = Trainer(strategy, model, optimizer, task,
-                    model_dir=config.outputs.model_dir,
-                    global_batch_size=config.data.train_batch_size,
-                    gradient_accumulation_steps=config.optimizer.gradient_accumulation_steps,
-                    clip_global_norm=config.optimizer.clip_global_norm or None,
-                    jit_compile=config.runtime.jit_compile, jit_loss=True,
-                    steps_per_execution=config.runtime.steps_per_execution,
-                    checkpoint_every=config.outputs.checkpoint_every,
-                    keep_checkpoints=config.outputs.keep_checkpoints,
-                    log_every=config.outputs.log_every,
+  trainer = Trainer(strategy, model, optimizer, task, config, jit_loss=True,
                     history_path=os.path.join(config.outputs.model_dir, "history.jsonl"))
   if not trainer.restore() and config.model.init_checkpoint:
     initialize_from(trainer, model, config)
@@ -455,8 +428,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
 
   eval_fn = None
   if eval_files:
-    eval_batch = config.data.eval_batch_size or config.data.train_batch_size
-    eval_data = _dataset_fn(config, eval_files, False, eval_batch, 1)
+    eval_data = _dataset_fn(config, eval_files, False)
     metrics_path = os.path.join(config.outputs.model_dir, "eval_metrics.json")
     earlier = []
     if tf.io.gfile.exists(metrics_path):  # a resumed run keeps the curve so far
@@ -471,8 +443,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
         write_eval_metrics(metrics_path, baseline, trainer.history, earlier)
       return metrics
   _, end_step = config.phase_steps()
-  train_data = _dataset_fn(config, train_files, True, config.data.train_batch_size,
-                           config.optimizer.gradient_accumulation_steps)
+  train_data = _dataset_fn(config, train_files, True)
   # A file damaged past its first record (which the checks before training do not read) fails
   # inside tf.data with an error naming no file: the files are read through only then, to name it.
   with corrupt_records_are_user_errors(train_files, "input_files",

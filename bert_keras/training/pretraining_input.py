@@ -24,7 +24,9 @@ import tensorflow as tf
 from absl import logging
 from tensorflow.python.util import deprecation  # silence(): not public
 
+from bert_keras.configs.training import TrainingConfig
 from bert_keras.data import pretraining_records
+from bert_keras.data.pretraining_records import compression_type
 from bert_keras.errors import UserError
 from bert_keras.training.dataset_options import without_autotune
 from bert_keras.training.input_files import InputFiles, each_file, join_path, list_files
@@ -81,7 +83,7 @@ def _first_line(error: Exception) -> str:
 def record_options(path: str) -> tf.io.TFRecordOptions:
   """Reader options of one input file: `.gz` shards (bert_keras.data's compression="gzip") are
   GZIP TFRecords."""
-  return tf.io.TFRecordOptions(compression_type="GZIP" if path.endswith(".gz") else "")
+  return tf.io.TFRecordOptions(compression_type=compression_type(path))
 
 
 def _first_record(path: str):
@@ -132,7 +134,7 @@ def find_corrupt_records(files: list[str]) -> list[tuple[str, str]]:
 
 def _bad_record(path: str) -> str | None:
   """The message naming the first unreadable record of `path`, None if it reads to its end."""
-  compression = "GZIP" if path.endswith(".gz") else ""
+  compression = compression_type(path)
   try:
     tf.data.TFRecordDataset(path, compression_type=compression, buffer_size=1 << 22).reduce(
         np.int64(0), lambda n, _: n + 1)
@@ -196,8 +198,7 @@ def _files_to_read(input_files: str | InputFiles, seq_length: int,
 
 def _read_records(path):
   """One file's records; `.gz` shards (bert_keras.data's compression="gzip") are GZIP TFRecords."""
-  gzip = tf.strings.regex_full_match(path, r".*\.gz")
-  return tf.data.TFRecordDataset(path, compression_type=tf.where(gzip, "GZIP", ""))
+  return tf.data.TFRecordDataset(path, compression_type=compression_type(path))
 
 
 def unmask(features: dict) -> tf.Tensor:
@@ -276,21 +277,22 @@ def label_frequencies(input_files: str | InputFiles, *, seq_length: int, max_pre
   return counts
 
 
-def make_dataset(input_files: str | InputFiles, *, seq_length: int, max_predictions: int,
-                 batch_size: int,
-                 gradient_accumulation_steps: int = 1, objective: str = "mlm_nsp",
-                 input_context: tf.distribute.InputContext | None = None, training: bool = True,
-                 seed: int = 0, shuffle_buffer_size: int = 10000, cycle_length: int = 8,
-                 skip_batches: int = 0, dynamic_masking: bool = False,
-                 masked_lm_prob: float = 0.15, mask_token_id: int = 103, vocab_size: int = 30522,
-                 special_token_ids=(0, 100, 101, 102, 103)) -> tf.data.Dataset:
-  """Per-replica dataset of dicts of int32/float32 tensors shaped (accum, micro, ...).
+def make_dataset(config: TrainingConfig, input_files: str | InputFiles, *, training: bool = True,
+                 input_context: tf.distribute.InputContext | None = None,
+                 skip_batches: int = 0) -> tf.data.Dataset:
+  """Per-replica dataset of dicts of int32/float32 tensors shaped (accum, micro, ...), read as
+  `config` (a TrainingConfig) says: its lengths, objective, seed, shuffle and dynamic masking.
 
-  `batch_size` is the GLOBAL batch of one step; each of the R replicas gets batch_size/R examples,
-  split into `gradient_accumulation_steps` micro-batches. `skip_batches` global batches are
-  skipped (resuming). Evaluation (`training=False`) reads in file order without shuffling, repeated.
+  Training reads `config.data.train_batch_size` examples per step (the GLOBAL batch: each of the R
+  replicas gets batch/R examples, split into `gradient_accumulation_steps` micro-batches);
+  evaluation (`training=False`) reads eval_batch_size (0: train_batch_size) in one micro-batch, in
+  file order without shuffling, repeated. `skip_batches` global batches are skipped (resuming).
   `input_files`: comma-separated glob patterns, or their InputFiles (see `_files_to_read`).
   """
+  data, seed, objective = config.data, config.runtime.seed, config.model.objective
+  seq_length, max_predictions = data.max_seq_length, data.max_predictions_per_seq
+  batch_size = data.train_batch_size if training else data.eval_batch_size or data.train_batch_size
+  gradient_accumulation_steps = config.optimizer.gradient_accumulation_steps if training else 1
   files = _files_to_read(input_files, seq_length, max_predictions)
   num_pipelines = input_context.num_input_pipelines if input_context else 1
   pipeline_id = input_context.input_pipeline_id if input_context else 0
@@ -306,24 +308,26 @@ def make_dataset(input_files: str | InputFiles, *, seq_length: int, max_predicti
   if training:
     ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
   ds = ds.repeat()
-  ds = ds.interleave(_read_records, cycle_length=min(cycle_length, len(files)),
+  ds = ds.interleave(_read_records, cycle_length=min(data.cycle_length, len(files)),
                      block_length=1, num_parallel_calls=AUTOTUNE, deterministic=True)
   if training:
-    ds = ds.shuffle(shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True)
+    ds = ds.shuffle(data.shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True)
   ds = ds.enumerate()
   if skip_batches:
     ds = ds.skip(skip_batches * batch_size)
   if num_pipelines > 1:
     ds = ds.shard(num_pipelines, pipeline_id)
 
+  masking_vocab_size = config.masking_vocab_size() if data.dynamic_masking and training else 0
+
   def parse(index, record):
     features = pretraining_records.parse_pretraining_example(record, seq_length, max_predictions)
     if objective == "ltr":
       # Every position predicts the next token of the ORIGINAL text: undo the stored masking.
       features["input_ids"] = unmask(features)
-    elif dynamic_masking and training:
-      features = dynamic_mask(features, index, seed, masked_lm_prob, mask_token_id, vocab_size,
-                              special_token_ids)
+    elif data.dynamic_masking and training:
+      features = dynamic_mask(features, index, seed, data.masked_lm_prob, data.mask_token_id,
+                              masking_vocab_size, data.special_token_ids)
     return features
 
   options = tf.data.Options()

@@ -33,6 +33,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_keras.atomic_io import gfile_write_text
+from bert_keras.configs.training import TrainingConfig
 from bert_keras.errors import UserError
 from bert_keras import kernels
 from bert_keras.training import distribute, fused_adamw, keras_internals
@@ -43,7 +44,10 @@ class Trainer:
   """Trains `model` on `task` with `optimizer` under `strategy`, with checkpoints and summaries.
 
   Build `model` and `optimizer` under `strategy.scope()` before constructing the Trainer. The
-  optimizer must not clip (pass `clip_global_norm` here instead).
+  optimizer must not clip: the Trainer clips by `config.optimizer.clip_global_norm`. From `config`
+  (a TrainingConfig) it also reads the global batch (data.train_batch_size), the gradient
+  accumulation, `runtime.jit_compile` and `steps_per_execution`, and the `outputs` section
+  (model_dir, checkpoint_every, keep_checkpoints, log_every).
 
   `history_path` (history.jsonl): the chief rewrites it after every checkpoint, keeping the rows
   of the earlier processes of the same run (see `write_history`), so a killed and resumed run keeps
@@ -63,32 +67,28 @@ class Trainer:
   """
 
   def __init__(self, strategy: tf.distribute.Strategy, model: keras.Model,
-               optimizer: keras.optimizers.Optimizer, task, *, model_dir: str,
-               global_batch_size: int, gradient_accumulation_steps: int = 1,
-               clip_global_norm: float | None = 1.0, jit_compile: bool = False,
-               steps_per_execution: int = 1, checkpoint_every: int = 1000,
-               keep_checkpoints: int = 3, log_every: int = 100,
+               optimizer: keras.optimizers.Optimizer, task, config: TrainingConfig, *,
                fused_elementwise: bool = True, jit_loss: bool = False,
                history_path: str | None = None, implementation: str | None = None):
     if optimizer.global_clipnorm or optimizer.clipnorm or optimizer.clipvalue:
       raise ValueError("the optimizer must not clip: the Trainer clips the all-reduced gradient "
-                       "by its global norm (pass clip_global_norm to the Trainer)")
+                       "by its global norm (config.optimizer.clip_global_norm)")
     self.strategy = strategy
     self.model = model
     self.optimizer = optimizer
     self.task = task
-    self.model_dir = model_dir
-    self.global_batch_size = global_batch_size
-    self.accum = gradient_accumulation_steps
-    self.clip_global_norm = clip_global_norm
-    self.jit_compile = jit_compile
+    self.model_dir = model_dir = config.outputs.model_dir
+    self.global_batch_size = config.data.train_batch_size
+    self.accum = config.optimizer.gradient_accumulation_steps
+    self.clip_global_norm = config.optimizer.clip_global_norm or None
+    self.jit_compile = config.runtime.jit_compile
     self.implementation = implementation or kernels.default_implementation()
     # What the steps call: the model itself, or the same variables through the CPU kernels.
     self._forward = kernels.implementation_of(model, self.implementation,
                                               fused_elementwise=fused_elementwise)
-    self.steps_per_execution = steps_per_execution
-    self.checkpoint_every = checkpoint_every
-    self.log_every = log_every
+    self.steps_per_execution = config.runtime.steps_per_execution
+    self.checkpoint_every = config.outputs.checkpoint_every
+    self.log_every = config.outputs.log_every
     self.is_chief = distribute.is_chief(strategy)
     self.history: list[dict] = []
     self.history_path = history_path
@@ -113,8 +113,8 @@ class Trainer:
     # keeping only their latest copy (restores always read the chief's).
     save_dir = model_dir if self.is_chief else os.path.join(
         model_dir, f".worker_{distribute.task_id(strategy)}")
-    self.manager = tf.train.CheckpointManager(self.checkpoint, save_dir,
-                                              max_to_keep=keep_checkpoints if self.is_chief else 1,
+    keep = config.outputs.keep_checkpoints if self.is_chief else 1
+    self.manager = tf.train.CheckpointManager(self.checkpoint, save_dir, max_to_keep=keep,
                                               step_counter=self.global_step)
     # autograph=False throughout: the step's loops are written as tf.while_loop and its branches
     # are Python values known at trace time, so there is nothing to convert (conversion parsed and
@@ -126,8 +126,8 @@ class Trainer:
     self._loss_sums = (tf.function(task.loss_sums, jit_compile=True, autograph=False)
                        if jit_loss else task.loss_sums)
     grads_fn = self._accumulated_grads
-    self._grads_fn = (tf.function(grads_fn, jit_compile=True, autograph=False) if jit_compile
-                      else grads_fn)
+    self._grads_fn = (tf.function(grads_fn, jit_compile=True, autograph=False)
+                      if self.jit_compile else grads_fn)
     self._summary_writer = None
 
   # === Checkpoints ===

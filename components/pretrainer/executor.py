@@ -48,9 +48,10 @@ def split_heldout(files, out_dir: str, fraction: float, min_heldout: int) -> dic
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
+  from bert_keras.data.pretraining_records import compression_type
   every = max(2, int(round(1.0 / fraction)))
   total = sum(1 for path in files for _ in tf.data.TFRecordDataset(
-      path, compression_type="GZIP" if path.endswith(".gz") else ""))
+      path, compression_type=compression_type(path)))
   if total // every < min_heldout:
     return None
   os.makedirs(out_dir, exist_ok=True)
@@ -61,7 +62,7 @@ def split_heldout(files, out_dir: str, fraction: float, min_heldout: int) -> dic
     index = 0
     for path in files:
       for record in tf.data.TFRecordDataset(
-          path, compression_type="GZIP" if path.endswith(".gz") else ""):
+          path, compression_type=compression_type(path)):
         name = "heldout" if index % every == every - 1 else "train"
         (heldout if name == "heldout" else train).write(record.numpy())
         counts[name] += 1

@@ -32,6 +32,7 @@ from bert_keras.models.gpt_language_model import GPTLanguageModel
 from bert_keras.models.gpt_task_model import GPTTaskModel
 from bert_keras.models.reverse_real_tokens import ReverseRealTokens
 from bert_keras.tasks import metrics as metrics_lib
+from bert_keras.configs.training import OptimizerConfig, TrainingConfig
 from bert_keras.training.optimization import create_optimizer
 from bert_keras.training.pretraining_task import PretrainingTask
 from configs.ablations import CLAIMS, AblationVariant, StudyConfig, get_ablation
@@ -158,8 +159,15 @@ class SupervisedTask:
 # === Runs ===
 
 def _optimizer(lr: float, steps: int, warmup: int):
-  return create_optimizer(lr, steps, warmup, optimizer_type="adamw", weight_decay_rate=0.01,
-                          clip_global_norm=None, epsilon=1e-8)
+  return create_optimizer(OptimizerConfig(learning_rate=lr, num_train_steps=steps,
+                                          num_warmup_steps=warmup, weight_decay_rate=0.01,
+                                          clip_global_norm=0.0, epsilon=1e-8))
+
+
+def _run(batch_size: int, seed: int, clip_global_norm: float = 1.0) -> TrainingConfig:
+  """The batch, seed and clipping of one in-process training run (gpt_training.fit_in_process)."""
+  return TrainingConfig.from_flat(train_batch_size=batch_size, seed=seed,
+                                  clip_global_norm=clip_global_norm)
 
 
 def _scratch(output_dir: str, *parts) -> str:
@@ -190,8 +198,8 @@ def _pretrain_bert(study, vocab, instances, objective, reverse, seed, model_dir)
   optimizer = _optimizer(study.pretrain_learning_rate, study.pretrain_steps,
                          study.pretrain_warmup_steps)
   gpt_training.fit_in_process(model, PretrainingTask(objective), features, optimizer=optimizer,
-                              num_steps=study.pretrain_steps,
-                              batch_size=study.pretrain_batch_size, seed=seed)
+                              config=_run(study.pretrain_batch_size, seed),
+                              num_steps=study.pretrain_steps)
   return encoder.get_weights()
 
 
@@ -214,9 +222,9 @@ def _pretrain_gpt(study, vocab, windows, size, seed, model_dir, probe: Callable 
   done, step_cache, task = 0, {}, GPTPretrainingTask()
   for i, bound in enumerate(bounds):
     gpt_training.fit_in_process(lm, task, windows, optimizer=optimizer,
-                                num_steps=bound - done, batch_size=config.train_batch_size,
-                                seed=seed * 1000 + i, clip_global_norm=config.clip_global_norm,
-                                step_cache=step_cache)
+                                config=_run(config.train_batch_size, seed * 1000 + i,
+                                            config.clip_global_norm),
+                                num_steps=bound - done, step_cache=step_cache)
     done = bound
     if probe:
       probe(done, lm)
@@ -361,7 +369,7 @@ def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: 
     optimizer = _optimizer(study.finetune_learning_rate, steps, max(1, steps // 10))
     gpt_training.fit_in_process(model, GPTFinetuningTask(model.task_type, variant.lm_coef),
                                 {**train["gpt"], "labels": train["labels"]}, optimizer=optimizer,
-                                num_steps=steps, batch_size=study.finetune_batch_size, seed=seed)
+                                config=_run(study.finetune_batch_size, seed), num_steps=steps)
     logits = gpt_training.predict(model, dev["gpt"])
   else:
     if variant.family == "elmo":
@@ -377,7 +385,7 @@ def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: 
     optimizer = _optimizer(study.finetune_learning_rate, steps, max(1, steps // 10))
     gpt_training.fit_in_process(model, SupervisedTask(kind),
                                 {**train["bert"], "labels": train["labels"]}, optimizer=optimizer,
-                                num_steps=steps, batch_size=study.finetune_batch_size, seed=seed)
+                                config=_run(study.finetune_batch_size, seed), num_steps=steps)
     logits = gpt_training.predict(model, dev["bert"])
   return _evaluate(task, regression, logits, dev)
 

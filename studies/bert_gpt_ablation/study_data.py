@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from bert_keras import resources
 from bert_keras.data import pretraining_instances as pi
+from bert_keras.configs.pretraining_data import default_max_predictions
 from bert_keras.data.corpus_text import split_sentences
 from bert_keras.gpt.bpe_training import train_bpe_model
 from bert_keras.gpt.gpt_input_transform import GPTInputTransform
@@ -67,7 +68,7 @@ def bert_instances(vocab: StudyVocabulary, token_docs, seq_length: int, seed: in
   """BERT's pretraining examples (MLM + NSP, appendix A.1-A.2) as int arrays, plus the unmasked
   `original_ids` that the LTR/RTL objectives predict."""
   special = pi.SpecialIds(vocab.cls_id, vocab.sep_id, vocab.mask_id, vocab.tokenizer.vocab_size)
-  max_predictions = pi.default_max_predictions(seq_length)
+  max_predictions = default_max_predictions(seq_length)
   rng = random.Random(seed)
   rows = []
   for _ in range(dupe_factor):

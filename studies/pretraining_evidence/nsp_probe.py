@@ -28,6 +28,7 @@ from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.training import pretraining_input
 from bert_keras.training.pretraining_task import PretrainingTask
 from bert_keras.configs.model import get_model_config
+from bert_keras.configs.training import TrainingConfig
 
 
 def main():
@@ -52,7 +53,9 @@ def main():
 
   keras.utils.set_random_seed(0)
   read = lambda pattern, batch, training: pretraining_input.make_dataset(
-      pattern, seq_length=args.seq, max_predictions=args.pred, batch_size=batch, training=training)
+      TrainingConfig.from_flat(max_seq_length=args.seq, max_predictions_per_seq=args.pred,
+                               train_batch_size=batch, eval_batch_size=batch, seed=0),
+      pattern, training=training)
   first = lambda batch: {k: v[0] for k, v in batch.items()}  # drop the accumulation axis
   if args.overfit:
     fixed = first(next(iter(read(args.input_files, args.overfit, False))))

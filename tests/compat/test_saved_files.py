@@ -157,8 +157,7 @@ def test_trainer_restores_step_weights_and_optimizer_slots(model_dir_copy):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
-                    model_dir=model_dir_copy, global_batch_size=config.data.train_batch_size,
-                    clip_global_norm=config.optimizer.clip_global_norm)
+                    config.override(model_dir=model_dir_copy))
   want = expected("expected_checkpoint_step_2.npz")
   assert max(slot_norms(optimizer.variables)) == 0.0  # fresh: what a restore must replace
   assert trainer.restore()

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from bert_keras.data import beam_runner
+from bert_keras import beam_runner
 from bert_keras.orchestration.base_executor import ExecutionContext
 from bert_keras.orchestration.beam_options import local_beam_args
 from bert_keras.orchestration.component_launcher import ComponentLauncher

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -104,7 +105,8 @@ def test_downstream_of():
 
 
 def test_staging_left_by_a_killed_process_is_removed(tmp_path):
-  stale = tmp_path / "n.staging-999999999-deadbeef"  # above any pid_max: no such process
+  # pid above any pid_max: no such process
+  stale = tmp_path / f"n.staging-{socket.gethostname()}-999999999-deadbeef"
   stale.mkdir()
   (stale / "half_written").write_text("x")
   assert _source(tmp_path).status == "succeeded"

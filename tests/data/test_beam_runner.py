@@ -2,7 +2,7 @@
 
 import os
 
-from bert_keras.data.beam_runner import option_value, with_local_runner_defaults
+from bert_keras.beam_runner import option_value, with_local_runner_defaults
 from bert_keras.orchestration.beam_options import local_beam_args
 
 ALL_CORES = f"--direct_num_workers={os.cpu_count() or 1}"

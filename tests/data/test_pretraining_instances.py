@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from bert_keras.data import pretraining_instances as pi
+from bert_keras.configs.pretraining_data import default_max_predictions
 
 SPECIAL = pi.SpecialIds(cls_id=1, sep_id=2, mask_id=3, vocab_size=1000)
 
@@ -142,7 +143,7 @@ def test_stable_hash_and_default_max_predictions():
   assert pi.stable_hash(12345, "a", 0) == 13202784711951852455
   assert pi.stable_hash(12345, "a", 0) != pi.stable_hash(12345, "a", 1)
   assert 0 <= pi.stable_hash("x") < 2 ** 64
-  assert pi.default_max_predictions(128) == 20 and pi.default_max_predictions(512) == 80
+  assert default_max_predictions(128) == 20 and default_max_predictions(512) == 80
 
 
 def test_pad_and_serialize_use_the_original_feature_names():

@@ -11,7 +11,7 @@ import sys
 import pytest
 import tensorflow as tf
 
-from bert_keras.data import beam_runner
+from bert_keras import beam_runner
 from bert_keras.data import pretraining_data_pipeline as pdp
 from bert_keras.data import wordpiece_vocab_pipeline as wvp
 from bert_keras.errors import UserError

@@ -16,7 +16,7 @@ from bert_keras.errors import UserError
 from bert_keras.export import saved_model_predictor as predictor
 from bert_keras.export.export_config import ExportConfig, check_output_dir, run_export
 from bert_keras.models.bert_encoder import BertEncoder
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
 from bert_keras.configs.model import get_model_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -14,7 +14,7 @@ import pytest
 
 from bert_keras import resources
 from bert_keras.models.bert_encoder import BertEncoder
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
 from bert_keras.tasks.packing import pack_batch
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import get_model_config

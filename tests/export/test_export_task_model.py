@@ -20,10 +20,10 @@ import tensorflow as tf
 from bert_keras import resources
 from bert_keras.export import export_task_model as exporter
 from bert_keras.models.bert_encoder import BertEncoder
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
-from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
-from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
-from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_multiple_choice import BertMultipleChoice
+from bert_keras.models.heads.bert_span_labeler import BertSpanLabeler
+from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.packing import pack_batch
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import get_model_config

@@ -16,8 +16,9 @@ import tensorflow as tf
 
 from bert_keras.errors import UserError
 from bert_keras.export import export_task_model as exporter
+from bert_keras.export.serving_options import ServingOptions
 from bert_keras.models.bert_encoder import BertEncoder
-from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.packing import pack_batch
 from bert_keras.tasks.squad import check_is_max_context, doc_windows
 from bert_keras.text.bert_tokenizer import BertTokenizer
@@ -146,4 +147,4 @@ def test_stride_is_checked(setup):
                                   extra={"doc_stride": SEQ - 1})
   with pytest.raises(UserError, match="doc_stride=15"):
     exporter.export_finetuned(module.model, {"label_names": LABELS, "max_seq_length": SEQ},
-                              tokenizer, "unused", doc_stride=SEQ - 1)
+                              tokenizer, "unused", ServingOptions(doc_stride=SEQ - 1))

@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from bert_keras.errors import UserError
 from bert_keras.export import export_task_model as exporter
+from bert_keras.export.serving_options import ServingOptions
 from bert_keras.export.export_config import ExportConfig
 from bert_keras.kernels.host_tuning import DEFAULT_HEAD_GROUPS, UNSPLIT_MIN_HIDDEN
 from bert_keras.models.bert_encoder import BertEncoder
@@ -54,7 +55,7 @@ def export(tmp_path_factory):
   encoder = BertEncoder.from_model_config(config)
   path = exporter.export_task_model(encoder, "encoder", tokenizer,
                                     str(tmp_path_factory.mktemp("head_groups") / "g"), SEQ,
-                                    head_groups=2)
+                                    options=ServingOptions(head_groups=2))
   return encoder, tokenizer, path
 
 
@@ -74,7 +75,7 @@ def test_saved_split_export_gives_the_keras_outputs(export):
 def test_other_head_groups(export, groups):
   encoder, tokenizer, _ = export
   module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
-                                         **({} if groups is None else {"head_groups": groups}))
+                                         options=ServingOptions(head_groups=groups))
   groups = groups or DEFAULT_HEAD_GROUPS
   assert module.head_groups == groups and module.metadata()["head_groups"] == groups
   _assert_keras_outputs(encoder, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
@@ -86,7 +87,7 @@ def test_the_reference_implementation_exports_the_same_outputs(export):
   """What a GPU or TPU host exports by default: the reference blocks, no split."""
   encoder, tokenizer, _ = export
   module = exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
-                                         implementation="reference")
+                                         options=ServingOptions(implementation="reference"))
   assert module.implementation == "reference"
   _assert_keras_outputs(encoder, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
                         "reference", (1, len(TEXTS)))
@@ -103,7 +104,8 @@ def test_default_head_groups_follow_the_width(export):
   for model, groups in ((encoder, DEFAULT_HEAD_GROUPS), (wide, 1)):
     module = exporter.build_serving_module(model, "encoder", tokenizer, SEQ)
     assert module.head_groups == groups and module.metadata()["head_groups"] == groups
-  module = exporter.build_serving_module(wide, "encoder", tokenizer, SEQ, head_groups=2)
+  module = exporter.build_serving_module(wide, "encoder", tokenizer, SEQ,
+                                         options=ServingOptions(head_groups=2))
   assert module.head_groups == 2
   _assert_keras_outputs(wide, tokenizer, None, lambda ids: module.serve_tokenized(**ids),
                         "wide, 2 groups", (1, len(TEXTS)))
@@ -112,8 +114,10 @@ def test_default_head_groups_follow_the_width(export):
 def test_bad_head_groups_fail(export, tmp_path):
   encoder, tokenizer, _ = export
   with pytest.raises(ValueError, match="head_groups"):
-    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, head_groups=0)
+    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
+                                  options=ServingOptions(head_groups=0))
   with pytest.raises(ValueError, match="head_groups=3 does not divide num_heads=2"):
-    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, head_groups=3)
+    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
+                                  options=ServingOptions(head_groups=3))
   with pytest.raises(UserError, match="head_groups"):
     ExportConfig(output_dir=str(tmp_path), encoder_checkpoint="x", head_groups=0)

@@ -11,10 +11,11 @@ import tensorflow as tf
 
 from bert_keras import resources
 from bert_keras.export import export_task_model as exporter
+from bert_keras.export.serving_options import ServingOptions
 from bert_keras.models.bert_encoder import BertEncoder
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
-from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
-from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_span_labeler import BertSpanLabeler
+from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.polarity import PolarityTask
 from bert_keras.text import length_buckets
 from bert_keras.text.bert_tokenizer import BertTokenizer
@@ -44,8 +45,9 @@ def sentences():
 
 
 def _modules(kind, model, tokenizer, **kwargs):
-  return [exporter.build_serving_module(model, kind, tokenizer, SEQ, length_buckets=buckets,
-                                        **kwargs) for buckets in (None, "fixed")]
+  return [exporter.build_serving_module(model, kind, tokenizer, SEQ, **kwargs,
+                                        options=ServingOptions(length_buckets=buckets))
+          for buckets in (None, "fixed")]
 
 
 def test_default_buckets_and_user_settings():

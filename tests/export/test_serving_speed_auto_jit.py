@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from bert_keras.export import export_task_model as exporter
+from bert_keras.export.serving_options import ServingOptions
 from bert_keras.kernels.host_tuning import AUTO_XLA_MAX_ROWS
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.text.bert_tokenizer import BertTokenizer
@@ -29,7 +30,7 @@ def export(tmp_path_factory):
                             num_heads=2, intermediate_size=32, max_position_embeddings=SEQ)
   encoder = BertEncoder.from_model_config(config)
   path = exporter.export_task_model(encoder, "encoder", tokenizer, str(root / "auto"), SEQ,
-                                    jit_compile="auto")
+                                    options=ServingOptions(jit_compile="auto"))
   return encoder, tokenizer, path, tf.saved_model.load(path)
 
 
@@ -68,7 +69,8 @@ def test_auto_gives_the_keras_model_outputs_on_either_side_of_the_switch(export)
 def test_jit_compile_must_be_true_false_or_auto(export):
   encoder, tokenizer, _, _ = export
   with pytest.raises(ValueError, match="jit_compile"):
-    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ, jit_compile="xla")
+    exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
+                                  options=ServingOptions(jit_compile="xla"))
 
 
 _LOAD_AUTO = """

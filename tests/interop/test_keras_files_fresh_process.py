@@ -19,7 +19,7 @@ import pytest
 from bert_keras import interop, keras_classes
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
 from bert_keras.configs.model import get_model_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -10,8 +10,8 @@ import tensorflow as tf
 from bert_keras import kernels
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
-from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
+from bert_keras.models.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_multiple_choice import BertMultipleChoice
 from bert_keras.training import losses
 from tests.models.test_bert_pretrainer import TINY, _batch
 

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from bert_keras.data import beam_runner
+from bert_keras import beam_runner
 from bert_keras.errors import UserError
 from bert_keras.orchestration.beam_options import local_beam_args
 from bert_keras.orchestration.component import Component

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from bert_keras.atomic_io import beam_create, gfile_write_text, write_text
+from bert_keras.atomic_io import beam_create, gfile_write_text, staged_dir, write_text
 
 
 class _Unwritable:
@@ -69,3 +69,17 @@ def test_beam_create_that_fails_keeps_the_old_file_and_leaves_no_temporary(tmp_p
       raise RuntimeError("reader died")
   assert path.read_bytes() == b"old"
   assert os.listdir(tmp_path) == ["shard.txt"]
+
+
+def test_a_staged_directory_replaces_the_old_one_whole_or_not_at_all(tmp_path):
+  target = tmp_path / "export"
+  with staged_dir(str(target)) as stage:
+    (tmp_path / stage / "model.pb").write_text("old")
+  with pytest.raises(RuntimeError):
+    with staged_dir(str(target)) as stage:
+      (tmp_path / stage / "half").write_text("new")
+      raise RuntimeError("killed midway")
+  assert os.listdir(tmp_path) == ["export"] and os.listdir(target) == ["model.pb"]
+  with staged_dir(str(target)) as stage:
+    (tmp_path / stage / "saved_model.pb").write_text("new")
+  assert os.listdir(tmp_path) == ["export"] and os.listdir(target) == ["saved_model.pb"]

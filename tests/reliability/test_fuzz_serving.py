@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from bert_keras.export import export_task_model as exporter
 from bert_keras.models.bert_encoder import BertEncoder
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
-from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
-from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_span_labeler import BertSpanLabeler
+from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import get_model_config
 from tests.reliability import bad_inputs as B

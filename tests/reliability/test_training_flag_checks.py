@@ -78,14 +78,11 @@ def test_masking_ids_outside_the_model_vocabulary_are_refused(changes, needles):
   B.raises(lambda: TrainingConfig.from_flat(dynamic_masking=True, **changes), *needles)
 
 
-def test_dataset_gets_the_models_vocab_size_for_dynamic_masking(monkeypatch):
-  from bert_keras.training import pretrain  # pylint: disable=g-import-not-at-top
-  seen = {}
-  monkeypatch.setattr(pretrain, "make_dataset", lambda *a, **kw: seen.update(kw))
+def test_dynamic_masking_draws_from_the_models_vocab_size():
+  """The input pipeline's random replacement tokens (make_dataset reads this) with vocab_size 0."""
   config = TrainingConfig.from_flat(model_preset="bert_tiny", dynamic_masking=True,
-                          model_overrides={"vocab_size": 8000})
-  pretrain._dataset_fn(config, "x", True, 8, 1)(None)  # pylint: disable=protected-access
-  assert seen["vocab_size"] == 8000 and seen["dynamic_masking"]
+                                    model_overrides={"vocab_size": 8000})
+  assert config.masking_vocab_size() == 8000
 
 
 # === Ranges of the numeric fields ===

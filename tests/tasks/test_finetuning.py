@@ -12,8 +12,8 @@ from bert_keras.keras_classes import load_model
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.tasks import finetuning
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
-from bert_keras.tasks.heads.bert_feature_tagger import BertFeatureTagger
-from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.models.heads.bert_feature_tagger import BertFeatureTagger
+from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.registry import get_task
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import ModelConfig, get_model_config

@@ -14,7 +14,7 @@ import time
 import keras
 import pytest
 
-from bert_keras import resources
+from bert_keras import atomic_io, resources
 from bert_keras.errors import UserError
 from bert_keras.tasks import finetuning
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
@@ -102,7 +102,7 @@ def test_failure_while_copying_the_vocab_keeps_the_earlier_vocab(tmp_path, monke
 _KILLED_RUN = """
 import sys, time, keras
 sys.path.insert(0, sys.argv[2])
-from bert_keras import resources
+from bert_keras import atomic_io, resources
 from bert_keras.tasks.finetuning import RunConfig, run_finetuning
 from bert_keras.configs.tasks import get_task_config
 keras.Model.fit = lambda *args, **kwargs: time.sleep(600)  # killed while it trains
@@ -120,13 +120,13 @@ def test_a_killed_runs_staging_directory_is_removed_by_the_next_run(tmp_path):
   try:
     deadline = time.time() + 120
     while not any(os.path.exists(os.path.join(out, name, "config.json"))
-                  for name in os.listdir(out) if name.startswith(".tmp_run_")):
+                  for name in os.listdir(out) if name.startswith(".run.staging-")):
       assert proc.poll() is None and time.time() < deadline, "the run never reached training"
       time.sleep(0.2)
   finally:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-  stages = [name for name in os.listdir(out) if name.startswith(".tmp_run_")]
+  stages = [name for name in os.listdir(out) if name.startswith(".run.staging-")]
   assert len(stages) == 1  # SIGKILL: nothing could clean up
   assert {name: open(os.path.join(out, name), 'rb').read() for name in EARLIER} == EARLIER
 
@@ -135,32 +135,20 @@ def test_a_killed_runs_staging_directory_is_removed_by_the_next_run(tmp_path):
                                      "task_info.json", "tensorboard", "vocab.txt"]
 
 
-def _stage(out, name, owner):
-  path = os.path.join(out, name)
-  os.makedirs(path)
-  if owner is not None:
-    with open(os.path.join(path, "owner.json"), "w") as f:
-      f.write(owner if isinstance(owner, str) else json.dumps(owner))
-  return path
-
-
 def test_only_dead_runs_stages_of_this_host_are_removed(tmp_path):
-  out = str(tmp_path / "out")
-  os.makedirs(out)
+  out = tmp_path / "out"
   exited = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
-  dead_pid = int(exited.stdout)
-  host = socket.gethostname()
-  dead = _stage(out, ".tmp_run_dead", {"host": host, "pid": dead_pid})
-  kept = [_stage(out, ".tmp_run_live", {"host": host, "pid": os.getppid()}),
-          _stage(out, ".tmp_run_mine", {"host": host, "pid": os.getpid()}),
-          _stage(out, ".tmp_run_other_host", {"host": host + "-elsewhere", "pid": dead_pid}),
-          _stage(out, ".tmp_run_no_owner", None),
-          _stage(out, ".tmp_run_torn_owner", '{"host": "')]
-  other = _stage(out, "not_a_stage", {"host": host, "pid": dead_pid})
-  assert finetuning.remove_dead_stages(out) == [dead]
-  assert not os.path.exists(dead)
-  assert all(os.path.isdir(path) for path in kept + [other])
+  dead_pid, host = int(exited.stdout), socket.gethostname()
+  names = {"dead": f"{host}-{dead_pid}-0", "live": f"{host}-{os.getppid()}-0",
+           "mine": f"{host}-{os.getpid()}-0", "other_host": f"{host}.elsewhere-{dead_pid}-0",
+           "no_owner": "unnamed"}
+  for name in names.values():
+    (out / f".run.staging-{name}").mkdir(parents=True)
+  (out / f"not_a_stage-{host}-{dead_pid}-0").mkdir()
+  assert atomic_io.remove_dead_stages(str(out / ".run")) == [str(out / f".run.staging-{names['dead']}")]
+  assert sorted(os.listdir(out)) == sorted([f".run.staging-{names[k]}" for k in names if k != "dead"]
+                                           + [f"not_a_stage-{host}-{dead_pid}-0"])
 
 
 def test_bad_data_leaves_no_new_output_dir(tmp_path):

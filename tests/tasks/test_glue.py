@@ -8,8 +8,8 @@ import pytest
 from bert_keras import resources
 from bert_keras.errors import UserError
 from bert_keras.models.bert_encoder import BertEncoder
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
-from bert_keras.tasks.heads.bert_feature_classifier import BertFeatureClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_feature_classifier import BertFeatureClassifier
 from bert_keras.tasks.registry import get_task, task_names
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import get_model_config

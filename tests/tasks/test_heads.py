@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from bert_keras.models.bert_encoder import BertEncoder
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
-from bert_keras.tasks.heads.bert_feature_classifier import BertFeatureClassifier
-from bert_keras.tasks.heads.bert_feature_tagger import BertFeatureTagger
-from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
-from bert_keras.tasks.heads.bert_span_labeler import BertSpanLabeler
-from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_feature_classifier import BertFeatureClassifier
+from bert_keras.models.heads.bert_feature_tagger import BertFeatureTagger
+from bert_keras.models.heads.bert_multiple_choice import BertMultipleChoice
+from bert_keras.models.heads.bert_span_labeler import BertSpanLabeler
+from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.configs.model import get_model_config
 
 SEQ = 16

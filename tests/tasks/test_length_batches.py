@@ -14,8 +14,8 @@ import tensorflow as tf
 from bert_keras import resources
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.tasks import length_batches
-from bert_keras.tasks.heads.bert_classifier import BertClassifier
-from bert_keras.tasks.heads.bert_token_classifier import BertTokenClassifier
+from bert_keras.models.heads.bert_classifier import BertClassifier
+from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.polarity import PolarityTask
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import get_model_config

@@ -29,6 +29,7 @@ def build(fused: bool, betas, loss_scale: bool = False, weight_decay: float = 0.
   """A model with an embedding (a sparse gradient), a dense kernel and bias, a LayerNorm
   (excluded from weight decay), and an optimizer made by create_optimizer."""
   import keras  # pylint: disable=g-import-not-at-top
+  from bert_keras.configs.training import OptimizerConfig  # pylint: disable=g-import-not-at-top
   from bert_keras.training.optimization import create_optimizer  # pylint: disable=g-import-not-at-top
   keras.utils.set_random_seed(0)
   ids = keras.Input((4,), dtype="int32")
@@ -37,9 +38,10 @@ def build(fused: bool, betas, loss_scale: bool = False, weight_decay: float = 0.
   x = keras.layers.Dense(16, activation="tanh", name="dense")(x)
   x = keras.layers.LayerNormalization(name="layer_norm")(x)
   model = keras.Model(ids, keras.layers.Dense(3, name="head")(x))
-  optimizer = create_optimizer(1e-2, num_train_steps=20, num_warmup_steps=warmup,
-                               weight_decay_rate=weight_decay, beta_1=betas[0], beta_2=betas[1],
-                               clip_global_norm=clip_global_norm, fused=fused)
+  optimizer = create_optimizer(OptimizerConfig(
+      learning_rate=1e-2, num_train_steps=20, num_warmup_steps=warmup,
+      weight_decay_rate=weight_decay, beta_1=betas[0], beta_2=betas[1],
+      clip_global_norm=clip_global_norm or 0.0), fused=fused)
   if loss_scale:
     optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
   return model, optimizer

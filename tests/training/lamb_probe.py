@@ -58,15 +58,13 @@ def run(strategy, cfg, model_dir: str, steps: int = STEPS, first_gradients: bool
     model = build_pretrainer(cfg)
     optimizer = build_optimizer(cfg)
   task = PretrainingTask(cfg.model.objective)
-  trainer = Trainer(strategy, model, optimizer, task, model_dir=model_dir, global_batch_size=BATCH,
-                    gradient_accumulation_steps=accum, clip_global_norm=cfg.optimizer.clip_global_norm,
-                    checkpoint_every=100, log_every=100)
+  run = cfg.override(model_dir=model_dir, train_batch_size=BATCH,
+                     gradient_accumulation_steps=accum, checkpoint_every=100, log_every=100, seed=3)
+  trainer = Trainer(strategy, model, optimizer, task, run)
   if prepare is not None:
     prepare(trainer)
-  data = lambda ctx, skip: make_dataset(
-      cfg.data.input_files, seq_length=32, max_predictions=5, batch_size=BATCH,
-      gradient_accumulation_steps=accum, objective=cfg.model.objective, input_context=ctx, seed=3,
-      skip_batches=skip)
+  data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
+                                        skip_batches=skip)
   weights = lambda: {v.path: np.asarray(v.numpy()) for v in model.trainable_variables}
   out = {"optimizer": type(optimizer).__name__, "initial": weights()}
   if first_gradients:

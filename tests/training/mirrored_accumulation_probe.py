@@ -36,14 +36,12 @@ def train(strategy, config, accum, model_dir):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   initial = [np.asarray(v.numpy()) for v in model.weights]
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
-                    model_dir=model_dir, global_batch_size=BATCH,
-                    gradient_accumulation_steps=accum, clip_global_norm=config.optimizer.clip_global_norm,
-                    checkpoint_every=100, log_every=100, steps_per_execution=STEPS)
-  data = lambda ctx, skip: make_dataset(
-      config.data.input_files, seq_length=32, max_predictions=5, batch_size=BATCH,
-      gradient_accumulation_steps=accum, objective=config.model.objective, input_context=ctx, seed=3,
-      skip_batches=skip)
+  run = config.override(model_dir=model_dir, train_batch_size=BATCH,
+                        gradient_accumulation_steps=accum, checkpoint_every=100, log_every=100,
+                        steps_per_execution=STEPS, seed=3)
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective), run)
+  data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
+                                        skip_batches=skip)
   trainer.train(data, STEPS)
   return initial, [np.asarray(v.numpy()) for v in model.weights]
 

@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 from bert_keras.training.fused_adamw import FusedAdamW
+from bert_keras.configs.training import OptimizerConfig
 from bert_keras.training.optimization import create_optimizer
 from tests.training import fused_adamw_probe as probe
 from tests.training.pretraining_runs import ROOT, env
@@ -35,8 +36,8 @@ def runs(tmp_path_factory):
 
 
 def test_create_optimizer_defaults_to_fused_and_keeps_plain_keras():
-  fused = create_optimizer(1e-4, 10, 1)
-  plain = create_optimizer(1e-4, 10, 1, fused=False)
+  config = OptimizerConfig(learning_rate=1e-4, num_train_steps=10, num_warmup_steps=1)
+  fused, plain = create_optimizer(config), create_optimizer(config, fused=False)
   assert type(fused) is FusedAdamW and type(plain) is keras.optimizers.AdamW
   assert fused.name == plain.name == "adam_w"
   assert keras.optimizers.deserialize(

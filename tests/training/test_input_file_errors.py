@@ -39,7 +39,9 @@ def _summary(directory):
 
 
 def _dataset(pattern):
-  return pi.make_dataset(pattern, seq_length=SEQ, max_predictions=PRED, batch_size=8)
+  config = TrainingConfig.from_flat(max_seq_length=SEQ, max_predictions_per_seq=PRED,
+                                    train_batch_size=8)
+  return pi.make_dataset(config, pattern)
 
 
 def test_a_directory_as_the_pattern_is_refused_with_a_hint(tmp_path):

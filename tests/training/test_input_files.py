@@ -86,9 +86,8 @@ def test_patterns_resolve_to_their_files_and_the_pipelines_read_them(tmp_path, r
   assert sorted(os.path.relpath(f, tmp_path) for f in train_files.files) == [
       os.path.join(d, f"pretraining-{i:05d}-of-00002.tfrecord.gz") for d in "ab" for i in range(2)]
   assert len(eval_files.files) == 2
-  data = make_dataset(train_files, seq_length=SEQ, max_predictions=PRED, batch_size=8)
-  heldout_data = make_dataset(eval_files, seq_length=SEQ, max_predictions=PRED, batch_size=8,
-                              training=False)
+  data = make_dataset(config, train_files)
+  heldout_data = make_dataset(config, eval_files, training=False)
   counts = label_frequencies(train_files, seq_length=SEQ, max_predictions=PRED)
   assert next(iter(data))["input_ids"].shape == (1, 8, SEQ)
   assert next(iter(heldout_data))["input_ids"].shape == (1, 8, SEQ)

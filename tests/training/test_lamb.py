@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 from bert_keras.training.lamb import Lamb
+from bert_keras.configs.training import OptimizerConfig
 from bert_keras.training.optimization import create_optimizer
 from tests.training import lamb_probe
 from tests.training.pretraining_records import write_records
@@ -115,8 +116,9 @@ def reference_for(weights, steps, weight_decay):
 
 def lamb(weight_decay, keras_lamb=False):
   """What create_optimizer(optimizer_type="lamb") builds, or the Keras Lamb it used to build."""
-  optimizer = create_optimizer(PEAK, TOTAL, WARMUP, optimizer_type="lamb", epsilon=EPSILON,
-                               weight_decay_rate=weight_decay, clip_global_norm=CLIP)
+  optimizer = create_optimizer(OptimizerConfig(
+      type="lamb", learning_rate=PEAK, num_train_steps=TOTAL, num_warmup_steps=WARMUP,
+      epsilon=EPSILON, weight_decay_rate=weight_decay, clip_global_norm=CLIP))
   if keras_lamb:
     config = dict(optimizer.get_config(), learning_rate=optimizer._learning_rate)
     optimizer = keras.optimizers.Lamb(**{k: config[k] for k in (

@@ -89,12 +89,11 @@ def test_overflow_step_is_skipped(pattern, tmp_path):
   finally:
     precision.set_precision("float32")
   task = PretrainingTask(cfg.model.objective)
-  trainer = Trainer(strategy, model, optimizer, task, model_dir=str(tmp_path),
-                    global_batch_size=lamb_probe.BATCH, clip_global_norm=cfg.optimizer.clip_global_norm,
-                    checkpoint_every=100, log_every=100)
-  data = lambda ctx, skip: make_dataset(
-      cfg.data.input_files, seq_length=32, max_predictions=5, batch_size=lamb_probe.BATCH,
-      objective=cfg.model.objective, input_context=ctx, seed=3, skip_batches=skip)
+  run = cfg.override(model_dir=str(tmp_path), train_batch_size=lamb_probe.BATCH,
+                     checkpoint_every=100, log_every=100, seed=3)
+  trainer = Trainer(strategy, model, optimizer, task, run)
+  data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
+                                        skip_batches=skip)
   inner = optimizer.inner_optimizer
   assert type(inner) is Lamb
   state = lambda: {v.path: np.array(v.numpy()) for v in model.trainable_variables + inner.variables}

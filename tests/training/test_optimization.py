@@ -10,7 +10,7 @@ import pytest
 from bert_keras.errors import UserError
 from bert_keras.training.optimization import WarmupDecaySchedule, create_optimizer
 from bert_keras.configs.model import ConfigError
-from bert_keras.configs.training import TrainingConfig
+from bert_keras.configs.training import OptimizerConfig, TrainingConfig
 
 PEAK, END, STEPS, WARMUP = 2e-3, 1e-5, 2000, 200
 # Steps in the warmup, at its end, through the decay, at and past num_train_steps.
@@ -65,8 +65,9 @@ def test_schedule_and_optimizer_serialization_keep_the_power():
   assert schedule.get_config()["decay_power"] == 3.0
   again = WarmupDecaySchedule.from_config(schedule.get_config())
   np.testing.assert_array_equal(_values(again), _values(schedule))
-  optimizer = create_optimizer(PEAK, STEPS, WARMUP, decay="polynomial", decay_power=3.0,
-                               fused=False)
+  optimizer = create_optimizer(OptimizerConfig(
+      learning_rate=PEAK, num_train_steps=STEPS, num_warmup_steps=WARMUP, decay="polynomial",
+      decay_power=3.0), fused=False)
   restored = keras.optimizers.deserialize(keras.optimizers.serialize(optimizer))
   assert isinstance(restored._learning_rate, WarmupDecaySchedule)
   assert restored._learning_rate.decay_power == 3.0
@@ -78,7 +79,9 @@ def test_bad_power_is_named(power):
   with pytest.raises(UserError, match=f"decay_power={power!r}"):
     WarmupDecaySchedule(PEAK, STEPS, WARMUP, decay="polynomial", decay_power=power)
   with pytest.raises(UserError, match=f"decay_power={power!r}"):
-    create_optimizer(PEAK, STEPS, WARMUP, decay="polynomial", decay_power=power)
+    create_optimizer(OptimizerConfig(learning_rate=PEAK, num_train_steps=STEPS,
+                                     num_warmup_steps=WARMUP, decay="polynomial",
+                                     decay_power=power))
   with pytest.raises(ConfigError, match="decay_power="):
     TrainingConfig.from_flat(decay="polynomial", decay_power=power)
 

@@ -20,11 +20,11 @@ def _weights_after(config, model_dir, **trainer_kwargs):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   initial = [v.numpy().copy() for v in model.trainable_variables]
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
-                    model_dir=model_dir, global_batch_size=8, log_every=100, **trainer_kwargs)
-  data = lambda ctx, skip: make_dataset(config.data.input_files, seq_length=32, max_predictions=5,
-                                        batch_size=8, objective=config.model.objective,
-                                        input_context=ctx, seed=3, skip_batches=skip)
+  run = config.override(model_dir=model_dir, train_batch_size=8, log_every=100, seed=3)
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective), run,
+                    **trainer_kwargs)
+  data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
+                                        skip_batches=skip)
   history = trainer.train(data, 2)
   return initial, [v.numpy() for v in model.trainable_variables], history
 

@@ -119,8 +119,8 @@ def test_dynamic_masking_reaches_the_input_pipeline(tmp_path, monkeypatch, dynam
   from bert_keras.training import pretrain  # pylint: disable=import-outside-toplevel
   calls = []
 
-  def requested(*args, **kwargs):
-    calls.append(kwargs)
+  def requested(config, files, **kwargs):
+    calls.append((config, kwargs))
     raise _DatasetRequested()
 
   monkeypatch.setattr(pretrain, "make_dataset", requested)
@@ -129,11 +129,12 @@ def test_dynamic_masking_reaches_the_input_pipeline(tmp_path, monkeypatch, dynam
                    masked_lm_prob=0.2, mask_token_id=100)
   with pytest.raises(_DatasetRequested):
     run_pretraining(config)
-  (kwargs,) = calls
+  ((read, kwargs),) = calls
   assert kwargs["training"] is True
-  assert kwargs["dynamic_masking"] is dynamic
-  assert (kwargs["masked_lm_prob"], kwargs["mask_token_id"], kwargs["vocab_size"]) == (0.2, 100, 128)
-  assert kwargs["seed"] == config.runtime.seed
+  assert read.data.dynamic_masking is dynamic
+  assert (read.data.masked_lm_prob, read.data.mask_token_id, read.masking_vocab_size()) == (
+      0.2, 100, 128)
+  assert read.runtime.seed == config.runtime.seed
 
 
 def test_missing_input_is_a_one_line_user_error(tmp_path):

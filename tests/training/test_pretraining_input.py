@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_keras.configs.training import TrainingConfig
 from bert_keras.errors import UserError
 from bert_keras.training import pretraining_input as pi
 from tests.training.pretraining_records import write_records
@@ -18,9 +19,15 @@ def pattern(tmp_path_factory):
                        seq_length=SEQ, max_predictions=PRED)
 
 
-def _batches(pattern, n, **kw):
-  kw.setdefault("batch_size", 8)
-  ds = pi.make_dataset(pattern, seq_length=SEQ, max_predictions=PRED, seed=7, **kw)
+def _config(**flat):
+  """The TrainingConfig the pipeline reads (flat names: its flags)."""
+  return TrainingConfig.from_flat(dict(dict(max_seq_length=SEQ, max_predictions_per_seq=PRED,
+                                            train_batch_size=8, seed=7), **flat))
+
+
+def _batches(pattern, n, input_context=None, skip_batches=0, **flat):
+  ds = pi.make_dataset(_config(**flat), pattern, input_context=input_context,
+                       skip_batches=skip_batches)
   return [{k: v.numpy() for k, v in b.items()} for b in ds.take(n)]
 
 
@@ -57,7 +64,7 @@ def test_ltr_sees_the_original_tokens(pattern):
 
 
 def test_dynamic_masking_follows_80_10_10_and_is_deterministic(pattern):
-  kw = dict(dynamic_masking=True, vocab_size=128, batch_size=40)
+  kw = dict(dynamic_masking=True, vocab_size=128, train_batch_size=40)
   batches = _batches(pattern, 6, **kw)
   again = _batches(pattern, 6, **kw)
   np.testing.assert_array_equal(batches[5]["input_ids"], again[5]["input_ids"])
@@ -72,15 +79,15 @@ def test_dynamic_masking_follows_80_10_10_and_is_deterministic(pattern):
     total += w.sum()
   assert 0.7 < masked / total < 0.9 and 0.05 < kept / total < 0.2
   # A stored mask and a dynamic one differ (the masks are drawn again).
-  (static,) = _batches(pattern, 1, batch_size=40)
+  (static,) = _batches(pattern, 1, train_batch_size=40)
   assert not np.array_equal(static["masked_lm_positions"], batches[0]["masked_lm_positions"])
 
 
 def test_wrong_lengths_name_the_file(pattern):
   with pytest.raises(UserError, match=r"part-00000.tfrecord: record 1 has input_ids of length 32"):
-    pi.make_dataset(pattern, seq_length=64, max_predictions=PRED, batch_size=8)
+    pi.make_dataset(_config(max_seq_length=64), pattern)
   with pytest.raises(UserError, match="matches no file"):
-    pi.make_dataset("/nonexistent/*.tfrecord", seq_length=SEQ, max_predictions=PRED, batch_size=8)
+    pi.make_dataset(_config(), "/nonexistent/*.tfrecord")
 
 
 def test_training_pipelines_run_without_the_autotuner(pattern, monkeypatch):
@@ -89,7 +96,7 @@ def test_training_pipelines_run_without_the_autotuner(pattern, monkeypatch):
   off; tf.data's default has it on."""
   from bert_keras.tasks.finetuning import make_dataset
   from bert_keras.tasks.task import Features
-  ds = pi.make_dataset(pattern, seq_length=SEQ, max_predictions=PRED, batch_size=8)
+  ds = pi.make_dataset(_config(), pattern)
   assert ds.options().autotune.enabled is False
   assert tf.data.Dataset.range(3).prefetch(tf.data.AUTOTUNE).options().autotune.enabled is not False
   ids = np.ones((4, 16), np.int32)

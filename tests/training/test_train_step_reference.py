@@ -120,10 +120,8 @@ def run_trainer(strategy, accum: int, batches: list, model_dir: str) -> dict:
   with strategy.scope():
     model = build_pretrainer(cfg)
     optimizer = build_optimizer(cfg)
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask("mlm_nsp"), model_dir=model_dir,
-                    global_batch_size=BATCH, gradient_accumulation_steps=accum,
-                    clip_global_norm=cfg.optimizer.clip_global_norm, checkpoint_every=1000,
-                    log_every=1000)
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask("mlm_nsp"), cfg.override(
+      model_dir=model_dir, train_batch_size=BATCH, checkpoint_every=1000, log_every=1000))
   variables = model.trainable_variables
   initial = {v.path: v.numpy().copy() for v in variables}
   # (STEPS, accum, micro, ...): one global batch per step, split into micro-batches in order.

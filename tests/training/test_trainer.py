@@ -30,13 +30,11 @@ def _accumulation_weights(strategy, config, accum, model_dir):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   initial = [np.asarray(v.numpy()) for v in model.weights]
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
-                    model_dir=model_dir, global_batch_size=8, gradient_accumulation_steps=accum,
-                    clip_global_norm=config.optimizer.clip_global_norm, checkpoint_every=100, log_every=100)
-  data = lambda ctx, skip: make_dataset(
-      config.data.input_files, seq_length=32, max_predictions=5, batch_size=8,
-      gradient_accumulation_steps=accum, objective=config.model.objective, input_context=ctx, seed=3,
-      skip_batches=skip)
+  run = config.override(model_dir=model_dir, train_batch_size=8, gradient_accumulation_steps=accum,
+                        checkpoint_every=100, log_every=100, seed=3)
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective), run)
+  data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
+                                        skip_batches=skip)
   trainer.train(data, 3)
   return initial, [np.asarray(v.numpy()) for v in model.weights]
 
@@ -77,12 +75,11 @@ def _train(config, model_dir, steps=2):
   with strategy.scope():
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
-  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
-                    model_dir=model_dir, global_batch_size=8, log_every=1)
+  run = config.override(model_dir=model_dir, train_batch_size=8, log_every=1, seed=0)
+  trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective), run)
   before = {v.path: v.numpy().copy() for v in model.trainable_variables}
-  data = lambda ctx, skip: make_dataset(config.data.input_files, seq_length=32, max_predictions=5,
-                                        batch_size=8, objective=config.model.objective,
-                                        input_context=ctx, skip_batches=skip)
+  data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
+                                        skip_batches=skip)
   history = trainer.train(data, steps)
   after = {v.path: v.numpy() for v in model.trainable_variables}
   return before, after, history
@@ -119,12 +116,10 @@ def _one_step_weights(config, policy, model_dir):
       model = build_pretrainer(config)
       optimizer = build_optimizer(config.override(mixed_precision=policy))
     initial = {v.path: v.numpy().copy() for v in model.trainable_variables}
-    trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
-                      model_dir=model_dir, global_batch_size=8,
-                      clip_global_norm=config.optimizer.clip_global_norm, log_every=1)
-    data = lambda ctx, skip: make_dataset(config.data.input_files, seq_length=32, max_predictions=5,
-                                          batch_size=8, objective=config.model.objective,
-                                          input_context=ctx, seed=3, skip_batches=skip)
+    run = config.override(model_dir=model_dir, train_batch_size=8, log_every=1, seed=3)
+    trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective), run)
+    data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
+                                          skip_batches=skip)
     trainer.train(data, 1)
   finally:
     precision.set_precision("float32")
@@ -157,4 +152,4 @@ def test_optimizer_that_clips_is_rejected(pattern, tmp_path):
   model = build_pretrainer(_config(pattern))
   with pytest.raises(ValueError, match="must not clip"):
     Trainer(tf.distribute.get_strategy(), model, keras.optimizers.Adam(global_clipnorm=1.0),
-            PretrainingTask(), model_dir=str(tmp_path), global_batch_size=8)
+            PretrainingTask(), _config(pattern, model_dir=str(tmp_path)))

@@ -38,9 +38,8 @@ def test_rows_carry_the_last_updates_rate_and_train_only_throughput(tmp_path, ca
   with strategy.scope():
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
-  trainer = Trainer(strategy, model, optimizer, _SlowToTrace(config.model.objective),
-                    model_dir=str(tmp_path / "run"), global_batch_size=8, log_every=2,
-                    checkpoint_every=2)
+  run = config.override(model_dir=str(tmp_path / "run"), log_every=2, checkpoint_every=2, seed=0)
+  trainer = Trainer(strategy, model, optimizer, _SlowToTrace(config.model.objective), run)
   save = trainer.save
 
   def slow_save():
@@ -48,8 +47,7 @@ def test_rows_carry_the_last_updates_rate_and_train_only_throughput(tmp_path, ca
     return save()
 
   trainer.save = slow_save
-  data = lambda ctx, skip: make_dataset(pattern, seq_length=32, max_predictions=5, batch_size=8,
-                                        input_context=ctx, skip_batches=skip)
+  data = lambda ctx, skip: make_dataset(run, pattern, input_context=ctx, skip_batches=skip)
   caplog.set_level("INFO")
   caplog.set_level("INFO", logger="absl")  # an earlier test in this process may have quieted it
   history = trainer.train(data, STEPS, eval_fn=lambda: time.sleep(PAUSE), eval_every=2)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import keras
 
-from bert_keras.tasks.heads.bert_feature_head import BertFeatureHead
+from bert_keras.models.heads.bert_feature_head import BertFeatureHead
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keras
 
-from bert_keras.tasks.heads.encoder_head import EncoderHead, dropout_dense, encoder_inputs
+from bert_keras.models.heads.encoder_head import EncoderHead, dropout_dense, encoder_inputs
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_keras.tasks.heads.encoder_head import EncoderHead, dropout_dense, encoder_inputs
+from bert_keras.models.heads.encoder_head import EncoderHead, dropout_dense, encoder_inputs
 
 
 class BertFeatureHead(EncoderHead):

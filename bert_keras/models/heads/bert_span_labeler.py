@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_keras.tasks.heads.encoder_head import EncoderHead, encoder_inputs, output_layer
+from bert_keras.models.heads.encoder_head import EncoderHead, encoder_inputs, output_layer
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")

@@ -16,7 +16,9 @@ from typing import List, Optional, Sequence
 
 from bert_keras.errors import UserError
 
-_LOCAL_RUNNERS = (None, "DirectRunner", "direct", "FnApiRunner")
+# Runners that run the pipeline in this process or its workers (None: no --runner given).
+LOCAL_RUNNERS = (None, "DirectRunner", "direct", "BundleBasedDirectRunner", "SwitchingDirectRunner",
+                 "FnApiRunner", "PrismRunner")
 
 
 def has_option(beam_args: Sequence[str], name: str) -> bool:
@@ -42,7 +44,7 @@ def with_local_runner_defaults(beam_args: List[str]) -> List[str]:
   runner = option_value(beam_args, "runner")
   if runner is None:
     beam_args.insert(0, "--runner=FnApiRunner")
-  if runner in _LOCAL_RUNNERS:
+  if runner in LOCAL_RUNNERS:
     if not has_option(beam_args, "direct_running_mode"):
       beam_args.append("--direct_running_mode=multi_processing")
     if not has_option(beam_args, "direct_num_workers"):
