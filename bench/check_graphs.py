@@ -588,7 +588,6 @@ def length_buckets_traced_once():
   from bert_keras import resources
   from bert_keras.configs.model import get_model_config
   from bert_keras.export import export_task_model as exporter
-  from bert_keras.export.serving_options import ServingOptions
   from bert_keras.export.serving_module import ServingModule
   from bert_keras.models.bert_encoder import BertEncoder
   from bert_keras.text.bert_tokenizer import BertTokenizer
