@@ -44,6 +44,9 @@ def help_text(spec_class) -> str:
   return "\n".join(lines) + "\n"
 
 
+MAX_PARAMETERS_CELL = 160  # characters of README's parameters cell before it defers to --help
+
+
 def markdown_row(component: str, spec_class) -> str:
   """`| component | what it does | inputs | outputs | parameters |` for README's table."""
   inputs = ", ".join(f"`{name}` ({spec.type.TYPE_NAME}{', optional' if spec.optional else ''})"
@@ -52,6 +55,10 @@ def markdown_row(component: str, spec_class) -> str:
                       for name, artifact_type in spec_class.OUTPUTS.items())
   params = ", ".join(f"`{name}`" if param.required else f"`{name}={json.dumps(param.default)}`"
                      for name, param in spec_class.PARAMETERS.items()) or "none"
+  if len(params) > MAX_PARAMETERS_CELL:  # a row stays readable; the CLI's --help lists them all
+    required = [f"`{name}`" for name, param in spec_class.PARAMETERS.items() if param.required]
+    params = ", ".join(required + [f"{len(spec_class.PARAMETERS) - len(required)} with defaults "
+                                   f"(`--help` lists them)"])
   cells = [f"`{component}`", _summary(spec_class), inputs, outputs, params]
   return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 

@@ -97,7 +97,7 @@ def hide_gcp_extras(command: list) -> list:
   """python's arguments that run `command` (a script's path or "-m", a module, then the arguments)
   as without Beam's GCP extras, installed or not: the Dataflow client's import fails. A test of
   the refusal of --runner=DataflowRunner then runs either way, and never submits a job."""
-  from bert_keras.data.beam_runner import DATAFLOW_CLIENT_MODULE  # pylint: disable=g-import-not-at-top
+  from bert_keras.beam_runner import DATAFLOW_CLIENT_MODULE  # pylint: disable=g-import-not-at-top
 
   module = command[0] == "-m"
   target = command[1] if module else command[0]
