@@ -1,9 +1,8 @@
 """The library side of the GPT scripts: train a BPE vocabulary, pretrain GPT-1, fine-tune and export.
 
-Each run writes its resolved config JSON next to its outputs, and every file atomically. Pretraining
-and fine-tuning print the progress line while they train and evaluate, as BERT fine-tuning does, and
-write TensorBoard events to <output_dir>/tensorboard: the Trainer's train/loss, train/learning_rate
-and the objective's losses; fine-tuning adds <split>/<metric> of the dev evaluation.
+Each run writes its resolved config JSON next to its outputs, and every file atomically. Progress
+and TensorBoard events (<output_dir>/tensorboard) as BERT's: pretraining logs the line every 100
+steps, fine-tuning prints it while it trains and evaluates, and adds <split>/<metric> to the events.
 """
 
 from __future__ import annotations
@@ -68,7 +67,8 @@ def run_train_bpe(corpora: Sequence[str], input_files: Sequence[str], vocab_size
 def run_gpt_pretraining(model_preset: str, bpe_model: str, corpora: Sequence[str],
                         input_files: Sequence[str], config: GPTPretrainingConfig,
                         output_dir: str) -> dict:
-  """Pretrains GPT-1 (L1) with the generic Trainer; writes decoder.keras, bpe.model, history."""
+  """Pretrains GPT-1 (L1) with the generic Trainer; writes decoder.keras, bpe.model, history,
+  checkpoints/ and tensorboard/."""
   tokenizer = GPTTokenizer(model_path=bpe_model)
   model_config = get_gpt_config(model_preset, vocab_size=tokenizer.vocab_size)
   if config.max_seq_length > model_config.max_position_embeddings:
@@ -117,8 +117,8 @@ def run_gpt_finetuning(task_name: str, pretrained_dir: str | None, config: GPTFi
                        bpe_model: str | None = None) -> dict:
   """Fine-tunes GPT-1 on a registered GPT task (`gpt/<task>`; the bare BERT task name is accepted)
   with L3 = L2 + lm_coef * L1, scores dev with the task's official metrics, and writes model.keras,
-  bpe.model and task_info.json, then exports them (`export_gpt_finetuned`) to a SavedModel that
-  takes raw strings. Without `pretrained_dir` the decoder is random (the "w/o pre-training"
+  bpe.model, task_info.json, checkpoints/ and tensorboard/, then exports them
+  (`export_gpt_finetuned`) to a SavedModel that takes raw strings. Without `pretrained_dir` the decoder is random (the "w/o pre-training"
   ablation) and `bpe_model` must be given."""
   task = get_task(TaskConfig(task=gpt_task_name(task_name), max_seq_length=config.max_seq_length,
                              dropout_rate=config.classifier_dropout, seed=config.seed))

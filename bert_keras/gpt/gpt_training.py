@@ -39,8 +39,7 @@ def fit(model: keras.Model, task, features: dict, *, optimizer, config: Training
         num_steps: int, trainer: Optional[Trainer] = None, progress: bool = False) -> Trainer:
   """Trains `model` on `task` over in-memory `features` for `num_steps` more steps, with the
   Trainer's settings `config` (see `trainer_config`); events go to tensorboard/ beside the
-  checkpoints' directory. The progress line is logged every `log_every` steps, as pretraining's
-  is, or with `progress` printed at a steady cadence, as fine-tuning's is (`Trainer.train`).
+  checkpoints' directory. `progress`: see `Trainer.train`.
 
   Pass the returned Trainer back in to continue (e.g. to probe checkpoints over time).
   """

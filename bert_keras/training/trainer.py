@@ -49,8 +49,7 @@ class Trainer:
   accumulation, `runtime.jit_compile` and `steps_per_execution`, and the `outputs` section
   (model_dir, checkpoint_every, keep_checkpoints, log_every).
 
-  `summary_dir`: where the TensorBoard events go (`summaries`, chief only; default
-  <model_dir>/tensorboard).
+  `summary_dir`: the TensorBoard events' directory (default <model_dir>/tensorboard).
 
   `history_path` (history.jsonl): the chief rewrites it after every checkpoint, keeping the rows
   of the earlier processes of the same run (see `write_history`), so a killed and resumed run keeps
@@ -240,10 +239,9 @@ class Trainer:
 
     dataset_fn(input_context, skip_batches) returns one input pipeline's dataset (see
     pretraining_input.make_dataset). eval_fn() is called every `eval_every` steps and at the end.
-    `progress`: the chief prints fine-tuning's progress line to stderr (`Progress`: at its steady
-    cadence, updated after every call of the train loop) with the loss since the last logged row
-    and the learning rate, instead of logging the line every `log_every` steps (rows and events
-    are the same either way).
+    `progress`: instead of logging the line every `log_every` steps, the chief prints it as
+    fine-tuning does (`Progress`, updated after every call of the train loop: loss since the last
+    row, learning rate).
     """
     if self._start_time is None:
       self._start_time = time.time()
@@ -315,9 +313,8 @@ class Trainer:
   # === Logging ===
 
   def _log_train(self, step, end_step, sums, steps_per_sec, log_line=True):
-    """Logs the window's metrics (the line only with `log_line`), summarises and records them;
-    `steps_per_sec` None (not logged) when every call of the window traced the step (its time is
-    mostly tracing and compiling)."""
+    """Logs (with `log_line`), summarises and records the window's metrics; `steps_per_sec` None
+    (not logged) when every call of the window traced the step (mostly tracing and compiling)."""
     metrics = {k: float(v) for k, v in self.task.metrics(
         {k: tf.constant(v) for k, v in sums.items()}).items()}
     metrics.update(loss=self._loss(sums), learning_rate=self._last_learning_rate())
