@@ -5,9 +5,11 @@
 
 --lm_coef=0 is the "without auxiliary LM" ablation; no --init_checkpoint (with --bpe_model and
 --model) is "without pre-training". The task resolves through the task registry (gpt/<task>; its
-layout is classification, entailment, similarity or multiple choice). Writes config.json,
-metrics.json, predictions_<split>.json, model.keras, bpe.model, task_info.json and export/ (a
-SavedModel that takes raw strings) into --output_dir.
+layout is classification, entailment, similarity or multiple choice). Prints the progress line
+while it trains and evaluates, as run_finetuning.py does. Writes config.json, metrics.json,
+predictions_<split>.json, model.keras, bpe.model, task_info.json, export/ (a SavedModel that
+takes raw strings), checkpoints/ and tensorboard/ (train/loss, train/learning_rate, the L2 and L1
+losses, dev/<metric>) into --output_dir.
 """
 
 from absl import app, flags

@@ -4,7 +4,9 @@
       --model=gpt_tiny --num_train_steps=1000 --max_seq_length=128 --train_batch_size=32
 
 Defaults are the paper's schedule (Adam(W), 2,000 warmup steps, cosine decay, max lr 2.5e-4).
-Writes config.json, history.jsonl, metrics.json, decoder.keras and bpe.model into --output_dir.
+Logs the progress line every 100 steps, as run_pretraining.py does. Writes config.json,
+history.jsonl, metrics.json, decoder.keras, bpe.model, checkpoints/ and tensorboard/ (train/loss,
+train/learning_rate, train/lm_accuracy, ...) into --output_dir.
 """
 
 from absl import app, flags

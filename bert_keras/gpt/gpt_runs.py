@@ -1,6 +1,8 @@
 """The library side of the GPT scripts: train a BPE vocabulary, pretrain GPT-1, fine-tune and export.
 
-Each run writes its resolved config JSON next to its outputs, and every file atomically.
+Each run writes its resolved config JSON next to its outputs, and every file atomically. Progress
+and TensorBoard events (<output_dir>/tensorboard) as BERT's: pretraining logs the line every 100
+steps, fine-tuning prints it while it trains and evaluates, and adds <split>/<metric> to the events.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ def run_train_bpe(corpora: Sequence[str], input_files: Sequence[str], vocab_size
 def run_gpt_pretraining(model_preset: str, bpe_model: str, corpora: Sequence[str],
                         input_files: Sequence[str], config: GPTPretrainingConfig,
                         output_dir: str) -> dict:
-  """Pretrains GPT-1 (L1) with the generic Trainer; writes decoder.keras, bpe.model, history."""
+  """Pretrains GPT-1 (L1) with the generic Trainer; writes decoder.keras, bpe.model, history,
+  checkpoints/ and tensorboard/."""
   tokenizer = GPTTokenizer(model_path=bpe_model)
   model_config = get_gpt_config(model_preset, vocab_size=tokenizer.vocab_size)
   if config.max_seq_length > model_config.max_position_embeddings:
@@ -80,7 +83,7 @@ def run_gpt_pretraining(model_preset: str, bpe_model: str, corpora: Sequence[str
   windows = lm_data.contiguous_windows(ids, config.max_seq_length)
   keras.utils.set_random_seed(config.seed)
   lm = GPTLanguageModel(GPTDecoder.from_model_config(model_config))
-  trainer = gpt_training.pretrain(lm, windows, config, os.path.join(output_dir, "checkpoints"))
+  trainer = gpt_training.pretrain(lm, windows, config, output_dir)
   trainer.write_history(os.path.join(output_dir, "history.jsonl"))
   tmp = os.path.join(output_dir, f".{DECODER_FILE}.tmp-{os.getpid()}.keras")
   lm.decoder.save(tmp)
@@ -91,18 +94,21 @@ def run_gpt_pretraining(model_preset: str, bpe_model: str, corpora: Sequence[str
   return final
 
 
-def _split_scores(task, model, tokenizer, eval_examples: dict, output_dir: str) -> dict:
+def _split_scores(task, model, tokenizer, eval_examples: dict, output_dir: str, trainer) -> dict:
   """The task's official metrics per eval split (flat keys for one split, `split/metric` for more),
-  with per-example predictions written next to them."""
+  with per-example predictions written next to them and `split/metric` in the trainer's events."""
   scores = {}
+  step = int(trainer.global_step.numpy())
   for split, examples in eval_examples.items():
     features = task.make_features(examples, tokenizer, training=False)
-    logits = gpt_training.predict(model, features.inputs)
+    logits = gpt_training.predict(model, features.inputs, label=f"evaluate {split}")
     predictions = task.postprocess(examples, features, {"logits": logits})
     task.write_predictions(predictions, os.path.join(output_dir, f"predictions_{split}"))
     metrics = task.evaluate(examples, predictions)
+    trainer.summaries.write(step, {f"{split}/{k}": float(v) for k, v in metrics.items()})
     prefix = "" if len(eval_examples) == 1 else f"{split}/"
     scores.update({f"{prefix}{k}": float(v) for k, v in metrics.items()})
+  trainer.summaries.close()
   return scores
 
 
@@ -111,8 +117,8 @@ def run_gpt_finetuning(task_name: str, pretrained_dir: str | None, config: GPTFi
                        bpe_model: str | None = None) -> dict:
   """Fine-tunes GPT-1 on a registered GPT task (`gpt/<task>`; the bare BERT task name is accepted)
   with L3 = L2 + lm_coef * L1, scores dev with the task's official metrics, and writes model.keras,
-  bpe.model and task_info.json, then exports them (`export_gpt_finetuned`) to a SavedModel that
-  takes raw strings. Without `pretrained_dir` the decoder is random (the "w/o pre-training"
+  bpe.model, task_info.json, checkpoints/ and tensorboard/, then exports them
+  (`export_gpt_finetuned`) to a SavedModel that takes raw strings. Without `pretrained_dir` the decoder is random (the "w/o pre-training"
   ablation) and `bpe_model` must be given."""
   task = get_task(TaskConfig(task=gpt_task_name(task_name), max_seq_length=config.max_seq_length,
                              dropout_rate=config.classifier_dropout, seed=config.seed))
@@ -141,9 +147,9 @@ def run_gpt_finetuning(task_name: str, pretrained_dir: str | None, config: GPTFi
               "model": decoder.model_config.to_dict(), "layout": task.layout})
   train = task.make_features(train_examples, tokenizer, training=True)
   model = task.build_model(decoder, with_lm_logits=config.lm_coef > 0)
-  gpt_training.finetune(model, {**train.inputs, "labels": train.labels["logits"]}, config,
-                        os.path.join(output_dir, "checkpoints"))
-  scores = _split_scores(task, model, tokenizer, eval_examples, output_dir)
+  trainer = gpt_training.finetune(model, {**train.inputs, "labels": train.labels["logits"]},
+                                  config, output_dir)
+  scores = _split_scores(task, model, tokenizer, eval_examples, output_dir, trainer)
   write_json(os.path.join(output_dir, "metrics.json"), scores)
 
   # === Artifacts for export: the serving model, the BPE model and what the task needs ===

@@ -48,7 +48,7 @@ from bert_keras.tasks.registry import get_task
 from bert_keras.tasks.task import Features
 from bert_keras.training.dataset_options import without_autotune
 from bert_keras.training.progress_callback import ProgressCallback
-from bert_keras.training.scalar_summaries import ScalarSummaries
+from bert_keras.training.scalar_summaries import TENSORBOARD_DIR, ScalarSummaries
 
 if TYPE_CHECKING:
   from bert_keras.interop.loader import CheckpointPath
@@ -161,7 +161,6 @@ def _missing_dirs(path: str) -> list[str]:
   return missing
 
 
-TENSORBOARD_DIR = "tensorboard"  # the training run's events: tensorboard --logdir <output_dir>
 # The stages of this directory's runs: <output_dir>/.run.staging-<host>-<pid>-<hex> (atomic_io).
 STAGE_TARGET = ".run"
 

@@ -1,11 +1,13 @@
 """TensorBoard scalar events of a run, written the same way by pretraining (<model_dir>/tensorboard)
-and fine-tuning (<output_dir>/tensorboard): `tensorboard --logdir <dir>` opens either."""
+and fine-tuning, BERT's and GPT-1's (<output_dir>/tensorboard): `tensorboard --logdir <dir>` opens
+any of them."""
 
 from __future__ import annotations
 
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
+TENSORBOARD_DIR = "tensorboard"  # a run's events: tensorboard --logdir <its output directory>
 _SCALAR_METADATA = summary_pb2.SummaryMetadata(
     plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
     data_class=summary_pb2.DATA_CLASS_SCALAR).SerializeToString()

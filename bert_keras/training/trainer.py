@@ -37,8 +37,8 @@ from bert_keras.configs.training import TrainingConfig
 from bert_keras.errors import UserError
 from bert_keras import kernels
 from bert_keras.training import distribute, fused_adamw, keras_internals
-from bert_keras.progress import progress_line
-from bert_keras.training.scalar_summaries import ScalarSummaries
+from bert_keras.progress import Progress, progress_line
+from bert_keras.training.scalar_summaries import TENSORBOARD_DIR, ScalarSummaries
 
 class Trainer:
   """Trains `model` on `task` with `optimizer` under `strategy`, with checkpoints and summaries.
@@ -48,6 +48,8 @@ class Trainer:
   (a TrainingConfig) it also reads the global batch (data.train_batch_size), the gradient
   accumulation, `runtime.jit_compile` and `steps_per_execution`, and the `outputs` section
   (model_dir, checkpoint_every, keep_checkpoints, log_every).
+
+  `summary_dir`: the TensorBoard events' directory (default <model_dir>/tensorboard).
 
   `history_path` (history.jsonl): the chief rewrites it after every checkpoint, keeping the rows
   of the earlier processes of the same run (see `write_history`), so a killed and resumed run keeps
@@ -69,7 +71,8 @@ class Trainer:
   def __init__(self, strategy: tf.distribute.Strategy, model: keras.Model,
                optimizer: keras.optimizers.Optimizer, task, config: TrainingConfig, *,
                fused_elementwise: bool = True, jit_loss: bool = False,
-               history_path: str | None = None, implementation: str | None = None):
+               history_path: str | None = None, implementation: str | None = None,
+               summary_dir: str | None = None):
     if optimizer.global_clipnorm or optimizer.clipnorm or optimizer.clipvalue:
       raise ValueError("the optimizer must not clip: the Trainer clips the all-reduced gradient "
                        "by its global norm (config.optimizer.clip_global_norm)")
@@ -128,7 +131,7 @@ class Trainer:
     grads_fn = self._accumulated_grads
     self._grads_fn = (tf.function(grads_fn, jit_compile=True, autograph=False)
                       if self.jit_compile else grads_fn)
-    self._summary_writer = None
+    self.summaries = ScalarSummaries(summary_dir or os.path.join(model_dir, TENSORBOARD_DIR))
 
   # === Checkpoints ===
 
@@ -230,11 +233,15 @@ class Trainer:
   # === Loops ===
 
   def train(self, dataset_fn: Callable[[tf.distribute.InputContext, int], tf.data.Dataset],
-            end_step: int, eval_fn: Callable[[], dict] | None = None, eval_every: int = 0):
+            end_step: int, eval_fn: Callable[[], dict] | None = None, eval_every: int = 0,
+            progress: bool = False):
     """Trains until global_step == end_step, resuming where the checkpoint left off.
 
     dataset_fn(input_context, skip_batches) returns one input pipeline's dataset (see
     pretraining_input.make_dataset). eval_fn() is called every `eval_every` steps and at the end.
+    `progress`: instead of logging the line every `log_every` steps, the chief prints it as
+    fine-tuning does (`Progress`, updated after every call of the train loop: loss since the last
+    row, learning rate).
     """
     if self._start_time is None:
       self._start_time = time.time()
@@ -246,6 +253,7 @@ class Trainer:
     # Throughput counts the train calls alone: not checkpoints, evaluations, logging, nor a call
     # that traced (and compiled) the step, whose steps are left out of the window's count.
     window_sums, timed_steps, timed_sec = None, 0, 0.0
+    printer = Progress("train", end_step) if progress and self.is_chief else None
     while step < end_step:
       n = self._steps_until_boundary(step, end_step, eval_every)
       traces, start = self._traces, time.perf_counter()
@@ -255,9 +263,13 @@ class Trainer:
         timed_steps, timed_sec = timed_steps + n, timed_sec + time.perf_counter() - start
       window_sums = sums if window_sums is None else {k: window_sums[k] + sums[k] for k in sums}
       step = int(self.global_step.numpy())
+      if printer is not None:
+        printer.update(step, lambda: {"loss": self._loss(window_sums),
+                                      "lr": self._last_learning_rate()})
       if step % self.log_every == 0 or step == end_step:
         self._log_train(step, end_step, window_sums,
-                        timed_steps / max(timed_sec, 1e-9) if timed_steps else None)
+                        timed_steps / max(timed_sec, 1e-9) if timed_steps else None,
+                        log_line=printer is None)
         window_sums, timed_steps, timed_sec = None, 0, 0.0
       saved = step % self.checkpoint_every == 0 or step == end_step
       if saved:
@@ -271,8 +283,7 @@ class Trainer:
           self.write_history()
     if eval_fn is not None:
       eval_fn()
-    if self._summary_writer is not None:
-      self._summary_writer.flush()
+    self.summaries.flush()
     return self.history
 
   def evaluate(self, dataset_fn: Callable[[tf.distribute.InputContext], tf.data.Dataset],
@@ -301,27 +312,27 @@ class Trainer:
 
   # === Logging ===
 
-  def _log_train(self, step, end_step, sums, steps_per_sec):
-    """Logs the window's metrics; `steps_per_sec` None (not logged) when every call of the window
-    traced the step (its time is mostly tracing and compiling)."""
+  def _log_train(self, step, end_step, sums, steps_per_sec, log_line=True):
+    """Logs (with `log_line`), summarises and records the window's metrics; `steps_per_sec` None
+    (not logged) when every call of the window traced the step (mostly tracing and compiling)."""
     metrics = {k: float(v) for k, v in self.task.metrics(
         {k: tf.constant(v) for k, v in sums.items()}).items()}
-    metrics.update(loss=float(self.task.loss({k: tf.constant(v) for k, v in sums.items()})),
-                   learning_rate=self._last_learning_rate())
+    metrics.update(loss=self._loss(sums), learning_rate=self._last_learning_rate())
     if steps_per_sec is not None:
       metrics.update(steps_per_sec=steps_per_sec,
                      sequences_per_sec=steps_per_sec * self.global_batch_size)
     shown = {k: v for k, v in metrics.items() if k != "steps_per_sec"}
-    logging.info("%s", progress_line("train", step, end_step, steps_per_sec, shown))
+    if log_line:
+      logging.info("%s", progress_line("train", step, end_step, steps_per_sec, shown))
     self._summaries(step, {f"train/{k}": v for k, v in metrics.items()})
     self.history.append({"step": step, "split": "train", **metrics, **self._elapsed()})
 
   def _summaries(self, step, scalars):
-    if not self.is_chief:
-      return
-    if self._summary_writer is None:
-      self._summary_writer = ScalarSummaries(os.path.join(self.model_dir, "tensorboard"))
-    self._summary_writer.write(step, scalars)
+    if self.is_chief:
+      self.summaries.write(step, scalars)
+
+  def _loss(self, sums: dict) -> float:
+    return float(self.task.loss({k: tf.constant(v) for k, v in sums.items()}))
 
   def _last_learning_rate(self) -> float:
     """The rate the last update used.

@@ -18,6 +18,7 @@ from bert_keras.tasks.registry import get_task
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import ModelConfig, get_model_config
 from bert_keras.configs.tasks import get_task_config
+from tests.tensorboard_events import scalar_events
 from . import task_fixtures as fx
 
 TINY = dict(max_seq_length=32, train_batch_size=8, num_epochs=1.0, eval_batch_size=16,
@@ -32,18 +33,6 @@ def _run(task, tmp_path, data_dir="", max_train_examples=0, save_model=True, **o
   return run_finetuning(config, run), run.output_dir
 
 
-def _events(logdir: str) -> dict:
-  """{tag: [(step, value), ...]} of the scalar events under `logdir`."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  scalars = {}
-  for path in sorted(os.listdir(logdir)):
-    for event in tf.compat.v1.train.summary_iterator(os.path.join(logdir, path)):
-      for value in event.summary.value:
-        scalars.setdefault(value.tag, []).append(
-            (event.step, float(tf.make_ndarray(value.tensor))))
-  return scalars
-
-
 def test_polarity_end_to_end_writes_export_artifacts(tmp_path, capsys):
   results, out = _run("polarity", tmp_path, max_train_examples=32)
   assert set(results["dev"]) >= {"accuracy", "f1", "examples"}
@@ -56,11 +45,11 @@ def test_polarity_end_to_end_writes_export_artifacts(tmp_path, capsys):
   assert "train step 4/4 [====================] 100%" in err, err[-2000:]
   assert "evaluate dev step 3/3 [====================] 100%" in err, err[-2000:]
   # TensorBoard events, as pretraining writes them: train loss and rate per epoch, dev metrics.
-  events = _events(os.path.join(out, "tensorboard"))
+  events = scalar_events(os.path.join(out, "tensorboard"))
   assert sorted(events) == ["dev/accuracy", "dev/f1", "train/learning_rate", "train/loss"]
-  assert [step for step, _ in events["train/loss"]] == [4]
-  assert events["train/loss"][0][1] == pytest.approx(results["final_train_loss"], rel=1e-6)
-  assert events["dev/accuracy"] == [(4, pytest.approx(results["dev"]["accuracy"]))]
+  assert list(events["train/loss"]) == [4]
+  assert events["train/loss"][4] == pytest.approx(results["final_train_loss"], rel=1e-6)
+  assert events["dev/accuracy"] == {4: pytest.approx(results["dev"]["accuracy"])}
   info = json.load(open(os.path.join(out, "task_info.json")))
   assert info["label_names"] == ["neg", "pos"] and info["max_seq_length"] == 32
   config = json.load(open(os.path.join(out, "config.json")))

@@ -14,6 +14,7 @@ from bert_keras.training.optimization import WarmupDecaySchedule
 from bert_keras.training.pretrain import run_pretraining
 from bert_keras.configs.training import TrainingConfig
 from configs import recipe_path
+from tests.tensorboard_events import scalar_events
 from tests.training.pretraining_records import write_records
 from tests.training.pretraining_runs import TINY_MODEL, read_checkpoint
 
@@ -34,21 +35,11 @@ TRAIN_TAGS = ("loss", "mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy", "l
               "steps_per_sec", "sequences_per_sec")
 
 
-def _scalars(log_dir):
-  """{tag: {step: value}} of every scalar summary in the event files under `log_dir`."""
-  out = {}
-  for name in tf.io.gfile.listdir(log_dir):
-    for event in tf.compat.v1.train.summary_iterator(os.path.join(log_dir, name)):
-      for value in event.summary.value:
-        out.setdefault(value.tag, {})[event.step] = float(tf.make_ndarray(value.tensor))
-  return out
-
-
 def _check_train_summaries(model_dir, config):
   """TensorBoard has every train scalar at every logged step (log_every=3 of phase 1's 9), equal
   to history.jsonl's; learning_rate is the schedule's rate of the step just taken (step k is
   update k, made at the schedule's step k - 1)."""
-  scalars = _scalars(os.path.join(model_dir, "tensorboard"))
+  scalars = scalar_events(os.path.join(model_dir, "tensorboard"))
   rows = {r["step"]: r for r in map(json.loads, open(os.path.join(model_dir, "history.jsonl")))
           if r["split"] == "train"}
   assert sorted(rows) == [3, 6, 9], sorted(rows)
