@@ -1,4 +1,4 @@
-"""The one base class of every config: to and from plain dicts and JSON, unknown keys refused, the
+"""The one base class of every config: to and from plain dicts, JSON and YAML files, unknown keys refused, the
 declared types and ranges checked.
 
 A config is a frozen dataclass deriving from `Config`. Its fields may themselves be configs (the
@@ -16,13 +16,14 @@ import dataclasses
 import functools
 import json
 import math
+import os
 import operator
 import re
 import typing
 from typing import Any, ClassVar, Mapping
 
 from bert_keras.errors import UserError
-from bert_keras.json_io import read_json_file
+from bert_keras.json_io import decode_utf8, json_type_name, read_json_file
 
 
 class ConfigError(UserError, ValueError):
@@ -80,11 +81,33 @@ def field(default: Any, help_text: str) -> Any:
   return dataclasses.field(default=default, metadata={"help": help_text})
 
 
-def read_config_json(path: str, what: str) -> dict:
-  """The JSON object of a config file (one shared reader: file named, line of a syntax error,
-  "nested too deeply", top-level type checked); see bert_keras/json_io.py."""
+CONFIG_FILE_TYPES = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
+
+
+def read_config_file(path: str, what: str) -> dict:
+  """The object of a config file of `what` (e.g. "TrainingConfig"), JSON or YAML as its extension says (one shared reader: file
+  named, line of a syntax error, top-level type checked); see bert_keras/json_io.py."""
+  kind = CONFIG_FILE_TYPES.get(os.path.splitext(path)[1].lower())
+  if kind is None:
+    raise ConfigError(f"{path}: expected a .json, .yaml or .yml {what} file")
+  what = f"{what} {kind} file"
   try:
-    return read_json_file(path, what, expected=dict)
+    if kind == "JSON":
+      return read_json_file(path, what, expected=dict)
+    import yaml  # pylint: disable=import-outside-toplevel
+    try:
+      with open(path, "rb") as f:
+        values = yaml.safe_load(decode_utf8(f.read(), path))  # data only: no Python tags
+    except FileNotFoundError:
+      raise UserError(f"{path}: no such {what}") from None
+    except yaml.YAMLError as e:
+      mark = getattr(e, "problem_mark", None)
+      at = f":{mark.line + 1}" if mark else ""
+      raise UserError(f"{path}{at}: not valid YAML ({getattr(e, 'problem', None) or e})") from None
+    if not isinstance(values, dict):
+      raise UserError(f"{path}: expected an object at the top level of the YAML, got "
+                      f"{json_type_name(values)}")
+    return values
   except UserError as e:
     raise ConfigError(str(e)) from None
 
@@ -137,7 +160,7 @@ def _nested(cls: type, value: Any, key: str) -> tuple:
 
 
 class Config:
-  """Base of every config dataclass: `to_dict`, `from_dict`, `to_json`, `from_json_file`,
+  """Base of every config dataclass: `to_dict`, `from_dict`, `to_json`, `from_file`,
   `replace`, with unknown keys refused and each field's type and range checked."""
 
   # Field name -> its bounds (see `in_range`) or its allowed values, checked on construction.
@@ -218,9 +241,10 @@ class Config:
     return dataclasses.replace(self, **changes)
 
   @classmethod
-  def from_json_file(cls, path: str):
-    """`from_dict` of the JSON object in `path`; every error names the file."""
-    values = read_config_json(path, f"{cls.__name__} JSON file")
+  def from_file(cls, path: str):
+    """`from_dict` of the JSON or YAML object in `path` (by its extension); every error names the
+    file and the key's path."""
+    values = read_config_file(path, cls.__name__)
     try:
       return cls.from_dict(values)
     except ConfigError as e:

@@ -21,7 +21,7 @@ from bert_keras.configs.tasks import TASK_PRESETS, FeatureBased, TaskConfig, get
 from bert_keras.configs.training import TrainingConfig
 from configs import recipe_names, recipe_path
 
-TRAINING_RECIPES = [TrainingConfig.from_json_file(recipe_path("training", name))
+TRAINING_RECIPES = [TrainingConfig.from_file(recipe_path("training", name))
                     for name in recipe_names("training")]
 
 # One or more instances of every config class, presets included; not the defaults only.
@@ -68,7 +68,7 @@ def test_dict_and_json_round_trip(config, tmp_path):
   assert cls.from_dict(config.to_dict()) == config
   path = tmp_path / "config.json"
   path.write_text(config.to_json())
-  assert cls.from_json_file(str(path)) == config
+  assert cls.from_file(str(path)) == config
   json.loads(config.to_json())  # plain JSON: no tuples or configs left in it
 
 
@@ -100,7 +100,7 @@ def test_unknown_key_in_a_file_names_the_file(tmp_path):
   path = tmp_path / "model.json"
   path.write_text('{"hidden_size": 64, "num_layer": 2}')
   with pytest.raises(ConfigError, match=rf"{path}: num_layer: unknown key in ModelConfig"):
-    ModelConfig.from_json_file(str(path))
+    ModelConfig.from_file(str(path))
 
 
 @pytest.mark.parametrize("cls, old", [

@@ -117,7 +117,7 @@ def test_config_only_model_configs_are_told_apart_by_one_rule(tmp_path):
   with open(spec, "w", encoding="utf-8") as f:
     f.write(get_model_config("bert_tiny", num_layers=1).to_json())
   for name, expected in (("bert_tiny", get_model_config("bert_tiny")),
-                         (spec, ModelConfig.from_json_file(spec))):
+                         (spec, ModelConfig.from_file(spec))):
     assert finetuning.resolve_model_config(name) == (expected, None, None)
     run = RunConfig(model_config=name)
     source = finetuning.resolve_encoder_source(run)
