@@ -241,13 +241,34 @@ class Config:
     return dataclasses.replace(self, **changes)
 
   @classmethod
-  def from_file(cls, path: str):
-    """`from_dict` of the JSON or YAML object in `path` (by its extension); every error names the
-    file and the key's path."""
-    values = read_config_file(path, cls.__name__)
+  def from_file(cls, path: str, **overrides: Any):
+    """`from_dict` of the JSON or YAML object in `path` (by its extension), `overrides` (the flags
+    given; nested configs as dicts of their fields) replacing its values; an error in the file's
+    own values names the file and the key's path."""
+    values = _updated(read_config_file(path, cls.__name__), overrides)
     try:
       return cls.from_dict(values)
     except ConfigError as e:
+      if e.key in set(_key_paths(overrides)):
+        raise
       raise ConfigError(f"{path}: {e}", key=e.key) from None
-    except TypeError as e:  # a comparison of a wrongly typed value the checks did not foresee
+    except TypeError as e:  # a missing field, or a wrongly typed value the checks did not foresee
       raise ConfigError(f"{path}: {e}") from None
+
+
+def _updated(values: Mapping, overrides: Mapping) -> dict:
+  """`values` with `overrides`, nested objects updated key by key."""
+  out = dict(values)
+  for key, value in overrides.items():
+    nested = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
+    out[key] = _updated(out[key], value) if nested else value
+  return out
+
+
+def _key_paths(values: Mapping, prefix: str = ""):
+  """The paths ("task.learning_rate") of the leaves of nested `values`."""
+  for key, value in values.items():
+    if isinstance(value, Mapping):
+      yield from _key_paths(value, f"{prefix}{key}.")
+    else:
+      yield f"{prefix}{key}"
