@@ -24,7 +24,7 @@ def _script(name):
   """scripts/<name>.py's globals, its flags defined on FLAGS for the block only."""
   before, parsed = set(FLAGS), FLAGS.is_parsed()
   try:
-    yield runpy.run_path(os.path.join(B.SCRIPTS, f"{name}.py"), run_name=name)
+    yield runpy.run_path(B.script_path(name), run_name=name)
   finally:
     for flag in set(FLAGS) - before:
       delattr(FLAGS, flag)
@@ -134,3 +134,18 @@ def test_beam_scripts_config_file(tmp_path, capsys):
   known, _ = parse_vocab_args([f"--config_file={tmp_path}/v.yml", "--min_count=2"])
   assert (known.output_dir, known.vocab_size, known.lower_case, known.min_count) == (
       "out/v", 900, False, 2)
+
+
+def test_pipeline_demo_config_file(tmp_path, capsys):
+  from bert_keras.configs.pipeline import PipelineConfig
+  with _script("pipeline/demo") as script:
+    config = _from_flags(script, "--max_documents=3")  # what a run writes: pipeline_config.json
+    (tmp_path / "pipeline_config.json").write_text(config.to_json())
+    assert _from_flags(script, f"--config_file={tmp_path}/pipeline_config.json") == config
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(config.to_dict()))
+    assert PipelineConfig.from_file(str(tmp_path / "p.yaml")) == config
+    FLAGS.unparse_flags()
+    FLAGS(["script", f"--config_file={tmp_path}/p.yaml", "--max_documents=5"])
+    line = _one_error_line(script["config_from_flags"], capsys)
+  assert line == (f"error: --max_documents: settings of the demo's recipe; --config_file="
+                  f"{tmp_path}/p.yaml gives the whole pipeline config")
