@@ -7,11 +7,12 @@ import json
 import os
 
 import pytest
+import yaml
 
 from configs.ablations import ABLATIONS, STUDY_PRESETS, StudyConfig
 from bert_keras.configs.base import Config, ConfigError
 from bert_keras.configs.export import ExportConfig
-from bert_keras.configs.finetuning import RunConfig
+from bert_keras.configs.finetuning import FinetuningConfig, RunConfig
 from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
 from bert_keras.configs.model import GPT_PRESETS, MODEL_PRESETS, ModelConfig
 from bert_keras.configs.pipeline import PipelineConfig
@@ -32,6 +33,8 @@ EXAMPLES = [
     GPTPretrainingConfig(train_batch_size=8), GPTFinetuningConfig(warmup_proportion=0.01),
     demo_config(), smoke_config(),
     RunConfig(data_dir="d", output_dir="o", lower_case=False, max_train_examples=5),
+    FinetuningConfig(task=get_task_config("glue/mrpc", approach="feature_based"),
+                     run=RunConfig(output_dir="o"), model={"num_layers": 2}, total_steps=4),
     ExportConfig(output_dir="o", finetune_dir="f", jit_compile="auto", head_groups=2),
     PretrainingDataConfig(input_files="x", max_seq_length=512),
 ]
@@ -69,6 +72,8 @@ def test_dict_and_json_round_trip(config, tmp_path):
   path = tmp_path / "config.json"
   path.write_text(config.to_json())
   assert cls.from_file(str(path)) == config
+  (tmp_path / "config.yaml").write_text(yaml.safe_dump(config.to_dict()))
+  assert cls.from_file(str(tmp_path / "config.yaml")) == config
   json.loads(config.to_json())  # plain JSON: no tuples or configs left in it
 
 

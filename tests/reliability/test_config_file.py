@@ -21,13 +21,19 @@ FLAGS = flags.FLAGS
 
 @contextlib.contextmanager
 def _script(name):
-  """scripts/<name>.py's globals, its flags defined on FLAGS for the block only."""
-  before, parsed = set(FLAGS), FLAGS.is_parsed()
+  """scripts/<name>.py's globals, its flags alone on FLAGS for the block (the flags defined before,
+  e.g. by an imported pipeline.demo, are set aside and put back)."""
+  saved, parsed = {n: FLAGS[n] for n in list(FLAGS)}, FLAGS.is_parsed()
+  for flag in saved:
+    delattr(FLAGS, flag)
   try:
     yield runpy.run_path(B.script_path(name), run_name=name)
   finally:
-    for flag in set(FLAGS) - before:
+    for flag in list(FLAGS):
       delattr(FLAGS, flag)
+    for flag_name, flag in saved.items():
+      if flag_name == flag.name:  # a short name comes back with its flag
+        FLAGS[flag_name] = flag
     if not parsed:
       FLAGS.unparse_flags()
 

@@ -270,9 +270,10 @@ def test_training_config_json_errors(tmp_path):
   B.raises(lambda: TrainingConfig.from_file(bad), f"{bad}:2: not valid JSON")
   unknown = B.write(str(tmp_path / "unknown.json"), json.dumps({"num_trian_steps": 5}))
   B.raises(lambda: TrainingConfig.from_file(unknown), unknown,
-          "unknown key 'num_trian_steps' in TrainingConfig")
-  wrong = B.write(str(tmp_path / "wrong.json"), json.dumps({"num_train_steps": "5"}))
-  B.raises(lambda: TrainingConfig.from_file(wrong), wrong, "num_train_steps='5' must be an integer")
+          "num_trian_steps: unknown key in TrainingConfig")
+  wrong = B.write(str(tmp_path / "wrong.json"), json.dumps({"optimizer": {"num_train_steps": "5"}}))
+  B.raises(lambda: TrainingConfig.from_file(wrong), wrong,
+           "optimizer.num_train_steps='5' must be an integer")
   array = B.write(str(tmp_path / "array.json"), "[1, 2]")
   B.raises(lambda: TrainingConfig.from_file(array), array,
           "expected an object at the top level of the JSON, got an array")
@@ -289,7 +290,7 @@ def test_model_config_json_errors(tmp_path):
 def test_task_config_unknown_key():
   from bert_keras.configs.tasks import TaskConfig
   B.raises(lambda: TaskConfig.from_dict({"task": "polarity", "learning_rte": 1e-4}),
-          "unknown key 'learning_rte' in TaskConfig")
+          "learning_rte: unknown key in TaskConfig")
 
 
 def test_component_parameters_unknown_and_wrong_type():
