@@ -42,8 +42,9 @@ from bert_keras.json_io import parse_json
 from bert_keras.configs.training import TrainingConfig, field_help
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("config_file", None, "start from this TrainingConfig file, JSON or YAML (a recipe of "
-                    "configs/training/, or a run's training_config.json); other flags override its values")
+flags.DEFINE_string("config_file", None, "start from this TrainingConfig file, JSON or YAML (a "
+                    "recipe of configs/training/, or a run's training_config.json); other flags "
+                    "override its values")
 
 # The flag of each TrainingConfig field: its flat name, but where the shared flag vocabulary
 # (README, "Flags every script shares") names the idea otherwise.

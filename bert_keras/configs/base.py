@@ -1,5 +1,5 @@
-"""The one base class of every config: to and from plain dicts, JSON and YAML files, unknown keys refused, the
-declared types and ranges checked.
+"""The one base class of every config: to and from plain dicts, JSON and YAML files, unknown keys
+refused, the declared types and ranges checked.
 
 A config is a frozen dataclass deriving from `Config`. Its fields may themselves be configs (the
 training config nests data, model, optimizer, runtime and outputs, as Model Garden nests its
@@ -85,8 +85,9 @@ CONFIG_FILE_TYPES = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
 
 
 def read_config_file(path: str, what: str) -> dict:
-  """The object of a config file of `what` (e.g. "TrainingConfig"), JSON or YAML as its extension says (one shared reader: file
-  named, line of a syntax error, top-level type checked); see bert_keras/json_io.py."""
+  """The object of a config file of `what` (e.g. "TrainingConfig"), JSON or YAML as its extension
+  says (one shared reader: file named, line of a syntax error, top-level type checked); see
+  bert_keras/json_io.py."""
   kind = CONFIG_FILE_TYPES.get(os.path.splitext(path)[1].lower())
   if kind is None:
     raise ConfigError(f"{path}: expected a .json, .yaml or .yml {what} file")

@@ -69,13 +69,15 @@ def test_export_model_config_file(tmp_path, capsys):
                                        "max_seq_length": 64, "jit_compile": "auto"})
   with _script("export_model") as script:
     config = _from_flags(script, f"--config_file={as_json}", "--max_seq_length=32")
-    assert (config.output_dir, config.finetune_dir, config.jit_compile) == ("out/e", "out/ft", "auto")
+    assert (config.output_dir, config.finetune_dir, config.jit_compile) == (
+        "out/e", "out/ft", "auto")
     assert config.max_seq_length == 32 and config.head_groups is None  # the flag; a default
     assert _from_flags(script, f"--config_file={as_yaml}", "--max_seq_length=32") == config
     # What the export writes (assets.extra/export_config.json) is this config's JSON.
     (tmp_path / "export_config.json").write_text(config.to_json())
     assert _from_flags(script, f"--config_file={tmp_path}/export_config.json") == config
-    (tmp_path / "bad.yml").write_text("output_dir: out/e\nfinetune_dir: out/ft\nmax_seq_lenght: 64\n")
+    (tmp_path / "bad.yml").write_text(
+        "output_dir: out/e\nfinetune_dir: out/ft\nmax_seq_lenght: 64\n")
     FLAGS.unparse_flags()
     FLAGS(["script", f"--config_file={tmp_path}/bad.yml"])
     line = _one_error_line(script["config_from_flags"], capsys)
@@ -135,7 +137,7 @@ def test_beam_scripts_config_file(tmp_path, capsys):
   assert _one_error_line(lambda: parse_pretraining_data_args(
       [f"--config_file={tmp_path}/typed.json"]), capsys) == (
           f"error: {tmp_path}/typed.json: dupe_factor='2' must be an integer")
-  # learn_vocab (its own learn_vocab_config.json loads back: tests/data/test_wordpiece_vocab_pipeline.py)
+  # learn_vocab (its learn_vocab_config.json loads back: tests/data/test_wordpiece_vocab_pipeline.py)
   (tmp_path / "v.yml").write_text("output_dir: out/v\nvocab_size: 900\nlower_case: false\n")
   known, _ = parse_vocab_args([f"--config_file={tmp_path}/v.yml", "--min_count=2"])
   assert (known.output_dir, known.vocab_size, known.lower_case, known.min_count) == (
