@@ -102,10 +102,12 @@ def _file_value(path: str, action: argparse.Action, value):
 
 
 def parse_with_config_file(parser: argparse.ArgumentParser, argv: Sequence[str],
-                           record_keys: Sequence[str] = ()) -> Tuple[argparse.Namespace, List[str]]:
+                           record_keys: Sequence[str] = (), within: str = ""
+                           ) -> Tuple[argparse.Namespace, List[str]]:
   """parse_known_args with `--config_file`: defaults < the file's values < the flags given. The
-  file's keys are the flags' names (`record_keys`, what a run's own record adds, are skipped);
-  every error names the file and the key."""
+  file's keys are the flags' names (`record_keys`, what a run's own record adds, are skipped), or
+  a run's record holds them in its object `within` (summary.json's "config"); every error names
+  the file and the key."""
   parser.add_argument("--config_file", default=None, help=CONFIG_FILE_HELP)
   pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
   pre.add_argument("--config_file", default=None)
@@ -113,8 +115,8 @@ def parse_with_config_file(parser: argparse.ArgumentParser, argv: Sequence[str],
   if pre.config_file:
     actions = {a.dest: a for a in parser._actions  # pylint: disable=protected-access
                if a.option_strings and a.dest not in ("help", "helpfull", "config_file")}
-    values = {}
-    for key, value in read_config_file(pre.config_file, parser.prog).items():
+    values, read = {}, read_config_file(pre.config_file, parser.prog)
+    for key, value in (read[within] if isinstance(read.get(within), dict) else read).items():
       if key in record_keys:
         continue
       if key not in actions:
@@ -160,7 +162,7 @@ def parse_pretraining_data_args(argv: Sequence[str]) -> Tuple[argparse.Namespace
   unless --direct_running_mode / --direct_num_workers say otherwise.
   """
   parser = _pretraining_data_parser()
-  known, beam_args = parse_with_config_file(parser, argv)
+  known, beam_args = parse_with_config_file(parser, argv, within="config")
   check_beam_args(beam_args, parser)
   return known, with_local_runner_defaults(beam_args)
 
