@@ -1,7 +1,7 @@
 """Recipes: the pipeline's configurations and the ablation study's, on top of bert_keras.configs.
 
 Recipes that are only values are JSON files here (configs/<kind>/<name>.json), each loadable by
-the config class it holds (`Config.from_json_file`)."""
+the config class it holds (`Config.from_file`)."""
 
 import os
 

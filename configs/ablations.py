@@ -15,7 +15,7 @@ import json
 import os
 from typing import Any, Mapping
 
-from bert_keras.configs.base import Config, ConfigError, read_config_json
+from bert_keras.configs.base import Config, ConfigError, read_config_file
 from configs import DIR, recipe_names, recipe_path
 
 FAMILIES = ("bert", "gpt", "elmo")
@@ -49,7 +49,7 @@ class AblationVariant(Config):
       raise ConfigError(f"{self.name}: objective={self.objective!r} needs attention='causal'")
 
 
-_DATA = read_config_json(os.path.join(DIR, "ablations.json"), "ablations")
+_DATA = read_config_file(os.path.join(DIR, "ablations.json"), "ablations")
 ABLATIONS: dict[str, AblationVariant] = {
     v["name"]: AblationVariant.from_dict(v) for v in _DATA["variants"]}
 # Which variants each study task runs (span extraction is where BERT claims LTR hurts most), and the
@@ -160,7 +160,7 @@ class StudyConfig(Config):
 
 def get_study_config(name: str, **overrides: Any) -> StudyConfig:
   """The study budget configs/studies/<name>.json, with field overrides."""
-  return StudyConfig.from_json_file(recipe_path("studies", name)).replace(**overrides)
+  return StudyConfig.from_file(recipe_path("studies", name)).replace(**overrides)
 
 
 STUDY_PRESETS = {name: get_study_config(name) for name in recipe_names("studies")}

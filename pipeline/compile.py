@@ -7,7 +7,8 @@
       [--no_cache_components=corpus_ingestion]
 
 --pipeline is a preset (demo, smoke) or `package.module:function`, a function without arguments
-returning a PipelineConfig (bert_keras/configs/pipeline.py) or a Pipeline. The Beam options are the pipeline
+returning a PipelineConfig (bert_keras/configs/pipeline.py) or a Pipeline; --config_file a
+PipelineConfig file (JSON or YAML), used instead of --pipeline. The Beam options are the pipeline
 parameter `beam_pipeline_args` of every Beam step; the --dataflow_* flags make them Dataflow's.
 The demo's embedded data paths are resolved where this runs: compile inside the image
 (`docker run IMAGE python -m pipeline.compile ...`) so that they are the image's; run
@@ -27,6 +28,8 @@ from configs.demo import DEMO_PRETRAIN_STEPS, demo_config, smoke_config
 from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS
 
 flags.DEFINE_string("pipeline", "demo", "demo, smoke, or package.module:function.")
+flags.DEFINE_string("config_file", None, "Compile this PipelineConfig file, JSON or YAML (e.g. "
+                    "a demo run's pipeline_config.json), instead of --pipeline.")
 flags.DEFINE_string("image", None, "The component image (Dockerfile), best by digest.")
 flags.DEFINE_string("pipeline_root", "", "Where KFP writes artifacts (gs://...); empty: the "
                     "cluster's default.")
@@ -116,7 +119,8 @@ def main(argv):
   if FLAGS.dataflow_project or FLAGS.dataflow_region or FLAGS.dataflow_temp_location:
     beam_args = dataflow_args(FLAGS.dataflow_project, FLAGS.dataflow_region,
                               FLAGS.dataflow_temp_location, FLAGS.setup_file) + beam_args
-  definition = load_pipeline_definition(FLAGS.pipeline)
+  definition = (PipelineConfig.from_file(FLAGS.config_file) if FLAGS.config_file
+                else load_pipeline_definition(FLAGS.pipeline))
   if isinstance(definition, PipelineConfig):
     definition = build_pipeline(definition, FLAGS.pipeline_root or "kfp", FLAGS.serving_dir)
   if not isinstance(definition, Pipeline):

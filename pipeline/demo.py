@@ -3,12 +3,16 @@
   python -m pipeline.demo --output_dir demo_out [--force] [--force_components=pretrainer]
       [--beam_pipeline_args="--direct_num_workers=2"] [--distribution_strategy=default]
       [--pretrain_steps=400] [--finetune_epochs=3] [--max_documents=0]
+  python -m pipeline.demo --output_dir demo_out2 --config_file=demo_out/pipeline_config.json
 
 The real Wikipedia dump -> learned WordPiece vocabulary -> pretraining examples (Beam) -> a tiny BERT
 pretrained with MLM + NSP -> fine-tuned on polarity and Lee similarity, from that model and from
 the real all-MiniLM-L6-v2 checkpoint -> evaluated and blessed -> exported -> pushed to
 <output_dir>/serving -> loaded back in a fresh process and asked a few questions.
-A second run with nothing changed completes from the cache.
+A second run with nothing changed completes from the cache. The resolved PipelineConfig is written
+to <output_dir>/pipeline_config.json; --config_file runs such a file (JSON or YAML) instead of the
+demo's recipe, whose three settings (--pretrain_steps, --finetune_epochs, --max_documents) it then
+refuses.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ flags.DEFINE_integer("pretrain_steps", DEMO_PRETRAIN_STEPS,
 flags.DEFINE_float("finetune_epochs", 3.0,
                    "Fine-tuning epochs (MiniLM polarity gets twice as many).")
 flags.DEFINE_integer("max_documents", 0, "Keep this many Wikipedia articles (0 = all 106).")
+flags.DEFINE_string("config_file", None, "Run this PipelineConfig file, JSON or YAML (e.g. a "
+                    "run's pipeline_config.json), instead of the demo's recipe.")
 flags.DEFINE_bool("query", True, "Load the pushed models in a fresh process and ask questions.")
 FLAGS = flags.FLAGS
 
@@ -62,6 +68,20 @@ def not_served(record) -> list[str]:
   return lines
 
 
+def config_from_flags():
+  """The demo's recipe with the flags' sizes, or the --config_file's PipelineConfig."""
+  from bert_keras.configs.pipeline import PipelineConfig  # pylint: disable=import-outside-toplevel
+
+  recipe = ("pretrain_steps", "finetune_epochs", "max_documents")
+  if not FLAGS.config_file:
+    return demo_config(**{name: FLAGS[name].value for name in recipe})
+  given = [f"--{name}" for name in recipe if FLAGS[name].present]
+  if given:
+    raise UserError(f"{', '.join(given)}: settings of the demo's recipe; --config_file="
+                    f"{FLAGS.config_file} gives the whole pipeline config")
+  return PipelineConfig.from_file(FLAGS.config_file)
+
+
 def main(argv):
   del argv
   # pylint: disable=import-outside-toplevel
@@ -74,8 +94,7 @@ def main(argv):
   beam_args = split_args(FLAGS.beam_pipeline_args, "beam_pipeline_args")
   start = time.time()
   output_dir = os.path.abspath(FLAGS.output_dir)
-  config = demo_config(pretrain_steps=FLAGS.pretrain_steps, finetune_epochs=FLAGS.finetune_epochs,
-                       max_documents=FLAGS.max_documents)
+  config = config_from_flags()
   serving_dir = os.path.join(output_dir, "serving")
   pipeline = build_pipeline(config, os.path.join(output_dir, "pipeline"), serving_dir)
   runner = LocalRunner(beam_pipeline_args=beam_args,

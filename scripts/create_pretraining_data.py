@@ -9,7 +9,8 @@ phase-1 parameters, the DirectRunner multi-process on all cores. Any Beam option
       --temp_location=gs://bucket/tmp --setup_file=./setup.py
 
 Shards are published and summary.json (config, counts, mask ratios, dropped records) is written only
-when the whole run succeeded.
+when the whole run succeeded. --config_file takes a JSON or YAML file of these flags by name, or a
+run's summary.json (its "config" is the run's resolved flags); flags given override its values.
 """
 
 import json

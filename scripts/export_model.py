@@ -8,7 +8,9 @@ The SavedModel needs only tensorflow and tensorflow_text: `import tensorflow_tex
 `tf.saved_model.load(dir).serve(["some text"])`. `saved_model_cli show --dir DIR --all` lists its
 signatures (serving_default: raw strings; serving_tokenized: packed int32 ids). The resolved config
 (every setting as the export used it, defaults and the task's own values filled in) is written to
-DIR/assets.extra/export_config.json. Bad input: one line, exit 2.
+DIR/assets.extra/export_config.json; --config_file takes such a file (JSON or YAML, the
+ExportConfig's field names) and flags given on the command line override its values. Bad input:
+one line, exit 2.
 """
 
 from absl import app, flags
@@ -16,6 +18,8 @@ from absl import app, flags
 from bert_keras.errors import parse_flags, run_main
 
 FLAGS = flags.FLAGS
+flags.DEFINE_string("config_file", None, "start from this ExportConfig file, JSON or YAML (e.g. an "
+                    "export's assets.extra/export_config.json); flags given override its values")
 flags.DEFINE_string("finetuned_dir", "", "run_finetuning output directory (model.keras, "
                     "task_info.json, vocab.txt).")
 flags.DEFINE_string("init_checkpoint", "", "Encoder checkpoint (Google, Hugging Face, .keras) "
@@ -48,24 +52,36 @@ flags.DEFINE_enum("format", "saved_model", ["saved_model", "litert"], "saved_mod
                   "TensorFlow (encoder, classification, regression, multiple choice).")
 flags.DEFINE_enum("quantize", "none", ["none", "int8"], "--format=litert: int8 = dynamic-range "
                   "int8 weights (smaller, faster, a small metric drop: docs/benchmarks.md).")
-flags.mark_flags_as_required(["output_dir"])
+
+# The ExportConfig field of each flag, where the shared flag vocabulary names it otherwise.
+_FIELD_OF_FLAG = {"finetuned_dir": "finetune_dir", "init_checkpoint": "encoder_checkpoint"}
+
+
+def config_from_flags():
+  """The ExportConfig: its defaults < --config_file < the flags given on the command line."""
+  from bert_keras.configs.export import ExportConfig
+  from bert_keras.errors import UserError
+
+  values = {}
+  for name in ExportConfig.field_names():
+    flag = next((f for f, field in _FIELD_OF_FLAG.items() if field == name), name)
+    if FLAGS[flag].present or not FLAGS.config_file:
+      value = FLAGS[flag].value
+      values[name] = {"true": True, "false": False}.get(value, value)  # --jit_compile
+  if not FLAGS.config_file:
+    if not values["output_dir"]:
+      raise UserError("--output_dir is required (or a --config_file that names it)")
+    return ExportConfig(**values)
+  return ExportConfig.from_file(FLAGS.config_file, **values)
 
 
 def main(argv):
   del argv
-  from bert_keras.export.export_config import ExportConfig, run_export
-
-  config = ExportConfig(
-      output_dir=FLAGS.output_dir, finetune_dir=FLAGS.finetuned_dir,
-      encoder_checkpoint=FLAGS.init_checkpoint, vocab_file=FLAGS.vocab_file,
-      lower_case=FLAGS.lower_case,
-      max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
-      jit_compile={"true": True, "false": False, "auto": "auto"}[FLAGS.jit_compile],
-      head_groups=FLAGS.head_groups, length_buckets=FLAGS.length_buckets,
-      overwrite=FLAGS.overwrite, format=FLAGS.format, quantize=FLAGS.quantize)
+  config = config_from_flags()  # a bad flag or config file fails here, before TensorFlow loads
+  from bert_keras.export.export_config import run_export
   summary = run_export(config)
   print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")
-  if FLAGS.format == "litert":
+  if config.format == "litert":
     print(f"wrote {summary['output_dir'].rstrip('/')}/model.tflite")
 
 

@@ -7,7 +7,8 @@
 Writes <output_dir>/vocab.txt ([PAD], [unused*], [UNK], [CLS], [SEP], [MASK], pieces) and
 learn_vocab_config.json beside it. --vocab_size is the learner's target: the file holds about that
 many tokens. Its real count (learn_vocab_config.json's vocab_tokens, vocab.txt's line count) is the
-model's vocab_size: run_pretraining.py --model_overrides='{"vocab_size": N}'.
+model's vocab_size: run_pretraining.py --model_overrides='{"vocab_size": N}'. --config_file takes a
+JSON or YAML file of these flags by name, such as learn_vocab_config.json; flags given override it.
 """
 
 from absl import app

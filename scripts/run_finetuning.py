@@ -19,8 +19,10 @@ metrics.json; a file with more than 1% of them is refused.
 
 Defaults are the task preset's (bert_keras/configs/tasks.py: the paper's batch 32, 3 epochs, lr 2e-5..5e-5,
 10% warmup, dropout 0.1; the small embedded sets and SQuAD/SWAG use their own batch, epochs and lr);
-any flag given overrides the preset. `--help` lists the registered tasks under `--task`, and so does
-the error when `--task` is missing.
+any flag given overrides the preset. --config_file (JSON or YAML) holds {"task": {...}, "run": {...}}
+(bert_keras/configs/finetuning.py FinetuningConfig), as the config.json a training run writes: it
+replaces the preset, and the flags given override its values. `--help` lists the registered
+tasks under `--task`, and so does the error when `--task` is missing.
 """
 
 from absl import app, flags
@@ -32,6 +34,9 @@ from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS
 
 FLAGS = flags.FLAGS
 _TASKS = ", ".join(sorted(TASK_PRESETS))
+flags.DEFINE_string("config_file", None, "train: start from this file, JSON or YAML, of "
+                    '{"task": {...}, "run": {...}} (a run\'s config.json) instead of the --task '
+                    "preset; flags given override its values.")
 flags.DEFINE_enum("mode", "train", ["train", "evaluate", "predict"],
                   "train: fine-tune, then evaluate on dev. evaluate: score --finetuned_dir on "
                   "labelled --split(s) (default dev). predict: predict --split(s) (default the "
@@ -87,7 +92,8 @@ flags.DEFINE_string("length_buckets", "auto", "The lengths training, evaluation 
 flags.mark_flags_as_required(["output_dir"])
 # A missing --task names the choices (absl's required-flag message would only say it needs a value).
 flags.register_multi_flags_validator(
-    ["task", "mode"], lambda f: f["task"] is not None or f["mode"] != "train",
+    ["task", "mode", "config_file"],
+    lambda f: f["task"] is not None or f["config_file"] or f["mode"] != "train",
     message=f"--task is required; registered tasks: {_TASKS}")
 flags.register_multi_flags_validator(
     ["finetuned_dir", "mode"], lambda f: bool(f["finetuned_dir"]) == (f["mode"] != "train"),
@@ -97,6 +103,13 @@ _OVERRIDES = ("learning_rate", "train_batch_size", "num_epochs", "warmup_proport
               "dropout_rate", "max_seq_length", "doc_stride", "max_query_length", "n_best_size",
               "max_answer_length", "tagging_scheme", "approach", "feature_layers", "lstm_units",
               "seed")
+# The RunConfig field of each flag (bert_keras/configs/finetuning.py).
+_RUN_FIELDS = {"data_dir": "data_dir", "output_dir": "output_dir",
+               "init_checkpoint": "init_checkpoint", "model": "model_config",
+               "vocab_file": "vocab_file", "lower_case": "lower_case",
+               "distribution_strategy": "distribution_strategy",
+               "mixed_precision": "mixed_precision", "max_train_examples": "max_train_examples",
+               "save_model": "save_model", "length_buckets": "length_buckets"}
 
 
 def length_buckets() -> str:
@@ -109,23 +122,29 @@ def length_buckets() -> str:
     raise UserError(f"--{e}") from None
 
 
+def config_from_flags():
+  """(TaskConfig, RunConfig) of a training run: the --task preset or the --config_file, then the
+  flags given on the command line."""
+  from bert_keras.configs.finetuning import FinetuningConfig, RunConfig
+  from bert_keras.configs.tasks import get_task_config
+
+  task = {name: FLAGS[name].value for name in _OVERRIDES + ("task",) if FLAGS[name].present}
+  run = {field: length_buckets() if flag == "length_buckets" else FLAGS[flag].value
+         for flag, field in _RUN_FIELDS.items() if FLAGS[flag].present or not FLAGS.config_file}
+  if not FLAGS.config_file:
+    return get_task_config(task.pop("task"), **task), RunConfig(**run)
+  given = {key: value for key, value in (("task", task), ("run", run)) if value}
+  config = FinetuningConfig.from_file(FLAGS.config_file, **given)
+  return config.task, config.run
+
+
 def main(argv):
   del argv
   if FLAGS.mode != "train":
     return evaluate_or_predict()
-  from bert_keras.configs.finetuning import RunConfig
-  from bert_keras.configs.tasks import get_task_config
   from bert_keras.tasks.finetuning_checks import check_training_command
 
-  overrides = {name: getattr(FLAGS, name) for name in _OVERRIDES
-               if getattr(FLAGS, name) is not None}
-  task_config = get_task_config(FLAGS.task, **overrides)
-  run = RunConfig(
-      data_dir=FLAGS.data_dir, output_dir=FLAGS.output_dir, init_checkpoint=FLAGS.init_checkpoint,
-      model_config=FLAGS.model, vocab_file=FLAGS.vocab_file, lower_case=FLAGS.lower_case,
-      distribution_strategy=FLAGS.distribution_strategy, mixed_precision=FLAGS.mixed_precision,
-      max_train_examples=FLAGS.max_train_examples, save_model=FLAGS.save_model,
-      length_buckets=length_buckets())
+  task_config, run = config_from_flags()
   check_training_command(task_config.task, run)  # before TensorFlow loads: a wrong path fails fast
   from bert_keras.tasks.finetuning import run_finetuning
   results = run_finetuning(task_config, run)
@@ -138,7 +157,7 @@ def evaluate_or_predict():
 
   training_only = _OVERRIDES + ("init_checkpoint", "model", "vocab_file", "lower_case",
                                 "max_train_examples", "save_model", "distribution_strategy",
-                                "mixed_precision")
+                                "mixed_precision", "config_file")
   given = [f"--{name}" for name in training_only if FLAGS[name].present]
   if given:
     raise UserError(f"{', '.join(given)}: training settings; --mode={FLAGS.mode} uses those of "

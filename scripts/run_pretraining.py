@@ -42,8 +42,9 @@ from bert_keras.json_io import parse_json
 from bert_keras.configs.training import TrainingConfig, field_help
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("config_file", None, "start from this TrainingConfig JSON file (a recipe of "
-                    "configs/training/, or a run's training_config.json); other flags override its values")
+flags.DEFINE_string("config_file", None, "start from this TrainingConfig file, JSON or YAML (a "
+                    "recipe of configs/training/, or a run's training_config.json); other flags "
+                    "override its values")
 
 # The flag of each TrainingConfig field: its flat name, but where the shared flag vocabulary
 # (README, "Flags every script shares") names the idea otherwise.
@@ -69,7 +70,7 @@ for _name, (_field_name, _field) in _FIELDS.items():
 
 
 def config_from_flags() -> TrainingConfig:
-  config = TrainingConfig.from_json_file(FLAGS.config_file) if FLAGS.config_file else None
+  config = TrainingConfig.from_file(FLAGS.config_file) if FLAGS.config_file else None
   changes = {}
   for name, (field_name, _) in _FIELDS.items():
     value = FLAGS[name].value

@@ -1,5 +1,5 @@
-"""The one base class of every config: to and from plain dicts and JSON, unknown keys refused, the
-declared types and ranges checked.
+"""The one base class of every config: to and from plain dicts, JSON and YAML files, unknown keys
+refused, the declared types and ranges checked.
 
 A config is a frozen dataclass deriving from `Config`. Its fields may themselves be configs (the
 training config nests data, model, optimizer, runtime and outputs, as Model Garden nests its
@@ -16,13 +16,14 @@ import dataclasses
 import functools
 import json
 import math
+import os
 import operator
 import re
 import typing
 from typing import Any, ClassVar, Mapping
 
 from bert_keras.errors import UserError
-from bert_keras.json_io import read_json_file
+from bert_keras.json_io import decode_utf8, json_type_name, read_json_file
 
 
 class ConfigError(UserError, ValueError):
@@ -80,11 +81,34 @@ def field(default: Any, help_text: str) -> Any:
   return dataclasses.field(default=default, metadata={"help": help_text})
 
 
-def read_config_json(path: str, what: str) -> dict:
-  """The JSON object of a config file (one shared reader: file named, line of a syntax error,
-  "nested too deeply", top-level type checked); see bert_keras/json_io.py."""
+CONFIG_FILE_TYPES = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
+
+
+def read_config_file(path: str, what: str) -> dict:
+  """The object of a config file of `what` (e.g. "TrainingConfig"), JSON or YAML as its extension
+  says (one shared reader: file named, line of a syntax error, top-level type checked); see
+  bert_keras/json_io.py."""
+  kind = CONFIG_FILE_TYPES.get(os.path.splitext(path)[1].lower())
+  if kind is None:
+    raise ConfigError(f"{path}: expected a .json, .yaml or .yml {what} file")
+  what = f"{what} {kind} file"
   try:
-    return read_json_file(path, what, expected=dict)
+    if kind == "JSON":
+      return read_json_file(path, what, expected=dict)
+    import yaml  # pylint: disable=import-outside-toplevel
+    try:
+      with open(path, "rb") as f:
+        values = yaml.safe_load(decode_utf8(f.read(), path))  # data only: no Python tags
+    except FileNotFoundError:
+      raise UserError(f"{path}: no such {what}") from None
+    except yaml.YAMLError as e:
+      mark = getattr(e, "problem_mark", None)
+      at = f":{mark.line + 1}" if mark else ""
+      raise UserError(f"{path}{at}: not valid YAML ({getattr(e, 'problem', None) or e})") from None
+    if not isinstance(values, dict):
+      raise UserError(f"{path}: expected an object at the top level of the YAML, got "
+                      f"{json_type_name(values)}")
+    return values
   except UserError as e:
     raise ConfigError(str(e)) from None
 
@@ -137,7 +161,7 @@ def _nested(cls: type, value: Any, key: str) -> tuple:
 
 
 class Config:
-  """Base of every config dataclass: `to_dict`, `from_dict`, `to_json`, `from_json_file`,
+  """Base of every config dataclass: `to_dict`, `from_dict`, `to_json`, `from_file`,
   `replace`, with unknown keys refused and each field's type and range checked."""
 
   # Field name -> its bounds (see `in_range`) or its allowed values, checked on construction.
@@ -218,12 +242,34 @@ class Config:
     return dataclasses.replace(self, **changes)
 
   @classmethod
-  def from_json_file(cls, path: str):
-    """`from_dict` of the JSON object in `path`; every error names the file."""
-    values = read_config_json(path, f"{cls.__name__} JSON file")
+  def from_file(cls, path: str, **overrides: Any):
+    """`from_dict` of the JSON or YAML object in `path` (by its extension), `overrides` (the flags
+    given; nested configs as dicts of their fields) replacing its values; an error in the file's
+    own values names the file and the key's path."""
+    values = _updated(read_config_file(path, cls.__name__), overrides)
     try:
       return cls.from_dict(values)
     except ConfigError as e:
+      if e.key in set(_key_paths(overrides)):
+        raise
       raise ConfigError(f"{path}: {e}", key=e.key) from None
-    except TypeError as e:  # a comparison of a wrongly typed value the checks did not foresee
+    except TypeError as e:  # a missing field, or a wrongly typed value the checks did not foresee
       raise ConfigError(f"{path}: {e}") from None
+
+
+def _updated(values: Mapping, overrides: Mapping) -> dict:
+  """`values` with `overrides`, nested objects updated key by key."""
+  out = dict(values)
+  for key, value in overrides.items():
+    nested = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
+    out[key] = _updated(out[key], value) if nested else value
+  return out
+
+
+def _key_paths(values: Mapping, prefix: str = ""):
+  """The paths ("task.learning_rate") of the leaves of nested `values`."""
+  for key, value in values.items():
+    if isinstance(value, Mapping):
+      yield from _key_paths(value, f"{prefix}{key}.")
+    else:
+      yield f"{prefix}{key}"

@@ -1,11 +1,13 @@
 """Where a fine-tuning run reads and writes and how it runs (its task's hyperparameters are a
-TaskConfig, bert_keras/configs/tasks.py)."""
+TaskConfig, bert_keras/configs/tasks.py), and the two together: a run's config file."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 from bert_keras.configs.base import Config, ConfigError
+from bert_keras.configs.tasks import TaskConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,3 +38,19 @@ class RunConfig(Config):
       object.__setattr__(self, "length_buckets", normalize_spec(self.length_buckets))
     except ValueError as e:
       raise ConfigError(str(e), key="length_buckets") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class FinetuningConfig(Config):
+  """run_finetuning's --config_file, and the config.json a training run writes: {"task": a
+  TaskConfig, "run": a RunConfig}. The other fields are what a run records it used (the encoder's
+  model config and source, vocabulary, casing, steps); read back, they are a record, not
+  settings."""
+
+  task: TaskConfig
+  run: RunConfig
+  model: Optional[dict] = None
+  encoder: Optional[dict] = None
+  vocab_file: Optional[str] = None
+  lower_case: Optional[bool] = None
+  total_steps: Optional[int] = None

@@ -22,8 +22,14 @@ from typing import List, Sequence, Tuple
 
 from bert_keras.console import VERBOSE_HELP
 from bert_keras.beam_runner import LOCAL_RUNNERS, with_local_runner_defaults
+from bert_keras.configs.base import ConfigError, is_int, is_number, read_config_file
 from bert_keras.configs.pretraining_data import INPUT_FORMATS, PretrainingDataConfig
 from bert_keras.errors import UserError
+
+CONFIG_FILE_HELP = ("start from this file, JSON or YAML, of this script's flags by name; flags "
+                    "given override its values")
+# What learn_vocab_config.json records of a run besides its flags; read back, a record, not settings.
+VOCAB_RECORD_KEYS = ("vocab_tokens", "dropped", "first_dropped")
 
 
 def add_help_aliases(parser: argparse.ArgumentParser) -> None:
@@ -81,6 +87,48 @@ def check_beam_args(beam_args: Sequence[str], ours: argparse.ArgumentParser) -> 
                     f"nor an Apache Beam pipeline option{hint} (see --help)")
 
 
+def _file_value(path: str, action: argparse.Action, value):
+  """`value` of flag `action` from the config file `path`, its type and choices checked."""
+  name = action.dest
+  checks = {int: (is_int, "an integer"), float: (is_number, "a number"),
+            parse_bool: (lambda v: isinstance(v, bool), "true or false")}
+  check, expected = checks.get(action.type, (lambda v: isinstance(v, str), "a string"))
+  if not (check(value) or (value is None and action.default is None)):
+    raise ConfigError(f"{path}: {name}={value!r} must be {expected}", key=name)
+  if action.choices and value not in action.choices:
+    raise ConfigError(f"{path}: {name}={value!r}; expected one of {tuple(action.choices)}",
+                      key=name)
+  return value
+
+
+def parse_with_config_file(parser: argparse.ArgumentParser, argv: Sequence[str],
+                           record_keys: Sequence[str] = (), within: str = ""
+                           ) -> Tuple[argparse.Namespace, List[str]]:
+  """parse_known_args with `--config_file`: defaults < the file's values < the flags given. The
+  file's keys are the flags' names (`record_keys`, what a run's own record adds, are skipped), or
+  a run's record holds them in its object `within` (summary.json's "config"); every error names
+  the file and the key."""
+  parser.add_argument("--config_file", default=None, help=CONFIG_FILE_HELP)
+  pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+  pre.add_argument("--config_file", default=None)
+  pre, _ = pre.parse_known_args(list(argv))
+  if pre.config_file:
+    actions = {a.dest: a for a in parser._actions  # pylint: disable=protected-access
+               if a.option_strings and a.dest not in ("help", "helpfull", "config_file")}
+    values, read = {}, read_config_file(pre.config_file, parser.prog)
+    for key, value in (read[within] if isinstance(read.get(within), dict) else read).items():
+      if key in record_keys:
+        continue
+      if key not in actions:
+        raise ConfigError(f"{pre.config_file}: {key}: unknown key; expected one of "
+                          f"{sorted(actions)}", key=key)
+      values[key] = _file_value(pre.config_file, actions[key], value)
+    parser.set_defaults(**values)
+    for action in parser._actions:  # pylint: disable=protected-access
+      action.required = action.required and action.dest not in values
+  return parser.parse_known_args(list(argv))
+
+
 def parse_bool(value: str) -> bool:
   if value.lower() in ("1", "true", "yes"):
     return True
@@ -114,7 +162,7 @@ def parse_pretraining_data_args(argv: Sequence[str]) -> Tuple[argparse.Namespace
   unless --direct_running_mode / --direct_num_workers say otherwise.
   """
   parser = _pretraining_data_parser()
-  known, beam_args = parser.parse_known_args(list(argv))
+  known, beam_args = parse_with_config_file(parser, argv, within="config")
   check_beam_args(beam_args, parser)
   return known, with_local_runner_defaults(beam_args)
 
@@ -137,6 +185,6 @@ def parse_vocab_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]
   parser.add_argument("--json_text_key", default=PretrainingDataConfig.json_text_key)
   add_help_aliases(parser)
   add_verbose(parser)
-  known, beam_args = parser.parse_known_args(list(argv))
+  known, beam_args = parse_with_config_file(parser, argv, VOCAB_RECORD_KEYS)
   check_beam_args(beam_args, parser)
   return known, with_local_runner_defaults(beam_args)

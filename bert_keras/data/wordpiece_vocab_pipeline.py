@@ -173,7 +173,8 @@ def _source_and_config(args):
     raise UserError(f"--input_files is required with --input_format={args.input_format}")
   source = PretrainingDataConfig(input_files=args.input_files or resources.wikipedia_dump_path(),
                                  input_format=args.input_format, json_text_key=args.json_text_key)
-  return source, dict(vars(args), input_files=source.input_files)
+  flags = {k: v for k, v in vars(args).items() if k != "config_file"}  # the values it gave are here
+  return source, dict(flags, input_files=source.input_files)
 
 
 def build_pipeline(p: beam.Pipeline, args) -> None:

@@ -63,7 +63,7 @@ def _config_only(spec: str) -> ModelConfig | None:
   if os.path.isfile(spec) and spec.endswith(".json"):
     values = read_json_file(spec, "model config JSON file", expected=dict)
     if "vocab_size" in values and "hidden_size" in values:
-      return ModelConfig.from_json_file(spec)
+      return ModelConfig.from_file(spec)
   return None
 
 

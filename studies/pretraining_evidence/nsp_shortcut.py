@@ -75,7 +75,7 @@ def run_stats(run_dir: str, take: int) -> dict:
   from bert_keras.training.trainer import model_variables
   from bert_keras.configs.training import TrainingConfig
 
-  config = TrainingConfig.from_json_file(os.path.join(run_dir, "training_config.json"))
+  config = TrainingConfig.from_file(os.path.join(run_dir, "training_config.json"))
   latest = tf.train.latest_checkpoint(run_dir)
   if not latest:
     raise SystemExit(f"error: no checkpoint in {run_dir}")

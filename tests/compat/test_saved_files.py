@@ -94,7 +94,7 @@ def test_encoder_weights_h5():
   from bert_keras.configs.model import ModelConfig  # pylint: disable=import-outside-toplevel
   export = fixture("pretraining_model_dir", "export")
   encoder = BertEncoder.from_model_config(
-      ModelConfig.from_json_file(os.path.join(export, "model_config.json")))
+      ModelConfig.from_file(os.path.join(export, "model_config.json")))
   encoder.load_weights(os.path.join(export, "encoder.weights.h5"))
   assert_outputs(encoder(inputs(with_positions=False), training=False),
                  expected("expected_encoder.npz"))
@@ -127,7 +127,7 @@ def training_config(model_dir, **changes):
   from bert_keras.configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
   with warnings.catch_warnings():
     warnings.simplefilter("error")
-    config = TrainingConfig.from_json_file(os.path.join(model_dir, "training_config.json"))
+    config = TrainingConfig.from_file(os.path.join(model_dir, "training_config.json"))
   return config.override(model_dir=model_dir, **changes)
 
 

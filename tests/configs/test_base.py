@@ -7,11 +7,12 @@ import json
 import os
 
 import pytest
+import yaml
 
 from configs.ablations import ABLATIONS, STUDY_PRESETS, StudyConfig
 from bert_keras.configs.base import Config, ConfigError
 from bert_keras.configs.export import ExportConfig
-from bert_keras.configs.finetuning import RunConfig
+from bert_keras.configs.finetuning import FinetuningConfig, RunConfig
 from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
 from bert_keras.configs.model import GPT_PRESETS, MODEL_PRESETS, ModelConfig
 from bert_keras.configs.pipeline import PipelineConfig
@@ -21,7 +22,7 @@ from bert_keras.configs.tasks import TASK_PRESETS, FeatureBased, TaskConfig, get
 from bert_keras.configs.training import TrainingConfig
 from configs import recipe_names, recipe_path
 
-TRAINING_RECIPES = [TrainingConfig.from_json_file(recipe_path("training", name))
+TRAINING_RECIPES = [TrainingConfig.from_file(recipe_path("training", name))
                     for name in recipe_names("training")]
 
 # One or more instances of every config class, presets included; not the defaults only.
@@ -32,6 +33,8 @@ EXAMPLES = [
     GPTPretrainingConfig(train_batch_size=8), GPTFinetuningConfig(warmup_proportion=0.01),
     demo_config(), smoke_config(),
     RunConfig(data_dir="d", output_dir="o", lower_case=False, max_train_examples=5),
+    FinetuningConfig(task=get_task_config("glue/mrpc", approach="feature_based"),
+                     run=RunConfig(output_dir="o"), model={"num_layers": 2}, total_steps=4),
     ExportConfig(output_dir="o", finetune_dir="f", jit_compile="auto", head_groups=2),
     PretrainingDataConfig(input_files="x", max_seq_length=512),
 ]
@@ -68,7 +71,9 @@ def test_dict_and_json_round_trip(config, tmp_path):
   assert cls.from_dict(config.to_dict()) == config
   path = tmp_path / "config.json"
   path.write_text(config.to_json())
-  assert cls.from_json_file(str(path)) == config
+  assert cls.from_file(str(path)) == config
+  (tmp_path / "config.yaml").write_text(yaml.safe_dump(config.to_dict()))
+  assert cls.from_file(str(tmp_path / "config.yaml")) == config
   json.loads(config.to_json())  # plain JSON: no tuples or configs left in it
 
 
@@ -100,7 +105,7 @@ def test_unknown_key_in_a_file_names_the_file(tmp_path):
   path = tmp_path / "model.json"
   path.write_text('{"hidden_size": 64, "num_layer": 2}')
   with pytest.raises(ConfigError, match=rf"{path}: num_layer: unknown key in ModelConfig"):
-    ModelConfig.from_json_file(str(path))
+    ModelConfig.from_file(str(path))
 
 
 @pytest.mark.parametrize("cls, old", [

@@ -11,7 +11,7 @@ from configs import recipe_path
 
 
 def _recipe(name, **overrides):
-  return TrainingConfig.from_json_file(recipe_path("training", name)).override(**overrides)
+  return TrainingConfig.from_file(recipe_path("training", name)).override(**overrides)
 
 
 def test_sections_and_flat_names():

@@ -81,6 +81,9 @@ def test_end_to_end_output_and_summary(lee_run):
   assert on_disk["instances"] == summary["instances"] > 1000
   assert on_disk["documents"] == 300 and on_disk["config"]["dupe_factor"] == 2
   assert [f["name"] for f in on_disk["files"]] == names[:3]
+  # summary.json is a --config_file of the same run (its "config": the resolved flags).
+  again, _ = parse_args([f"--config_file={out}/summary.json"])
+  assert config_from_args(again).to_dict() == on_disk["config"]
   data = _parse_all(out)
   n = len(data["input_ids"])
   assert n == summary["instances"]

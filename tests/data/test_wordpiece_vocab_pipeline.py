@@ -6,6 +6,7 @@ import os
 import pytest
 
 from bert_keras import resources
+from bert_keras.data.beam_args import VOCAB_RECORD_KEYS
 from bert_keras.data.wordpiece_vocab_pipeline import learn_vocabulary, parse_args, reserved_tokens, run
 from bert_keras.errors import UserError
 from bert_keras.text.bert_tokenizer import BertTokenizer
@@ -36,6 +37,10 @@ def test_layout_size_and_use(uncased):
   assert tokenizer.unk_id not in ids and len(ids) >= 6
   config = json.load(open(os.path.join(os.path.dirname(uncased), "learn_vocab_config.json")))
   assert config["vocab_size"] == 1500 and config["vocab_tokens"] == len(vocab)
+  # The resolved config beside vocab.txt is a --config_file of the same run.
+  again, _ = parse_args([f"--config_file={os.path.dirname(uncased)}/learn_vocab_config.json"])
+  assert {k: v for k, v in vars(again).items() if k != "config_file"} == {
+      k: v for k, v in config.items() if k not in VOCAB_RECORD_KEYS}
 
 
 def _word_counts(lower_case):

@@ -166,6 +166,9 @@ def test_export_config_records_the_settings_the_export_used(exports):
   assert config["length_buckets"] == ",".join(map(str, info["length_buckets"])) == str(SEQ)
   assert config["lower_case"] is True
   assert config["vocab_file"] == os.path.join(str(finetune_dir), "vocab.txt")
+  # It is a --config_file of the same export (scripts/export_model.py).
+  path = str(export_dir / "assets.extra" / "export_config.json")
+  assert ExportConfig.from_file(path).to_dict() == config
   loaded = tf.saved_model.load(str(export_dir))
   assert int(loaded.max_seq_length.numpy()) == SEQ
 

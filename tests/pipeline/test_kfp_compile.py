@@ -221,7 +221,10 @@ def test_compile_command(tmp_path):
       "--runner=DataflowRunner", "--project=p", "--region=r", "--temp_location=gs://b/tmp",
       "--setup_file=/app/setup.py"]
   assert len(_tasks(spec)) == 12
+  (tmp_path / "bad.yaml").write_text("name: p\nnope: 1\n")
   for flags, message in [(("--serving_dir=gs://b/s",), "a path the steps mount"),
+                         (("--serving_dir=/s", f"--config_file={tmp_path / 'bad.yaml'}"),
+                          "bad.yaml: nope: unknown key in PipelineConfig"),
                          (("--serving_dir=/s", "--dataflow_project=p"), "--dataflow_region"),
                          (("--serving_dir=/s", "--pipeline=nope"), "package.module:function"),
                          (("--serving_dir=/s", "--distribution_strategy=multi_worker_mirrored"),

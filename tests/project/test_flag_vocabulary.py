@@ -21,6 +21,7 @@ SHARED = {
     "finetuned_dir": ("string", {"finetune_dir"}),
     "model": ("string", {"model_preset", "model_config"}),
     "lower_case": ("bool", {"do_lower_case"}),
+    "config_file": ("string", set()),
 }
 # Aliases the scripts used to keep for renamed flags.
 RETIRED_ALIASES = {"distribution", "precision", "row_groups", "nolength_buckets", "random_seed",

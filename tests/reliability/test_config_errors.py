@@ -32,7 +32,7 @@ def test_model_config_json_field_types(tmp_path, case):
   from bert_keras.configs.model import ModelConfig
   change, needle = MODEL_CASES[case]
   path = B.write_model_config(str(tmp_path / "model.json"), **change)
-  B.raises(lambda: ModelConfig.from_json_file(path), path, needle)
+  B.raises(lambda: ModelConfig.from_file(path), path, needle)
 
 
 HF_BASE = {"model_type": "bert", "vocab_size": 20, "hidden_size": 16, "num_hidden_layers": 1,
@@ -71,7 +71,7 @@ def test_google_config_field_types(change, needle):
 def test_training_config_sequence_longer_than_positions(tmp_path):
   from bert_keras.configs.training import TrainingConfig
   from configs import recipe_path
-  tiny = TrainingConfig.from_json_file(recipe_path("training", "tiny_debug"))
+  tiny = TrainingConfig.from_file(recipe_path("training", "tiny_debug"))
   B.raises(lambda: tiny.override(max_seq_length=1024),
           "max_seq_length=1024 exceeds max_position_embeddings=512")
   B.raises(lambda: TrainingConfig.from_flat(model_preset="bert_tiny", max_seq_length=128,
@@ -79,7 +79,7 @@ def test_training_config_sequence_longer_than_positions(tmp_path):
           "max_seq_length=128 exceeds max_position_embeddings=64")
   path = B.write(str(tmp_path / "train.json"), json.dumps(
       {"model": {"model_preset": "bert_tiny"}, "data": {"max_seq_length": 600}}))
-  B.raises(lambda: TrainingConfig.from_json_file(path), path, "max_seq_length=600 exceeds")
+  B.raises(lambda: TrainingConfig.from_file(path), path, "max_seq_length=600 exceeds")
   assert tiny.override(max_seq_length=512).data.max_seq_length == 512
 
 

@@ -144,7 +144,7 @@ def _config_dicts(keys):
 def test_config_json_files(data):
   from bert_keras.configs.model import ModelConfig
   from bert_keras.configs.training import TrainingConfig
-  for load in (ModelConfig.from_json_file, TrainingConfig.from_json_file):
+  for load in (ModelConfig.from_file, TrainingConfig.from_file):
     B.with_file("config.json", data, lambda _, p: B.reads_or_user_error(lambda: load(p)))
 
 

@@ -103,17 +103,17 @@ def test_config_files_nested_too_deeply(tmp_path):
   from bert_keras.configs.model import ModelConfig
   from bert_keras.configs.training import TrainingConfig
   path = B.write(str(tmp_path / "deep.json"), DEEP)
-  B.raises(lambda: ModelConfig.from_json_file(path), path, "nested too deeply")
-  B.raises(lambda: TrainingConfig.from_json_file(path), path, "nested too deeply")
+  B.raises(lambda: ModelConfig.from_file(path), path, "nested too deeply")
+  B.raises(lambda: TrainingConfig.from_file(path), path, "nested too deeply")
 
 
 def test_config_files_not_utf8_and_not_objects(tmp_path):
   from bert_keras.configs.model import ModelConfig
   from bert_keras.configs.training import TrainingConfig
   latin = B.write(str(tmp_path / "latin.json"), b'{"model_preset": "caf\xe9"}')
-  B.raises(lambda: TrainingConfig.from_json_file(latin), f"{latin}:1: not valid UTF-8")
+  B.raises(lambda: TrainingConfig.from_file(latin), f"{latin}:1: not valid UTF-8")
   array = B.write(str(tmp_path / "array.json"), "[1, 2]")
-  B.raises(lambda: ModelConfig.from_json_file(array), array, "expected an object", "got an array")
+  B.raises(lambda: ModelConfig.from_file(array), array, "expected an object", "got an array")
 
 
 def test_predict_jsonl_missing_utf8_deep(tmp_path):

@@ -265,31 +265,32 @@ def test_pretraining_input_records_of_another_format(tmp_path):
 def test_training_config_json_errors(tmp_path):
   from bert_keras.configs.training import TrainingConfig
   missing = str(tmp_path / "nope.json")
-  B.raises(lambda: TrainingConfig.from_json_file(missing), missing, "no such TrainingConfig JSON file")
+  B.raises(lambda: TrainingConfig.from_file(missing), missing, "no such TrainingConfig JSON file")
   bad = B.write(str(tmp_path / "bad.json"), "{\n  'model_preset': 1\n}")
-  B.raises(lambda: TrainingConfig.from_json_file(bad), f"{bad}:2: not valid JSON")
+  B.raises(lambda: TrainingConfig.from_file(bad), f"{bad}:2: not valid JSON")
   unknown = B.write(str(tmp_path / "unknown.json"), json.dumps({"num_trian_steps": 5}))
-  B.raises(lambda: TrainingConfig.from_json_file(unknown), unknown,
-          "unknown key 'num_trian_steps' in TrainingConfig")
-  wrong = B.write(str(tmp_path / "wrong.json"), json.dumps({"num_train_steps": "5"}))
-  B.raises(lambda: TrainingConfig.from_json_file(wrong), wrong, "num_train_steps='5' must be an integer")
+  B.raises(lambda: TrainingConfig.from_file(unknown), unknown,
+          "num_trian_steps: unknown key in TrainingConfig")
+  wrong = B.write(str(tmp_path / "wrong.json"), json.dumps({"optimizer": {"num_train_steps": "5"}}))
+  B.raises(lambda: TrainingConfig.from_file(wrong), wrong,
+           "optimizer.num_train_steps='5' must be an integer")
   array = B.write(str(tmp_path / "array.json"), "[1, 2]")
-  B.raises(lambda: TrainingConfig.from_json_file(array), array,
+  B.raises(lambda: TrainingConfig.from_file(array), array,
           "expected an object at the top level of the JSON, got an array")
 
 
 def test_model_config_json_errors(tmp_path):
   from bert_keras.configs.model import ModelConfig
   missing = str(tmp_path / "nope.json")
-  B.raises(lambda: ModelConfig.from_json_file(missing), missing)
+  B.raises(lambda: ModelConfig.from_file(missing), missing)
   odd = B.write_model_config(str(tmp_path / "odd.json"), hidden_size=15, num_heads=2)
-  B.raises(lambda: ModelConfig.from_json_file(odd), "hidden_size=15 is not divisible by num_heads=2")
+  B.raises(lambda: ModelConfig.from_file(odd), "hidden_size=15 is not divisible by num_heads=2")
 
 
 def test_task_config_unknown_key():
   from bert_keras.configs.tasks import TaskConfig
   B.raises(lambda: TaskConfig.from_dict({"task": "polarity", "learning_rte": 1e-4}),
-          "unknown key 'learning_rte' in TaskConfig")
+          "learning_rte: unknown key in TaskConfig")
 
 
 def test_component_parameters_unknown_and_wrong_type():

@@ -155,13 +155,14 @@ def test_model_and_training_configs_reject_code_and_unknown_keys(tmp_path):
   sentinel = tmp_path / "code_ran"
   code = CODE.format(sentinel=sentinel)
   cases = [
-      (ModelConfig.from_json_file, {"hidden_act": code}, "hidden_act="),
-      (ModelConfig.from_json_file, {"vocab_size": code}, "vocab_size="),
-      (ModelConfig.from_json_file, {"__class__": "os.system"}, "unknown key '__class__' in ModelConfig"),
-      (TrainingConfig.from_json_file, {"model_preset": code}, "unknown model preset"),
-      (TrainingConfig.from_json_file, {"optimizer": code}, "optimizer="),
-      (TrainingConfig.from_json_file, {"model_overrides": {"hidden_act": code}}, "hidden_act="),
-      (TrainingConfig.from_json_file, {"exec": "1"}, "unknown key 'exec' in TrainingConfig"),
+      (ModelConfig.from_file, {"hidden_act": code}, "hidden_act="),
+      (ModelConfig.from_file, {"vocab_size": code}, "vocab_size="),
+      (ModelConfig.from_file, {"__class__": "os.system"}, "__class__: unknown key in ModelConfig"),
+      (TrainingConfig.from_file, {"model": {"model_preset": code}}, "unknown model preset"),
+      (TrainingConfig.from_file, {"optimizer": {"type": code}}, "type="),
+      (TrainingConfig.from_file, {"model": {"model_overrides": {"hidden_act": code}}},
+       "hidden_act="),
+      (TrainingConfig.from_file, {"exec": "1"}, "exec: unknown key in TrainingConfig"),
   ]
   for i, (load, values, needle) in enumerate(cases):
     path = B.write(str(tmp_path / f"config_{i}.json"), json.dumps(values))

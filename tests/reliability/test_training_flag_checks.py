@@ -47,7 +47,7 @@ def test_unknown_model_override_in_config_json_names_the_file(tmp_path):
   path = tmp_path / "training_config.json"
   path.write_text(json.dumps({"model": {"model_preset": "bert_tiny", "model_overrides": {"nope": 1}}}))
   with pytest.raises(ConfigError, match=r"training_config.json: model_overrides.nope: unknown key"):
-    TrainingConfig.from_json_file(str(path))
+    TrainingConfig.from_file(str(path))
 
 
 def test_unknown_model_override_flag_is_one_error_line_before_tensorflow():
@@ -148,7 +148,7 @@ def test_help_explains_every_flag():
       assert choice in blocks[name], (name, choice, blocks[name])
   for boundary in ("log_every", "checkpoint_every", "eval_every"):
     assert boundary in blocks["steps_per_execution"], blocks["steps_per_execution"]
-  assert "tiny_debug" in blocks["preset"]
+  assert "configs/training/" in blocks["config_file"]
 
 
 # === The docstring's quickstart ===
@@ -176,7 +176,7 @@ def _flag(words, name):
 def test_docstring_quickstart_data_matches_the_preset_and_the_shard_names():
   commands = _docstring_commands()
   data, train = commands["create_pretraining_data.py"], commands["run_pretraining.py"]
-  preset = TrainingConfig.from_json_file(recipe_path("training", _flag(train, "preset")))
+  preset = TrainingConfig.from_file(os.path.join(B.ROOT, _flag(train, "config_file")))
   assert int(_flag(data, "max_seq_length")) == preset.data.max_seq_length
   assert int(_flag(data, "max_predictions_per_seq")) == preset.data.max_predictions_per_seq
   pattern = _flag(train, "input_files")

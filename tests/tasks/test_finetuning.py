@@ -17,6 +17,7 @@ from bert_keras.models.heads.bert_token_classifier import BertTokenClassifier
 from bert_keras.tasks.registry import get_task
 from bert_keras.text.bert_tokenizer import BertTokenizer
 from bert_keras.configs.model import ModelConfig, get_model_config
+from bert_keras.configs.finetuning import FinetuningConfig
 from bert_keras.configs.tasks import get_task_config
 from tests.tensorboard_events import scalar_events
 from . import task_fixtures as fx
@@ -54,6 +55,9 @@ def test_polarity_end_to_end_writes_export_artifacts(tmp_path, capsys):
   assert info["label_names"] == ["neg", "pos"] and info["max_seq_length"] == 32
   config = json.load(open(os.path.join(out, "config.json")))
   assert config["task"]["train_batch_size"] == 8 and config["encoder"]["init"] == "random"
+  # The run's config.json is a --config_file of the same run (scripts/run_finetuning.py).
+  loaded = FinetuningConfig.from_file(os.path.join(out, "config.json"))
+  assert loaded.task.to_dict() == config["task"] and loaded.run.to_dict() == config["run"]
   predictions = json.load(open(os.path.join(out, "predictions_dev.json")))
   assert len(predictions) == 40
   accuracy = np.mean([p["prediction"] == e for p, e in zip(
@@ -106,7 +110,7 @@ def test_config_only_model_configs_are_told_apart_by_one_rule(tmp_path):
   with open(spec, "w", encoding="utf-8") as f:
     f.write(get_model_config("bert_tiny", num_layers=1).to_json())
   for name, expected in (("bert_tiny", get_model_config("bert_tiny")),
-                         (spec, ModelConfig.from_json_file(spec))):
+                         (spec, ModelConfig.from_file(spec))):
     assert finetuning.resolve_model_config(name) == (expected, None, None)
     run = RunConfig(model_config=name)
     source = finetuning.resolve_encoder_source(run)

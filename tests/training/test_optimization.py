@@ -98,7 +98,7 @@ def test_training_config_round_trip_and_optimizer(tmp_path):
                           learning_rate=PEAK, num_train_steps=STEPS, num_warmup_steps=WARMUP)
   path = tmp_path / "training_config.json"
   path.write_text(config.to_json())
-  loaded = TrainingConfig.from_json_file(str(path))
+  loaded = TrainingConfig.from_file(str(path))
   assert loaded == config and loaded.optimizer.decay_power == 3.0
   # A config written before the field existed loads as the linear decay.
   old = config.to_dict()

@@ -132,7 +132,7 @@ def test_missing_input_is_a_one_line_user_error(tmp_path):
   # The script prints this as one `error:` line with exit 2 (run_main); that path is a subprocess
   # case of tests/reliability/test_script_errors_bert.py; the script's successful runs are
   # test_pretrain_resume.py and test_multi_worker_pretraining.py.
-  config = TrainingConfig.from_json_file(recipe_path("training", "tiny_debug")).override(
+  config = TrainingConfig.from_file(recipe_path("training", "tiny_debug")).override(
       input_files="/nonexistent/*.tfrecord", model_dir=str(tmp_path))
   with pytest.raises(UserError) as error:
     run_pretraining(config)

@@ -9,7 +9,7 @@ from configs import recipe_names, recipe_path
 
 def get_training_config(name, **overrides):
   """The training recipe configs/training/<name>.json with flat-name overrides."""
-  return TrainingConfig.from_json_file(recipe_path("training", name)).override(**overrides)
+  return TrainingConfig.from_file(recipe_path("training", name)).override(**overrides)
 
 
 def test_defaults_are_the_papers_optimizer():
@@ -39,10 +39,10 @@ def test_json_round_trip(tmp_path):
   c = get_training_config("tiny_debug", model_overrides={"vocab_size": 99}, input_files="a*")
   path = tmp_path / "c.json"
   path.write_text(c.to_json())
-  assert TrainingConfig.from_json_file(str(path)) == c
+  assert TrainingConfig.from_file(str(path)) == c
   path.write_text('{"optimizer": {"learning_rate": 1, "nope": 2}}')
   with pytest.raises(ConfigError, match="nope"):
-    TrainingConfig.from_json_file(str(path))
+    TrainingConfig.from_file(str(path))
 
 
 def test_phases_split_the_schedule_90_10():
