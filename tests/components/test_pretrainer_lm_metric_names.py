@@ -81,7 +81,7 @@ def test_a_misspelt_training_key_names_the_known_ones(tmp_path):
   os.makedirs(model.uri)
   executor = PretrainerExecutor(ExecutionContext(component_name="pretrainer",
                                                  tmp_dir=str(tmp_path / "tmp")))
-  with pytest.raises(ConfigError, match=r"unknown key 'num_train_step' in TrainingConfig"):
+  with pytest.raises(ConfigError, match=r"num_train_step: unknown key in TrainingConfig"):
     executor.run(_inputs(tmp_path), {"model": model},
                  {"training": {"num_train_step": 2}, "heldout_fraction": 0.0})
   assert not os.listdir(model.uri)

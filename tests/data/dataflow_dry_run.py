@@ -125,7 +125,7 @@ def main(work_dir: str, setup_file: str) -> None:
           p, lines, out("vocabulary"),
           dict(vocab_size=200, lower_case=True, num_unused=9, min_count=1, max_input_words=1000)),
       "learn_vocab": lambda p: wordpiece_vocab_pipeline.build_pipeline(p, parse_vocab_args(
-          [f"--input_file={lines}", "--input_format=lines", f"--output_dir={out('vocab')}"])[0]),
+          [f"--input_files={lines}", "--input_format=lines", f"--output_dir={out('vocab')}"])[0]),
       "create_pretraining_data": lambda p: pretraining_data_pipeline.build_pipeline(
           p, PretrainingDataConfig(input_files=wiki, input_format="wikipedia",
                                    output_dir=out("pretraining"),

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from bert_keras.data import beam_runner
+from bert_keras import beam_runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRY_RUN = os.path.join(ROOT, "tests", "data", "dataflow_dry_run.py")

@@ -96,7 +96,7 @@ def test_pretraining_then_finetuning_from_the_model_dir(tmp_path):
   _run(os.path.join(scripts, "create_pretraining_data.py"), "--input_files=corpus.txt",
        "--input_format=bert_text", "--output_dir=data/len64", "--max_seq_length=64",
        "--max_predictions_per_seq=10", "--dupe_factor=1", "--num_shards=1", cwd=tmp_path)
-  _run(os.path.join(scripts, "run_pretraining.py"), "--preset=tiny_debug",
+  _run(os.path.join(scripts, "run_pretraining.py"), f"--config_file={os.path.join(ROOT, 'configs', 'training', 'tiny_debug.json')}",
        "--input_files=data/len64/pretraining-*.tfrecord", "--output_dir=out/pretrain",
        "--num_train_steps=3", "--num_warmup_steps=1", "--checkpoint_every=3", cwd=tmp_path)
   export = tmp_path / "out" / "pretrain" / "export"

@@ -98,5 +98,5 @@ def test_bad_config_fails_fast_naming_the_value(bad, message):
 
 
 def test_config_from_dict_rejects_unknown_keys():
-  with pytest.raises(ConfigError, match="unknown key .* in ModelConfig"):
+  with pytest.raises(ConfigError, match="unknown key in ModelConfig"):
     ModelConfig.from_dict({"hidden_size": 128, "exec": "rm -rf /"})

@@ -44,10 +44,10 @@ def test_history_survives_a_kill_a_resume_and_a_rerun(pattern, tmp_path, monkeyp
   model_dir = tmp_path / "run"
   log_train = trainer_lib.Trainer._log_train
 
-  def dies_at_step_5(self, step, *args):
+  def dies_at_step_5(self, step, *args, **kwargs):
     if step == 5:
       raise _Killed()
-    return log_train(self, step, *args)
+    return log_train(self, step, *args, **kwargs)
 
   monkeypatch.setattr(trainer_lib.Trainer, "_log_train", dies_at_step_5)
   with pytest.raises(_Killed):

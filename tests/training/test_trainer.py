@@ -98,7 +98,7 @@ def test_variables_the_objective_does_not_use_are_not_updated(pattern, tmp_path)
 def test_mixed_precision_trains(pattern, tmp_path, policy):
   precision.set_precision(policy)
   try:
-    before, after, history = _train(_config(pattern, precision=policy), str(tmp_path))
+    before, after, history = _train(_config(pattern, mixed_precision=policy), str(tmp_path))
   finally:
     precision.set_precision("float32")
   assert all(np.isfinite(r["loss"]) for r in history)
