@@ -36,9 +36,9 @@ import apache_beam as beam
 from bert_keras.atomic_io import check_output_dir
 from bert_keras.data import beam_metrics
 from bert_keras.data.beam_args import parse_pretraining_data_args as parse_args  # noqa: F401
-from bert_keras.beam_runner import check_runner_available, with_local_runner_defaults
+from bert_keras.beam_runner import check_runner_available
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
-from bert_keras.configs.pretraining_data import COMPRESSIONS, INPUT_FORMATS, PretrainingDataConfig
+from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.beam_progress import ReportProgress, heartbeat
 from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
 from bert_keras.data.tokenize_documents import TokenizeDocuments

@@ -21,10 +21,10 @@ import apache_beam as beam
 
 from bert_keras.atomic_io import check_output_dir
 from bert_keras.data import beam_metrics
-from bert_keras.configs.pretraining_data import INPUT_FORMATS, PretrainingDataConfig
+from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.beam_args import parse_vocab_args as parse_args  # noqa: F401
 from bert_keras.data.beam_progress import ReportProgress, heartbeat
-from bert_keras.beam_runner import check_runner_available, with_local_runner_defaults
+from bert_keras.beam_runner import check_runner_available
 from bert_keras.data.pretraining_data_pipeline import output_dir_errors, read_documents
 from bert_keras.errors import UserError, worker_user_errors
 

@@ -39,7 +39,7 @@ from bert_keras.atomic_io import check_output_dir, new_stage, write_json
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.configs.finetuning import RunConfig
-from bert_keras.configs.model import ConfigError, ModelConfig, get_model_config, MODEL_PRESETS
+from bert_keras.configs.model import ModelConfig, get_model_config, MODEL_PRESETS
 from bert_keras.configs.tasks import TaskConfig
 from bert_keras.configs.training import FINETUNE_DISTRIBUTIONS, OptimizerConfig
 from bert_keras.tasks import length_batches

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 from bert_keras.orchestration.base_executor import BaseExecutor
 from components.evaluator.blessing import check_thresholds
