@@ -22,6 +22,13 @@ pretraining-*.tfrecord shards, not summary.json beside them. More options:
       --input_files='data/len512/pretraining-*.tfrecord' --init_checkpoint=out/phase1 \
       --output_dir=out/phase2
 
+GPT-1 (a GPT preset, gpt_nano ... gpt1) trains its LM objective L1 on plain text: the embedded
+--corpora and/or --input_files (one document per line), BPE-encoded with --bpe_model
+(scripts/train_bpe.py); configs/training/gpt1.json holds the paper's schedule (section 4.1):
+
+  python scripts/run_pretraining.py --config_file=configs/training/gpt1.json --model=gpt_tiny \
+      --bpe_model=out/bpe/bpe.model --corpora=wikipedia,lee_background --output_dir=out/gpt
+
 Every TrainingConfig field is a flag of its flat name (model_overrides as JSON; TrainingConfig nests
 them by section: data, model, optimizer, runtime, outputs) but two, named as in every script:
 --output_dir (the field model_dir) and --model (model_preset); --help gives each one's meaning and
@@ -39,6 +46,7 @@ from absl import app, flags, logging
 from bert_keras.errors import UserError, parse_flags, run_main
 from bert_keras.input_checks import check_reachable, split_patterns
 from bert_keras.json_io import parse_json
+from bert_keras.configs.model import GPT_PRESETS
 from bert_keras.configs.training import TrainingConfig, field_help
 
 FLAGS = flags.FLAGS
@@ -97,8 +105,12 @@ def main(argv):
   for name in ("input_files", "eval_input_files", "init_checkpoint", "output_dir"):
     for path in split_patterns(str(config.flat(_FIELDS[name][0]) or "")):
       check_reachable(path, name)  # gs:// without network: one line, not minutes of retries
-  from bert_keras.training.pretrain import run_pretraining  # pylint: disable=import-outside-toplevel
-  result = run_pretraining(config)
+  # A model family is a value of --model: GPT-1's presets train its LM objective on text.
+  if config.model.model_preset in GPT_PRESETS:
+    from bert_keras.gpt.gpt_pretraining import run_gpt_pretraining as run  # pylint: disable=import-outside-toplevel
+  else:
+    from bert_keras.training.pretrain import run_pretraining as run  # pylint: disable=import-outside-toplevel
+  result = run(config)
   logging.info("final: %s", json.dumps(result, sort_keys=True))
 
 

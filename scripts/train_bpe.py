@@ -28,7 +28,7 @@ flags.mark_flag_as_required("output_dir")
 def main(argv):
   del argv
   check_output_dir(flags.FLAGS.output_dir)  # before TensorFlow loads
-  from bert_keras.gpt.gpt_runs import run_train_bpe  # pylint: disable=g-import-not-at-top
+  from bert_keras.gpt.lm_data import run_train_bpe  # pylint: disable=g-import-not-at-top
   F = flags.FLAGS
   path = os.path.join(F.output_dir, "bpe.model")
   tokenizer = run_train_bpe(F.corpora, local_input_files(F.input_files), F.vocab_size, path,

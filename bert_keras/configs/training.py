@@ -50,7 +50,8 @@ class TrainingDataConfig(Config):
   """
 
   input_files: str = _field("", "comma-separated glob patterns of the training TFRecords (e.g. "
-                            "'data/pretraining-*.tfrecord'; not summary.json)")
+                            "'data/pretraining-*.tfrecord'; not summary.json); for a GPT-1 preset "
+                            "(gpt_*) plain-text files, one document per line")
   eval_input_files: str = _field("", "comma-separated glob patterns of held-out TFRecords for "
                                  "masked-LM / NSP accuracy; empty: no evaluation")
   max_seq_length: int = _field(128, "tokens per example; must equal the records' length "
@@ -71,6 +72,10 @@ class TrainingDataConfig(Config):
                                     "([PAD] [UNK] [CLS] [SEP] [MASK] of bert-base-uncased)")
   vocab_size: int = _field(0, "range [0, vocab_size) of the random replacement tokens of dynamic "
                            "masking; 0: the model's vocab_size (at most that)")
+  bpe_model: str = _field("", "GPT-1 presets (gpt_*): the SentencePiece BPE model of "
+                          "scripts/train_bpe.py that encodes the text")
+  corpora: str = _field("", "GPT-1 presets (gpt_*): embedded corpora read before input_files, "
+                        "comma-separated: wikipedia, lee_background")
   vocab_file: str = _field("", "the vocab.txt the records were made with, copied to "
                            "model_dir/export/ beside the encoder (its line count must be the "
                            "model's vocab_size); empty: the one the records' summary.json names "
@@ -95,7 +100,8 @@ class TrainingModelConfig(Config):
   """Which encoder, with which heads and loss, starting from which weights."""
 
   model_preset: str = _field("bert_base", "model preset of bert_keras/configs/model.py (bert_tiny, bert_mini, "
-                             "bert_small, bert_medium, bert_base, bert_large, gpt_*)")
+                             "bert_small, bert_medium, bert_base, bert_large; gpt_nano ... gpt1 "
+                             "train GPT-1's LM objective on text: bpe_model, corpora)")
   model_overrides: Mapping[str, Any] = _field(
       {}, "ModelConfig fields replacing the preset's, as a JSON object (e.g. "
       "'{\"vocab_size\": 8000, \"num_layers\": 4}')")

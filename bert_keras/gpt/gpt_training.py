@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_keras.gpt.gpt_finetuning_task import GPTFinetuningTask
-from bert_keras.gpt.gpt_pretraining_task import GPTPretrainingTask
+from bert_keras.gpt.gpt_pretraining import GPTPretrainingTask
 from bert_keras.gpt.lm_data import in_memory_dataset_fn
 from bert_keras.progress import Progress
 from bert_keras.training import distribute

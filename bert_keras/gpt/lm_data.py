@@ -8,15 +8,20 @@ Plain functions (no Beam) so tests and the ablation study call them directly.
 from __future__ import annotations
 
 import bz2
+import os
 from typing import Callable, List, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from bert_keras import resources
+from bert_keras.atomic_io import check_output_file, write_json
 from bert_keras.data.corpus_text import split_sentences
 from bert_keras.data.wikipedia_reader import iter_wiki_pages, wikitext_to_paragraphs
 from bert_keras.errors import UserError
+from bert_keras.gpt.bpe_training import train_bpe_model
+from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
+from bert_keras.tasks.readers import read_lines
 
 CORPORA = ("wikipedia", "lee_background")
 
@@ -41,6 +46,34 @@ def read_corpus(name: str) -> List[List[str]]:
   raise UserError(f"unknown corpus {name!r}; expected one of {CORPORA}")
 
 
+def read_texts(corpora: Sequence[str], input_files: Sequence[str]) -> List[List[str]]:
+  """The documents of the embedded `corpora`, then of each plain-text file (one per line)."""
+  documents = [doc for name in corpora for doc in read_corpus(name)]
+  for path in input_files:
+    if not os.path.exists(path):
+      raise UserError(f"{path}: no such input file")
+    # read_lines: a line that is not UTF-8 is one UserError naming file:line, not a traceback.
+    documents += [[line.strip()] for _, line in read_lines(path, "UTF-8") if line.strip()]
+  if not documents:
+    raise UserError("no corpus given: name --corpora and/or --input_files")
+  return documents
+
+
+def run_train_bpe(corpora: Sequence[str], input_files: Sequence[str], vocab_size: int,
+                  output_path: str, lower_case: bool = True) -> GPTTokenizer:
+  """Trains the BPE model on real corpora and writes it (+ `<output>.json` with the settings)."""
+  check_output_file(output_path)
+  documents = read_texts(corpora, input_files)
+  proto = train_bpe_model([" ".join(d) for d in documents], vocab_size, lower_case=lower_case)
+  tokenizer = GPTTokenizer(model_proto=proto)
+  os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
+  tokenizer.save_model(output_path)
+  write_json(output_path + ".json", {"corpora": list(corpora), "input_files": list(input_files),
+                                     "vocab_size": vocab_size, "lower_case": lower_case,
+                                     "num_documents": len(documents)})
+  return tokenizer
+
+
 def contiguous_windows(documents: Sequence[Sequence[int]], seq_length: int) -> dict:
   """Token-id documents -> {"input_ids", "input_mask"} int32 (num_windows, seq_length).
 
@@ -61,13 +94,16 @@ def in_memory_dataset_fn(features: dict, batch_size: int, gradient_accumulation_
   """A `Trainer` dataset_fn over in-memory arrays: dicts shaped (accum, micro, ...), repeated.
 
   Training shuffles with `seed` each epoch; `skip_batches` global batches are skipped on resume.
+  Each replica's pipeline gives its share of every micro-batch.
   """
   if batch_size % gradient_accumulation_steps:
     raise UserError(f"batch_size={batch_size} is not divisible by "
                     f"gradient_accumulation_steps={gradient_accumulation_steps}")
-  micro = batch_size // gradient_accumulation_steps
 
   def fn(input_context=None, skip_batches=0):
+    micro = batch_size // gradient_accumulation_steps
+    if input_context is not None:
+      micro = input_context.get_per_replica_batch_size(micro)
     ds = tf.data.Dataset.from_tensor_slices(features)
     if training:
       ds = ds.shuffle(len(next(iter(features.values()))), seed=seed, reshuffle_each_iteration=True)

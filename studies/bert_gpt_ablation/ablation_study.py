@@ -23,7 +23,7 @@ from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.gpt import gpt_training
 from bert_keras.gpt.gpt_finetuning_task import GPTFinetuningTask
-from bert_keras.gpt.gpt_pretraining_task import GPTPretrainingTask
+from bert_keras.gpt.gpt_pretraining import GPTPretrainingTask
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.models.gpt_decoder import GPTDecoder

@@ -1,0 +1,107 @@
+"""GPT-1 pretraining, the LM objective L1 (section 3.1), on the generic `Trainer`: what
+scripts/run_pretraining.py runs for a GPT-1 preset (--model=gpt_nano ... gpt1).
+
+The text (--corpora, then --input_files, one document per line) is BPE-encoded with --bpe_model and
+cut into contiguous windows (section 4.1). Writes, as BERT's run does, training_config.json,
+checkpoints (rerunning resumes), history.jsonl and tensorboard/ into --output_dir; at the end
+decoder.keras, bpe.model (what fine-tuning starts from) and metrics.json (the last train row).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import keras
+import tensorflow as tf
+
+from bert_keras.atomic_io import check_output_dir, gfile_write_text, write_json
+from bert_keras.errors import UserError
+from bert_keras.gpt import lm_data, losses
+from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
+from bert_keras.input_checks import local_input_files, split_patterns
+from bert_keras.models.gpt_decoder import GPTDecoder
+from bert_keras.models.gpt_language_model import GPTLanguageModel
+from bert_keras.training import distribute, precision
+from bert_keras.training.pretrain import build_optimizer
+from bert_keras.training.trainer import Trainer
+from bert_keras.configs.training import TrainingConfig
+
+TOKENIZER_FILE = "bpe.model"
+DECODER_FILE = "decoder.keras"
+
+
+class GPTPretrainingTask:
+  """Features {input_ids, input_mask} (batch, seq) -> loss = mean -log P(u_i | u_<i) by sums.
+
+  Fills the Trainer contract (see bert_keras.training.pretraining_task): model_inputs, loss_sums,
+  counts (label-only denominators, all-reduced before the backward pass), loss and metrics.
+  """
+
+  def model_inputs(self, features):
+    return {"input_word_ids": features["input_ids"], "input_mask": features["input_mask"]}
+
+  def loss_sums(self, features, outputs):
+    total, count = losses.lm_loss_sums(features["input_ids"], features["input_mask"],
+                                       outputs["lm_logits"])
+    ids = tf.cast(features["input_ids"], tf.int32)[:, 1:]
+    weights = tf.cast(features["input_mask"], tf.float32)[:, 1:]
+    predicted = tf.argmax(outputs["lm_logits"][:, :-1], axis=-1, output_type=tf.int32)
+    correct = tf.reduce_sum(tf.cast(tf.equal(predicted, ids), tf.float32) * weights)
+    return {"lm_loss_sum": total, "lm_weight": count, "lm_correct": correct}
+
+  def counts(self, features):
+    return {"lm_weight": tf.reduce_sum(tf.cast(features["input_mask"], tf.float32)[:, 1:])}
+
+  def loss(self, sums):
+    return sums["lm_loss_sum"] / tf.maximum(sums["lm_weight"], 1.0)
+
+  def metrics(self, sums):
+    loss = self.loss(sums)
+    return {"lm_loss": loss, "lm_perplexity": tf.exp(loss),
+            "lm_accuracy": sums["lm_correct"] / tf.maximum(sums["lm_weight"], 1.0)}
+
+
+def run_gpt_pretraining(config: TrainingConfig) -> dict:
+  """Trains (or resumes) GPT-1 per `config`; returns {"train": the last train row}."""
+  out, data = config.outputs.model_dir, config.data
+  if not out:
+    raise UserError("--output_dir is required")
+  if not data.bpe_model:
+    raise UserError(f"--model={config.model.model_preset} reads text: --bpe_model is required "
+                    "(scripts/train_bpe.py writes one)")
+  check_output_dir(out)
+  tokenizer = GPTTokenizer(model_path=data.bpe_model)
+  documents = lm_data.read_texts(split_patterns(data.corpora), local_input_files(data.input_files))
+  ids = [[t for s in tokenizer.encode(list(doc)) for t in s] for doc in documents]
+  windows = lm_data.contiguous_windows(ids, data.max_seq_length)
+  keras.utils.set_random_seed(config.runtime.seed)
+  strategy = distribute.get_strategy(config.runtime.distribution_strategy,
+                                     tpu=config.runtime.tpu or None,
+                                     num_gpus=config.runtime.num_gpus)
+  precision.set_precision(config.runtime.mixed_precision)
+  with strategy.scope():
+    model_config = config.model_config().replace(vocab_size=tokenizer.vocab_size)
+    lm = GPTLanguageModel(GPTDecoder.from_model_config(model_config))
+    optimizer = build_optimizer(config)
+  trainer = Trainer(strategy, lm, optimizer, GPTPretrainingTask(), config,
+                    history_path=os.path.join(out, "history.jsonl"))
+  trainer.restore()
+  chief = distribute.is_chief(strategy)
+  if chief:
+    os.makedirs(out, exist_ok=True)
+    gfile_write_text(os.path.join(out, "training_config.json"), config.to_json() + "\n")
+  dataset_fn = lm_data.in_memory_dataset_fn(windows, data.train_batch_size,
+                                            config.optimizer.gradient_accumulation_steps,
+                                            seed=config.runtime.seed)
+  trainer.train(dataset_fn, config.optimizer.num_train_steps)
+  trainer.write_history()
+  with open(os.path.join(out, "history.jsonl"), encoding="utf-8") as f:
+    final = [row for row in map(json.loads, f) if row["split"] == "train"][-1]  # also of a resume
+  if chief:
+    tmp = os.path.join(out, f".{DECODER_FILE}.tmp-{os.getpid()}.keras")
+    lm.decoder.save(tmp)
+    os.replace(tmp, os.path.join(out, DECODER_FILE))
+    tokenizer.save_model(os.path.join(out, TOKENIZER_FILE))
+    write_json(os.path.join(out, "metrics.json"), final)
+  return {"train": final}
