@@ -9,6 +9,12 @@ or evaluate / predict with a fine-tuned output directory, without training.
       --data_dir=glue_data/MRPC --output_dir=out/mrpc_dev
   python scripts/run_finetuning.py --mode=predict --finetuned_dir=out/mrpc \
       --data_dir=glue_data/MRPC --output_dir=out/mrpc_test      # writes MRPC.tsv for the server
+  python scripts/run_finetuning.py --task=gpt/polarity --init_checkpoint=out/gpt \
+      --output_dir=out/gpt_polarity [--lm_coef=0.5]
+
+GPT-1 is a model family of the same run: a gpt/<task> fine-tunes the decoder of a GPT-1
+pretraining run (run_pretraining.py --model=gpt_*; or a random one of --model=gpt_* with
+--vocab_file=<bpe.model>, "without pre-training") with L2 + lm_coef * L1 (section 3.2).
 
 --data_dir: '' means the task's embedded data (polarity, lee_similarity) and is an error for every
 other task; config.json records the folder read. Outputs: metrics.json, config.json and
@@ -74,6 +80,8 @@ flags.DEFINE_enum("approach", None, ["fine_tuning", "feature_based"],
                   "Fine-tune all weights, or a BiLSTM over frozen features (section 5.3).")
 flags.DEFINE_list("feature_layers", None, "Feature-based: encoder layer indices to concatenate.")
 flags.DEFINE_integer("lstm_units", None, "Feature-based: BiLSTM units per direction.")
+flags.DEFINE_float("lm_coef", None, "gpt/<task>: lambda of the auxiliary LM loss, L2 + lambda * L1 "
+                   "(GPT-1: 0.5; 0 = none).")
 flags.DEFINE_integer("seed", None, "Random seed.")
 flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training examples (0 = all).",
                      lower_bound=0)
@@ -102,7 +110,7 @@ flags.register_multi_flags_validator(
 _OVERRIDES = ("learning_rate", "train_batch_size", "num_epochs", "warmup_proportion",
               "dropout_rate", "max_seq_length", "doc_stride", "max_query_length", "n_best_size",
               "max_answer_length", "tagging_scheme", "approach", "feature_layers", "lstm_units",
-              "seed")
+              "lm_coef", "seed")
 # The RunConfig field of each flag (bert_keras/configs/finetuning.py).
 _RUN_FIELDS = {"data_dir": "data_dir", "output_dir": "output_dir",
                "init_checkpoint": "init_checkpoint", "model": "model_config",

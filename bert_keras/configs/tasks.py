@@ -81,6 +81,16 @@ class TaggingTaskConfig(TaskConfig):
 
 
 @dataclasses.dataclass(frozen=True)
+class GPTTaskConfig(TaskConfig):
+  """GPT-1 fine-tuning (gpt/<task>): the loss L3 = L2 + lm_coef * L1 (section 3.2); lm_coef = 0 is
+  the "without auxiliary LM" ablation (Table 5)."""
+
+  lm_coef: float = 0.5
+
+  RANGES = dict(lm_coef=">= 0")
+
+
+@dataclasses.dataclass(frozen=True)
 class FeatureBased(Config):
   """Section 5.3: a two-layer BiLSTM over the concatenated outputs of frozen encoder layers."""
 
@@ -119,7 +129,7 @@ _FEATURE_BASED = {TaskConfig: FeatureBasedTaskConfig, TaggingTaskConfig: Feature
 
 def task_config_class(task: str, approach: str = "fine_tuning") -> type:
   """The config class of registered task `task` with `approach`."""
-  cls = _FAMILIES.get(task, TaskConfig)
+  cls = GPTTaskConfig if task.startswith("gpt/") else _FAMILIES.get(task, TaskConfig)
   if approach != "feature_based":
     return cls
   if cls not in _FEATURE_BASED:
@@ -154,6 +164,11 @@ TASK_PRESETS: dict[str, TaskConfig] = {
                            train_batch_size=16, num_epochs=5.0),
     "lee_similarity": TaskConfig(task="lee_similarity", max_seq_length=128,
                                  learning_rate=5e-5, train_batch_size=32, num_epochs=3.0),
+    # GPT-1 section 4.1: lr 6.25e-5, batch 32, 3 epochs, warmup over 0.2% of training, lambda 0.5.
+    **{f"gpt/{name}": GPTTaskConfig(task=f"gpt/{name}", max_seq_length=128, learning_rate=6.25e-5,
+                                    warmup_proportion=0.002)
+       for name in ("polarity", "lee_similarity", "swag", "glue/sst2", "glue/cola", "glue/rte",
+                    "glue/mnli", "glue/qnli", "glue/wnli", "glue/stsb", "glue/mrpc", "glue/qqp")},
 }
 
 

@@ -20,7 +20,7 @@ from bert_keras.json_io import parse_json
 INPUTS = {"classification": ("text_a", "text_b"), "regression": ("text_a", "text_b"),
           "encoder": ("text_a", "text_b"), "squad": ("question", "context"),
           "multiple_choice": ("context", "endings"), "tagging": ("text",),
-          # GPT-1 exports (kind "gpt_<layout>", bert_keras/gpt/gpt_runs.SIGNATURE_FIELDS) need
+          # GPT-1 exports (kind "gpt_<layout>", bert_keras/gpt/gpt_export.SIGNATURE_FIELDS) need
           # every input: their signatures have no optional second text.
           "gpt_classification": ("text",), "gpt_entailment": ("text_a", "text_b"),
           "gpt_similarity": ("text_a", "text_b"), "gpt_multiple_choice": ("context", "endings")}

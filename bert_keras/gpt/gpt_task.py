@@ -8,8 +8,9 @@ the left-to-right model through one of GPT-1's traversal-style input layouts (Fi
   gpt/lee_similarity, gpt/glue/stsb, .../mrpc,qqp similarity      both orders, states added
   gpt/swag                                        multiple choice [start; context; delim; answer_k;
                                                                    extract] per answer, softmax
-So `get_task(TaskConfig(task="gpt/polarity"))` resolves exactly as `task="polarity"` does for BERT,
-and `scripts/run_gpt_finetuning.py --task=...` and its export read the layout from the task.
+So `get_task(TaskConfig(task="gpt/polarity"))` resolves exactly as `task="polarity"` does for BERT;
+`scripts/run_finetuning.py --task=gpt/...` trains it with GPT-1's model family (`GPTFamily`) and
+`scripts/export_model.py` exports it (`export_run`), both reading the layout from the task.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ import numpy as np
 import tensorflow as tf
 
 from bert_keras.errors import UserError
+from bert_keras.gpt.gpt_export import export_gpt_finetuned
+from bert_keras.gpt.gpt_finetuning import GPTFamily
 from bert_keras.gpt.gpt_input_transform import GPTInputTransform
+from bert_keras.gpt.losses import NextTokenLoss
 from bert_keras.models.gpt_task_model import GPTTaskModel
 from bert_keras.tasks.registry import get_task_class, register_task
 from bert_keras.tasks.task import Features, Task
@@ -35,6 +39,8 @@ class GPTTask(Task):
 
   base_task: str = ""
   layout: str = ""
+  model_family = GPTFamily()
+  export_run = staticmethod(export_gpt_finetuned)
 
   def __init__(self, config):
     super().__init__(config)
@@ -45,6 +51,7 @@ class GPTTask(Task):
     self.label_names = self.base.label_names
     self.train_split = self.base.train_split
     self.eval_splits = self.base.eval_splits
+    self.lm_coef = getattr(config, "lm_coef", 0.0)  # lambda of L3 (a GPTTaskConfig's)
 
   @property
   def is_regression(self) -> bool:
@@ -63,6 +70,9 @@ class GPTTask(Task):
     return "classification" if self.layout == "entailment" else self.layout
 
   # --- data -------------------------------------------------------------------------------------
+
+  def embedded_data_dir(self):
+    return self.base.embedded_data_dir()
 
   def read_examples(self, data_dir: str, split: str) -> list:
     return self.base.read_examples(data_dir, split)
@@ -115,21 +125,27 @@ class GPTTask(Task):
         index = {name: i for i, name in enumerate(self.label_names)}
         labels = np.array([index[e.label] for e in examples], np.int32)
       labels = {"logits": labels}
+      if training and self.lm_coef:  # L1's targets: the ids themselves, -1 at padding
+        labels["lm_logits"] = np.where(inputs["input_mask"] > 0, inputs["input_word_ids"], -1)
     return Features(inputs=inputs, labels=labels, meta=[e.guid for e in examples])
 
   # --- model ------------------------------------------------------------------------------------
 
-  def build_model(self, encoder: keras.Model, with_lm_logits: bool = False) -> keras.Model:
-    """`encoder` is a GPTDecoder; `with_lm_logits` adds the auxiliary LM output (L3, section 3.2)."""
+  def build_model(self, encoder: keras.Model) -> keras.Model:
+    """`encoder` is a GPTDecoder; with lm_coef > 0 the model also outputs `lm_logits` (L1)."""
     return GPTTaskModel(encoder, self.model_task_type, num_outputs=self.num_outputs,
-                        classifier_dropout=self.config.dropout_rate, with_lm_logits=with_lm_logits,
+                        classifier_dropout=self.config.dropout_rate,
+                        with_lm_logits=bool(self.lm_coef),
                         name=f"{self.name.replace('/', '_')}_model")
 
   def compile_kwargs(self) -> dict:
-    """The task loss L2 alone (Keras `fit`); L3 with the auxiliary LM is GPTFinetuningTask's."""
-    if self.is_regression:
-      return {"loss": {"logits": keras.losses.MeanSquaredError()}}
-    return {"loss": {"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)}}
+    """L3 = L2 + lm_coef * L1 (Keras `fit`); L2 alone with lm_coef = 0."""
+    task_loss = (keras.losses.MeanSquaredError() if self.is_regression
+                 else keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    if not self.lm_coef:
+      return {"loss": {"logits": task_loss}}
+    return {"loss": {"logits": task_loss, "lm_logits": NextTokenLoss()},
+            "loss_weights": {"logits": 1.0, "lm_logits": self.lm_coef}}
 
   # --- outputs ----------------------------------------------------------------------------------
 
@@ -143,12 +159,6 @@ class GPTTask(Task):
     info = self.base.task_info(metrics)
     info.update(task=self.name, base_task=self.base_task, model="gpt", layout=self.layout)
     return info
-
-  @staticmethod
-  def export_run(finetune_dir: str, output_dir: str, extra_files: dict) -> dict:
-    """Exports a run_gpt_finetuning directory (the exporter finds it through the task registry)."""
-    from bert_keras.gpt.gpt_runs import export_gpt_finetuned  # gpt_runs imports this module
-    return export_gpt_finetuned(finetune_dir, output_dir, extra_files=extra_files)
 
 
 def _gpt_task(base_task: str, layout: str) -> type:
@@ -172,7 +182,3 @@ _gpt_task("glue/mrpc", "similarity")
 _gpt_task("glue/qqp", "similarity")
 _gpt_task("swag", "multiple_choice")
 
-
-def gpt_task_name(name: str) -> str:
-  """`polarity` -> `gpt/polarity`: GPT scripts accept the BERT task name too."""
-  return name if name.startswith(PREFIX) else PREFIX + name

@@ -151,6 +151,51 @@ def build_encoder(source: EncoderSource, task_config: TaskConfig, dtype=None):
       source.lower_case
 
 
+@dataclasses.dataclass(frozen=True)
+class LoadedEncoder:
+  """What a model family gives a fine-tuning run (`ModelFamily.load`)."""
+  encoder: keras.Model
+  tokenizer: Any
+  described: dict  # config.json's "encoder": where the weights came from
+  files: dict  # {name in the output directory: the file copied there} (the vocabulary)
+  info: dict  # task_info.json's tokenizer settings: what the exporter reads
+  lower_case: bool | None = None
+
+
+class ModelFamily:
+  """How a fine-tuning run gets its encoder and tokenizer, and what it evaluates and saves: BERT's.
+  Another family (GPT-1's decoder and BPE) subclasses it and is its tasks' `Task.model_family`."""
+
+  def resolve(self, run: RunConfig, task_config: TaskConfig):
+    """The encoder source, checked before any data is read."""
+    source = resolve_encoder_source(run)
+    check_model_fits_task(source, task_config)
+    check_vocab_source(run, source)
+    return source
+
+  def load(self, source, run: RunConfig, task_config: TaskConfig) -> LoadedEncoder:
+    """Builds the encoder (under the strategy's scope) and its tokenizer."""
+    from bert_keras.interop import check_tokenizer_casing
+    from bert_keras.text.bert_tokenizer import BertTokenizer
+    encoder, described, vocab, ckpt_lower = build_encoder(source, task_config)
+    vocab = run.vocab_file or vocab
+    if not vocab:
+      raise UserError(f"{source.spec}: no vocab.txt beside the checkpoint; pass --vocab_file")
+    lower_case = run.lower_case if run.lower_case is not None else (
+        ckpt_lower if ckpt_lower is not None else True)
+    tokenizer = BertTokenizer(vocab_path=vocab, lower_case=lower_case)
+    if tokenizer.vocab_size != encoder.model_config.vocab_size:
+      raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
+                      f"vocab_size={encoder.model_config.vocab_size}")
+    check_tokenizer_casing(ckpt_lower, tokenizer, source.spec)
+    return LoadedEncoder(encoder, tokenizer, described, {"vocab.txt": vocab},
+                         {"lower_case": lower_case, "vocab_file": "vocab.txt"}, lower_case)
+
+  def serving_model(self, model: keras.Model) -> keras.Model:
+    """The model evaluation runs and model.keras holds: the trained one."""
+    return model
+
+
 def _missing_dirs(path: str) -> list[str]:
   """`path` and those of its ancestors that do not exist yet, deepest first (what makedirs adds)."""
   missing = []
@@ -290,22 +335,20 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
   if run.distribution_strategy not in FINETUNE_DISTRIBUTIONS:
     raise UserError(f"distribution_strategy={run.distribution_strategy!r}: fine-tuning supports "
                     f"{FINETUNE_DISTRIBUTIONS}")
-  source = resolve_encoder_source(run)
-  check_model_fits_task(source, task_config)
-  check_vocab_source(run, source)
+  task = get_task(task_config)
+  family = task.model_family or ModelFamily()
+  source = family.resolve(run, task_config)
   # The one --data_dir rule ('' = the embedded data), resolved once: config.json records the path.
-  run = run.replace(data_dir=get_task(task_config).resolve_data_dir(run.data_dir))
+  run = run.replace(data_dir=task.resolve_data_dir(run.data_dir))
   keras.utils.set_random_seed(task_config.seed)
   return write_staged(run.output_dir,
-                      lambda stage: _train_and_write(task_config, run, source, stage))
+                      lambda stage: _train_and_write(task_config, run, family, source, stage))
 
 
-def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSource,
+def _train_and_write(task_config: TaskConfig, run: RunConfig, family: ModelFamily, source,
                      stage: str) -> dict:
   """Reads the data, builds and trains the model, evaluates it and writes every output to `stage`
   (a new empty directory inside run.output_dir); returns the metrics dict."""
-  from bert_keras.interop import check_tokenizer_casing
-  from bert_keras.text.bert_tokenizer import BertTokenizer
   from bert_keras.training.distribute import get_strategy
   from bert_keras.training.optimization import create_optimizer
   from bert_keras.training.precision import set_precision, wrap_optimizer
@@ -322,18 +365,8 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
   set_precision(run.mixed_precision)
   strategy = get_strategy(run.distribution_strategy)
   with strategy.scope():
-    encoder, encoder_desc, vocab, ckpt_lower = build_encoder(source, task_config)
-    vocab = run.vocab_file or vocab
-    if not vocab:
-      raise UserError(f"{source.spec}: no vocab.txt beside the "
-                      "checkpoint; pass --vocab_file")
-    lower_case = run.lower_case if run.lower_case is not None else (
-        ckpt_lower if ckpt_lower is not None else True)
-    tokenizer = BertTokenizer(vocab_path=vocab, lower_case=lower_case)
-    if tokenizer.vocab_size != encoder.model_config.vocab_size:
-      raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
-                      f"vocab_size={encoder.model_config.vocab_size}")
-    check_tokenizer_casing(ckpt_lower, tokenizer, source.spec)
+    loaded = family.load(source, run, task_config)
+    encoder, encoder_desc, tokenizer = loaded.encoder, loaded.described, loaded.tokenizer
     model = task.build_model(encoder)
     train_features = task.make_features(train_examples, tokenizer, training=True)
     steps_per_epoch = max(1, math.ceil(len(train_features) / task_config.train_batch_size))
@@ -353,7 +386,8 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
   # be this run's --init_checkpoint).
   resolved = {"task": task_config.to_dict(), "run": run.to_dict(),
               "model": encoder.model_config.to_dict(), "encoder": encoder_desc,
-              "vocab_file": vocab, "lower_case": lower_case, "total_steps": total_steps}
+              "vocab_file": next(iter(loaded.files.values())), "lower_case": loaded.lower_case,
+              "total_steps": total_steps}
   write_json(os.path.join(stage, "config.json"), resolved)
 
   # === Train ===
@@ -377,9 +411,10 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
                    "batch_lengths": list(buckets),
                    "final_train_loss": float(history.history["loss"][-1]),
                    "init": encoder_desc["init"]}
+  evaluated = family.serving_model(model)
   for split, examples in eval_examples.items():
     features = task.make_features(examples, tokenizer, training=False)
-    outputs = length_batches.predict(model, features.inputs, task_config.eval_batch_size, buckets,
+    outputs = length_batches.predict(evaluated, features.inputs, task_config.eval_batch_size, buckets,
                                      label=f"evaluate {split}")
     predictions = task.postprocess(examples, features, outputs)
     results[split] = task.evaluate(examples, predictions)
@@ -395,12 +430,13 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, source: EncoderSou
 
   # === Artifacts for export ===
   info = task.task_info(results[task.eval_splits[0]])
-  info.update(lower_case=lower_case, vocab_file="vocab.txt")
-  shutil.copyfile(vocab, os.path.join(stage, "vocab.txt"))  # moved in by one rename, in _publish
+  info.update(loaded.info)
+  for name, path in loaded.files.items():  # moved in by one rename, in _publish
+    shutil.copyfile(path, os.path.join(stage, name))
   write_json(os.path.join(stage, "task_info.json"), info)
   if run.save_model:
     # An uncompiled copy: the serving artifact carries no optimizer state (3x smaller).
-    serving = type(model).from_config(model.get_config())
-    serving.set_weights(model.get_weights())
+    serving = type(evaluated).from_config(evaluated.get_config())
+    serving.set_weights(evaluated.get_weights())
     serving.save(os.path.join(stage, "model.keras"))
   return results

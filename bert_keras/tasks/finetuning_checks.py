@@ -13,7 +13,7 @@ import re
 
 from bert_keras.atomic_io import check_output_dir
 from bert_keras.configs.finetuning import RunConfig
-from bert_keras.configs.model import MODEL_PRESETS
+from bert_keras.configs.model import GPT_PRESETS, MODEL_PRESETS
 from bert_keras.errors import UserError
 from bert_keras.input_checks import (check_reachable, check_readable_dir, check_readable_file,
                                      is_remote)
@@ -48,6 +48,7 @@ def check_output_task(output_dir: str, task: str) -> None:
 
 def task_files(task: str) -> list[str]:
   """The file names the task's readers look for in --data_dir (data_files.DATA_FILES)."""
+  task = task.removeprefix("gpt/")  # GPT-1 reads the data of the task it is built on
   return [name for name in _FILE_NAME.findall(DATA_FILES.get(task, ""))
           if not name.startswith("tensorflow")]
 
@@ -99,7 +100,7 @@ def check_training_command(task: str, run: RunConfig) -> None:
   check_data_dir(run.data_dir, task, need_files=True)
   if run.init_checkpoint:
     check_checkpoint(run.init_checkpoint, "init_checkpoint")
-  elif run.model_config and run.model_config not in MODEL_PRESETS:
+  elif run.model_config and run.model_config not in {**MODEL_PRESETS, **GPT_PRESETS}:
     spec = run.model_config
     if not (is_remote(spec) or os.path.exists(spec) or os.path.exists(spec + ".index")):
       raise unknown_model_config(spec)

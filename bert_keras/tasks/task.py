@@ -48,6 +48,9 @@ class Task(abc.ABC):
   # A model family whose fine-tuning directories export their own way (GPT-1) sets this to
   # `export_run(finetune_dir, output_dir, extra_files)`; None: the BERT exporter.
   export_run = None
+  # A model family with its own checkpoints, tokenizer and serving model (GPT-1's) sets this to a
+  # tasks.finetuning.ModelFamily; None: BERT's.
+  model_family = None
 
   def __init__(self, config: TaskConfig):
     self.config = config

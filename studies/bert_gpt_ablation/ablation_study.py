@@ -21,8 +21,6 @@ import tensorflow as tf
 
 from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
-from bert_keras.gpt import gpt_training
-from bert_keras.gpt.gpt_finetuning_task import GPTFinetuningTask
 from bert_keras.gpt.gpt_pretraining import GPTPretrainingTask
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
@@ -36,8 +34,8 @@ from bert_keras.configs.training import OptimizerConfig, TrainingConfig
 from bert_keras.training.optimization import create_optimizer
 from bert_keras.training.pretraining_task import PretrainingTask
 from configs.ablations import CLAIMS, AblationVariant, StudyConfig, get_ablation
-from bert_keras.configs.gpt import GPTPretrainingConfig
 from studies.bert_gpt_ablation import study_data, zero_shot
+from studies.bert_gpt_ablation.in_process import GPTFinetuningTask, fit_in_process, predict
 from studies.bert_gpt_ablation.layer_transfer import transfer_layers
 
 TASK_METRIC = {"polarity": "accuracy", "lee_similarity": "pearson", "span": "token_f1",
@@ -158,14 +156,14 @@ class SupervisedTask:
 
 # === Runs ===
 
-def _optimizer(lr: float, steps: int, warmup: int):
+def _optimizer(lr: float, steps: int, warmup: int, decay: str = "linear"):
   return create_optimizer(OptimizerConfig(learning_rate=lr, num_train_steps=steps,
                                           num_warmup_steps=warmup, weight_decay_rate=0.01,
-                                          clip_global_norm=0.0, epsilon=1e-8))
+                                          decay=decay, clip_global_norm=0.0, epsilon=1e-8))
 
 
 def _run(batch_size: int, seed: int, clip_global_norm: float = 1.0) -> TrainingConfig:
-  """The batch, seed and clipping of one in-process training run (gpt_training.fit_in_process)."""
+  """The batch, seed and clipping of one in-process training run (in_process.fit_in_process)."""
   return TrainingConfig.from_flat(train_batch_size=batch_size, seed=seed,
                                   clip_global_norm=clip_global_norm)
 
@@ -197,9 +195,8 @@ def _pretrain_bert(study, vocab, instances, objective, reverse, seed, model_dir)
                      for k in ("input_ids", "segment_ids")}}
   optimizer = _optimizer(study.pretrain_learning_rate, study.pretrain_steps,
                          study.pretrain_warmup_steps)
-  gpt_training.fit_in_process(model, PretrainingTask(objective), features, optimizer=optimizer,
-                              config=_run(study.pretrain_batch_size, seed),
-                              num_steps=study.pretrain_steps)
+  fit_in_process(model, PretrainingTask(objective), features, optimizer=optimizer,
+                 config=_run(study.pretrain_batch_size, seed), num_steps=study.pretrain_steps)
   return encoder.get_weights()
 
 
@@ -208,23 +205,18 @@ def _pretrain_gpt(study, vocab, windows, size, seed, model_dir, probe: Callable 
   variant = AblationVariant("tmp", "gpt", "lm", attention="causal", size=size)
   keras.utils.set_random_seed(seed)
   lm = GPTLanguageModel(build_backbone(study, vocab.tokenizer.vocab_size, variant))
-  config = GPTPretrainingConfig(learning_rate=study.pretrain_learning_rate,
-                                num_warmup_steps=study.pretrain_warmup_steps,
-                                num_train_steps=study.pretrain_steps,
-                                train_batch_size=study.pretrain_batch_size,
-                                max_seq_length=study.max_seq_length,
-                                seed=seed)
-  optimizer = gpt_training.pretraining_optimizer(config)
+  # GPT-1 section 4.1: Adam(W), linear warmup to the peak, then cosine to 0.
+  optimizer = _optimizer(study.pretrain_learning_rate, study.pretrain_steps,
+                         study.pretrain_warmup_steps, decay="cosine")
   points = study.zero_shot_points if probe else 1
   bounds = [round(study.pretrain_steps * (i + 1) / points) for i in range(points)]
   if probe:
     probe(0, lm)
   done, step_cache, task = 0, {}, GPTPretrainingTask()
   for i, bound in enumerate(bounds):
-    gpt_training.fit_in_process(lm, task, windows, optimizer=optimizer,
-                                config=_run(config.train_batch_size, seed * 1000 + i,
-                                            config.clip_global_norm),
-                                num_steps=bound - done, step_cache=step_cache)
+    fit_in_process(lm, task, windows, optimizer=optimizer,
+                   config=_run(study.pretrain_batch_size, seed * 1000 + i),
+                   num_steps=bound - done, step_cache=step_cache)
     done = bound
     if probe:
       probe(done, lm)
@@ -367,10 +359,10 @@ def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: 
     model = GPTTaskModel(decoder, task_type, num_outputs=1 if regression else 2,
                          with_lm_logits=variant.lm_coef > 0)
     optimizer = _optimizer(study.finetune_learning_rate, steps, max(1, steps // 10))
-    gpt_training.fit_in_process(model, GPTFinetuningTask(model.task_type, variant.lm_coef),
-                                {**train["gpt"], "labels": train["labels"]}, optimizer=optimizer,
-                                config=_run(study.finetune_batch_size, seed), num_steps=steps)
-    logits = gpt_training.predict(model, dev["gpt"])
+    fit_in_process(model, GPTFinetuningTask(model.task_type, variant.lm_coef),
+                   {**train["gpt"], "labels": train["labels"]}, optimizer=optimizer,
+                   config=_run(study.finetune_batch_size, seed), num_steps=steps)
+    logits = predict(model, dev["gpt"])
   else:
     if variant.family == "elmo":
       encoders = build_elmo_encoders(study, vocab_size, variant)
@@ -383,10 +375,10 @@ def finetune_variant(study: StudyConfig, vocab, task: str, data: dict, variant: 
       encoders = [enc]
     model = build_bert_task_model(encoders, kind, 1 if regression else 2, variant.span_bilstm)
     optimizer = _optimizer(study.finetune_learning_rate, steps, max(1, steps // 10))
-    gpt_training.fit_in_process(model, SupervisedTask(kind),
-                                {**train["bert"], "labels": train["labels"]}, optimizer=optimizer,
-                                config=_run(study.finetune_batch_size, seed), num_steps=steps)
-    logits = gpt_training.predict(model, dev["bert"])
+    fit_in_process(model, SupervisedTask(kind), {**train["bert"], "labels": train["labels"]},
+                   optimizer=optimizer, config=_run(study.finetune_batch_size, seed),
+                   num_steps=steps)
+    logits = predict(model, dev["bert"])
   return _evaluate(task, regression, logits, dev)
 
 

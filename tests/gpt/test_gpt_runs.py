@@ -1,5 +1,6 @@
-"""End to end on real embedded data: BPE -> GPT pretraining -> fine-tuning -> text-in SavedModel,
-with the progress line and TensorBoard events along the way."""
+"""End to end on real embedded data, GPT-1 as a model family of the BERT scripts' library calls:
+BPE -> run_pretraining's GPT run (the Trainer) -> run_finetuning on gpt/polarity -> the exporter's
+text-in SavedModel, with the progress line and TensorBoard events along the way."""
 
 import json
 import os
@@ -10,77 +11,106 @@ import pytest
 import tensorflow as tf
 
 from bert_keras import keras_classes
+from bert_keras.configs.export import ExportConfig
+from bert_keras.configs.finetuning import RunConfig
+from bert_keras.configs.tasks import get_task_config
+from bert_keras.configs.training import TrainingConfig
 from bert_keras.errors import UserError
-from bert_keras.gpt import gpt_runs, gpt_training
+from bert_keras.export.export_config import run_export
+from bert_keras.gpt import lm_data
+from bert_keras.gpt.gpt_finetuning import GPTFamily
+from bert_keras.gpt.gpt_pretraining import run_gpt_pretraining
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.tasks.classification_task import ClassificationExample
+from bert_keras.tasks.finetuning import run_finetuning
 from bert_keras.tasks.registry import get_task
-from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
-from bert_keras.configs.tasks import TaskConfig
 from tests.tensorboard_events import scalar_events
+
+
+def _pretraining(bpe, output_dir, **more):
+  return TrainingConfig.from_flat(
+      model_preset="gpt_nano", bpe_model=bpe, corpora="lee_background", model_dir=output_dir,
+      num_train_steps=4, num_warmup_steps=1, train_batch_size=4, max_seq_length=16,
+      max_predictions_per_seq=2, learning_rate=1e-3, **more)
 
 
 @pytest.mark.slow
 def test_bpe_pretrain_finetune_export(tmp_path, monkeypatch, capsys):
   bpe = str(tmp_path / "bpe.model")
-  tokenizer = gpt_runs.run_train_bpe(["lee_background"], [], 400, bpe)
+  tokenizer = lm_data.run_train_bpe(["lee_background"], [], 400, bpe)
   assert tokenizer.vocab_size == 400 and os.path.exists(bpe + ".json")
   pre_dir = str(tmp_path / "gpt")
-  config = GPTPretrainingConfig(num_train_steps=4, num_warmup_steps=1, train_batch_size=4, max_seq_length=16,
-                                learning_rate=1e-3)
-  metrics = gpt_runs.run_gpt_pretraining("gpt_nano", bpe, ["lee_background"], [], config, pre_dir)
-  assert np.isfinite(metrics["lm_loss"])
-  for name in ("config.json", "decoder.keras", "bpe.model", "history.jsonl"):
+  metrics = run_gpt_pretraining(_pretraining(bpe, pre_dir))["train"]
+  assert np.isfinite(metrics["lm_loss"]) and metrics["step"] == 4
+  for name in ("training_config.json", "decoder.keras", "bpe.model", "history.jsonl",
+               "metrics.json"):
     assert os.path.exists(os.path.join(pre_dir, name)), name
   events = scalar_events(os.path.join(pre_dir, "tensorboard"))
   assert {"train/loss", "train/learning_rate", "train/lm_accuracy"} <= set(events)
   assert events["train/loss"] == {4: pytest.approx(metrics["loss"])}
+  # A rerun resumes from the last checkpoint: nothing left to train, the same final row.
+  assert run_gpt_pretraining(_pretraining(bpe, pre_dir))["train"]["loss"] == metrics["loss"]
 
-  # Fine-tuning must start from the pretrained decoder.keras: record the task model it is handed.
-  finetuned = {}
-  finetune = gpt_training.finetune
+  # Fine-tuning must start from the pretrained decoder.keras: record the decoder it is handed.
+  loaded = {}
+  load = GPTFamily.load
 
-  def recording_finetune(model, *args, **kwargs):
-    finetuned.update(model=model, start=[w.copy() for w in model.decoder.get_weights()])
-    return finetune(model, *args, **kwargs)
+  def recording_load(self, *args):
+    result = load(self, *args)
+    loaded["start"] = [w.copy() for w in result.encoder.get_weights()]
+    return result
 
-  monkeypatch.setattr(gpt_training, "finetune", recording_finetune)
+  monkeypatch.setattr(GPTFamily, "load", recording_load)
   fine_dir = str(tmp_path / "polarity")
-  scores = gpt_runs.run_gpt_finetuning(
-      "polarity", pre_dir, GPTFinetuningConfig(num_epochs=0.2, train_batch_size=8, max_seq_length=24),
-      fine_dir)
+  task_config = get_task_config("gpt/polarity", num_epochs=0.2, train_batch_size=8,
+                                max_seq_length=24)
+  results = run_finetuning(task_config, RunConfig(init_checkpoint=pre_dir, output_dir=fine_dir))
+  scores = results["dev"]
   pretrained = keras_classes.load_model(os.path.join(pre_dir, "decoder.keras")).get_weights()
-  assert len(finetuned["start"]) == len(pretrained)
-  for start, saved in zip(finetuned["start"], pretrained):
+  assert len(loaded["start"]) == len(pretrained)
+  for start, saved in zip(loaded["start"], pretrained):
     np.testing.assert_array_equal(start, saved)
   assert 0.0 <= scores["accuracy"] <= 100.0
   with open(os.path.join(fine_dir, "metrics.json")) as f:
-    assert json.load(f) == scores
-  # Progress as BERT fine-tuning prints it: 160 examples * 0.2 epochs / 8 = 4 steps, timed from
-  # the end of the first (which traces the step), then the 40 dev examples in one batch.
+    assert json.load(f)["dev"] == scores
+  # L3 = L2 + 0.5 * L1: the LM term (about ln 400 nats at the start) dominates the loss.
+  assert results["final_train_loss"] > 2.0
+  # Progress as BERT fine-tuning prints it: 160 examples * 0.2 epochs / 8 = 4 steps, then the 40
+  # dev examples.
   err = capsys.readouterr().err
-  assert re.search(r"train step 4/4 \[=+\] 100% [\d.]+ steps/s ETA 0:00:00 loss=\S+ lr=", err), err
-  assert "evaluate dev step 1/1 [====================] 100%" in err, err
-  # TensorBoard events: the train loss and learning rate, and the dev metrics at the last step.
+  assert re.search(r"train step 4/4 \[=+\] 100% .*loss=\S+ lr=", err), err
+  assert "evaluate dev step" in err, err
   events = scalar_events(os.path.join(fine_dir, "tensorboard"))
   assert {"train/loss", "train/learning_rate", "dev/accuracy", "dev/f1"} <= set(events)
-  assert list(events["train/loss"]) == [4] and list(events["train/learning_rate"]) == [4]
   assert events["dev/accuracy"] == {4: pytest.approx(scores["accuracy"])}
+  for name in ("model.keras", "bpe.model", "task_info.json", "config.json"):
+    assert os.path.exists(os.path.join(fine_dir, name)), name
 
-  # The text-in export serves the fine-tuned model itself: decoder and classifier.
+  # The exporter finds GPT-1's export through the task registry; it serves the fine-tuned model.
+  export_dir = str(tmp_path / "export")
+  assert run_export(ExportConfig(output_dir=export_dir, finetune_dir=fine_dir))["task"] == \
+      "gpt/polarity"
   texts = ["a moving film", "dull"]
-  served = tf.saved_model.load(os.path.join(fine_dir, "export"))
+  served = tf.saved_model.load(export_dir)
   logits = served.signatures["serving_default"](text=tf.constant(texts))["logits"].numpy()
   assert logits.shape == (2, 2)
-  task = get_task(TaskConfig(task="gpt/polarity", max_seq_length=24))
+  task = get_task(task_config)
   examples = [ClassificationExample(guid=str(i), text_a=t) for i, t in enumerate(texts)]
   features = task.make_features(examples, GPTTokenizer(model_path=bpe), training=False)
-  expected = gpt_training.predict(finetuned["model"], features.inputs)
+  model = keras_classes.load_model(os.path.join(fine_dir, "model.keras"))
+  expected = model(features.inputs, training=False)["logits"].numpy()
   np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-5)
 
 
 def test_run_errors(tmp_path):
   with pytest.raises(UserError, match="no such input file"):
-    gpt_runs.run_train_bpe([], [str(tmp_path / "missing.txt")], 100, str(tmp_path / "x.model"))
+    lm_data.run_train_bpe([], [str(tmp_path / "missing.txt")], 100, str(tmp_path / "x.model"))
   with pytest.raises(UserError, match="--bpe_model is required"):
-    gpt_runs.run_gpt_finetuning("polarity", None, GPTFinetuningConfig(), str(tmp_path / "out"))
+    run_gpt_pretraining(TrainingConfig.from_flat(model_preset="gpt_nano",
+                                                 model_dir=str(tmp_path / "gpt")))
+  with pytest.raises(UserError, match="needs --model .* and --vocab_file"):
+    run_finetuning(get_task_config("gpt/polarity"), RunConfig(output_dir=str(tmp_path / "out")))
+  with pytest.raises(UserError, match="decoder.keras: no such file"):
+    run_finetuning(get_task_config("gpt/polarity"),
+                   RunConfig(init_checkpoint=str(tmp_path), output_dir=str(tmp_path / "out")))
+  assert not os.path.exists(tmp_path / "out")
