@@ -13,7 +13,6 @@ from configs.ablations import ABLATIONS, STUDY_PRESETS, StudyConfig
 from bert_keras.configs.base import Config, ConfigError
 from bert_keras.configs.export import ExportConfig
 from bert_keras.configs.finetuning import FinetuningConfig, RunConfig
-from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
 from bert_keras.configs.model import GPT_PRESETS, MODEL_PRESETS, ModelConfig
 from bert_keras.configs.pipeline import PipelineConfig
 from configs.demo import demo_config, smoke_config
@@ -30,7 +29,7 @@ EXAMPLES = [
     *MODEL_PRESETS.values(), *GPT_PRESETS.values(), *TRAINING_RECIPES,
     *TASK_PRESETS.values(), *ABLATIONS.values(), *STUDY_PRESETS.values(),
     get_task_config("glue/mrpc", approach="feature_based", lstm_units=8), FeatureBased(),
-    GPTPretrainingConfig(train_batch_size=8), GPTFinetuningConfig(warmup_proportion=0.01),
+    get_task_config("gpt/swag", lm_coef=0.0),
     demo_config(), smoke_config(),
     RunConfig(data_dir="d", output_dir="o", lower_case=False, max_train_examples=5),
     FinetuningConfig(task=get_task_config("glue/mrpc", approach="feature_based"),
@@ -86,7 +85,7 @@ def test_dict_and_json_round_trip(config, tmp_path):
     (ExportConfig, {"output_dir": "o", "finetune_dir": "f", "rowgroups": 1}, "rowgroups",
      "ExportConfig"),
     (PretrainingDataConfig, {"dupe_factr": 2}, "dupe_factr", "PretrainingDataConfig"),
-    (GPTPretrainingConfig, {"lr": 1.0}, "lr", "GPTPretrainingConfig"),
+    (TaskConfig, {"task": "gpt/polarity", "lm_cof": 1.0}, "lm_cof", "GPTTaskConfig"),
     (StudyConfig, {"seeds": [0], "vocab": 9}, "vocab", "StudyConfig"),
     (TrainingConfig, {"optimizer": {"typo": "lamb"}}, "optimizer.typo", "OptimizerConfig"),
     (TrainingConfig, {"learning_rte": 1.0}, "learning_rte", "TrainingConfig"),
@@ -109,8 +108,7 @@ def test_unknown_key_in_a_file_names_the_file(tmp_path):
 
 
 @pytest.mark.parametrize("cls, old", [
-    (TaskConfig, "batch_size"), (GPTPretrainingConfig, "seq_length"),
-    (GPTFinetuningConfig, "warmup_fraction"), (StudyConfig, "seq_length"),
+    (TaskConfig, "batch_size"), (StudyConfig, "seq_length"),
     (PretrainingDataConfig, "random_seed"),
     (ExportConfig, "row_groups"),
 ])

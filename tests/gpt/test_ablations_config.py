@@ -4,8 +4,10 @@ import pytest
 
 from configs.ablations import (ABLATIONS, DEFAULT_TASK_VARIANTS, AblationVariant, StudyConfig,
                                get_ablation, get_study_config)
-from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
 from bert_keras.configs.model import ConfigError
+from bert_keras.configs.tasks import GPTTaskConfig, get_task_config
+from bert_keras.configs.training import TrainingConfig
+from configs import recipe_path
 
 
 def test_named_ablations_cover_both_papers():
@@ -44,14 +46,19 @@ def test_study_config_validation_and_json():
 
 
 def test_gpt_training_configs_follow_the_paper():
-  pre = GPTPretrainingConfig()
-  assert (pre.learning_rate, pre.num_warmup_steps, pre.decay) == (2.5e-4, 2000, "cosine")
-  fine = GPTFinetuningConfig()
+  pre = TrainingConfig.from_file(recipe_path("training", "gpt1"))
+  o = pre.optimizer
+  assert (o.learning_rate, o.num_warmup_steps, o.decay, o.epsilon) == (2.5e-4, 2000, "cosine", 1e-8)
+  assert (pre.model.model_preset, pre.data.train_batch_size, pre.data.max_seq_length) == \
+      ("gpt1", 64, 512)
+  fine = get_task_config("gpt/glue/rte")
+  assert isinstance(fine, GPTTaskConfig)
   assert (fine.lm_coef, fine.learning_rate, fine.train_batch_size) == (0.5, 6.25e-5, 32)
+  assert (fine.num_epochs, fine.warmup_proportion) == (3.0, 0.002)
   with pytest.raises(ConfigError, match="lm_coef=-1"):
-    GPTFinetuningConfig(lm_coef=-1)
-  with pytest.raises(ConfigError, match="lr: unknown key in GPTPretrainingConfig"):
-    GPTPretrainingConfig.from_dict({"lr": 1})
+    get_task_config("gpt/polarity", lm_coef=-1)
+  with pytest.raises(ConfigError, match="lm_coef"):
+    get_task_config("polarity", lm_coef=0.5)  # a BERT task has no auxiliary LM
 
 
 def test_pretraining_budget_covers_the_claims():

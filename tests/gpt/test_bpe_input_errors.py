@@ -6,7 +6,7 @@ import os
 import pytest
 
 from bert_keras.errors import UserError
-from bert_keras.gpt.gpt_runs import run_train_bpe
+from bert_keras.gpt.lm_data import run_train_bpe
 from tests.reliability import bad_inputs as B
 
 

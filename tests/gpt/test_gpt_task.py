@@ -8,16 +8,17 @@ import tensorflow as tf
 
 from bert_keras import resources
 from bert_keras.errors import UserError
-from bert_keras.gpt import gpt_runs
+from bert_keras.gpt.gpt_export import export_gpt_finetuned
 from bert_keras.gpt.bpe_training import train_bpe_model
 from bert_keras.gpt.gpt_task import GPTTask
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.tasks.polarity import PolarityTask
 from bert_keras.tasks.registry import get_task, task_names
-from bert_keras.configs.gpt import GPTFinetuningConfig, get_gpt_config
-from bert_keras.configs.model import ConfigError, get_model_config
+from bert_keras.configs.finetuning import RunConfig
+from bert_keras.configs.model import ConfigError, get_gpt_config, get_model_config
 from bert_keras.configs.tasks import TaskConfig
+from bert_keras.tasks.finetuning import run_finetuning
 from tests.tasks.task_fixtures import write_swag
 
 SEQ = 24
@@ -103,7 +104,7 @@ def test_multiple_choice_model_metrics_and_export(tokenizer, tmp_path):
   model.save(str(run_dir / "model.keras"))
   tokenizer.save_model(str(run_dir / "bpe.model"))
   (run_dir / "task_info.json").write_text(json.dumps(task.task_info()))
-  info = gpt_runs.export_gpt_finetuned(str(run_dir), str(tmp_path / "export"))
+  info = export_gpt_finetuned(str(run_dir), str(tmp_path / "export"))
   assert (info["task"], info["layout"], info["num_choices"]) == ("gpt/swag", "multiple_choice", 4)
   # The common export path (scripts/export_model.py --finetuned_dir) routes gpt/* tasks here too.
   from bert_keras.export.export_config import ExportConfig, run_export  # pylint: disable=import-outside-toplevel
@@ -178,5 +179,4 @@ def test_entailment_packs_premise_delimiter_hypothesis(tokenizer, tmp_path):
 
 def test_finetuning_rejects_bert_only_tasks(tmp_path):
   with pytest.raises(UserError, match="unknown task 'gpt/squad_v1'"):
-    gpt_runs.run_gpt_finetuning("squad_v1", None, GPTFinetuningConfig(), str(tmp_path / "o"),
-                                bpe_model="x.model")
+    run_finetuning(TaskConfig(task="gpt/squad_v1"), RunConfig(output_dir=str(tmp_path / "o")))

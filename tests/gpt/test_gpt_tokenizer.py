@@ -8,11 +8,11 @@ import tensorflow as tf
 from bert_keras import resources
 from bert_keras.errors import UserError
 from bert_keras.gpt.bpe_training import train_bpe_model
-from bert_keras.gpt.gpt_runs import export_text_model
+from bert_keras.gpt.gpt_export import export_text_model
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.tasks.registry import get_task
-from bert_keras.configs.gpt import get_gpt_config
+from bert_keras.configs.model import get_gpt_config
 from bert_keras.configs.tasks import TaskConfig
 from tests.export.fresh_process import run_without_project
 
@@ -76,7 +76,7 @@ _LOAD_GPT = """
 
 
 def test_saved_model_tokenizes_raw_text(tokenizer, tmp_path):
-  """The export path (gpt_runs.export_text_model): strings in, BPE and the entailment layout
+  """The export path (gpt_export.export_text_model): strings in, BPE and the entailment layout
   in-graph, no tokenizer file beside the SavedModel. Loaded in a fresh process that cannot import
   this project, its logits are the model's on the ids packed in Python."""
   seq = 16

@@ -77,7 +77,7 @@ def test_every_module_that_registers_a_class_is_imported_before_a_load():
 # more per load when the ablation study's module was listed for its one layer); sentencepiece is
 # imported only when a GPT tokenizer is made.
 _NOT_FOR_LOADING = ("apache_beam", "pyarrow", "sentencepiece",
-                    "studies.bert_gpt_ablation.ablation_study", "bert_keras.gpt.gpt_training",
+                    "studies.bert_gpt_ablation.ablation_study", "bert_keras.gpt.gpt_pretraining",
                     "bert_keras.data.wikipedia_reader")
 
 _REGISTER_ALL = """

@@ -35,17 +35,19 @@ def test_train_bpe_missing_input(root):
                                  f"--input_files={missing}"), missing, "no such input file")
 
 
-def test_run_gpt_pretraining_missing_bpe_model(root):
+def test_run_pretraining_gpt_missing_bpe_model(root):
   missing = os.path.join(root, "none.model")
-  B.user_error_line(B.run_script("run_gpt_pretraining", f"--bpe_model={missing}",
-                                 f"--output_dir={root}/gpt"), missing,
+  B.user_error_line(B.run_script("run_pretraining", "--model=gpt_nano", f"--bpe_model={missing}",
+                                 "--corpora=lee_background", f"--output_dir={root}/gpt"), missing,
                     "no such SentencePiece model file")
 
 
-def test_run_gpt_finetuning_missing_pretrained_dir(root):
-  missing = os.path.join(root, "no_gpt")
-  B.user_error_line(B.run_script("run_gpt_finetuning", f"--init_checkpoint={missing}",
-                                 f"--output_dir={root}/gpt_ft"), missing, "bpe.model")
+def test_run_finetuning_gpt_task_from_a_directory_without_a_decoder(root):
+  empty = os.path.join(root, "no_gpt")
+  os.makedirs(empty, exist_ok=True)
+  B.user_error_line(B.run_script("run_finetuning", "--task=gpt/polarity",
+                                 f"--init_checkpoint={empty}", f"--output_dir={root}/gpt_ft"),
+                    os.path.join(empty, "decoder.keras"), "run_pretraining.py --model=gpt_*")
 
 
 def test_run_ablation_unknown_preset(root):

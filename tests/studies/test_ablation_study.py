@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_keras.gpt import gpt_training
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.training.trainer import model_variables
 from configs.ablations import get_ablation, get_study_config
@@ -159,7 +158,7 @@ def test_finetune_variant_starts_from_the_pretrained_or_fresh_backbone(name, mon
                     for name, b in _backbones(model).items()})
     return []
 
-  monkeypatch.setattr(gpt_training, "fit_in_process", no_training)
+  monkeypatch.setattr(ablation_study, "fit_in_process", no_training)
   scores = ablation_study.finetune_variant(study, types.SimpleNamespace(
       tokenizer=types.SimpleNamespace(vocab_size=VOCAB)), "polarity", data, variant, pretrained,
       SEED, "unused")
@@ -189,7 +188,7 @@ def test_finetune_variant_transfers_only_the_first_k_layers(monkeypatch):
     started.append(model.decoder)
     return []
 
-  monkeypatch.setattr(gpt_training, "fit_in_process", no_training)
+  monkeypatch.setattr(ablation_study, "fit_in_process", no_training)
   ablation_study.finetune_variant(study, types.SimpleNamespace(
       tokenizer=types.SimpleNamespace(vocab_size=VOCAB)), "polarity", data, variant, pretrained,
       SEED, "unused", transfer_k=0)
