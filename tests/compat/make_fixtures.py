@@ -13,7 +13,8 @@ fixtures are what users of that commit have on disk:
   - `BertPretrainer.save` (as convert_checkpoint writes pretrainer.keras);
   - `run_finetuning(TaskConfig, RunConfig)`: the polarity classifier's model.keras, task_info.json;
   - `run_export(ExportConfig)`: its text-in SavedModel;
-  - `run_train_bpe` + `run_gpt_pretraining`: GPT-1's decoder.keras and bpe.model;
+  - `run_train_bpe` + `run_gpt_pretraining(TrainingConfig)` (run_pretraining.py --model=gpt_nano):
+    GPT-1's decoder.keras and bpe.model;
 and the outputs each gives on fixed inputs (expected_*.npz, expected_savedmodel.json), which
 tests/compat/test_saved_files.py compares the current code against.
 
@@ -247,8 +248,9 @@ def write_gpt(work: str) -> None:
   import numpy as np  # pylint: disable=import-outside-toplevel
   from bert_keras import keras_classes  # pylint: disable=import-outside-toplevel
   from bert_keras import resources  # pylint: disable=import-outside-toplevel
-  from bert_keras.gpt.gpt_runs import run_gpt_pretraining, run_train_bpe  # pylint: disable=import-outside-toplevel
-  from bert_keras.configs.gpt import GPTPretrainingConfig  # pylint: disable=import-outside-toplevel
+  from bert_keras.gpt.gpt_pretraining import run_gpt_pretraining  # pylint: disable=import-outside-toplevel
+  from bert_keras.gpt.lm_data import run_train_bpe  # pylint: disable=import-outside-toplevel
+  from bert_keras.configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
 
   with open(resources.lee_background_path(), encoding="utf-8") as f:
     lines = [line for line in f if line.strip()][:40]
@@ -258,11 +260,12 @@ def write_gpt(work: str) -> None:
   bpe = os.path.join(work, "bpe.model")
   run_train_bpe([], [corpus], 200, bpe)
   out = os.path.join(work, "gpt")
-  run_gpt_pretraining("gpt_nano", bpe, [], [corpus],
-                      GPTPretrainingConfig(num_train_steps=2, num_warmup_steps=1, train_batch_size=4,
-                                           max_seq_length=SEQ_LENGTH), out)
+  run_gpt_pretraining(TrainingConfig.from_file(os.path.join("configs", "training", "gpt1.json")).override(
+      model_preset="gpt_nano", bpe_model=bpe, input_files=corpus, model_dir=out, num_train_steps=2,
+      num_warmup_steps=1, train_batch_size=4, max_seq_length=SEQ_LENGTH,
+      max_predictions_per_seq=MAX_PREDICTIONS))
   os.makedirs(path("gpt_pretraining_dir"))
-  for name in ("decoder.keras", "bpe.model", "config.json"):
+  for name in ("decoder.keras", "bpe.model", "training_config.json"):
     shutil.copyfile(os.path.join(out, name), path("gpt_pretraining_dir", name))
   decoder = keras_classes.load_model(path("gpt_pretraining_dir", "decoder.keras"))
   inputs = {"input_word_ids": np.array([[5, 17, 42, 9, 100, 3, 0, 0]], np.int32),
