@@ -21,7 +21,8 @@ def _names(task):
 
 
 def test_every_task_has_its_files_in_help_and_readme():
-  assert sorted(DATA_FILES) == sorted(TASK_PRESETS)
+  # A GPT-1 task (gpt/<task>) reads the files of the task it is built on.
+  assert sorted(DATA_FILES) == sorted({name.removeprefix("gpt/") for name in TASK_PRESETS})
   run = subprocess.run([sys.executable, "scripts/run_finetuning.py", "--helpfull"], cwd=ROOT,
                        capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, PYTHONPATH=ROOT))
