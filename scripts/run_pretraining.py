@@ -105,11 +105,12 @@ def main(argv):
   for name in ("input_files", "eval_input_files", "init_checkpoint", "output_dir"):
     for path in split_patterns(str(config.flat(_FIELDS[name][0]) or "")):
       check_reachable(path, name)  # gs:// without network: one line, not minutes of retries
+  # pylint: disable=import-outside-toplevel
   # A model family is a value of --model: GPT-1's presets train its LM objective on text.
   if config.model.model_preset in GPT_PRESETS:
-    from bert_keras.gpt.gpt_pretraining import run_gpt_pretraining as run  # pylint: disable=import-outside-toplevel
+    from bert_keras.gpt.gpt_pretraining import run_gpt_pretraining as run
   else:
-    from bert_keras.training.pretrain import run_pretraining as run  # pylint: disable=import-outside-toplevel
+    from bert_keras.training.pretrain import run_pretraining as run
   result = run(config)
   logging.info("final: %s", json.dumps(result, sort_keys=True))
 

@@ -38,7 +38,7 @@ DURATIONS = {
     "tests/interop/test_pretraining_handoff.py": 60,
     "tests/text/test_bert_tokenizer.py": 56,
     "tests/reliability/test_script_errors_bert.py": 56,
-    "tests/gpt/test_gpt_runs.py": 55,
+    "tests/gpt/test_gpt_runs.py": 30,
     "tests/reliability/test_script_errors_other.py": 47,
     "tests/export/test_export_scripts.py": 44,
     "tests/training/test_input_file_errors.py": 44,

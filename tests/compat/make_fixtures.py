@@ -260,7 +260,8 @@ def write_gpt(work: str) -> None:
   bpe = os.path.join(work, "bpe.model")
   run_train_bpe([], [corpus], 200, bpe)
   out = os.path.join(work, "gpt")
-  run_gpt_pretraining(TrainingConfig.from_file(os.path.join("configs", "training", "gpt1.json")).override(
+  recipe = TrainingConfig.from_file(os.path.join("configs", "training", "gpt1.json"))
+  run_gpt_pretraining(recipe.override(
       model_preset="gpt_nano", bpe_model=bpe, input_files=corpus, model_dir=out, num_train_steps=2,
       num_warmup_steps=1, train_batch_size=4, max_seq_length=SEQ_LENGTH,
       max_predictions_per_seq=MAX_PREDICTIONS))
