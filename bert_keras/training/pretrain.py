@@ -37,7 +37,7 @@ from bert_keras.training.recorded_sizes import check_recorded_sizes
 from bert_keras.training.records_vocab import export_vocab
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
 from bert_keras.training.vocab_fit import check_vocab_fits
-from bert_keras.configs.model import ConfigError, get_model_config
+from bert_keras.configs.model import GPT_PRESETS, ConfigError, get_model_config
 from bert_keras.configs.training import TrainingConfig, flat_values
 
 
@@ -379,6 +379,9 @@ def run_pretraining(config: TrainingConfig) -> dict:
     raise UserError("--output_dir (model_dir) is required")
   if not config.data.input_files:
     raise UserError("input_files is required")
+  if config.model.model_preset in GPT_PRESETS or config.data.bpe_model or config.data.corpora:
+    raise UserError("GPT-1 (model_preset gpt_*, bpe_model, corpora) pretrains on text through "
+                    "bert_keras.gpt.gpt_pretraining, which scripts/run_pretraining.py runs for it")
   keras.utils.set_random_seed(config.runtime.seed)
   if not config.runtime.deterministic or tf_config.is_op_determinism_enabled():
     return _run_pretraining(config)

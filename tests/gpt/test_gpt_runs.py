@@ -114,3 +114,11 @@ def test_run_errors(tmp_path):
     run_finetuning(get_task_config("gpt/polarity"),
                    RunConfig(init_checkpoint=str(tmp_path), output_dir=str(tmp_path / "out")))
   assert not os.path.exists(tmp_path / "out")
+
+
+def test_bert_pretraining_refuses_gpt_settings(tmp_path):
+  from bert_keras.training.pretrain import run_pretraining  # pylint: disable=import-outside-toplevel
+  for flat in ({"model_preset": "gpt_nano"}, {"corpora": "lee_background"}):
+    with pytest.raises(UserError, match="GPT-1 .* pretrains on text"):
+      run_pretraining(TrainingConfig.from_flat(input_files="x.tfrecord", max_seq_length=64,
+                                               model_dir=str(tmp_path / "out"), **flat))
