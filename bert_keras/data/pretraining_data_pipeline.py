@@ -40,7 +40,7 @@ from bert_keras.beam_runner import check_runner_available
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
 from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.beam_progress import ReportProgress, heartbeat
-from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
+from bert_keras.data.tfrecord_shards import prepare_staging_dir, publish_shards, staging_dir_for, write_tfrecord_shards
 from bert_keras.data.tokenize_documents import TokenizeDocuments
 from bert_keras.errors import UserError, worker_user_errors
 
@@ -96,7 +96,7 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
                                           config.min_sentences_per_document)
        | "CreateExamples" >> CreatePretrainingExamples(config, staging_dir_for(config.output_dir))
        | "ReportInstances" >> ReportProgress("instances created", weight=records_in)
-       | "WriteShards" >> WriteTFRecordShards(staging_dir_for(config.output_dir), config))
+       | "WriteShards" >> write_tfrecord_shards(staging_dir_for(config.output_dir), config))
 
 
 def _absolute(path: str) -> str:

@@ -57,11 +57,6 @@ def feature_lengths(seq_length: int, max_predictions: int) -> Dict[str, int]:
   return {name: lengths[length] for name, (_, length) in FEATURES.items()}
 
 
-def summary_files(sizes: Dict[str, int]) -> list:
-  """The summary's "files": one {"name", "bytes"} per published shard (`sizes`: name -> bytes)."""
-  return [{"name": name, "bytes": size} for name, size in sizes.items()]
-
-
 def feature_spec(seq_length: int, max_predictions: int):
   """The `tf.io.parse_example` spec of one pretraining example."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top

@@ -1,23 +1,10 @@
-"""Writes keyed records into a fixed number of shards, each sorted by (key, record), without any
-process holding a shard: producers write sorted run files, a per-shard streaming k-way merge writes
-the shard.
+"""Keyed records into a fixed number of shards, each sorted by (key, record), without any process
+holding a shard: producers sort lists into run files, only run paths go through the GroupByKey, and
+each shard is a streaming heapq.merge of its runs. Memory per worker is one run plus one row per
+merged run; the order is byte for byte what sorting a shard in memory gives.
 
-  (shard, [(key, record), ...]) lists    -- or single (shard, (key, record)) rows, gathered per
-    -> sorted run files under runs_dir      bundle into lists of about `run_bytes`
-    -> GroupByKey of run paths (only paths go through the shuffle)
-    -> per shard: heapq.merge of its runs -> writer.write(shard, records in order)
-
-Memory per worker is bounded by a run (a producer's list) plus one row per merged run; it does not
-grow with the corpus. The order is byte for byte what sorting all of a shard's rows in memory gives.
-
-`SortedRuns` is the part before the merge, for a consumer that merges the runs itself (e.g. to
-read a group of rows per key: the pretraining examples' random-next buckets).
-
-Keys are uint64 (`UINT64_KEYS`, the pretraining examples' instance keys; `UINT64_GROUP_KEYS` when a
-key repeats) or bytes (`BYTES_KEYS`, e.g. UTF-8 document ids: bytewise order of UTF-8 is code-point
-order, i.e. Python's str order).
-The shard format is the writer's: any object with `shard_name(shard) -> str` (names merge rounds)
-and `write(shard, records) -> path` (streams the records into the shard file).
+Keys are uint64 (UINT64_KEYS; UINT64_GROUP_KEYS when a key repeats) or bytes (BYTES_KEYS: UTF-8
+document ids, whose bytewise order is Python's str order).
 """
 
 from __future__ import annotations
@@ -47,7 +34,6 @@ def is_local(path: str) -> bool:
 
 
 def _open_read(path: str):
-  """A binary file object reading `path` (local, or any filesystem Beam knows)."""
   if is_local(path):
     return open(path, "rb")  # pylint: disable=unspecified-encoding
   from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
@@ -55,12 +41,8 @@ def _open_read(path: str):
 
 
 def remove_dir(path: str) -> None:
-  """Removes directory `path` and what it holds (e.g. run files of failed attempts), if it exists.
-
-  On GCS a directory is only a prefix: Beam deletes a path ending in "/" recursively (nothing under
-  it is fine there, while Beam's local filesystem fails on an empty directory). Other remote
-  filesystems (s3, hdfs) may fail on a missing path, so there it is checked first.
-  """
+  """Removes directory `path` and what it holds, if it exists. On GCS a directory is a prefix that
+  Beam deletes recursively (absent is fine); other remote filesystems may fail on a missing path."""
   if is_local(path):
     if os.path.isdir(path):
       shutil.rmtree(path)
@@ -72,7 +54,6 @@ def remove_dir(path: str) -> None:
 
 
 def remove_files(paths: List[str]) -> None:
-  """Deletes the files at `paths` (local, or any filesystem Beam knows)."""
   if paths and is_local(paths[0]):
     for path in paths:
       os.remove(path)
@@ -156,9 +137,8 @@ def read_run(path: str, keys=UINT64_KEYS) -> Iterator[Tuple[Any, bytes]]:
 
 def merge_runs(paths: List[str], work_dir: str, name: str, keys=UINT64_KEYS,
                max_runs_per_merge: Optional[int] = None) -> Iterator[Tuple[Any, bytes]]:
-  """All rows of the runs at `paths` in (key, record) order, streamed; at most
-  `max_runs_per_merge` (default MAX_RUNS_PER_MERGE) files are open at once (larger sets are first
-  merged, in rounds, into runs under `work_dir`). The runs are deleted once all rows have been read."""
+  """All rows of the runs at `paths` in (key, record) order, streamed, at most `max_runs_per_merge`
+  files open at once (more are merged in rounds under `work_dir`); the runs are then deleted."""
   fan_in = max_runs_per_merge or MAX_RUNS_PER_MERGE
   paths = sorted(paths)
   every = list(paths)
@@ -206,11 +186,8 @@ class _GatherRuns(beam.DoFn):
 
 
 class _WriteRun(beam.DoFn):
-  """(shard, [(key, record), ...]) -> (shard, path of a run file holding the rows sorted).
-
-  Runs after the producer in the same fused stage, so the records go from the list that holds them
-  to a file; only paths go through the shuffle.
-  """
+  """(shard, [(key, record), ...]) -> (shard, path of a run file of the rows sorted), fused with the
+  producer: only paths go through the shuffle."""
 
   def __init__(self, runs_dir: str, keys):
     self._runs_dir = runs_dir
@@ -227,27 +204,26 @@ class _WriteRun(beam.DoFn):
 
 
 class _MergeShard(beam.DoFn):
-  """(shard, [run paths]) -> the writer's path of the shard: the runs merged in (key, record) order.
+  """(shard, [run paths]) -> `write(shard, records)`'s path: the runs merged in (key, record) order.
   A None path stands for no run (a shard that must be written even when empty)."""
 
-  def __init__(self, runs_dir: str, writer, keys):
+  def __init__(self, runs_dir: str, write, keys):
     self._runs_dir = runs_dir
-    self._writer = writer
+    self._write = write
     self._keys = keys
 
   def process(self, element):
     shard, runs = element
     runs = sorted(set(r for r in runs if r is not None))
-    rows = merge_runs(runs, self._runs_dir, self._writer.shard_name(shard), self._keys)
-    yield self._writer.write(shard, (record for _, record in rows))
+    rows = merge_runs(runs, self._runs_dir, f"merge-{shard:05d}", self._keys)
+    yield self._write(shard, (record for _, record in rows))
 
 
 class SortedRuns(beam.PTransform):
   """(shard, [(key, record), ...]) lists -> (shard, [run paths]): each list sorted into a run file
   under `runs_dir` in the producer's stage, then only the paths grouped per shard (a None path in
-  each group of range(num_shards) when `num_shards` is given). `merge_runs` streams a group's rows
-  in (key, record) order. `run_bytes`: the input is single rows instead, gathered per bundle
-  (_GatherRuns)."""
+  each group of range(num_shards) when `num_shards` is given). With `run_bytes`, the input is
+  single (shard, (key, record)) rows, gathered per bundle (_GatherRuns)."""
 
   def __init__(self, runs_dir: str, keys=UINT64_KEYS, run_bytes: Optional[int] = None,
                num_shards: Optional[int] = None):
@@ -258,8 +234,7 @@ class SortedRuns(beam.PTransform):
     self._num_shards = num_shards
 
   def expand(self, keyed):
-    # Output types are declared (the types Beam would infer) so that building the pipeline skips
-    # Beam's bytecode type inference of these DoFns.
+    # Output types declared (what Beam infers): building the pipeline skips bytecode inference.
     if self._run_bytes is not None:
       keyed = keyed | "GatherRuns" >> beam.ParDo(_GatherRuns(self._run_bytes)).with_output_types(Tuple[Any, Any])
     runs = keyed | "WriteRuns" >> beam.ParDo(_WriteRun(self._runs_dir, self._keys)).with_output_types(Tuple[Any, Any])
@@ -269,27 +244,14 @@ class SortedRuns(beam.PTransform):
     return runs | "GroupShards" >> beam.GroupByKey()
 
 
-class WriteSortedShards(beam.PTransform):
-  """(shard, [(key, record), ...]) lists -> the paths `writer` wrote, one per shard (see module doc).
+class WriteSortedShards(SortedRuns):
+  """SortedRuns, then per shard `write(shard, records) -> path` of its runs merged (see module doc).
+  Merged runs are deleted; a failed attempt's stay for the caller to remove (remove_dir)."""
 
-  With `run_bytes`, the input is single (shard, (key, record)) rows instead (bytes keys and records),
-  gathered per bundle into lists of about `run_bytes` (see _GatherRuns). With `num_shards`, every
-  shard in range(num_shards) is written, also one no row went to. Run files go under `runs_dir`
-  (created when missing); merged runs are deleted, a failed attempt's runs stay for the
-  caller to remove with the directory (remove_dir).
-  """
-
-  def __init__(self, runs_dir: str, writer, keys=UINT64_KEYS, run_bytes: Optional[int] = None,
-               num_shards: Optional[int] = None):
-    super().__init__()
-    self._runs_dir = runs_dir
-    self._writer = writer
-    self._keys = keys
-    self._run_bytes = run_bytes
-    self._num_shards = num_shards
+  def __init__(self, runs_dir: str, write, **kwargs):
+    super().__init__(runs_dir, **kwargs)
+    self._write = write
 
   def expand(self, keyed):
-    # Declared (what Beam infers): building the pipeline skips inferring it from bytecode.
-    return (keyed
-            | "SortedRuns" >> SortedRuns(self._runs_dir, self._keys, self._run_bytes, self._num_shards)
-            | "MergeShards" >> beam.ParDo(_MergeShard(self._runs_dir, self._writer, self._keys)).with_output_types(Any))
+    return (super().expand(keyed)
+            | "MergeShards" >> beam.ParDo(_MergeShard(self._runs_dir, self._write, self._keys)).with_output_types(Any))

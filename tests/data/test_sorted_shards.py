@@ -70,10 +70,7 @@ class _CheckingWriter:
   def __init__(self, keys, num_runs):
     self.keys, self.num_runs, self.records, self.most_ahead = keys, num_runs, [], 0
 
-  def shard_name(self, shard):
-    return f"shard-{shard}"
-
-  def write(self, shard, records):
+  def __call__(self, shard, records):
     for record in records:
       self.most_ahead = max(self.most_ahead, self.keys.rows_read - len(self.records))
       self.records.append(record)
