@@ -3,7 +3,7 @@
 Why: a data worker that imports TensorFlow only to serialize examples and frame records pays seconds
 of start-up and hundreds of MB per process. The formats are small and fixed:
 
-  * `encode_example`: the protobuf wire format of `tf.train.Example` (tensorflow/core/example/
+  * `encode_packed_example`: the protobuf wire format of `tf.train.Example` (tensorflow/core/example/
     example.proto, feature.proto) exactly as `SerializeToString(deterministic=True)` writes it:
     the feature map sorted by key (upb's order), each entry (key, Feature), int64 and float lists packed.
   * `frame_record`: a TFRecord record (tensorflow/core/lib/io/record_writer.cc): uint64 length,
@@ -42,7 +42,7 @@ def _length(n: int) -> bytes:
   return _SMALL_VARINTS[n] if n < 65536 else _varint(n)
 
 
-def _packed_varints(values: Sequence[int]) -> bytes:
+def pack_varints(values: Sequence[int]) -> bytes:
   try:
     low, high = min(values), max(values)
   except (TypeError, ValueError):  # empty, or not plain ints
@@ -71,9 +71,6 @@ def _feature_layout(names: Tuple[str, ...]) -> List[Tuple[str, bytes]]:
   return layout
 
 
-_FLOAT_FORMATS: Dict[int, struct.Struct] = {}
-
-
 def encode_packed_example(fields: Dict[str, Tuple[bytes, bytes, int]]) -> bytes:
   """{name: (list field tag, packed values, number of values)} -> serialized tf.train.Example.
 
@@ -96,33 +93,6 @@ def encode_packed_example(fields: Dict[str, Tuple[bytes, bytes, int]]) -> bytes:
 
 INT64_LIST = b"\x1a"  # Feature.int64_list = 3
 FLOAT_LIST = b"\x12"  # Feature.float_list = 2
-
-
-def pack_floats(values: Sequence[float]) -> bytes:
-  n = len(values)
-  fmt = _FLOAT_FORMATS.get(n)
-  if fmt is None:
-    fmt = _FLOAT_FORMATS.setdefault(n, struct.Struct(f"<{n}f"))
-  return fmt.pack(*values)
-
-
-pack_varints = _packed_varints
-
-
-def encode_example(features: Dict[str, Tuple[str, Sequence]]) -> bytes:
-  """{name: ("int64" | "float", values)} -> serialized tf.train.Example (deterministic bytes).
-
-  Equal to building the Example with `example_pb2` and `SerializeToString(deterministic=True)`.
-  """
-  fields = {}
-  for name, (kind, values) in features.items():
-    if kind == "int64":
-      fields[name] = (INT64_LIST, _packed_varints(values), len(values))
-    elif kind == "float":
-      fields[name] = (FLOAT_LIST, pack_floats(values), len(values))
-    else:
-      raise ValueError(f"feature {name!r}: kind {kind!r}, expected 'int64' or 'float'")
-  return encode_packed_example(fields)
 
 
 def _crc32c_function():

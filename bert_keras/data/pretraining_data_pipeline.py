@@ -45,16 +45,23 @@ from bert_keras.data.tokenize_documents import TokenizeDocuments
 from bert_keras.errors import UserError, worker_user_errors
 
 
+def default_input_files(args) -> str:
+  """--input_files, or the embedded Wikipedia dump for --input_format=wikipedia."""
+  from bert_keras import resources  # pylint: disable=g-import-not-at-top
+
+  if args.input_files:
+    return args.input_files
+  if args.input_format != "wikipedia":
+    raise UserError(f"--input_files is required with --input_format={args.input_format}")
+  return resources.wikipedia_dump_path()
+
+
 def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:
-  """Fills the defaults that live in installed packages (embedded dump, real uncased vocab)."""
+  """The config of the flags, the embedded dump and the real uncased vocab by default."""
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
 
   values = {name: getattr(args, name) for name in PretrainingDataConfig.field_names()}
-  if not values["input_files"]:
-    if args.input_format != "wikipedia":
-      raise UserError(f"--input_files is required with --input_format={args.input_format}")
-    values["input_files"] = resources.wikipedia_dump_path()
-  return PretrainingDataConfig(**dict(values,
+  return PretrainingDataConfig(**dict(values, input_files=default_input_files(args),
                                       vocab_file=args.vocab_file or resources.uncased_vocab_path()))
 
 

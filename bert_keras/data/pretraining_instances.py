@@ -269,7 +269,7 @@ def pad_instance(instance: TrainingInstance, max_seq_length: int, max_prediction
   pad = max_seq_length - n
   m = len(instance.masked_lm_positions)
   mpad = max_predictions_per_seq - m
-  return _in_record_order({
+  return {  # the order of records.FEATURES
       "input_ids": instance.input_ids + [0] * pad,
       "input_mask": [1] * n + [0] * pad,
       "segment_ids": instance.segment_ids + [0] * pad,
@@ -277,16 +277,7 @@ def pad_instance(instance: TrainingInstance, max_seq_length: int, max_prediction
       "masked_lm_ids": instance.masked_lm_ids + [0] * mpad,
       "masked_lm_weights": [1.0] * m + [0.0] * mpad,
       "next_sentence_labels": [1 if instance.is_random_next else 0],
-  })
-
-
-def _in_record_order(values: dict) -> dict:
-  """`values` in the order of pretraining_records.FEATURES; a ValueError (a bug) unless they are
-  exactly its features."""
-  if set(values) != set(records.FEATURES):
-    raise ValueError(f"features {sorted(values)} are not the record format's "
-                     f"{sorted(records.FEATURES)}")
-  return {name: values[name] for name in records.FEATURES}
+  }
 
 
 def serialize_instance(instance: TrainingInstance, max_seq_length: int, max_predictions_per_seq: int) -> bytes:

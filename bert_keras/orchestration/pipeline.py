@@ -6,7 +6,6 @@ import os
 from typing import Sequence
 
 from bert_keras.errors import UserError
-from bert_keras.orchestration.channel import Channel
 from bert_keras.orchestration.component import Component
 
 
@@ -34,9 +33,6 @@ class Pipeline:
   def output_uri(self, component: Component, output_name: str) -> str:
     return os.path.join(self.pipeline_root, component.name, output_name)
 
-  def channel_uri(self, channel: Channel) -> str:
-    return self.output_uri(channel.producer, channel.output_name)
-
   def ordered(self) -> list[Component]:
     remaining = list(self.components)
     done: set[int] = set()
@@ -50,11 +46,3 @@ class Pipeline:
       done.add(id(ready))
       remaining.remove(ready)
     return order
-
-  def downstream_of(self, names: Sequence[str]) -> set[str]:
-    """The named components and everything that (transitively) consumes their outputs."""
-    found = set(names)
-    for c in self.ordered():
-      if any(u.name in found for u in c.upstream):
-        found.add(c.name)
-    return found

@@ -41,9 +41,6 @@ class RunRecord:
   def component(self, name: str) -> Optional[ComponentRecord]:
     return next((c for c in self.components if c.name == name), None)
 
-  def failed_component(self) -> Optional[ComponentRecord]:
-    return next((c for c in self.components if c.status == "failed"), None)
-
   def to_dict(self) -> dict:
     d = dataclasses.asdict(self)
     d["duration_s"] = self.duration_s

@@ -95,15 +95,6 @@ def test_component_wiring_errors():
     Pipeline("p", "/tmp/x", [one, Component(SourceSpec, "one")])
 
 
-def test_downstream_of():
-  one, two = Component(SourceSpec, "one"), Component(SourceSpec, "two")
-  add = Component(AddSpec, "add", inputs={"a": one.outputs["number"]})
-  top = Component(AddSpec, "top", inputs={"a": add.outputs["sum"], "b": two.outputs["number"]})
-  p = Pipeline("p", "/tmp/x", [top, add, two, one])
-  assert p.downstream_of(["one"]) == {"one", "add", "top"}
-  assert p.downstream_of(["two"]) == {"two", "top"}
-
-
 def test_staging_left_by_a_killed_process_is_removed(tmp_path):
   # pid above any pid_max: no such process
   stale = tmp_path / f"n.staging-{socket.gethostname()}-999999999-deadbeef"

@@ -109,7 +109,7 @@ def test_failure_stops_run_keeps_earlier_artifacts_and_rerun_continues(tmp_path)
   assert read_number_at(tmp_path / "total" / "sum") == 103
   # The record of the failed run is on disk.
   saved = RunRecord.read_json(os.path.join(record.report_dir, "run_record.json"))
-  assert saved.status == "failed" and saved.failed_component().name == "add"
+  assert saved.status == "failed" and saved.component("add").status == "failed"
   # Fixing the cause and rerunning continues from the cache.
   record = runner.run(_diamond(tmp_path, offset=7))
   assert _statuses(record) == {"two": "cached", "one": "cached", "add": "succeeded",
