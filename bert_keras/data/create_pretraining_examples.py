@@ -1,39 +1,7 @@
-"""Tokenized documents -> serialized pretraining tf.Examples keyed by output shard, without one worker
-ever holding the corpus.
-
-Design of the random-next sampling (BERT section 3.1, "50% of the time B is a random sentence from the
-corpus"). The original draws a uniformly random other document from the whole corpus in memory.
-Here:
-  1. Every document gets a *home bucket*, stable_hash(seed, "home", doc_id) % B, so each bucket holds
-     a uniformly random sample of the documents; B = max(1, num_documents // docs_per_bucket) comes
-     from a global count, so buckets stay at ~docs_per_bucket documents however big the corpus is.
-  2. Each pass k < dupe_factor over a document is a *request* sent to the bucket
-     stable_hash(seed, "partner", doc_id, k) % B (uniform over buckets).
-  3. A join on the bucket (a merge of runs sorted by bucket, see below) brings together the bucket's
-     documents and the requests sent to it. Each request runs the original `create_instances_from_document` on its own document, with an
-     RNG seeded by stable_hash(seed, doc_id, k), drawing every random-next document from the bucket
-     (the original's "up to 10 draws until it is another document").
-So a random B comes from a uniformly chosen bucket and a uniformly chosen document in it: uniform
-over the corpus up to bucket-size noise, like the original, while a worker holds one bucket
-(~docs_per_bucket * (dupe_factor + 1) documents) at a time. Each instance then gets a key
-stable_hash(seed, doc_id, k, index); shard = key % num_shards and rows are sorted by key inside a
-shard, which is a deterministic global shuffle (the original shuffles all instances in memory).
-Instances leave in (shard, [(key, record), ...]) lists, not one element per instance: Beam's
-per-element cost (coders, the shard GroupByKey) then stays out of the per-instance path.
-
-No document and no instance goes through the runner. A local Beam runner (the FnApiRunner of
-the DirectRunner) holds every PCollection that crosses a stage in its own process, and sends a
-worker its whole share of a stage's input at once; had the routed documents crossed the bucket
-GroupByKey, they (6x the tokenized corpus at dupe_factor 5) would have been held there, so memory
-grew with the corpus. Instead documents go through files, and only paths cross stages:
-  tokenized documents -> spill files of about `run_bytes` (in the tokenizer's stage) -> count
-  -> each spill file routed to its buckets: sorted runs, one per partition of the buckets
-     (a partition is every P-th bucket; only run paths go through the GroupByKey)
-  -> per partition: a streaming merge of its runs, bucket after bucket, each bucket's instances
-     gathered into lists of about `run_bytes` (then sorted runs of WriteTFRecordShards).
-A worker holds one spill list, one bucket and one instance list at a time, whatever the corpus.
-On disk, the spill files (the tokenized corpus) stay until the run publishes, so that a retried
-routing bundle finds its input; bucket runs go once merged.
+"""Tokenized documents -> serialized pretraining tf.Examples keyed by output shard, without one
+worker ever holding the corpus: random-next documents come from hash buckets, and documents and
+instances cross stages as files, only their paths through the runner (docs/design.md, "Pretraining
+data without holding the corpus").
 """
 
 from __future__ import annotations
@@ -66,7 +34,7 @@ def num_buckets(num_documents: int, docs_per_bucket: int) -> int:
 
 
 def bucket_layout(num_documents: int, docs_per_bucket: int):
-  """(buckets, partitions) for the corpus's document count; bucket b is in partition b % partitions."""
+  """(buckets, partitions); bucket b is in partition b % partitions."""
   buckets = num_buckets(num_documents, docs_per_bucket)
   return buckets, min(buckets, MAX_PARTITIONS)
 
@@ -96,7 +64,6 @@ def decode_document(record: bytes):
 
 
 def _remark(record: bytes, kind: int, dupe_index: int) -> bytes:
-  """encode_document's bytes with another kind and pass."""
   _, _, name_length, num_splits = _DOCUMENT_HEADER.unpack_from(record)
   return _DOCUMENT_HEADER.pack(kind, dupe_index, name_length, num_splits) + record[_DOCUMENT_HEADER.size:]
 
@@ -122,10 +89,8 @@ def special_ids_from_vocabulary(vocabulary: List[str]):
 
 def instances_for_request(doc_id: str, sentences, dupe_index: int, bucket_documents, config, special,
                           is_continuation):
-  """The instances of pass `dupe_index` over one document; random-next documents from the bucket.
-
-  `bucket_documents`: (doc_id, sentences) sorted by doc_id (the order is part of the determinism).
-  """
+  """The instances of pass `dupe_index` over one document, random-next documents drawn from
+  `bucket_documents`: (doc_id, sentences) sorted by doc_id (the order is part of the determinism)."""
   rng = random.Random(stable_hash(config.seed, doc_id, dupe_index))
   random_document = lambda r: pick_random_document(bucket_documents, doc_id, r)
   return create_instances_from_document(
@@ -266,12 +231,9 @@ def instances_for_bucket(values, config, special, is_continuation):
 
 
 class CreatePretrainingExamples(beam.PTransform):
-  """(doc_id, ids, splits) tokenized documents -> (shard, [(sort key, serialized tf.Example), ...]).
-
-  Several elements may have the same shard; WriteTFRecordShards merges them. Documents go through
-  files under `work_dir` (the caller removes the directory when the run publishes), documents and
-  instances in lists of about `run_bytes` (see the module doc).
-  """
+  """(doc_id, ids, splits) tokenized documents -> (shard, [(sort key, serialized tf.Example), ...])
+  lists of about `run_bytes`, several per shard. Documents go through files under `work_dir`,
+  which the caller removes when the run publishes."""
 
   def __init__(self, config, work_dir: str, run_bytes: int = sorted_shards.RUN_BYTES):
     super().__init__()
@@ -288,7 +250,6 @@ class CreatePretrainingExamples(beam.PTransform):
               | "DocumentCounts" >> beam.Map(lambda spill: spill[1])
               | "CountDocuments" >> beam.CombineGlobally(sum)
               | "BucketLayout" >> beam.Map(bucket_layout, config.docs_per_bucket))
-    # Declared output types (what Beam infers): building the pipeline skips inferring them from bytecode.
     return (spilled
             | "RouteToBuckets" >> beam.ParDo(_RouteSpilledDocuments(config, self._run_bytes),
                                              beam.pvalue.AsSingleton(layout)).with_output_types(Any)

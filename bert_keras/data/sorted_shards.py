@@ -23,9 +23,8 @@ from apache_beam.utils.windowed_value import WindowedValue
 from bert_keras import atomic_io
 
 MAX_RUNS_PER_MERGE = 256  # open files per merge; more runs are merged in rounds
-# Bytes of records a producer gathers before it sorts them into a run file: the most of the corpus a
-# worker holds at once. 16 MB keeps a 2-worker local run's peak RSS within 1.1x from a 2.5 MB to a
-# 40 MB corpus (bench/bench_pretraining_data.py; 64 MB held a 40 MB corpus whole).
+# Bytes a producer gathers before sorting them into a run file: the most of the corpus a worker
+# holds (measured in docs/design.md, "Pretraining data without holding the corpus").
 RUN_BYTES = 16 << 20
 
 

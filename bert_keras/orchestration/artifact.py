@@ -1,10 +1,5 @@
-"""An artifact: a directory of files plus a small metadata file saying how it was made.
-
-Metadata (`artifact.json` inside the directory): type, producer component, parameters, the
-fingerprints of the input artifacts, the execution fingerprint (the cache key), creation time,
-the metrics it carries and optional training curves. Paths inside an artifact are always relative:
-the launcher writes into a staging directory and renames it into place (atomic publishing).
-"""
+"""An artifact: a directory of files plus `artifact.json` saying how it was made (type, producer,
+parameters, fingerprints, creation time, metrics, curves, properties)."""
 
 from __future__ import annotations
 
@@ -22,11 +17,7 @@ METADATA_FILE = "artifact.json"
 
 
 class Artifact:
-  """A typed output of one component execution, read by the components downstream of it.
-
-  Subclasses only set `TYPE_NAME` (see `standard_artifacts.py`); the type is checked when an
-  artifact is loaded as input, so a vocabulary can never be fed where examples are expected.
-  """
+  """A typed output of one execution; subclasses set `TYPE_NAME`, checked when loaded as input."""
 
   TYPE_NAME = "Artifact"
 
@@ -44,7 +35,6 @@ class Artifact:
     # Free-form facts a consumer needs (e.g. {"blessed": true}, {"task": "polarity"}).
     self.properties: dict[str, Any] = metadata.get("properties", {})
 
-  # --- files -----------------------------------------------------------------------------------
   def path(self, *parts: str) -> str:
     return os.path.join(self.uri, *parts)
 
@@ -52,7 +42,6 @@ class Artifact:
   def metadata_path(self) -> str:
     return self.path(METADATA_FILE)
 
-  # --- metadata --------------------------------------------------------------------------------
   def to_metadata(self) -> dict:
     return {
         "type": self.TYPE_NAME,
@@ -67,12 +56,11 @@ class Artifact:
     }
 
   def content_fingerprint(self) -> str:
-    """sha256 of the metadata: changes whenever the artifact is re-produced (creation time)."""
+    """sha256 of the metadata, new whenever the artifact is re-produced (creation time)."""
     blob = json.dumps(self.to_metadata(), sort_keys=True, default=str).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
   def write_metadata(self) -> None:
-    """Writes `artifact.json` atomically (temp file + rename) so a reader never sees half of it."""
     if not self.created:
       self.created = time.time()
     write_text(self.metadata_path,
@@ -80,7 +68,6 @@ class Artifact:
 
   @classmethod
   def load(cls, uri: str) -> "Artifact":
-    """Reads an artifact of this class's type from `uri`; UserError naming the path otherwise."""
     path = os.path.join(uri, METADATA_FILE)
     if not os.path.isfile(path):
       raise UserError(f"{path}: no artifact metadata (is {uri!r} an artifact directory?)")

@@ -13,12 +13,8 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 
 
 class Component:
-  """An instance of a component in a pipeline (TFX's BaseComponent, without the DSL magic).
-
-  `inputs` maps input names to Channels (edges from upstream components) or to existing Artifacts
-  (imported from outside the pipeline). Parameters are validated against the spec right away, so a
-  misspelt parameter fails when the pipeline is defined, not an hour into the run.
-  """
+  """A component in a pipeline: `inputs` maps names to Channels (edges) or existing Artifacts;
+  parameters are validated when the pipeline is defined, not an hour into the run."""
 
   def __init__(self, spec_class, name: str, inputs: Optional[Mapping[str, Any]] = None,
                parameters: Optional[Mapping[str, Any]] = None):

@@ -1,9 +1,5 @@
-"""Runs one component execution: cache check, executor call, atomic publishing of its outputs.
-
-Shared by the pipeline runner and every component's CLI, so a component behaves the same when it
-runs inside `pipeline.runner.LocalRunner` and when an orchestrator (Airflow, Kubeflow, Vertex AI)
-runs its CLI as a container step.
-"""
+"""Runs one component execution (cache check, executor, atomic publishing), the same under the
+pipeline runner and as an orchestrator's container step."""
 
 from __future__ import annotations
 
@@ -36,10 +32,7 @@ class ExecutionResult:
 
 
 def error_text(e: BaseException) -> str:
-  """How a failed execution's exception is reported (CLI error line, run record, run table): an
-  expected error (`UserError` and its subclasses, such as ConfigError) by its message alone, which
-  already names the file, value or parameter at fault; anything else, a bug, with its class name
-  first, so that `KeyError: 'x'` still says what happened."""
+  """A failed execution's report: a UserError by its message, a bug with its class name first."""
   message = str(e)
   if isinstance(e, UserError) and message:
     return message
@@ -47,15 +40,9 @@ def error_text(e: BaseException) -> str:
 
 
 class ComponentLauncher:
-  """Launches `spec_class` under `name` with resolved input artifacts into `output_uris`.
-
-  An execution is skipped when every output already exists with the same fingerprint (the cache);
-  `force=True` reruns it. Runtime options the component cannot run with (a Dataflow runner
-  without Beam's GCP extras, `ComponentSpec.check_runtime_options`) are refused right here, before
-  the cache is read or anything is written. Outputs are written into sibling staging directories
-  and renamed into place only after the executor succeeded, so a failure leaves the previous
-  artifacts intact.
-  """
+  """Launches `spec_class` as `name` on input artifacts into `output_uris`: skipped when every
+  output has the same fingerprint (unless forced); runtime options refused before anything is
+  read; outputs staged and renamed into place only on success."""
 
   def __init__(self, spec_class, name: str, inputs: Mapping[str, Optional[Artifact]],
                output_uris: Mapping[str, str], parameters: Mapping, *,
@@ -76,7 +63,7 @@ class ComponentLauncher:
     self.fingerprint = execution_fingerprint(spec_class, self.parameters, self.inputs)
 
   def cached_outputs(self) -> Optional[dict]:
-    """The outputs of an earlier identical execution, or None if any is missing or different."""
+    """The outputs of an earlier identical execution, or None."""
     outputs = {}
     for out_name, out_type in self.spec_class.OUTPUTS.items():
       uri = self.output_uris[out_name]

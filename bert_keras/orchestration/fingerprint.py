@@ -1,10 +1,6 @@
-"""Cache keys: an execution is identified by its spec, parameters and input artifacts.
-
-fingerprint = sha256(spec type + VERSION, resolved parameters, the content fingerprint of every
-input artifact's metadata, and the size/mtime of files named by `is_path` parameters). A re-produced
-input artifact has a new creation time, hence a new fingerprint, so everything downstream of a
-forced or changed component reruns, and nothing else does.
-"""
+"""Cache keys: sha256 of the spec and its VERSION, the resolved parameters, the input artifacts'
+metadata and the files `is_path` parameters name. A re-produced input has a new creation time, so
+everything downstream of a changed component reruns, and nothing else."""
 
 from __future__ import annotations
 
@@ -17,7 +13,7 @@ from bert_keras.orchestration.artifact import Artifact
 
 
 def path_signature(path: str) -> list:
-  """[relative path, size, mtime_ns] for a file, or for every file under a directory."""
+  """[relative path, size, mtime_ns] of a file or of every file under a directory."""
   if os.path.isfile(path):
     st = os.stat(path)
     return [[os.path.basename(path), st.st_size, st.st_mtime_ns]]
@@ -45,7 +41,6 @@ def _paths_of(value: Any) -> list[str]:
 
 def execution_fingerprint(spec_class, parameters: Mapping[str, Any],
                           inputs: Mapping[str, Artifact]) -> str:
-  """The cache key of running `spec_class` on these (already resolved) parameters and inputs."""
   files = {}
   for name, param in spec_class.PARAMETERS.items():
     if param.is_path:

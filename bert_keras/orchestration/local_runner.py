@@ -1,12 +1,6 @@
-"""Runs a pipeline in this process, in dependency order, with caching and a run record.
-
-Before the first component runs, the run is checked as a whole (`LocalRunner.check`): options
-that some component would refuse (a Dataflow runner without Beam's GCP extras) stop it with that
-component's error, before anything is written. A failed component stops the run: later components
-are marked `not_run`, earlier artifacts stay as they were, and rerunning continues from the cache.
-At the end the record is printed as a table and written as JSON and as a static HTML report with
-PNG plots under `<root>/runs/<run_id>/`.
-"""
+"""Runs a pipeline in this process, in dependency order, with caching: checked as a whole first; a
+failed component stops the run (later ones `not_run`, earlier artifacts kept for the cache); the
+record is printed and written as JSON and HTML under `<root>/runs/<run_id>/`."""
 
 from __future__ import annotations
 
@@ -47,11 +41,7 @@ def _stderr(message: str) -> None:
 
 
 class LocalRunner:
-  """Beam options go to the Beam components, the distribution strategy to the trainers.
-
-  force: False (use the cache), True (rerun everything) or component names to rerun; components
-  downstream of a rerun one rerun too, because their input fingerprints change.
-  """
+  """force: False (use the cache), True (rerun all) or the names to rerun (with what follows them)."""
 
   def __init__(self, beam_pipeline_args: Sequence[str] = (), distribution_strategy: str = "default",
                force: Union[bool, Iterable[str]] = False, write_report: bool = True,
@@ -66,14 +56,8 @@ class LocalRunner:
     return self.force if isinstance(self.force, bool) else name in self.force
 
   def check(self, pipeline: Pipeline) -> None:
-    """UserError when this runner cannot run `pipeline` as asked, before any component runs or
-    anything is written (`run` calls it first; a script may call it before writing files of its
-    own): --force names an unknown component; the Beam options name a runner that cannot run here
-    (a Dataflow runner without Beam's GCP extras), or a component refuses its runtime options
-    (`ComponentSpec.check_runtime_options`). The message is the one the component would fail with,
-    so a refused run reads the same as a component's own CLI. Cached components are checked too: a
-    run is refused as a whole, not after whatever the cache happens to hold.
-    """
+    """UserError, before anything is written, when --force names an unknown component or any
+    component, cached ones too, refuses its runtime options (the message its CLI would give)."""
     if not isinstance(self.force, bool):
       unknown = sorted(set(self.force) - {c.name for c in pipeline.components})
       if unknown:

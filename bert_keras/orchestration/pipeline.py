@@ -10,11 +10,8 @@ from bert_keras.orchestration.component import Component
 
 
 class Pipeline:
-  """Components plus `pipeline_root`; artifacts live at `<root>/<component>/<output>/`.
-
-  `components` may be listed in any order: `ordered()` sorts them so that every producer runs
-  before its consumers, keeping the listed order among independent components (stable Kahn sort).
-  """
+  """Components (any order; `ordered()` is a stable topological sort) and `pipeline_root`, where
+  artifacts live at `<root>/<component>/<output>/`."""
 
   def __init__(self, name: str, pipeline_root: str, components: Sequence[Component]):
     self.name = name
