@@ -16,11 +16,7 @@ def iter_bert_corpus_documents(f: BinaryIO, source: str, drop: Callable[[str], N
                                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                                on_undecodable: Optional[Callable[[int], None]] = None
                                ) -> Iterator[Tuple[str, List[str]]]:
-  """Yields (doc_id, sentences) from a file in the Google format, holding one document at a time.
-
-  doc_id is "<source>:<line of the document's first sentence>". Undecodable and over-long lines are
-  dropped and counted (corpus_text.iter_text_lines), and so are documents left without sentences.
-  """
+  """Yields ("<source>:<first line>", sentences), one document in memory at a time."""
   sentences: List[str] = []
   first_line = 0
   for line_number, text in iter_text_lines(f, drop, max_line_bytes, on_undecodable):

@@ -1,8 +1,5 @@
-"""Reads one document per line: plain text (.txt) or JSON Lines (an object with a text field).
-
-Each document's text is split into sentences (corpus_text.split_sentences). Files are streamed, one
-line at a time; bad lines (undecodable, over-long, invalid JSON, no text field) are counted and dropped.
-"""
+"""Reads one document per line, plain text or JSON Lines, split into sentences; bad lines are
+counted and dropped."""
 
 from __future__ import annotations
 
@@ -21,12 +18,8 @@ def iter_line_documents(f: BinaryIO, source: str, drop: Callable[[str], None], j
                         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                         on_undecodable: Optional[Callable[[int], None]] = None
                         ) -> Iterator[Tuple[str, List[str]]]:
-  """Yields (doc_id, sentences), doc_id "<source>:<line number>" (or "<source>:<id field>" for JSONL).
-
-  `json_text_key` None reads plain text lines; otherwise every line must be a JSON object whose
-  `json_text_key` field is the document text. Undecodable and over-long lines are dropped and
-  counted (corpus_text.iter_text_lines).
-  """
+  """Yields ("<source>:<line or JSONL id>", sentences); with `json_text_key`, each line is a JSON
+  object whose field it names holds the text."""
   for line_number, text in iter_text_lines(f, drop, max_line_bytes, on_undecodable):
     doc_key = str(line_number)
     if json_text_key is not None:

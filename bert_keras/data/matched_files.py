@@ -1,5 +1,4 @@
-"""The files --input_files names (comma-separated globs), as Beam readable files spread over the
-workers (shared by the readers)."""
+"""The files --input_files names (comma-separated globs) as Beam readable files."""
 
 from __future__ import annotations
 
@@ -11,11 +10,8 @@ from bert_keras.input_checks import split_patterns
 
 
 def match_or_raise(file_patterns: str) -> list:
-  """The metadata of the files matching `file_patterns` (comma-separated globs); UserError naming
-  the first pattern that matches none.
-
-  Checked when the graph is built, so a mistyped path fails before any worker starts.
-  """
+  """The metadata of the files matching `file_patterns`, when the graph is built; UserError naming
+  the first pattern that matches none."""
   from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
 
   metadata = []
@@ -31,8 +27,7 @@ def match_or_raise(file_patterns: str) -> list:
 
 
 class ReadMatchingFiles(beam.PTransform):
-  """PBegin -> one `ReadableFile` per file matching `file_pattern` (comma-separated globs),
-  reshuffled so files spread out."""
+  """PBegin -> one `ReadableFile` per matching file, reshuffled so files spread out."""
 
   def __init__(self, file_pattern: str):
     super().__init__()

@@ -1,9 +1,6 @@
-"""A tensorflow-datasets builder, prepared, or one line saying why it cannot be (exit 2).
-
-Shared by the tfds corpus reader (`--input_format=tfds`) and GLUE from tfds (`--data_dir=tfds:`).
-Without a network, tfds retries each download with backoff for about four minutes before it gives
-up; a dataset that is not prepared yet is therefore first checked against one quick request
-(which honours the proxy settings, as tfds's downloads do), and refused at once when it fails.
+"""A tensorflow-datasets builder, prepared, or one line saying why not. Without a network tfds
+retries each download for about four minutes, so an unprepared dataset is first checked against
+one quick request.
 """
 
 from __future__ import annotations
@@ -42,8 +39,7 @@ def _check_network(name: str, data_dir: str | None) -> None:
 
 
 def tfds_error(name: str, data_dir: str | None, error: Exception) -> UserError:
-  """One line for a tfds dataset that cannot be built, downloaded or prepared: its name, the data
-  dir, and the reason's first line (a download's is a long ConnectionError without a network)."""
+  """One line naming a tfds dataset that cannot be prepared, its data dir and the reason."""
   reason = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
   if len(reason) > 160:
     reason = reason[:157] + "..."

@@ -1,4 +1,4 @@
-"""Tokenizes documents with the ids of the project's BertTokenizer (CachedWordpieceTokenizer, no TensorFlow)."""
+"""Tokenizes documents with BertTokenizer's ids in pure Python (CachedWordpieceTokenizer)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ import numpy as np
 from bert_keras.data import beam_metrics
 from bert_keras.data.cached_wordpiece_tokenizer import CachedWordpieceTokenizer
 
-# A tokenized document: (doc_id, ids (tokens,) int32 of all sentences, splits (sentences + 1,) int64).
-# Flat numpy arrays pickle in microseconds and take 4 bytes a token in the shuffles, where lists of
-# Python ints would take 28.
+# A tokenized document: (doc_id, ids (tokens,) int32, splits (sentences + 1,) int64): flat arrays
+# pickle in microseconds, 4 bytes a token where lists of ints take 28.
 
 
 def pack_tokenized_document(doc_id: str, sentences: Sequence[Sequence[int]]):
-  """(doc_id, [[ids], ...]) -> (doc_id, flat ids int32, splits int64)."""
   lengths = [len(s) for s in sentences]
   splits = np.zeros(len(lengths) + 1, np.int64)
   np.cumsum(lengths, out=splits[1:])
@@ -26,17 +24,13 @@ def pack_tokenized_document(doc_id: str, sentences: Sequence[Sequence[int]]):
 
 
 def unpack_tokenized_document(packed) -> List[List[int]]:
-  """(doc_id, ids, splits) -> the sentences as lists of ints."""
   _, ids, splits = packed
   as_list = ids.tolist()
   return [as_list[splits[i]:splits[i + 1]] for i in range(len(splits) - 1)]
 
 
 def filter_tokenized_document(doc_id: str, sentences: List[List[int]], min_sentences: int, drop):
-  """Drops empty sentences, then documents with fewer than `min_sentences` (reasons to `drop`).
-
-  Returns the packed document or None.
-  """
+  """The packed document without empty sentences, or None under `min_sentences` (`drop`ped)."""
   kept = [s for s in sentences if s]
   if len(kept) < len(sentences):
     drop("empty_sentence_after_tokenization", len(sentences) - len(kept))
@@ -50,11 +44,7 @@ def filter_tokenized_document(doc_id: str, sentences: List[List[int]], min_sente
 
 
 class _TokenizeDocument(beam.DoFn):
-  """(doc_id, sentences) -> packed tokenized document (or nothing, counted); tokenizer built in setup.
-
-  The tokenizer is `CachedWordpieceTokenizer`, the in-graph `BertTokenizer`'s ids in pure Python, so
-  a worker never imports TensorFlow (see cached_wordpiece_tokenizer.py for why and how it is exact).
-  """
+  """(doc_id, sentences) -> packed tokenized document, or nothing (counted)."""
 
   def __init__(self, vocab_file: str, lower_case: bool, min_sentences: int):
     self._vocab_file = vocab_file
