@@ -62,7 +62,7 @@ def build_pipeline(p, parameters, output_prefix: str, run_bytes: Optional[int] =
   from bert_keras.data.bert_corpus_reader import ReadBertCorpus
   from bert_keras.data.line_document_reader import ReadLineDocuments
   from bert_keras.data.pretraining_instances import stable_hash
-  from bert_keras.data.sorted_shards import BYTES_KEYS, RUN_BYTES, WriteSortedShards, remove_dir
+  from bert_keras.data.sorted_shards import RUN_BYTES, WriteSortedShards, remove_dir
   from bert_keras.data.wikipedia_reader import ReadWikipediaDump
 
   sources = []
@@ -91,6 +91,6 @@ def build_pipeline(p, parameters, output_prefix: str, run_bytes: Optional[int] =
               lambda doc: (stable_hash("shard", doc[0]) % num_shards, document_row(doc)))
           | "Write" >> WriteSortedShards(
               runs_dir, functools.partial(write_text_shard, output_prefix, num_shards),
-              keys=BYTES_KEYS, run_bytes=run_bytes or RUN_BYTES, num_shards=num_shards)
+              run_bytes=run_bytes or RUN_BYTES, num_shards=num_shards)
           | "AllWritten" >> beam.combiners.ToList()
           | "RemoveRuns" >> beam.Map(lambda paths: remove_dir(runs_dir) or sorted(paths)))

@@ -19,6 +19,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
 from bert_keras.data import beam_metrics, sorted_shards
+from bert_keras.data.sorted_shards import uint64_key
 from bert_keras.data.pretraining_instances import (SpecialIds, create_instances_from_document,
                                                    pick_random_document, serialize_instance, stable_hash)
 from bert_keras.data.tokenize_documents import unpack_tokenized_document
@@ -128,7 +129,7 @@ class _SpillDocuments(beam.DoFn):
   def _write(self):
     records, self._records, self._bytes = self._records, [], 0
     path = os.path.join(self._spill_dir, f"documents-{uuid.uuid4().hex}.run")
-    sorted_shards.write_run(path, ((0, record) for record in records))
+    sorted_shards.write_run(path, ((b"", record) for record in records))
     return path, len(records)
 
 
@@ -149,7 +150,7 @@ class _RouteSpilledDocuments(beam.DoFn):
       doc_id = decode_document(record)[2][0]  # a spilled record is marked HOME
       for bucket, value in route_document((doc_id, record), config.seed, config.dupe_factor, buckets):
         routed = record if value[0] == HOME else _remark(record, REQUEST, value[1])
-        lists.setdefault(bucket % partitions, []).append((bucket, routed))
+        lists.setdefault(bucket % partitions, []).append((uint64_key(bucket), routed))
         size += len(routed)
       if size >= self._run_bytes:
         yield from lists.items()
@@ -178,13 +179,12 @@ class _CreateInstancesInPartition(beam.DoFn):
 
   def process(self, element):
     partition, runs = element
-    rows = sorted_shards.merge_runs(sorted(runs), self._work_dir, f"partition-{partition:05d}",
-                                    sorted_shards.UINT64_GROUP_KEYS)
+    rows = sorted_shards.merge_runs(sorted(runs), self._work_dir, f"partition-{partition:05d}")
     by_shard, size = {}, 0
     for _, group in itertools.groupby(rows, key=lambda row: row[0]):
       for shard, key, record in instances_for_bucket([decode_document(r) for _, r in group], self._config,
                                                      self._special, self._is_continuation):
-        by_shard.setdefault(shard, []).append((key, record))
+        by_shard.setdefault(shard, []).append((uint64_key(key), record))
         size += len(record) + 8
         if size >= self._run_bytes:
           yield from sorted(by_shard.items())
@@ -253,6 +253,6 @@ class CreatePretrainingExamples(beam.PTransform):
     return (spilled
             | "RouteToBuckets" >> beam.ParDo(_RouteSpilledDocuments(config, self._run_bytes),
                                              beam.pvalue.AsSingleton(layout)).with_output_types(Any)
-            | "GroupBuckets" >> sorted_shards.SortedRuns(buckets_dir, sorted_shards.UINT64_GROUP_KEYS)
+            | "GroupBuckets" >> sorted_shards.SortedRuns(buckets_dir)
             | "CreateInstances" >> beam.ParDo(
                 _CreateInstancesInPartition(config, buckets_dir, self._run_bytes)).with_output_types(Any))

@@ -3,15 +3,12 @@ counted and dropped."""
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
-import apache_beam as beam
-
-from bert_keras.data import beam_metrics
 from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, iter_text_lines, split_sentences
-from bert_keras.data.matched_files import ReadMatchingFiles
+from bert_keras.data.matched_files import ReadFileDocuments
 
 
 def iter_line_documents(f: BinaryIO, source: str, drop: Callable[[str], None], json_text_key: Optional[str] = None,
@@ -43,31 +40,10 @@ def iter_line_documents(f: BinaryIO, source: str, drop: Callable[[str], None], j
     yield f"{source}:{doc_key}", sentences
 
 
-class _ReadLineDocumentsFile(beam.DoFn):
-
-  def __init__(self, json_text_key: Optional[str], max_line_bytes: int):
-    self._json_text_key = json_text_key
-    self._max_line_bytes = max_line_bytes
-
-  def process(self, readable_file):
-    path = readable_file.metadata.path
-    with readable_file.open() as f:
-      yield from iter_line_documents(
-          f, os.path.basename(path), beam_metrics.count_dropped, self._json_text_key, self._max_line_bytes,
-          on_undecodable=beam_metrics.first_drop_noter(path, beam_metrics.UNDECODABLE_LINE))
-
-
-class ReadLineDocuments(beam.PTransform):
-  """PCollection of (doc_id, sentences) from one-document-per-line files (text, or JSONL if json_text_key)."""
+class ReadLineDocuments(ReadFileDocuments):
+  """PCollection of (doc_id, sentences) from one-document-per-line files (JSONL with json_text_key)."""
 
   def __init__(self, file_pattern: str, json_text_key: Optional[str] = None,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
-    super().__init__()
-    self._file_pattern = file_pattern
-    self._json_text_key = json_text_key
-    self._max_line_bytes = max_line_bytes
-
-  def expand(self, pbegin):
-    return (pbegin
-            | "MatchedFiles" >> ReadMatchingFiles(self._file_pattern)
-            | "ReadDocuments" >> beam.ParDo(_ReadLineDocumentsFile(self._json_text_key, self._max_line_bytes)))
+    super().__init__(file_pattern, functools.partial(iter_line_documents, json_text_key=json_text_key,
+                                                     max_line_bytes=max_line_bytes))

@@ -1,10 +1,14 @@
-"""The files --input_files names (comma-separated globs) as Beam readable files."""
+"""The files --input_files names (comma-separated globs) as Beam readable files, and documents
+read from them file by file."""
 
 from __future__ import annotations
+
+import os
 
 import apache_beam as beam
 from apache_beam.io import fileio
 
+from bert_keras.data import beam_metrics
 from bert_keras.errors import UserError
 from bert_keras.input_checks import split_patterns
 
@@ -40,3 +44,31 @@ class ReadMatchingFiles(beam.PTransform):
             | "MatchFiles" >> fileio.MatchAll()
             | "SpreadFiles" >> beam.Reshuffle()
             | "ReadMatches" >> fileio.ReadMatches())
+
+
+class _ReadFileDocuments(beam.DoFn):
+  """One matched file -> its documents, streamed; drops counted, the first undecodable line noted."""
+
+  def __init__(self, read):
+    self._read = read
+
+  def process(self, readable_file):
+    path = readable_file.metadata.path
+    with readable_file.open() as f:
+      yield from self._read(f, os.path.basename(path), beam_metrics.count_dropped,
+                            on_undecodable=beam_metrics.first_drop_noter(path, beam_metrics.UNDECODABLE_LINE))
+
+
+class ReadFileDocuments(beam.PTransform):
+  """PBegin -> (doc_id, sentences) of the files matching `file_pattern` (.gz/.bz2 ok), each read by
+  `read(f, source, drop, on_undecodable=...)`."""
+
+  def __init__(self, file_pattern: str, read):
+    super().__init__()
+    self._file_pattern = file_pattern
+    self._read = read
+
+  def expand(self, pbegin):
+    return (pbegin
+            | "MatchedFiles" >> ReadMatchingFiles(self._file_pattern)
+            | "ReadDocuments" >> beam.ParDo(_ReadFileDocuments(self._read)))

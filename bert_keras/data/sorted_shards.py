@@ -3,8 +3,7 @@ holding a shard: producers sort lists into run files, only run paths go through 
 each shard is a streaming heapq.merge of its runs. Memory per worker is one run plus one row per
 merged run; the order is byte for byte what sorting a shard in memory gives.
 
-Keys are uint64 (UINT64_KEYS; UINT64_GROUP_KEYS when a key repeats) or bytes (BYTES_KEYS: UTF-8
-document ids, whose bytewise order is Python's str order).
+Keys are bytes: UTF-8 document ids (bytewise order is Python's str order) or `uint64_key`s.
 """
 
 from __future__ import annotations
@@ -61,81 +60,34 @@ def remove_files(paths: List[str]) -> None:
     FileSystems.delete(paths)
 
 
-class _Uint64Keys:
-  """Run rows as <key uint64><record length uint32><record>."""
-
-  _HEADER = struct.Struct("<QI")
-
-  def pack(self, key: int, record: bytes) -> bytes:
-    return self._HEADER.pack(key, len(record)) + record
-
-  def read(self, f) -> Optional[Tuple[int, bytes]]:
-    header = f.read(self._HEADER.size)
-    if not header:
-      return None
-    key, length = self._HEADER.unpack(header)
-    return key, f.read(length)
-
-  def run_name(self, shard: int, rows: List[Tuple[int, bytes]]) -> str:
-    # The smallest key is unique per producer, so a retried bundle rewrites the same file.
-    return f"shard-{shard:05d}-{rows[0][0]:020d}-{len(rows)}.run"
+_HEADER = struct.Struct("<II")  # a run row: key length, record length, key, record
 
 
-class _BytesKeys:
-  """Run rows as <key length uint32><record length uint32><key><record>."""
-
-  _HEADER = struct.Struct("<II")
-
-  def pack(self, key: bytes, record: bytes) -> bytes:
-    return self._HEADER.pack(len(key), len(record)) + key + record
-
-  def read(self, f) -> Optional[Tuple[bytes, bytes]]:
-    header = f.read(self._HEADER.size)
-    if not header:
-      return None
-    key_length, length = self._HEADER.unpack(header)
-    return f.read(key_length), f.read(length)
-
-  def run_name(self, shard: int, rows: List[Tuple[bytes, bytes]]) -> str:
-    # Byte keys need not be unique (two files of the same name give the same document ids), so
-    # the name is unique per attempt; a failed attempt's run is never merged and goes with runs_dir.
-    del rows
-    return f"shard-{shard:05d}-{uuid.uuid4().hex}.run"
+def uint64_key(value: int) -> bytes:
+  """A uint64 as a key: 8 big-endian bytes, whose bytewise order is numeric order."""
+  return value.to_bytes(8, "big")
 
 
-class _Uint64GroupKeys(_Uint64Keys):
-  """Uint64 keys that repeat (a key names a group of rows, e.g. a bucket): run names are unique per
-  attempt, as for byte keys."""
-
-  def run_name(self, shard: int, rows: List[Tuple[int, bytes]]) -> str:
-    del rows
-    return f"shard-{shard:05d}-{uuid.uuid4().hex}.run"
-
-
-UINT64_KEYS = _Uint64Keys()
-UINT64_GROUP_KEYS = _Uint64GroupKeys()
-BYTES_KEYS = _BytesKeys()
-
-
-def write_run(path: str, rows: Iterable[Tuple[Any, bytes]], keys=UINT64_KEYS) -> None:
+def write_run(path: str, rows: Iterable[Tuple[bytes, bytes]]) -> None:
   """Writes (key, record) rows, already sorted, as a run file (atomically)."""
   with atomic_io.beam_create(path) as f:
     for key, record in rows:
-      f.write(keys.pack(key, record))
+      f.write(_HEADER.pack(len(key), len(record)) + key + record)
 
 
-def read_run(path: str, keys=UINT64_KEYS) -> Iterator[Tuple[Any, bytes]]:
+def read_run(path: str) -> Iterator[Tuple[bytes, bytes]]:
   """The rows of a run file, streamed."""
   with _open_read(path) as f:
     while True:
-      row = keys.read(f)
-      if row is None:
+      header = f.read(_HEADER.size)
+      if not header:
         return
-      yield row
+      key_length, length = _HEADER.unpack(header)
+      yield f.read(key_length), f.read(length)
 
 
-def merge_runs(paths: List[str], work_dir: str, name: str, keys=UINT64_KEYS,
-               max_runs_per_merge: Optional[int] = None) -> Iterator[Tuple[Any, bytes]]:
+def merge_runs(paths: List[str], work_dir: str, name: str,
+               max_runs_per_merge: Optional[int] = None) -> Iterator[Tuple[bytes, bytes]]:
   """All rows of the runs at `paths` in (key, record) order, streamed, at most `max_runs_per_merge`
   files open at once (more are merged in rounds under `work_dir`); the runs are then deleted."""
   fan_in = max_runs_per_merge or MAX_RUNS_PER_MERGE
@@ -147,12 +99,12 @@ def merge_runs(paths: List[str], work_dir: str, name: str, keys=UINT64_KEYS,
     for i in range(0, len(paths), fan_in):
       group = paths[i:i + fan_in]
       out = os.path.join(work_dir, f"{name}-merge{level}-{i // fan_in:06d}.run")
-      write_run(out, heapq.merge(*[read_run(p, keys) for p in group]), keys)
+      write_run(out, heapq.merge(*[read_run(p) for p in group]))
       merged.append(out)
       every.append(out)
     paths = merged
     level += 1
-  yield from heapq.merge(*[read_run(p, keys) for p in paths])
+  yield from heapq.merge(*[read_run(p) for p in paths])
   remove_files(every)  # only now: a retried merge finds all its inputs
 
 
@@ -188,33 +140,30 @@ class _WriteRun(beam.DoFn):
   """(shard, [(key, record), ...]) -> (shard, path of a run file of the rows sorted), fused with the
   producer: only paths go through the shuffle."""
 
-  def __init__(self, runs_dir: str, keys):
+  def __init__(self, runs_dir: str):
     self._runs_dir = runs_dir
-    self._keys = keys
 
   def process(self, element):
     shard, rows = element
-    if not rows:
-      return
-    rows = sorted(rows)
-    path = os.path.join(self._runs_dir, self._keys.run_name(shard, rows))
-    write_run(path, rows, self._keys)
-    yield shard, path
+    if rows:
+      # Unique per attempt: a failed attempt's run is never merged and goes with runs_dir.
+      path = os.path.join(self._runs_dir, f"shard-{shard:05d}-{uuid.uuid4().hex}.run")
+      write_run(path, sorted(rows))
+      yield shard, path
 
 
 class _MergeShard(beam.DoFn):
   """(shard, [run paths]) -> `write(shard, records)`'s path: the runs merged in (key, record) order.
   A None path stands for no run (a shard that must be written even when empty)."""
 
-  def __init__(self, runs_dir: str, write, keys):
+  def __init__(self, runs_dir: str, write):
     self._runs_dir = runs_dir
     self._write = write
-    self._keys = keys
 
   def process(self, element):
     shard, runs = element
     runs = sorted(set(r for r in runs if r is not None))
-    rows = merge_runs(runs, self._runs_dir, f"merge-{shard:05d}", self._keys)
+    rows = merge_runs(runs, self._runs_dir, f"merge-{shard:05d}")
     yield self._write(shard, (record for _, record in rows))
 
 
@@ -224,11 +173,9 @@ class SortedRuns(beam.PTransform):
   each group of range(num_shards) when `num_shards` is given). With `run_bytes`, the input is
   single (shard, (key, record)) rows, gathered per bundle (_GatherRuns)."""
 
-  def __init__(self, runs_dir: str, keys=UINT64_KEYS, run_bytes: Optional[int] = None,
-               num_shards: Optional[int] = None):
+  def __init__(self, runs_dir: str, run_bytes: Optional[int] = None, num_shards: Optional[int] = None):
     super().__init__()
     self._runs_dir = runs_dir
-    self._keys = keys
     self._run_bytes = run_bytes
     self._num_shards = num_shards
 
@@ -236,7 +183,7 @@ class SortedRuns(beam.PTransform):
     # Output types declared (what Beam infers): building the pipeline skips bytecode inference.
     if self._run_bytes is not None:
       keyed = keyed | "GatherRuns" >> beam.ParDo(_GatherRuns(self._run_bytes)).with_output_types(Tuple[Any, Any])
-    runs = keyed | "WriteRuns" >> beam.ParDo(_WriteRun(self._runs_dir, self._keys)).with_output_types(Tuple[Any, Any])
+    runs = keyed | "WriteRuns" >> beam.ParDo(_WriteRun(self._runs_dir)).with_output_types(Tuple[Any, Any])
     if self._num_shards is not None:
       every_shard = keyed.pipeline | "EveryShard" >> beam.Create([(i, None) for i in range(self._num_shards)])
       runs = (runs, every_shard) | "WithEveryShard" >> beam.Flatten()
@@ -253,4 +200,4 @@ class WriteSortedShards(SortedRuns):
 
   def expand(self, keyed):
     return (super().expand(keyed)
-            | "MergeShards" >> beam.ParDo(_MergeShard(self._runs_dir, self._write, self._keys)).with_output_types(Any))
+            | "MergeShards" >> beam.ParDo(_MergeShard(self._runs_dir, self._write)).with_output_types(Any))

@@ -93,7 +93,8 @@ def test_serialize_instance_equals_protobuf_of_padded_lists(seq, pred):
 def test_runs_merge_in_key_order_with_bounded_fan_in(tmp_path):
   from bert_keras.data import sorted_shards
   rng = random.Random(2)
-  rows = [(rng.getrandbits(64), bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 40)))) for _ in range(400)]
+  rows = [(sorted_shards.uint64_key(rng.getrandbits(64)),
+           bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 40)))) for _ in range(400)]
   rows += [(rows[0][0], b"tie, other record"), (rows[0][0], b"")]  # equal keys: ordered by record
   paths = []
   for i in range(10):
