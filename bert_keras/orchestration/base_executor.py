@@ -10,7 +10,7 @@ from typing import Callable, Mapping, Sequence
 from bert_keras.orchestration.artifact import Artifact
 
 
-def _print_log(message: str) -> None:
+def print_log(message: str) -> None:
   print(message, file=sys.stderr, flush=True)
 
 
@@ -23,7 +23,7 @@ class ExecutionContext:
   beam_pipeline_args: Sequence[str] = ()
   distribution_strategy: str = "default"
   tmp_dir: str = ""
-  log_fn: Callable[[str], None] = _print_log
+  log_fn: Callable[[str], None] = print_log
 
   def log(self, message: str) -> None:
     self.log_fn(f"[{time.strftime('%H:%M:%S')}] {self.component_name}: {message}")

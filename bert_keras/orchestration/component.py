@@ -1,15 +1,27 @@
-"""A pipeline node: one spec, a unique name, input channels and parameter values."""
+"""A pipeline node (one spec, a unique name, inputs, parameter values) and its output channels."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Mapping, Optional
 
 from bert_keras.errors import UserError
 from bert_keras.orchestration.artifact import Artifact
-from bert_keras.orchestration.channel import Channel
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Channel:
+  """`producer.outputs["model"]`: one output of one component; passed as an input, an edge."""
+
+  producer: "Component"
+  output_name: str
+  type: type
+
+  def __repr__(self) -> str:
+    return f"Channel({self.producer.name}.{self.output_name}: {self.type.TYPE_NAME})"
 
 
 class Component:

@@ -20,7 +20,7 @@ from kfp import dsl
 from kfp.dsl import component_factory, python_component, structures
 
 from bert_keras.errors import UserError
-from bert_keras.orchestration.channel import Channel
+from bert_keras.orchestration.component import Channel
 from bert_keras.orchestration.standard_artifacts import ModelBlessing
 from bert_keras.orchestration.pipeline import Pipeline
 

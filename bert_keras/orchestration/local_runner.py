@@ -5,14 +5,13 @@ record is printed and written as JSON and HTML under `<root>/runs/<run_id>/`."""
 from __future__ import annotations
 
 import os
-import sys
 import time
 from typing import Callable, Iterable, Sequence, Union
 
 from bert_keras.beam_runner import check_runner_available
 from bert_keras.errors import UserError
-from bert_keras.orchestration.base_executor import ExecutionContext
-from bert_keras.orchestration.channel import Channel
+from bert_keras.orchestration.base_executor import ExecutionContext, print_log
+from bert_keras.orchestration.component import Channel
 from bert_keras.orchestration.component_launcher import FAILED, NOT_RUN, ComponentLauncher
 from bert_keras.orchestration.pipeline import Pipeline
 from bert_keras.orchestration.run_record import ComponentRecord, RunRecord
@@ -36,16 +35,12 @@ def _new_run_id(root: str) -> str:
   return run_id
 
 
-def _stderr(message: str) -> None:
-  print(message, file=sys.stderr, flush=True)
-
-
 class LocalRunner:
   """force: False (use the cache), True (rerun all) or the names to rerun (with what follows them)."""
 
   def __init__(self, beam_pipeline_args: Sequence[str] = (), distribution_strategy: str = "default",
                force: Union[bool, Iterable[str]] = False, write_report: bool = True,
-               log_fn: Callable[[str], None] = _stderr):
+               log_fn: Callable[[str], None] = print_log):
     self.beam_pipeline_args = list(beam_pipeline_args)
     self.distribution_strategy = distribution_strategy
     self.force = force if isinstance(force, bool) else frozenset(force)
