@@ -42,13 +42,13 @@ def write_json(path, values: Any, default=None) -> None:
                               default=default) + "\n")
 
 
-def pid_alive(pid: int) -> bool:
+def _pid_alive(pid: int) -> bool:
   try:
     os.kill(pid, 0)
   except ProcessLookupError:
     return False
   except PermissionError:  # another user's process
-    return True
+    pass
   return True
 
 
@@ -58,7 +58,7 @@ def remove_dead_stages(target: str) -> list[str]:
   for path in sorted(glob.glob(f"{glob.escape(target)}.staging-*")):
     owner = path.rsplit(".staging-", 1)[1].rsplit("-", 2)
     if (len(owner) == 3 and owner[0] == host and owner[1].isdigit()
-        and int(owner[1]) != os.getpid() and not pid_alive(int(owner[1]))):
+        and int(owner[1]) != os.getpid() and not _pid_alive(int(owner[1]))):
       shutil.rmtree(path, ignore_errors=True)
       removed.append(path)
   return removed

@@ -155,25 +155,19 @@ def unreadable_file(exception: BaseException):
   return None
 
 
-def worker_user_error(exception: BaseException):
-  """The message of the UserError a Beam worker raised, from the traceback text Beam's runners
-  put in the main process's exception, else None."""
-  matches = _WORKER_USER_ERROR.findall(str(exception))
-  return matches[-1].strip() if matches else None
-
-
 @contextlib.contextmanager
 def worker_user_errors():
-  """Around a Beam pipeline's run: a worker's UserError is raised again here as a UserError."""
+  """Around a Beam pipeline's run: a worker's UserError, whose traceback text Beam's runners put in
+  the main process's exception, is raised again here as a UserError."""
   try:
     yield
   except UserError:
     raise
   except Exception as e:  # pylint: disable=broad-except
-    message = worker_user_error(e)
-    if message is None:
+    matches = _WORKER_USER_ERROR.findall(str(e))
+    if not matches:
       raise
-    raise UserError(message) from e
+    raise UserError(matches[-1].strip()) from e
 
 
 def split_args(text: str, flag: str):

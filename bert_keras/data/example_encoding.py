@@ -81,15 +81,10 @@ INT64_LIST = b"\x1a"  # Feature.int64_list = 3
 FLOAT_LIST = b"\x12"  # Feature.float_list = 2
 
 
-def _crc32c_function():
-  try:
-    import google_crc32c  # pylint: disable=g-import-not-at-top
-  except ImportError:
-    return None
-  return google_crc32c.value
-
-
-_CRC32C = _crc32c_function()
+try:
+  from google_crc32c import value as _CRC32C
+except ImportError:
+  _CRC32C = None
 
 
 def have_fast_crc32c() -> bool:
@@ -102,12 +97,8 @@ def _masked_crc32c(data: bytes) -> int:
   return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
-def frame_record(data: bytes) -> bytes:
-  length = struct.pack("<Q", len(data))
-  return b"".join([length, struct.pack("<I", _masked_crc32c(length)), data,
-                   struct.pack("<I", _masked_crc32c(data))])
-
-
 def write_uncompressed_tfrecords(f, records: Iterable[bytes]) -> None:
   for record in records:
-    f.write(frame_record(record))
+    length = struct.pack("<Q", len(record))
+    f.write(b"".join([length, struct.pack("<I", _masked_crc32c(length)), record,
+                      struct.pack("<I", _masked_crc32c(record))]))

@@ -83,10 +83,6 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
        | "WriteShards" >> write_tfrecord_shards(staging_dir_for(config.output_dir), config))
 
 
-def _absolute(path: str) -> str:
-  return path if "://" in path else os.path.abspath(path)
-
-
 def summarize(config: PretrainingDataConfig, counters: dict, first_dropped: Optional[dict] = None) -> dict:
   """The summary JSON: config, the vocabulary's line count (run_pretraining checks it), counts,
   ratios, dropped records by reason and where ("file:line") each reason's first one was."""
@@ -99,7 +95,8 @@ def summarize(config: PretrainingDataConfig, counters: dict, first_dropped: Opti
              if name.startswith(beam_metrics.DROPPED_PREFIX)}
   return {
       # A local vocab_file absolute: run_pretraining reads it from another working directory.
-      "config": dict(dataclasses.asdict(config), vocab_file=_absolute(config.vocab_file)),
+      "config": dict(dataclasses.asdict(config), vocab_file=config.vocab_file if "://" in config.vocab_file
+                     else os.path.abspath(config.vocab_file)),
       "vocab_size": len(load_vocab(config.vocab_file)),
       "documents": get("documents"),
       "sentences": get("sentences"),
@@ -115,12 +112,6 @@ def summarize(config: PretrainingDataConfig, counters: dict, first_dropped: Opti
       "dropped": dropped,
       "first_dropped": dict(sorted((first_dropped or {}).items())),
   }
-
-
-def warn_undecodable(summary: dict) -> None:
-  note = beam_metrics.undecodable_note(summary["dropped"], summary.get("first_dropped", {}))
-  if note:
-    logging.warning("%s: dropped, the corpus was read without them", note)
 
 
 def run(argv: Sequence[str]) -> dict:
@@ -150,7 +141,9 @@ def create_pretraining_data(config: PretrainingDataConfig, beam_args: Sequence[s
         result.wait_until_finish()
     summary = summarize(config, beam_metrics.query_counters(result),
                         beam_metrics.query_first_drops(result))
-    warn_undecodable(summary)
+    note = beam_metrics.undecodable_note(summary["dropped"], summary["first_dropped"])
+    if note:
+      logging.warning("%s: dropped, the corpus was read without them", note)
     check_has_instances(config, summary)
   except BaseException:
     # A failed run leaves nothing behind (remotely, the next run's prepare_staging_dir cleans up).

@@ -164,15 +164,11 @@ _LIST_LINE = re.compile(r"^[*#:;].*$", re.M)
 _LEFT_OVER_MARKUP = re.compile(r"\[\[|\]\]|\{\{|\}\}|<ref|</ref|\{\||\|\}")
 
 
-def _pre_clean(wikitext: str) -> str:
-  return _LIST_LINE.sub("", _REFS.sub("", wikitext))
-
-
 def wikitext_to_paragraphs(wikitext: str) -> List[str]:
   """Plain-text paragraphs of an article's wikitext (no markup, lists, tables, headings or refs)."""
   import mwparserfromhell  # pylint: disable=g-import-not-at-top
 
-  wikicode = mwparserfromhell.parse(_pre_clean(wikitext))
+  wikicode = mwparserfromhell.parse(_LIST_LINE.sub("", _REFS.sub("", wikitext)))
   _strip_nodes(wikicode)
   text = wikicode.strip_code(normalize=True, collapse=True, keep_template_params=False)
   paragraphs = []

@@ -106,15 +106,6 @@ def is_chief(tf_config: str) -> bool:
   return task_type == "worker" and index == 0 and not {"chief", "master"} & set(cluster)
 
 
-def _spec_ref(spec_class) -> str:
-  return f"{spec_class.__module__}:{spec_class.__qualname__}"
-
-
-def _import_spec(ref: str):
-  module, _, name = ref.partition(":")
-  return getattr(importlib.import_module(module), name)
-
-
 def whole_numbers_as_ints(value):
   """`value` with every whole float inside lists and dicts an int again: KFP carries them as
   protobuf Structs, whose numbers are doubles, and the configs refuse 8.0 for an integer field."""
@@ -170,7 +161,8 @@ def run_step(spec_class, cli: Sequence[str], values: dict) -> None:
 def step_function(spec_ref: str, cli: Sequence[str], version: str, name: str) -> Callable:
   """The function kfp's executor calls for one task, built from the spec in the image; an image
   whose spec VERSION is not `version`, the compiled one, is refused."""
-  spec_class = _import_spec(spec_ref)
+  module, _, name = spec_ref.partition(":")
+  spec_class = getattr(importlib.import_module(module), name)
   if spec_class.VERSION != version:
     raise UserError(f"{spec_ref}: the image has VERSION {spec_class.VERSION!r}, the pipeline was "
                     f"compiled against {version!r}; recompile it against this image")
@@ -195,7 +187,8 @@ def step_component(spec_class, name: str, image: str,
                    cli: Callable) -> python_component.PythonComponent:
   """The KFP component of one pipeline component: `spec_class`'s interface, run in `image`."""
   function_name = python_name(name)
-  args = (_spec_ref(spec_class), list(cli(spec_class)), spec_class.VERSION, function_name)
+  spec_ref = f"{spec_class.__module__}:{spec_class.__qualname__}"
+  args = (spec_ref, list(cli(spec_class)), spec_class.VERSION, function_name)
   func = step_function(*args)
   source = (f"from {step_function.__module__} import step_function\n"
             f"{function_name} = step_function{args!r}\n")
