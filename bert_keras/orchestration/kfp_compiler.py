@@ -161,8 +161,8 @@ def run_step(spec_class, cli: Sequence[str], values: dict) -> None:
 def step_function(spec_ref: str, cli: Sequence[str], version: str, name: str) -> Callable:
   """The function kfp's executor calls for one task, built from the spec in the image; an image
   whose spec VERSION is not `version`, the compiled one, is refused."""
-  module, _, name = spec_ref.partition(":")
-  spec_class = getattr(importlib.import_module(module), name)
+  module, _, class_name = spec_ref.partition(":")
+  spec_class = getattr(importlib.import_module(module), class_name)
   if spec_class.VERSION != version:
     raise UserError(f"{spec_ref}: the image has VERSION {spec_class.VERSION!r}, the pipeline was "
                     f"compiled against {version!r}; recompile it against this image")
