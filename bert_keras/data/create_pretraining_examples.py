@@ -10,18 +10,15 @@ import itertools
 import os
 import random
 import struct
-import uuid
 from typing import Any, List
 
 import apache_beam as beam
 import numpy as np
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.windowed_value import WindowedValue
 
 from bert_keras.data import beam_metrics, sorted_shards
-from bert_keras.data.sorted_shards import uint64_key
 from bert_keras.data.pretraining_instances import (SpecialIds, create_instances_from_document,
                                                    pick_random_document, serialize_instance, stable_hash)
+from bert_keras.data.sorted_shards import uint64_key
 from bert_keras.data.tokenize_documents import unpack_tokenized_document
 
 HOME, REQUEST = 0, 1
@@ -100,41 +97,8 @@ def instances_for_request(doc_id: str, sentences, dupe_index: int, bucket_docume
       is_continuation if config.whole_word_mask else None)
 
 
-def _in_global_window(value):
-  return WindowedValue(value, GlobalWindow().max_timestamp(), [GlobalWindow()])
-
-
-class _SpillDocuments(beam.DoFn):
-  """Packed tokenized documents -> (path, number of documents) of spill files under `spill_dir`,
-  each about `run_bytes` (the rest of a bundle at its end)."""
-
-  def __init__(self, spill_dir: str, run_bytes: int):
-    self._spill_dir = spill_dir
-    self._run_bytes = run_bytes
-
-  def start_bundle(self):
-    self._records, self._bytes = [], 0
-
-  def process(self, packed):
-    record = encode_document(packed)
-    self._records.append(record)
-    self._bytes += len(record)
-    if self._bytes >= self._run_bytes:
-      yield self._write()
-
-  def finish_bundle(self):
-    if self._records:
-      yield _in_global_window(self._write())
-
-  def _write(self):
-    records, self._records, self._bytes = self._records, [], 0
-    path = os.path.join(self._spill_dir, f"documents-{uuid.uuid4().hex}.run")
-    sorted_shards.write_run(path, ((b"", record) for record in records))
-    return path, len(records)
-
-
 class _RouteSpilledDocuments(beam.DoFn):
-  """(spill path, count) -> (partition, [(bucket, document record), ...]) lists of about `run_bytes`:
+  """(0, spill path) -> (partition, [(bucket, document record), ...]) lists of about `run_bytes`:
   each document once to its home bucket and once per pass to a partner bucket (route_document)."""
 
   def __init__(self, config, run_bytes: int):
@@ -142,7 +106,7 @@ class _RouteSpilledDocuments(beam.DoFn):
     self._run_bytes = run_bytes
 
   def process(self, spilled, layout):
-    path, _ = spilled
+    _, path = spilled
     buckets, partitions = layout
     config = self._config
     lists, size = {}, 0
@@ -244,11 +208,12 @@ class CreatePretrainingExamples(beam.PTransform):
   def expand(self, documents):
     config = self._config
     buckets_dir = os.path.join(self._work_dir, "buckets")
-    spilled = documents | "SpillDocuments" >> beam.ParDo(
-        _SpillDocuments(os.path.join(self._work_dir, "documents"), self._run_bytes)).with_output_types(Any)
-    layout = (spilled
-              | "DocumentCounts" >> beam.Map(lambda spill: spill[1])
-              | "CountDocuments" >> beam.CombineGlobally(sum)
+    spilled = (documents
+               | "EncodeDocuments" >> beam.Map(lambda packed: (0, (b"", encode_document(packed))))
+               | "SpillDocuments" >> sorted_shards.WriteRuns(os.path.join(self._work_dir, "documents"),
+                                                             self._run_bytes))
+    layout = (documents
+              | "CountDocuments" >> beam.combiners.Count.Globally()
               | "BucketLayout" >> beam.Map(bucket_layout, config.docs_per_bucket))
     return (spilled
             | "RouteToBuckets" >> beam.ParDo(_RouteSpilledDocuments(config, self._run_bytes),

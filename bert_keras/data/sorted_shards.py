@@ -167,23 +167,33 @@ class _MergeShard(beam.DoFn):
     yield self._write(shard, (record for _, record in rows))
 
 
-class SortedRuns(beam.PTransform):
-  """(shard, [(key, record), ...]) lists -> (shard, [run paths]): each list sorted into a run file
-  under `runs_dir` in the producer's stage, then only the paths grouped per shard (a None path in
-  each group of range(num_shards) when `num_shards` is given). With `run_bytes`, the input is
-  single (shard, (key, record)) rows, gathered per bundle (_GatherRuns)."""
+class WriteRuns(beam.PTransform):
+  """(shard, [(key, record), ...]) lists -> (shard, path): each list sorted into a run file under
+  `runs_dir` in the producer's stage. With `run_bytes`, the input is single (shard, (key, record))
+  rows, gathered per bundle (_GatherRuns)."""
 
-  def __init__(self, runs_dir: str, run_bytes: Optional[int] = None, num_shards: Optional[int] = None):
+  def __init__(self, runs_dir: str, run_bytes: Optional[int] = None):
     super().__init__()
     self._runs_dir = runs_dir
     self._run_bytes = run_bytes
-    self._num_shards = num_shards
 
   def expand(self, keyed):
     # Output types declared (what Beam infers): building the pipeline skips bytecode inference.
     if self._run_bytes is not None:
       keyed = keyed | "GatherRuns" >> beam.ParDo(_GatherRuns(self._run_bytes)).with_output_types(Tuple[Any, Any])
-    runs = keyed | "WriteRuns" >> beam.ParDo(_WriteRun(self._runs_dir)).with_output_types(Tuple[Any, Any])
+    return keyed | "WriteRuns" >> beam.ParDo(_WriteRun(self._runs_dir)).with_output_types(Tuple[Any, Any])
+
+
+class SortedRuns(WriteRuns):
+  """WriteRuns, then only the paths grouped per shard: (shard, [run paths]), with a None path in
+  each group of range(num_shards) when `num_shards` is given."""
+
+  def __init__(self, runs_dir: str, run_bytes: Optional[int] = None, num_shards: Optional[int] = None):
+    super().__init__(runs_dir, run_bytes)
+    self._num_shards = num_shards
+
+  def expand(self, keyed):
+    runs = super().expand(keyed)
     if self._num_shards is not None:
       every_shard = keyed.pipeline | "EveryShard" >> beam.Create([(i, None) for i in range(self._num_shards)])
       runs = (runs, every_shard) | "WithEveryShard" >> beam.Flatten()
