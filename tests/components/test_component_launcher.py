@@ -14,8 +14,7 @@ import pytest
 from bert_keras.errors import UserError
 from bert_keras.orchestration.artifact import Artifact
 from bert_keras.orchestration.component import Component
-from bert_keras.orchestration.component_launcher import ComponentLauncher, error_text
-from bert_keras.orchestration.fingerprint import execution_fingerprint
+from bert_keras.orchestration.component_launcher import ComponentLauncher, error_text, execution_fingerprint
 from bert_keras.configs.model import ConfigError
 from bert_keras.orchestration.pipeline import Pipeline
 from tests.pipeline.tiny_components import AddSpec, Number, SourceSpec, read_number
