@@ -53,31 +53,27 @@ def local_input_files(value: str, flag: str = "input_files") -> list[str]:
 
 def check_readable_file(path: str, flag: str, what: str = "file") -> None:
   """UserError unless `path` is a file this process can read; `flag` "": found through a flag."""
+  _check_readable(path, flag, what, directory=False)
+
+
+def check_readable_dir(path: str, flag: str, what: str = "directory") -> None:
+  """UserError unless `path` is a directory this process can list."""
+  _check_readable(path, flag, what, directory=True)
+
+
+def _check_readable(path: str, flag: str, what: str, directory: bool) -> None:
   if is_remote(path):
     check_reachable(path, flag)
     return
   where = f"--{flag}={path}" if flag else path
   if not os.path.exists(path):
     raise UserError(f"{where}: no such {what}")
-  if os.path.isdir(path):
-    raise UserError(f"{where}: is a directory; expected a {what}")
+  if os.path.isdir(path) != directory:
+    raise UserError(f"{where}: is a {'file' if directory else 'directory'}; expected a {what}")
   try:
-    with open(path, "rb"):
-      pass
+    if directory:
+      os.listdir(path)
+    else:
+      open(path, "rb").close()  # pylint: disable=consider-using-with
   except OSError as e:
     raise UserError(f"{where}: cannot read the {what} ({e.strerror or e})") from None
-
-
-def check_readable_dir(path: str, flag: str, what: str = "directory") -> None:
-  """UserError unless `path` is a directory this process can list."""
-  if is_remote(path):
-    check_reachable(path, flag)
-    return
-  if not os.path.exists(path):
-    raise UserError(f"--{flag}={path}: no such {what}")
-  if not os.path.isdir(path):
-    raise UserError(f"--{flag}={path}: is a file; expected a {what}")
-  try:
-    os.listdir(path)
-  except OSError as e:
-    raise UserError(f"--{flag}={path}: cannot read the {what} ({e.strerror or e})") from None

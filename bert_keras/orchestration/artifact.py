@@ -7,13 +7,16 @@ import hashlib
 import json
 import os
 import time
-from typing import Any, Optional
+from typing import Optional
 
 from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 
 METADATA_FILE = "artifact.json"
+# The metadata an artifact carries besides its type, each with the constructor of its empty value.
+_FIELDS = {"producer": str, "parameters": dict, "input_fingerprints": dict, "fingerprint": str,
+           "created": float, "metrics": dict, "curves": dict, "properties": dict}
 
 
 class Artifact:
@@ -23,17 +26,11 @@ class Artifact:
 
   def __init__(self, uri: str, metadata: Optional[dict] = None):
     self.uri = uri
-    metadata = dict(metadata or {})
-    self.producer: str = metadata.get("producer", "")
-    self.parameters: dict = metadata.get("parameters", {})
-    self.input_fingerprints: dict = metadata.get("input_fingerprints", {})
-    self.fingerprint: str = metadata.get("fingerprint", "")
-    self.created: float = metadata.get("created", 0.0)
-    self.metrics: dict[str, float] = metadata.get("metrics", {})
-    # name -> [[step, value], ...]: training curves plotted by the run report.
-    self.curves: dict[str, list] = metadata.get("curves", {})
-    # Free-form facts a consumer needs (e.g. {"blessed": true}, {"task": "polarity"}).
-    self.properties: dict[str, Any] = metadata.get("properties", {})
+    metadata = metadata or {}
+    # curves: name -> [[step, value], ...], plotted by the run report; properties: facts a
+    # consumer needs ({"blessed": true}, {"task": "polarity"}).
+    for name, empty in _FIELDS.items():
+      setattr(self, name, metadata.get(name, empty()))
 
   def path(self, *parts: str) -> str:
     return os.path.join(self.uri, *parts)
@@ -43,17 +40,7 @@ class Artifact:
     return self.path(METADATA_FILE)
 
   def to_metadata(self) -> dict:
-    return {
-        "type": self.TYPE_NAME,
-        "producer": self.producer,
-        "parameters": self.parameters,
-        "input_fingerprints": self.input_fingerprints,
-        "fingerprint": self.fingerprint,
-        "created": self.created,
-        "metrics": self.metrics,
-        "curves": self.curves,
-        "properties": self.properties,
-    }
+    return {"type": self.TYPE_NAME, **{name: getattr(self, name) for name in _FIELDS}}
 
   def content_fingerprint(self) -> str:
     """sha256 of the metadata, new whenever the artifact is re-produced (creation time)."""
