@@ -16,8 +16,11 @@ from bert_keras.progress import LOG_EVERY_S, Progress, format_duration, progress
 HEARTBEAT_EVERY_S = 30.0
 
 
-class _CountProgress(beam.DoFn):
-  def __init__(self, label: str, every_s: float, weight):
+class ReportProgress(beam.DoFn):
+  """Passes its input through; prints `<label> (worker <pid>): <n> so far, <r> /s`, n counting
+  elements or summing `weight(element)`."""
+
+  def __init__(self, label: str, every_s: float = LOG_EVERY_S, weight=None):
     super().__init__()
     self._label = label
     self._every_s = every_s
@@ -37,20 +40,6 @@ class _CountProgress(beam.DoFn):
     if self._count:  # the worker's total (teardown may come long after its last element: no rate)
       self._progress.stream.write(progress_line(self._progress.label, self._count, None) + "\n")
       self._progress.stream.flush()
-
-
-class ReportProgress(beam.PTransform):
-  """Passes its input through; prints `<label> (worker <pid>): <n> so far, <r> /s`, n counting
-  elements or summing `weight(element)`."""
-
-  def __init__(self, label: str, every_s: float = LOG_EVERY_S, weight=None):
-    super().__init__()
-    self._label = label
-    self._every_s = every_s
-    self._weight = weight
-
-  def expand(self, pcoll):
-    return pcoll | "Count" >> beam.ParDo(_CountProgress(self._label, self._every_s, self._weight))
 
 
 @contextlib.contextmanager

@@ -75,11 +75,11 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
   config = args if isinstance(args, PretrainingDataConfig) else config_from_args(args)
   _ = (p
        | "ReadDocuments" >> read_documents(config)
-       | "ReportProgress" >> ReportProgress("documents read")
-       | "Tokenize" >> TokenizeDocuments(config.vocab_file, config.lower_case,
-                                          config.min_sentences_per_document)
+       | "ReportProgress" >> beam.ParDo(ReportProgress("documents read"))
+       | "Tokenize" >> beam.ParDo(TokenizeDocuments(config.vocab_file, config.lower_case,
+                                                    config.min_sentences_per_document))
        | "CreateExamples" >> CreatePretrainingExamples(config, staging_dir_for(config.output_dir))
-       | "ReportInstances" >> ReportProgress("instances created", weight=records_in)
+       | "ReportInstances" >> beam.ParDo(ReportProgress("instances created", weight=records_in))
        | "WriteShards" >> write_tfrecord_shards(staging_dir_for(config.output_dir), config))
 
 

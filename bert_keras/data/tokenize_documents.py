@@ -43,10 +43,11 @@ def filter_tokenized_document(doc_id: str, sentences: List[List[int]], min_sente
   return pack_tokenized_document(doc_id, kept)
 
 
-class _TokenizeDocument(beam.DoFn):
-  """(doc_id, sentences) -> packed tokenized document, or nothing (counted)."""
+class TokenizeDocuments(beam.DoFn):
+  """(doc_id, sentences: list[str]) -> (doc_id, ids int32 (tokens,), splits int64 (sentences + 1,)),
+  or nothing (counted)."""
 
-  def __init__(self, vocab_file: str, lower_case: bool, min_sentences: int):
+  def __init__(self, vocab_file: str, lower_case: bool = True, min_sentences: int = 2):
     self._vocab_file = vocab_file
     self._lower_case = lower_case
     self._min_sentences = min_sentences
@@ -64,17 +65,3 @@ class _TokenizeDocument(beam.DoFn):
       beam_metrics.counter("sentences").inc(len(packed[2]) - 1)
       beam_metrics.counter("corpus_tokens").inc(len(packed[1]))
       yield packed
-
-
-class TokenizeDocuments(beam.PTransform):
-  """(doc_id, sentences: list[str]) -> (doc_id, ids int32 (tokens,), splits int64 (sentences + 1,))."""
-
-  def __init__(self, vocab_file: str, lower_case: bool = True, min_sentences: int = 2):
-    super().__init__()
-    self._vocab_file = vocab_file
-    self._lower_case = lower_case
-    self._min_sentences = min_sentences
-
-  def expand(self, documents):
-    return documents | "Tokenize" >> beam.ParDo(
-        _TokenizeDocument(self._vocab_file, self._lower_case, self._min_sentences))

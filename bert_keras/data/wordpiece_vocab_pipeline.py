@@ -158,7 +158,7 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
   source, config = _source_and_config(args)
   _ = (p
        | "ReadDocuments" >> read_documents(source)
-       | "ReportProgress" >> ReportProgress("documents read")
+       | "ReportProgress" >> beam.ParDo(ReportProgress("documents read"))
        | "Learn" >> LearnWordPieceVocab(vars(args), source.input_files, empty_ok=True)
        | "Write" >> beam.Map(_write_unless_empty, args.output_dir, config))
 
