@@ -5,9 +5,6 @@ from __future__ import annotations
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
-# The node attribute TensorFlow reads to decide whether an `If` is lowered to Switch/Merge.
-LOWERING_ATTR = "_lower_using_switch_merge"
-
 
 def lazy_cond(pred: tf.Tensor, true_fn, false_fn):
   """tf.cond, marked not to be lowered to Switch/Merge, whose branch not taken the executor still
@@ -20,5 +17,5 @@ def lazy_cond(pred: tf.Tensor, true_fn, false_fn):
     keep = attr_value_pb2.AttrValue(b=False)
     for op in graph.get_operations()[first:]:
       if op.type in ("If", "StatelessIf"):
-        op._set_attr(LOWERING_ATTR, keep)  # pylint: disable=protected-access
+        op._set_attr("_lower_using_switch_merge", keep)  # pylint: disable=protected-access
   return outputs

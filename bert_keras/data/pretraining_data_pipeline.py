@@ -65,10 +65,6 @@ def read_documents(config: PretrainingDataConfig) -> beam.PTransform:
   return ReadTfdsDocuments(config.input_files, config.tfds_split, config.tfds_data_dir, config.json_text_key)
 
 
-def records_in(shard_records) -> int:
-  return len(shard_records[1])
-
-
 def build_pipeline(p: beam.Pipeline, args) -> None:
   """Adds the graph to `p` (`args`: parse_args's namespace or a PretrainingDataConfig); shards go
   to <output_dir>/.staging."""
@@ -79,7 +75,8 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
        | "Tokenize" >> beam.ParDo(TokenizeDocuments(config.vocab_file, config.lower_case,
                                                     config.min_sentences_per_document))
        | "CreateExamples" >> CreatePretrainingExamples(config, staging_dir_for(config.output_dir))
-       | "ReportInstances" >> beam.ParDo(ReportProgress("instances created", weight=records_in))
+       | "ReportInstances" >> beam.ParDo(ReportProgress("instances created",
+                                                        weight=lambda shard_rows: len(shard_rows[1])))
        | "WriteShards" >> write_tfrecord_shards(staging_dir_for(config.output_dir), config))
 
 

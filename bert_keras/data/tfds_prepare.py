@@ -19,23 +19,18 @@ def prepared_builder(name: str, data_dir: str | None):
   try:
     builder = tfds.builder(name, data_dir=data_dir)
     if not builder.is_prepared():
-      _check_network(name, data_dir)
+      import requests  # pylint: disable=import-outside-toplevel  (a tfds dependency)
+      try:
+        requests.head(PROBE_URL, timeout=PROBE_TIMEOUT_S)
+      except requests.RequestException as e:
+        raise tfds_error(name, data_dir, ConnectionError(
+            f"not prepared there, and {PROBE_URL} cannot be reached: no network ({type(e).__name__})"))
       builder.download_and_prepare()
   except UserError:
     raise
   except Exception as e:  # pylint: disable=broad-except
     raise tfds_error(name, data_dir, e) from e
   return builder
-
-
-def _check_network(name: str, data_dir: str | None) -> None:
-  import requests  # pylint: disable=import-outside-toplevel  (a tfds dependency)
-
-  try:
-    requests.head(PROBE_URL, timeout=PROBE_TIMEOUT_S)
-  except requests.RequestException as e:
-    raise tfds_error(name, data_dir, ConnectionError(
-        f"not prepared there, and {PROBE_URL} cannot be reached: no network ({type(e).__name__})"))
 
 
 def tfds_error(name: str, data_dir: str | None, error: Exception) -> UserError:

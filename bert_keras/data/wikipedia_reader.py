@@ -85,13 +85,10 @@ def iter_wiki_pages(f: BinaryIO, drop: Callable[..., None], source: str = "<dump
     if pages == 0:
       raise _not_a_dump(source, line, column + 1) from None
     drop("wiki_truncated_dump", line)
-  except EOFError:  # a bz2 stream that ends early
+  except (EOFError, OSError) as e:  # a bz2 stream ending early; not bz2 data behind a .bz2 name
     if pages == 0:
-      raise _not_a_dump(source, 1, 1) from None
-    drop("wiki_truncated_dump", f"after {pages} pages")
-  except OSError as e:  # "Invalid data stream": not bz2 data behind a .bz2 name
-    if pages == 0:
-      raise UserError(f"{source}: not a Wikipedia XML dump ({e})") from None
+      raise (_not_a_dump(source, 1, 1) if isinstance(e, EOFError)
+             else UserError(f"{source}: not a Wikipedia XML dump ({e})")) from None
     drop("wiki_truncated_dump", f"after {pages} pages")
 
 

@@ -12,7 +12,7 @@ from bert_keras.beam_runner import check_runner_available
 from bert_keras.errors import UserError
 from bert_keras.orchestration.base_executor import ExecutionContext, print_log
 from bert_keras.orchestration.component import Channel
-from bert_keras.orchestration.component_launcher import FAILED, NOT_RUN, ComponentLauncher
+from bert_keras.orchestration.component_launcher import FAILED, NOT_RUN, ComponentLauncher, ExecutionResult
 from bert_keras.orchestration.pipeline import Pipeline
 from bert_keras.orchestration.run_record import ComponentRecord, RunRecord
 from bert_keras.orchestration.run_report import write_html_report
@@ -87,31 +87,28 @@ class LocalRunner:
             {out: pipeline.output_uri(component, out) for out in component.spec_class.OUTPUTS},
             component.parameters, context=context)
       except UserError as e:
-        result_status, error, result = FAILED, str(e), None
+        result = ExecutionResult(FAILED, error=str(e), exception=e)
       else:
         forced = self._forced(component.name)
         if launcher.cached_outputs() is None or forced:
           self.log_fn(f"{prefix}: running{' (forced)' if forced else ''} ...")
         result = launcher.launch(force=forced)
-        result_status, error = result.status, result.error
-      entry = ComponentRecord(component.name, spec_name, result_status,
-                              duration_s=result.duration_s if result else 0.0,
-                              fingerprint=result.fingerprint if result else "", error=error)
-      if result is not None:
-        for out, artifact in result.outputs.items():
-          produced[(component.name, out)] = artifact
-          entry.artifacts[out] = {"uri": artifact.uri, "type": artifact.TYPE_NAME}
-          entry.metrics.update({f"{out}/{k}": v for k, v in artifact.metrics.items()})
-          entry.curves.update({f"{out}/{k}": v for k, v in artifact.curves.items()})
-          entry.properties.update({f"{out}/{k}": v for k, v in artifact.properties.items()})
+      entry = ComponentRecord(component.name, spec_name, result.status, duration_s=result.duration_s,
+                              fingerprint=result.fingerprint, error=result.error)
+      for out, artifact in result.outputs.items():
+        produced[(component.name, out)] = artifact
+        entry.artifacts[out] = {"uri": artifact.uri, "type": artifact.TYPE_NAME}
+        entry.metrics.update({f"{out}/{k}": v for k, v in artifact.metrics.items()})
+        entry.curves.update({f"{out}/{k}": v for k, v in artifact.curves.items()})
+        entry.properties.update({f"{out}/{k}": v for k, v in artifact.properties.items()})
       record.components.append(entry)
-      if result_status == FAILED:
-        if result is not None and result.traceback and not isinstance(result.exception, UserError):
+      if result.status == FAILED:
+        if result.traceback and not isinstance(result.exception, UserError):
           self.log_fn(result.traceback.rstrip())
-        self.log_fn(f"{prefix}: FAILED: {error}")
+        self.log_fn(f"{prefix}: FAILED: {result.error}")
         failure = entry
       else:
-        self.log_fn(f"{prefix}: {result_status} in {entry.duration_s:.1f}s")
+        self.log_fn(f"{prefix}: {result.status} in {entry.duration_s:.1f}s")
 
     record.finished = time.time()
     record.status = "failed" if failure else "succeeded"

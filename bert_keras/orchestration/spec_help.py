@@ -12,10 +12,6 @@ def _summary(obj) -> str:
   return doc.splitlines()[0].strip() if doc else ""
 
 
-def _default(param) -> str:
-  return "required" if param.required else f"default {json.dumps(param.default)}"
-
-
 def help_text(spec_class) -> str:
   lines = [f"{spec_class.__name__}: {inspect.getdoc(spec_class) or ''}".rstrip(), ""]
   lines.append("inputs (--input_artifact NAME=ARTIFACT_DIR):")
@@ -30,9 +26,10 @@ def help_text(spec_class) -> str:
   lines.append("parameters (--param NAME=VALUE with VALUE as JSON, bare strings allowed; or "
                "--params_json=FILE):")
   for name, param in spec_class.PARAMETERS.items():
+    default = "required" if param.required else f"default {json.dumps(param.default)}"
     path = ", path" if param.is_path else ""
     meaning = f": {param.doc}" if param.doc else ""
-    lines.append(f"  {name} ({param.type.__name__}, {_default(param)}{path}){meaning}")
+    lines.append(f"  {name} ({param.type.__name__}, {default}{path}){meaning}")
   if not spec_class.PARAMETERS:
     lines.append("  none")
   return "\n".join(lines) + "\n"
