@@ -24,35 +24,23 @@ def count_dropped(reason: str, n: int = 1) -> None:
   counter(DROPPED_PREFIX + reason).inc(n)
 
 
-def note_first_drop(reason: str, location: str) -> None:
-  Metrics.string_set(NAMESPACE, FIRST_PREFIX + reason).add(location)
-
-
-def first_drop_noter(path: str, reason: str):
-  """A callable(line_number) noting "path:line" for `reason` on its first call only."""
-  noted = []
-
-  def note(line_number: int) -> None:
-    if not noted:
-      noted.append(line_number)
-      note_first_drop(reason, f"{path}:{line_number}")
-
-  return note
-
-
 class FirstDrops:
-  """Counts dropped records and notes where each (source, reason) first dropped one; one per DoFn
-  (made in `setup`). `dropper(source)` is the readers' `drop(reason, where=None)`."""
+  """Notes where each (source, reason) first dropped a record; one per DoFn (made in `setup`).
+  `dropper(source)` is the readers' `drop(reason, where=None)`, which also counts."""
 
   def __init__(self):
     self._noted = set()
 
+  def note(self, source: str, reason: str, where=None) -> None:
+    if (source, reason) not in self._noted:
+      self._noted.add((source, reason))
+      location = source if where is None else f"{source}:{where}"
+      Metrics.string_set(NAMESPACE, FIRST_PREFIX + reason).add(location)
+
   def dropper(self, source: str):
     def drop(reason: str, where=None) -> None:
       count_dropped(reason)
-      if (source, reason) not in self._noted:
-        self._noted.add((source, reason))
-        note_first_drop(reason, source if where is None else f"{source}:{where}")
+      self.note(source, reason, where)
     return drop
 
 

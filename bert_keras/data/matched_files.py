@@ -3,6 +3,7 @@ read from them file by file."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 import apache_beam as beam
@@ -52,11 +53,14 @@ class _ReadFileDocuments(beam.DoFn):
   def __init__(self, read):
     self._read = read
 
+  def setup(self):
+    self._drops = beam_metrics.FirstDrops()
+
   def process(self, readable_file):
     path = readable_file.metadata.path
+    noter = functools.partial(self._drops.note, path, beam_metrics.UNDECODABLE_LINE)
     with readable_file.open() as f:
-      yield from self._read(f, os.path.basename(path), beam_metrics.count_dropped,
-                            on_undecodable=beam_metrics.first_drop_noter(path, beam_metrics.UNDECODABLE_LINE))
+      yield from self._read(f, os.path.basename(path), beam_metrics.count_dropped, on_undecodable=noter)
 
 
 class ReadFileDocuments(beam.PTransform):
