@@ -35,10 +35,6 @@ class Artifact:
   def path(self, *parts: str) -> str:
     return os.path.join(self.uri, *parts)
 
-  @property
-  def metadata_path(self) -> str:
-    return self.path(METADATA_FILE)
-
   def to_metadata(self) -> dict:
     return {"type": self.TYPE_NAME, **{name: getattr(self, name) for name in _FIELDS}}
 
@@ -50,7 +46,7 @@ class Artifact:
   def write_metadata(self) -> None:
     if not self.created:
       self.created = time.time()
-    write_text(self.metadata_path,
+    write_text(self.path(METADATA_FILE),
                json.dumps(self.to_metadata(), indent=2, sort_keys=True, default=str))
 
   @classmethod

@@ -47,9 +47,6 @@ class LocalRunner:
     self.write_report = write_report
     self.log_fn = log_fn
 
-  def _forced(self, name: str) -> bool:
-    return self.force if isinstance(self.force, bool) else name in self.force
-
   def check(self, pipeline: Pipeline) -> None:
     """UserError, before anything is written, when --force names an unknown component or any
     component, cached ones too, refuses its runtime options (the message its CLI would give)."""
@@ -89,7 +86,7 @@ class LocalRunner:
       except UserError as e:
         result = ExecutionResult(FAILED, error=str(e), exception=e)
       else:
-        forced = self._forced(component.name)
+        forced = self.force if isinstance(self.force, bool) else component.name in self.force
         if launcher.cached_outputs() is None or forced:
           self.log_fn(f"{prefix}: running{' (forced)' if forced else ''} ...")
         result = launcher.launch(force=forced)
