@@ -31,14 +31,6 @@ def iter_bounded_lines(f: BinaryIO, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     yield line_number, line.rstrip(b"\r\n")
 
 
-def decode_utf8(data: bytes) -> Optional[str]:
-  """The text of `data`, or None when it is not valid UTF-8 (the caller counts and drops it)."""
-  try:
-    return data.decode("utf-8")
-  except UnicodeDecodeError:
-    return None
-
-
 def iter_text_lines(f: BinaryIO, drop: Callable[[str], None],
                     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                     on_undecodable: Optional[Callable[[int], None]] = None
@@ -49,8 +41,9 @@ def iter_text_lines(f: BinaryIO, drop: Callable[[str], None],
     if data is None:
       drop("line_too_long")
       continue
-    text = decode_utf8(data)
-    if text is None:
+    try:
+      text = data.decode("utf-8")
+    except UnicodeDecodeError:
       drop("undecodable_line")
       if on_undecodable is not None:
         on_undecodable(line_number)
