@@ -676,10 +676,10 @@ def corpus_ingestion_runs():
   written = []
   write_run = sorted_shards.write_run
 
-  def recording_write_run(path, rows, keys=sorted_shards.UINT64_KEYS):
+  def recording_write_run(path, rows):
     rows = list(rows)
     written.append((os.path.basename(path), sum(len(k) + len(r) for k, r in rows)))
-    write_run(path, rows, keys)
+    write_run(path, rows)
 
   run_bytes, results = 400, []
   with tempfile.TemporaryDirectory() as root, patched(sorted_shards, "write_run",

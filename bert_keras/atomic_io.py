@@ -1,18 +1,7 @@
-"""Atomic file writes: the data goes to a temporary name in the target's directory, then one
-rename puts it in place.
-
-A reader, or a rerun after a crash, sees the previous file or the new one and never half of
-one: within one directory a rename replaces the target atomically. A write that fails removes
-its temporary file and leaves the previous file untouched.
-
-`write_text` (and `write_json`) is for local paths; `gfile_write_text` for model_dir-style paths
-that may be remote (gs://...), through tf.io.gfile; `beam_create` streams a file through Beam's
-FileSystems (local or gs://, as Beam workers write). On object stores a rename is a copy, so there
-they only guarantee that the target is never partly written by this process.
-
-Directories too: `staged_dir(target)` yields a sibling stage that replaces `target` when the block
-succeeds. A stage's name, `<target>.staging-<host>-<pid>-<hex>`, lets the next writer remove the
-stages of killed processes of this host (SIGKILL skips every cleanup) and leave live ones alone.
+"""Atomic writes: the data goes to a temporary sibling, then one rename puts it in place, so a
+reader or a rerun sees the old file or the new one, never half of one. Directories too:
+`staged_dir` yields `<target>.staging-<host>-<pid>-<hex>`, whose name lets the next writer remove
+the stages of killed processes. On object stores (gs://) a rename is a copy.
 """
 
 from __future__ import annotations
@@ -28,12 +17,10 @@ from typing import Any
 
 
 def write_text(path, data: str | bytes) -> None:
-  """Writes `data` (str: UTF-8 text; bytes: as is) to the local `path` atomically, with the mode a
-  plain open() gives (0666 less the process umask)."""
+  """Writes `data` (str as UTF-8) to the local `path` atomically, with open()'s mode (umask)."""
   path = os.fspath(path)
   tmp = os.path.join(os.path.dirname(path) or ".", f".tmp_{uuid.uuid4().hex}")
-  # O_EXCL: never an existing file or symlink; mode 0666 is reduced by the umask in the kernel,
-  # so the umask is honoured without reading it (os.umask can only read it by changing it).
+  # O_EXCL: never an existing file or symlink; the kernel applies the umask to 0666.
   fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
   try:
     if isinstance(data, bytes):
@@ -50,40 +37,35 @@ def write_text(path, data: str | bytes) -> None:
 
 
 def write_json(path, values: Any, default=None) -> None:
-  """Writes `values` as indented, key-sorted UTF-8 JSON to the local `path` atomically.
-
-  default: json.dumps's fallback for values JSON has no type for (None: they are an error)."""
+  """Writes `values` as indented, key-sorted UTF-8 JSON to the local `path` atomically."""
   write_text(path, json.dumps(values, indent=2, sort_keys=True, ensure_ascii=False,
                               default=default) + "\n")
 
 
-def pid_alive(pid: int) -> bool:
-  """Whether a process `pid` exists on this host (another user's included)."""
+def _pid_alive(pid: int) -> bool:
   try:
     os.kill(pid, 0)
   except ProcessLookupError:
     return False
   except PermissionError:  # another user's process
-    return True
+    pass
   return True
 
 
 def remove_dead_stages(target: str) -> list[str]:
-  """Removes the staging directories of the local `target` whose writer, a process of this host,
-  no longer exists; returns their paths."""
+  """Removes the stages of the local `target` whose writer, a process of this host, is gone."""
   removed, host = [], socket.gethostname()
   for path in sorted(glob.glob(f"{glob.escape(target)}.staging-*")):
     owner = path.rsplit(".staging-", 1)[1].rsplit("-", 2)
     if (len(owner) == 3 and owner[0] == host and owner[1].isdigit()
-        and int(owner[1]) != os.getpid() and not pid_alive(int(owner[1]))):
+        and int(owner[1]) != os.getpid() and not _pid_alive(int(owner[1]))):
       shutil.rmtree(path, ignore_errors=True)
       removed.append(path)
   return removed
 
 
 class FileOps:
-  """The few file operations staging and publishing need: `os` for local paths, tf.io.gfile for
-  the others (gs://...)."""
+  """`os` for local paths, tf.io.gfile for the others (gs://...)."""
 
   def __init__(self, path: str):
     self.local = "://" not in path
@@ -114,8 +96,8 @@ class FileOps:
 
 
 def new_stage(target: str) -> str:
-  """Creates a new empty staging directory for `target` (local or gs://...) and returns it;
-  locally, the stages dead writers left for `target` are removed first."""
+  """A new empty staging directory for `target` (local or gs://...); locally, dead writers' stages
+  are removed first."""
   stage = f"{target}.staging-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
   files = FileOps(target)
   if files.local:
@@ -125,8 +107,7 @@ def new_stage(target: str) -> str:
 
 
 def replace_dir(stage: str, target: str) -> None:
-  """Puts the complete directory `stage` at `target`: an existing `target` is moved aside first
-  and removed once the stage is in place."""
+  """Puts the directory `stage` at `target`; an existing `target` is moved aside, then removed."""
   files, old = FileOps(target), f"{target}.old-{uuid.uuid4().hex[:8]}"
   if files.exists(target):
     files.rename(target, old)
@@ -137,8 +118,8 @@ def replace_dir(stage: str, target: str) -> None:
 
 @contextlib.contextmanager
 def staged_dir(target: str):
-  """Yields a new staging directory (`new_stage`) that replaces the directory `target` when the
-  block ends without error (`replace_dir`); on error it is removed and `target` is untouched."""
+  """Yields a new stage that replaces the directory `target` when the block succeeds; on error it
+  is removed and `target` is untouched."""
   target = target.rstrip("/")
   stage, files = new_stage(target), FileOps(target)
   try:
@@ -150,8 +131,7 @@ def staged_dir(target: str):
 
 
 def gfile_write_text(path: str, data: str | bytes) -> None:
-  """Writes `data` to `path` (local or any tf.io.gfile file system) through a temporary sibling
-  and `tf.io.gfile.rename(..., overwrite=True)`."""
+  """write_text for any tf.io.gfile file system (gs://...)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (local writers need no TF)
 
   tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
@@ -167,14 +147,8 @@ def gfile_write_text(path: str, data: str | bytes) -> None:
 
 @contextlib.contextmanager
 def beam_create(path: str):
-  """Yields a binary file, from apache_beam's FileSystems.create, that becomes `path` (local or
-  gs://...) when the block ends without error; on error its temporary file is deleted.
-
-  The file is a sibling with a unique temporary name and stores the caller's bytes as they are
-  (no compression, whatever `path` ends with). Beam creates missing parent directories. Locally
-  the rename replaces `path` atomically; elsewhere an existing `path` is deleted first (a rename
-  there is a copy).
-  """
+  """Yields a binary file (Beam's FileSystems, uncompressed whatever the name) that becomes `path`,
+  local or gs://..., when the block succeeds; on error its temporary file is deleted."""
   # pylint: disable=g-import-not-at-top  (most users of this module never need Beam)
   from apache_beam.io.filesystem import CompressionTypes
   from apache_beam.io.filesystems import FileSystems
@@ -196,7 +170,6 @@ def beam_create(path: str):
 
 
 def _first_existing(path: str) -> str:
-  """The absolute `path` if it exists, else its nearest existing ancestor."""
   path = os.path.abspath(path)
   while not os.path.exists(path) and os.path.dirname(path) != path:
     path = os.path.dirname(path)
@@ -204,9 +177,7 @@ def _first_existing(path: str) -> str:
 
 
 def check_output_dir(path, flag: str = "output_dir") -> None:
-  """UserError unless the local `path` is a directory or can be created as one: checked before any
-  work, so a path that is a file fails at once instead of after a run. Remote paths (gs://...)
-  are left to the writer."""
+  """UserError unless the local `path` is, or can be created as, a directory; before any work."""
   from bert_keras.errors import UserError  # pylint: disable=g-import-not-at-top
 
   path = os.fspath(path)
@@ -219,8 +190,7 @@ def check_output_dir(path, flag: str = "output_dir") -> None:
 
 
 def check_output_file(path, flag: str = "output_file") -> None:
-  """UserError unless the local `path` can be written as a file: not an existing directory, and
-  its directory exists or can be created. Remote paths (gs://...) are left to the writer."""
+  """UserError unless the local `path` can be written as a file."""
   from bert_keras.errors import UserError  # pylint: disable=g-import-not-at-top
 
   path = os.fspath(path)

@@ -1,11 +1,8 @@
 """Local defaults for Beam's runner options, shared by the data scripts and the Beam components.
 
-Without a --runner, Beam 2.77's DirectRunner first tries the Prism runner, whose binary it downloads
-from GitHub at run time. Nothing here may download at run time, so the default is the DirectRunner's
-own local engine (FnApiRunner), multi-process on all cores. A local runner named explicitly
-(DirectRunner, FnApiRunner) gets the same multi-process defaults; any other runner (Dataflow,
-Flink, ...) is passed through untouched. Beam-free, so callers can build options before importing it
-(`check_runner_available` imports the part of Beam the named runner needs, when called).
+Without a --runner, Beam's DirectRunner first tries Prism, whose binary it downloads at run time;
+nothing here may download, so the default is the local FnApiRunner, multi-process on all cores.
+Other runners (Dataflow, Flink, ...) pass through untouched. Imports no Beam until asked.
 """
 
 from __future__ import annotations
@@ -19,10 +16,11 @@ from bert_keras.errors import UserError
 # Runners that run the pipeline in this process or its workers (None: no --runner given).
 LOCAL_RUNNERS = (None, "DirectRunner", "direct", "BundleBasedDirectRunner", "SwitchingDirectRunner",
                  "FnApiRunner", "PrismRunner")
+# What Beam's DataflowRunner imports when it runs (google-cloud clients, apitools).
+DATAFLOW_CLIENT_MODULE = "apache_beam.runners.dataflow.internal.apiclient"
 
 
-def has_option(beam_args: Sequence[str], name: str) -> bool:
-  """Whether `--name` or `--name=value` is among `beam_args`."""
+def _has_option(beam_args: Sequence[str], name: str) -> bool:
   return any(a == f"--{name}" or a.startswith(f"--{name}=") for a in beam_args)
 
 
@@ -37,30 +35,32 @@ def option_value(beam_args: Sequence[str], name: str) -> Optional[str]:
 
 
 def with_local_runner_defaults(beam_args: List[str]) -> List[str]:
-  """`beam_args` (changed in place, and returned) with the local defaults: --runner=FnApiRunner
-  first when no runner is given; for a local runner, multi-process on all cores unless
-  --direct_running_mode / --direct_num_workers say otherwise. An in_memory mode runs one worker
-  (Beam warns when in_memory is given more, which it cannot use)."""
+  """`beam_args` (changed in place, and returned): --runner=FnApiRunner first when none is given;
+  a local runner runs multi-process on all cores unless --direct_running_mode /
+  --direct_num_workers say otherwise (in_memory: one worker, all it can use)."""
   runner = option_value(beam_args, "runner")
   if runner is None:
     beam_args.insert(0, "--runner=FnApiRunner")
   if runner in LOCAL_RUNNERS:
-    if not has_option(beam_args, "direct_running_mode"):
+    if not _has_option(beam_args, "direct_running_mode"):
       beam_args.append("--direct_running_mode=multi_processing")
-    if not has_option(beam_args, "direct_num_workers"):
+    if not _has_option(beam_args, "direct_num_workers"):
       in_memory = option_value(beam_args, "direct_running_mode") == "in_memory"
       beam_args.append(f"--direct_num_workers={1 if in_memory else os.cpu_count() or 1}")
   return beam_args
 
 
-def check_runner_available(beam_args: Sequence[str]) -> None:
-  """UserError when --runner names Dataflow (as Beam matches it: any runner name containing
-  "dataflow") and Beam's GCP extras, which the pinned install leaves out, are missing.
+def local_beam_args(args: Sequence[str]) -> list[str]:
+  """The Beam components' options: a copy of `args` with the local defaults, after
+  `check_runner_available`."""
+  check_runner_available(args)
+  return with_local_runner_defaults(list(args))
 
-  Beam itself finds out only when the pipeline runs, with a bare ImportError, after the script has
-  read its inputs and made its output's staging directory; this is checked first and names the
-  install command for the installed Beam version.
-  """
+
+def check_runner_available(beam_args: Sequence[str]) -> None:
+  """UserError when --runner names Dataflow (any name containing "dataflow", as Beam matches it)
+  and Beam's GCP extras are missing: Beam would fail only when the run starts, with a bare
+  ImportError, after inputs were read and staging was made."""
   runner = option_value(beam_args, "runner")
   if runner is None or "dataflow" not in runner.lower():
     return
@@ -72,13 +72,8 @@ def check_runner_available(beam_args: Sequence[str]) -> None:
         f'install Beam\'s GCP extras: pip install "apache-beam[gcp]=={version.__version__}"')
 
 
-# What Beam's DataflowRunner imports when it runs (google-cloud clients, apitools).
-DATAFLOW_CLIENT_MODULE = "apache_beam.runners.dataflow.internal.apiclient"
-
-
 def dataflow_runner_missing() -> str | None:
-  """Why Beam's DataflowRunner cannot run here (the ImportError of DATAFLOW_CLIENT_MODULE), or None
-  when Beam's GCP extras are installed."""
+  """The ImportError of DATAFLOW_CLIENT_MODULE, or None when Beam's GCP extras are installed."""
   try:
     importlib.import_module(DATAFLOW_CLIENT_MODULE)
   except ImportError as e:

@@ -1,18 +1,7 @@
-"""What an entry point leaves out of its console unless `--verbose`: lines that tell a user nothing.
-
-Measured on a CPU host (TensorFlow 2.21) with TF_CPP_MIN_LOG_LEVEL=2: every run that imports
-TensorFlow printed five lines from its C++, logged before its log is initialised and so whatever
-that level says (`WARNING: All log messages before absl::InitializeLog()` and `cudart_stub.cc]
-Could not find cuda drivers` twice, `cuda_platform.cc] failed call to cuInit`); each export 4 KB of
-INFO lines of internal input names (`signature_serialization.py`, `functional_saver.py`, ...);
-create_pretraining_data.py 17 KB of Beam worker INFO lines; CoNLL (and SQuAD) fine-tuning a
-warning that the pooler has no gradients, which is expected (a span or token head does not read it).
-
-`quiet()` is called once by the flag contract (bert_keras/errors.py) of every entry point, after
-its flags are parsed and before TensorFlow or Beam is imported. Importing bert_keras changes
-nothing: only an entry point switches this on. Everything else reaches stderr unchanged and in
-order (our one-line `error:` answers, tracebacks, warnings, our own progress lines); the exit
-status is the program's.
+"""What an entry point leaves out of its console unless `--verbose`: lines that tell a user nothing
+(measured: five native CUDA/absl lines per TensorFlow import, 4 KB of INFO per export, 17 KB of
+Beam worker INFO per create_pretraining_data run, an expected pooler-gradient warning). `quiet()` is
+called by the flag contract (errors.py) of every entry point; importing bert_keras changes nothing.
 """
 
 from __future__ import annotations
@@ -26,24 +15,19 @@ import warnings
 VERBOSE_HELP = ("Show everything TensorFlow and Beam print (native log lines, INFO logs, expected "
                 "warnings); by default they are left out.")
 
-# TF_CPP_MIN_LOG_LEVEL unless the user set one: 1 leaves out the native INFO lines (XLA service,
-# compiled clusters) and keeps its warnings and errors.
+# TF_CPP_MIN_LOG_LEVEL unless the user set one: no native INFO lines, warnings and errors kept.
 NATIVE_LOG_LEVEL = "1"
 
-# Packages whose INFO log lines are internal detail: TensorFlow's (an export's signature input
-# names, saver shard timings, fingerprint paths), Keras's, Beam's (worker channels, type hints,
-# ports). They log through loggers named after them, or through absl's, as our own code does.
+# Packages whose INFO log lines are internal detail, logged through their own loggers or absl's.
 FRAMEWORKS = ("tensorflow", "keras", "apache_beam")
 
-# Keras warns for every variable without a gradient; the pooler's have none in span and token
-# tasks (SQuAD, CoNLL), whose heads read the sequence output. Only a list of pooler variables.
+# Keras warns for variables without a gradient; the pooler's have none in span and token tasks.
 POOLER_WITHOUT_GRADIENTS = (r"Gradients do not exist for variables "
                             r"\[(?:'(?:[^'/]+/)*pooler/[^']+'(?:, )?)+\] when minimizing")
 
 # A native (absl / glog) log line's prefix: `I0000 00:00:1795825133.418160    1294 `.
 _NATIVE = rb"[IWEF]\d{4} [\d:.]+ +\d+ "
-# Whole lines, matched from their start: TensorFlow's C++ writes these to fd 2 directly, and Beam's
-# worker processes write their own log there, in Python's default format (`INFO:name:message`).
+# Whole lines from their start: TensorFlow's C++ and Beam's workers write these to fd 2 directly.
 NOISE = re.compile(rb"(?:" + rb"|".join([
     rb"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR",
     _NATIVE + rb"cudart_stub\.cc:\d+\] Could not find cuda drivers on your machine, GPU will not be used\.",
@@ -65,13 +49,12 @@ NOISE = re.compile(rb"(?:" + rb"|".join([
 
 
 def is_noise(line: bytes) -> bool:
-  """Whether one line of stderr (without its line end) is one of NOISE."""
   return NOISE.match(line) is not None
 
 
 def quiet() -> None:
-  """Leaves the noise out of this process's console (and its child processes'): call it before
-  TensorFlow or Beam is imported, once, from an entry point."""
+  """Leaves the noise out of this process's console and its children's; once, from an entry
+  point, before TensorFlow or Beam is imported."""
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", NATIVE_LOG_LEVEL)
   for name in FRAMEWORKS:
     logging.getLogger(name).setLevel(logging.WARNING)
@@ -82,8 +65,7 @@ def quiet() -> None:
 
 
 class _FrameworkInfo(logging.Filter):
-  """Drops the records below WARNING logged from the source files of `packages` (found without
-  importing them)."""
+  """Drops records below WARNING logged from the source files of `packages` (not imported)."""
 
   def __init__(self, packages):
     super().__init__()
@@ -97,9 +79,8 @@ class _FrameworkInfo(logging.Filter):
 
 
 def _filter_stderr() -> None:
-  """Points fd 2 at a pipe read by a small process that forwards every line but NOISE to the real
-  stderr. A process, not a thread: what a crash (a native abort, a segfault) writes last still
-  arrives, and so do the lines of child processes (Beam workers) that inherit fd 2."""
+  """Points fd 2 at a pipe read by a process (not a thread: a crash's last words and child
+  processes' lines still arrive) that forwards every line but NOISE to the real stderr."""
   import atexit  # pylint: disable=import-outside-toplevel
   import subprocess  # pylint: disable=import-outside-toplevel
 
@@ -119,9 +100,7 @@ def _filter_stderr() -> None:
   os.close(write_end)
 
   def restore():
-    # At exit, after the hooks registered later (TensorFlow's, Beam's: atexit runs the last
-    # first), fd 2 is the real stderr again; the forwarder writes out what it holds and stops
-    # once the pipe has no writer left.
+    # After the hooks registered later (TensorFlow's, Beam's); the forwarder stops at the pipe's end.
     sys.stderr.flush()
     os.dup2(real_stderr, 2)
     os.close(real_stderr)
@@ -135,8 +114,7 @@ def _filter_stderr() -> None:
 
 # A line ends at \n, or at a \r not followed by \n (a progress bar redrawing itself).
 _LINE_END = re.compile(rb"(?<=\n)|(?<=\r)(?!\n)")
-# How long a line without its end waits for the rest before it is forwarded as it is (TensorFlow
-# writes a log line in one write; a prompt or a progress bar waits for nothing).
+# How long a line without its end waits for the rest (a prompt or a progress bar waits for nothing).
 _PARTIAL_LINE_WAIT_S = 0.05
 
 
@@ -145,8 +123,7 @@ def forward(source: int = 0, sink: int = 1) -> None:
   import select  # pylint: disable=import-outside-toplevel
   import signal  # pylint: disable=import-outside-toplevel
 
-  # Ctrl-C reaches the whole process group: this process outlives the program, to forward its
-  # KeyboardInterrupt traceback.
+  # Ctrl-C reaches the process group: outlive the program to forward its KeyboardInterrupt.
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   pending = b""
   while True:

@@ -1,14 +1,8 @@
 """User errors: one line naming the file, line or value, exit status 2, no traceback.
 
-Every script is `app.run(run_main(main), flags_parser=parse_flags)`:
-- `parse_flags` turns a bad command line (a required flag missing, an unknown flag, a value that
-  does not parse) into one `error: ...` line and exit status 2, instead of absl's usage dump and
-  status 1; `--help` still prints the usage, with status 0.
-- `run_main` does the same for a `UserError` raised by the library, and for argparse errors of
-  the Beam scripts, whose own flags are parsed with argparse inside `main`; their `flags_parser`
-  is `pass_flags_to_main`.
-Both parsers give every entry point `--verbose` and, without it, call `console.quiet()` before
-TensorFlow or Beam is imported (bert_keras/console.py: what is left out of the console and why).
+Every script is `app.run(run_main(main), flags_parser=parse_flags)` (the Beam scripts, which parse
+with argparse inside `main`, use `pass_flags_to_main`); both parsers take `--verbose` and, without
+it, call `console.quiet()` before TensorFlow or Beam is imported.
 """
 
 from __future__ import annotations
@@ -27,8 +21,7 @@ class UserError(Exception):
   """Bad input from the user (missing file, malformed row, mismatched config). Never a bug."""
 
 
-# The last line of a worker's traceback that a Beam runner copies into the exception it raises in
-# the main process: `bert_keras.errors.UserError: <message>[ [while running '<step>']]`.
+# A worker's UserError as a Beam runner copies it into the main process's exception.
 _WORKER_USER_ERROR = re.compile(
     r"^(?:bert_keras\.errors\.UserError|(?:[\w.]*\.)?ConfigError): (.+?)"
     r"(?: \[while running '[^\n]*'\])?$", re.MULTILINE)
@@ -60,13 +53,8 @@ def _quiet_unless(verbose: bool) -> None:
 
 
 def parse_flags(argv):
-  """absl `flags_parser` for `app.run`: FLAGS(argv), with flag errors as one `error:` line, exit 2.
-
-  absl's own parser prints the usage and `FATAL Flags parsing error`, then exits with status 1,
-  which a caller cannot tell apart from a crash. `--help` exits 0 after printing the usage
-  (absl exits 1 there too). Defines `--verbose` (listed by `--help`) and, without it, quiets the
-  console.
-  """
+  """absl `flags_parser`: FLAGS(argv), a flag error one `error:` line and exit 2 (absl's usage
+  dump exits 1, like a crash); `--help` exits 0. Defines `--verbose`; without it, quiets the console."""
   from absl import flags  # pylint: disable=import-outside-toplevel
   from bert_keras.console import VERBOSE_HELP  # pylint: disable=import-outside-toplevel
 
@@ -88,8 +76,7 @@ def parse_flags(argv):
 
 
 def _verbose_arg(args) -> bool:
-  """The value of `--verbose` / `--verbose=BOOL` in an argparse command line (the last wins); a
-  bad value is refused by the script's parser."""
+  """`--verbose` / `--verbose=BOOL` of an argparse command line (the last wins)."""
   verbose = False
   for arg in args:
     if arg == "--":
@@ -102,9 +89,8 @@ def _verbose_arg(args) -> bool:
 
 
 def pass_flags_to_main(argv):
-  """absl `flags_parser` of the Beam scripts: absl parses nothing and `main` gets all of argv (its
-  argparse parser takes the script's flags, `--verbose` among them; Beam takes the rest). Only
-  `--verbose` is read here, to quiet the console without it before Beam is imported."""
+  """absl `flags_parser` of the Beam scripts, whose `main` parses all of argv with argparse; only
+  `--verbose` is read here, to quiet the console before Beam is imported."""
   from absl import flags  # pylint: disable=import-outside-toplevel
 
   flags.FLAGS(argv[:1])
@@ -115,8 +101,7 @@ def pass_flags_to_main(argv):
 
 @contextlib.contextmanager
 def _argparse_errors_are_user_errors():
-  """Within `main`, argparse's `parser.error` (missing or malformed argument) raises UserError
-  instead of printing a usage and exiting itself; `--help` (parser.exit(0)) is unchanged."""
+  """Within `main`, argparse's `parser.error` raises UserError instead of a usage and exit 2."""
   original = argparse.ArgumentParser.error
 
   def error(parser, message):
@@ -130,11 +115,7 @@ def _argparse_errors_are_user_errors():
 
 
 def run_main(main):
-  """Wraps an absl `main(argv)` so that user errors print one line and exit with status 2.
-
-  Usage in a script: `app.run(run_main(main), flags_parser=parse_flags)`. Errors that are bugs keep
-  their traceback.
-  """
+  """Wraps an absl `main(argv)`: a user error prints one line, exit 2; a bug keeps its traceback."""
 
   @functools.wraps(main)
   def wrapped(argv):
@@ -144,9 +125,7 @@ def run_main(main):
     except UserError as e:
       _fail(str(e))
     except KeyboardInterrupt:
-      # Ctrl-C: one line, not the traceback of wherever the program was; 130 = 128 + SIGINT, the
-      # shell's status for a program stopped by it. A run's staging directory is removed by the
-      # `finally`/`except BaseException` blocks the exception passed through on its way here.
+      # One line, not a traceback; 130 = 128 + SIGINT, the shell's status for it.
       print("interrupted (Ctrl-C)", file=sys.stderr)
       sys.exit(130)
     except Exception as e:  # pylint: disable=broad-except
@@ -159,9 +138,8 @@ def run_main(main):
 
 
 def unreadable_file(exception: BaseException):
-  """One line for an input path that exists but cannot be read as a file (no read permission, a
-  directory where a file is expected), from Python's OSError or TensorFlow's file-system error;
-  None for any other exception (a bug keeps its traceback)."""
+  """One line for an existing input path that cannot be read as a file (Python's OSError or
+  TensorFlow's file-system error), else None."""
   if isinstance(exception, (PermissionError, IsADirectoryError, NotADirectoryError)):
     if exception.filename:
       return f"{exception.filename}: cannot read it ({exception.strerror})"
@@ -177,34 +155,23 @@ def unreadable_file(exception: BaseException):
   return None
 
 
-def worker_user_error(exception: BaseException):
-  """The message of the UserError a Beam worker raised, if `exception` carries one, else None.
-
-  Beam's multi-process runners raise a RuntimeError in the main process whose text holds the
-  worker's traceback; its last `bert_keras.errors.UserError: ...` line is the user's message.
-  """
-  matches = _WORKER_USER_ERROR.findall(str(exception))
-  return matches[-1].strip() if matches else None
-
-
 @contextlib.contextmanager
 def worker_user_errors():
-  """Around a Beam pipeline's run: a UserError raised in a worker is raised again here as a
-  UserError (so `run_main` prints one line); every other exception is left as it is."""
+  """Around a Beam pipeline's run: a worker's UserError, whose traceback text Beam's runners put in
+  the main process's exception, is raised again here as a UserError."""
   try:
     yield
   except UserError:
     raise
   except Exception as e:  # pylint: disable=broad-except
-    message = worker_user_error(e)
-    if message is None:
+    matches = _WORKER_USER_ERROR.findall(str(e))
+    if not matches:
       raise
-    raise UserError(message) from e
+    raise UserError(matches[-1].strip()) from e
 
 
 def split_args(text: str, flag: str):
-  """A flag's value split like a shell command line (`--beam_pipeline_args`); an unbalanced
-  quote is a UserError naming the flag and value."""
+  """A flag's value split like a shell command line; UserError for an unbalanced quote."""
   try:
     return shlex.split(text)
   except ValueError as e:

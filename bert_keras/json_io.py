@@ -1,23 +1,7 @@
-"""Reading JSON files that come from users (configs, datasets, request files) as plain data.
-
-Every reader of a user's JSON goes through here, so each bad file gets the same one-line UserError
-naming the file and what was expected, instead of a traceback:
-
-  missing file          `<file>: no such <what>`
-  not UTF-8             `<file>:<line>: not valid UTF-8 (invalid start byte at byte 17)`
-  syntax error          `<file>:<line>: not valid JSON (Expecting ',' delimiter, column 5)`
-  nested too deeply     `<file>: JSON nested too deeply (Python's recursion limit); expected ...`
-  wrong top-level type  `<file>: expected an object at the top level of the JSON, got an array`
-
-A UTF-8 byte-order mark (U+FEFF, which Windows editors write at the start of a file) is accepted
-and dropped by every reader of a user's text: `decode_utf8` here, and `TEXT_ENCODING` for files
-opened in text mode (the task readers of bert_keras/tasks/readers.py and swag.py).
-
-The standard library's parser recurses once per nesting level, so `"[" * 100000` would otherwise
-end in a RecursionError; JSON is only ever data here (never code, never pickles).
-
-  values = read_json_file(path, "model config file", expected=dict)
-  record = parse_json(line, path, line=12, expected=dict)   # one line of a JSON-lines file
+"""Reading users' JSON files (configs, datasets, requests) as plain data: a bad file is one UserError
+naming the file, line and what was expected (missing, not UTF-8, bad syntax, nested deeper than
+Python's recursion limit, wrong top-level type), never a traceback. A UTF-8 byte-order mark, which
+Windows editors write, is dropped by every reader of a user's text (also TEXT_ENCODING).
 """
 
 from __future__ import annotations
@@ -32,7 +16,7 @@ _TYPE_NAMES = {dict: "an object", list: "an array", str: "a string", bool: "true
 
 
 def json_type_name(value: Any) -> str:
-  """'an object', 'an array', ...: the JSON name of a parsed value's type, for messages."""
+  """'an object', 'an array', ...: a parsed value's JSON type, for messages."""
   return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
@@ -45,8 +29,7 @@ TEXT_ENCODING = "utf-8-sig"
 
 
 def decode_utf8(data: bytes, source: str, line: int | None = None) -> str:
-  """UTF-8 text of `data`, a leading byte-order mark dropped; a UserError names the 1-based line
-  of the first undecodable byte."""
+  """UTF-8 text of `data`, a leading BOM dropped; UserError naming the first bad byte's line."""
   try:
     return data.decode(TEXT_ENCODING)
   except UnicodeDecodeError as e:
@@ -57,10 +40,8 @@ def decode_utf8(data: bytes, source: str, line: int | None = None) -> str:
 
 def parse_json(text: str | bytes, source: str, line: int | None = None,
                expected: type | tuple | None = None) -> Any:
-  """Parses one JSON document read from `source` (starting at 1-based `line`, if given).
-
-  expected: the required top-level type(s) (dict, list, ...), or None for any value.
-  """
+  """One JSON document read from `source` (from 1-based `line`, if given); `expected`: the
+  required top-level type(s), or None."""
   if isinstance(text, bytes):
     text = decode_utf8(text, source, line)
   try:

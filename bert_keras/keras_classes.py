@@ -1,19 +1,13 @@
-"""Loads the project's .keras files in any process: imports every class they can name first.
-
-A .keras file names each of our classes as "bert_keras>ClassName"; Keras resolves that name through
-the registry that `keras.saving.register_keras_serializable(package="bert_keras")` fills when the
-class's module is imported. A fresh process (a script, a pipeline component) that has not imported
-the module fails with "Could not locate class 'BertEncoder'". `load_model` imports every module
-that registers a class (MODULES; a test keeps the list complete) and then loads the file, in Keras'
-safe mode: the classes are our own code, nothing stored in the file is run.
+"""Loads the project's .keras files in any process: a fresh process that has not imported the
+module of a "bert_keras>ClassName" fails with "Could not locate class", so every registering module
+(MODULES; a test keeps it complete) is imported first. Safe mode: nothing in the file is run.
 """
 
 from __future__ import annotations
 
 import importlib
 
-# Every module with a `register_keras_serializable(package="bert_keras")` class: models, task heads,
-# GPT layers, the in-graph tokenizers and packer, optimizers and schedules (a compiled model).
+# Every module with a `register_keras_serializable(package="bert_keras")` class.
 MODULES = (
     "bert_keras.models.attention_mask",
     "bert_keras.models.position_embedding",
@@ -44,7 +38,6 @@ MODULES = (
 
 
 def register_all() -> None:
-  """Imports MODULES, which registers their classes with Keras (cheap after the first call)."""
   for name in MODULES:
     importlib.import_module(name)
 

@@ -1,13 +1,5 @@
-"""The one progress line of every loop: step counter, bar, rate and ETA.
-
-  train step 120/300 [========            ] 40% 3.1 steps/s ETA 0:00:58 loss=0.4107 lr=2e-05
-  documents (worker 4711): 12000 so far, 950 /s      (a Beam step: no total known)
-
-Pretraining's Trainer logs it every `log_every` steps with its own rate (train calls alone, not
-checkpoints nor tracing); fine-tuning and evaluation print it through `Progress`, at a steady
-cadence in seconds, not per step: on a terminal the line redraws itself every
-TTY_EVERY_S; in a log (stderr not a terminal) a whole line is written every LOG_EVERY_S, so a
-log of a long run stays readable. The last step always gets its line.
+"""The one progress line of every loop: step counter, bar, rate and ETA, on a terminal redrawn
+every TTY_EVERY_S, in a log a whole line every LOG_EVERY_S (a long run's log stays readable).
 """
 
 from __future__ import annotations
@@ -31,8 +23,8 @@ def _rate(per_sec: float) -> str:
 
 def progress_line(label: str, step: int, total: int | None, steps_per_sec: float | None = None,
                   values: dict | None = None) -> str:
-  """`label step k/n [bar] p% r steps/s ETA h:mm:ss name=value ...`; rate and ETA only when the
-  rate is known. `total` None (a count without an end): `label: k so far, r /s`."""
+  """`label step k/n [bar] p% r steps/s ETA h:mm:ss name=value ...` (rate and ETA when known);
+  `total` None: `label: k so far, r /s`."""
   if total is None:
     rate = f", {_rate(steps_per_sec)} /s" if steps_per_sec else ""
     return f"{label}: {step} so far{rate}"
@@ -47,10 +39,8 @@ def progress_line(label: str, step: int, total: int | None, steps_per_sec: float
 
 
 class Progress:
-  """Prints `progress_line`s for a loop of `total` steps when they are due (see the module doc).
-
-  The rate is that of the steps since the previous line, timed from the end of the first step
-  (which traces and compiles the step function: counted in, it would make the ETA minutes off)."""
+  """Prints `progress_line`s of a loop when due. The rate is timed from the end of the first step,
+  which traces and compiles (counted in, it would make the ETA minutes off)."""
 
   def __init__(self, label: str, total: int | None, stream=None, every_s: float | None = None,
                clock=time.monotonic):
@@ -65,8 +55,7 @@ class Progress:
     self._open = False  # a redrawn line not yet ended (terminal)
 
   def update(self, step: int, values=None, force: bool = False) -> bool:
-    """Prints the line for `step` if due (or forced, or the last step); `values` is a dict, or a
-    callable returning it, called only when the line is printed. Returns whether it printed."""
+    """Prints the line for `step` if due, forced or last; `values`: a dict or a callable giving it."""
     now = self._clock()
     if self._last is None:  # the end of the first step: what the rate is timed from
       self._last = (now, step)

@@ -1,7 +1,5 @@
-"""Where the real data shipped inside registry packages lives (see the README's "Data" section).
-
-Paths come from the installed packages (`importlib.util.find_spec`), never from one machine's layout.
-The `gensim` wheel only carries the corpora and labelled sets; its code is never imported.
+"""Where the real data shipped inside registry packages lives, found through the installed
+packages (the gensim wheel only for its data files; its code is never imported).
 """
 
 from __future__ import annotations

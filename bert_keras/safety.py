@@ -1,11 +1,5 @@
-"""Paths that come from configs, parameters or data files stay inside the directory chosen for them.
-
-A config, a pipeline parameter or a checkpoint index may name files ("serving_dir", "model_name", a
-shard file of model.safetensors.index.json). Whoever wrote that file must not be able to make us
-write (or read) outside the output (or checkpoint) directory the user picked, e.g. with "../../etc"
-or an absolute path. `safe_join` is the one check every such join goes through:
-
-  destination = safe_join(output_dir, parameters["model_name"])   # UserError on "../x", "/etc"
+"""Paths named by configs, parameters or data files stay inside the directory chosen for them:
+whoever wrote the file cannot make us write or read elsewhere ("../../etc", "/etc").
 """
 
 from __future__ import annotations
@@ -16,12 +10,8 @@ from bert_keras.errors import UserError
 
 
 def safe_join(base_dir: str, relative_path: str, what: str = "path") -> str:
-  """`base_dir/relative_path`, refusing anything that would resolve outside `base_dir`.
-
-  Refused (UserError naming `what`, the value and the directory): an empty value, absolute paths,
-  NUL characters, and any path whose resolved location (symlinks followed) is not `base_dir` or
-  below it. The returned path is the plain join (not resolved), so logs show what the user wrote.
-  """
+  """`base_dir/relative_path` (not resolved, as the user wrote it); UserError for an empty value,
+  an absolute path, a NUL, or anything resolving (symlinks followed) outside `base_dir`."""
   if not isinstance(relative_path, str):
     raise UserError(f"{what}={relative_path!r} must be a string (a path relative to {base_dir})")
   if not relative_path or not relative_path.strip():

@@ -23,9 +23,6 @@ from bert_keras.errors import pass_flags_to_main, run_main
 def main(argv):
   from bert_keras.data.beam_args import parse_pretraining_data_args  # pylint: disable=g-import-not-at-top
   parse_pretraining_data_args(argv[1:])  # --help and bad flags answer before Beam is imported
-  # Before the pipeline module imports Beam: a local run skips Beam's unused connectors.
-  from bert_keras.data.lean_beam_import import import_beam  # pylint: disable=g-import-not-at-top
-  import_beam(argv[1:])
   from bert_keras.data.pretraining_data_pipeline import run  # pylint: disable=g-import-not-at-top
   summary = run(argv[1:])
   counts = {k: summary[k] for k in ("documents", "instances", "mask_ratio", "random_next_fraction", "dropped")}

@@ -1,16 +1,10 @@
-"""The command line of the Beam scripts: our argparse flags, and everything else for Beam.
+"""The command line of the Beam scripts: our argparse flags (answered before Beam or TensorFlow is
+imported), and everything else for Beam's PipelineOptions.
 
-The scripts' own flags are defined here, in a module that imports neither Beam nor TensorFlow, so
-`--help` and a bad value of one of them answer before those imports (a leftover argument still
-needs Beam's option classes to be checked).
-
-A script's parser takes its own flags with parse_known_args and hands the rest to Beam's
-PipelineOptions. A local runner ignores what no options class defines, so a misspelt flag of ours
-(`--dupe_factr=2`) would run with the default; remote runners forward unknown options (Dataflow
-passes them to the service, Flink to its job jar), so there they may be meant. `check_beam_args`
-refuses a leftover argument that no imported Beam PipelineOptions class defines when the runner
-is local, and with any runner when it is close to one of the script's own flags; the error names
-the closest of our flags (or Beam's).
+A local runner ignores options no class defines, so a misspelt flag of ours would silently run
+with its default, while remote runners forward unknown options (they may be meant there):
+`check_beam_args` refuses a leftover argument with a local runner, and with any runner when it is
+close to one of our flags.
 """
 
 from __future__ import annotations
@@ -32,21 +26,8 @@ CONFIG_FILE_HELP = ("start from this file, JSON or YAML, of this script's flags 
 VOCAB_RECORD_KEYS = ("vocab_tokens", "dropped", "first_dropped")
 
 
-def add_help_aliases(parser: argparse.ArgumentParser) -> None:
-  """`--helpfull` (what the absl scripts answer to) prints this parser's help, as `--help` does."""
-  parser.add_argument("--helpfull", action="help", help=argparse.SUPPRESS)
-
-
-def add_verbose(parser: argparse.ArgumentParser) -> None:
-  """`--verbose`, which every entry point takes; `errors.pass_flags_to_main` reads it before this
-  parser runs, so here it is only listed by --help and checked."""
-  parser.add_argument("--verbose", type=parse_bool, nargs="?", const=True, default=False,
-                      help=VERBOSE_HELP)
-
-
 def _beam_parser() -> argparse.ArgumentParser:
-  """A parser with the options of every PipelineOptions class, built as Beam's own
-  PipelineOptions.get_all_options builds it."""
+  """A parser of every PipelineOptions class's options, as PipelineOptions.get_all_options builds it."""
   # pylint: disable=g-import-not-at-top,protected-access  (Beam is imported by the caller's run)
   from apache_beam.options import pipeline_options
 
@@ -59,20 +40,16 @@ def _beam_parser() -> argparse.ArgumentParser:
   return parser
 
 
-
 def _option_names(parser: argparse.ArgumentParser) -> list:
-  """Every `--name` option string of `parser`."""
   actions = parser._actions  # pylint: disable=protected-access
   return [s for action in actions for s in action.option_strings if s.startswith("--")]
 
 
 def check_beam_args(beam_args: Sequence[str], ours: argparse.ArgumentParser) -> None:
-  """UserError for the first argument in `beam_args` (what `ours` left over) that is not a Beam
-  pipeline option when the runner is local, or that is close to a flag of `ours` with any runner;
-  the message names it and the closest flag of `ours` or of Beam."""
+  """UserError naming the first refused argument of `beam_args` (see the module doc) and the
+  closest flag of `ours` or of Beam."""
   beam = _beam_parser()
   known, unknown = beam.parse_known_args(list(beam_args))
-  # A local runner runs the pipeline here or in its workers: an option no class defines goes nowhere.
   local = getattr(known, "runner", None) in LOCAL_RUNNERS
   for arg in unknown:
     name = arg.split("=", 1)[0]
@@ -101,13 +78,16 @@ def _file_value(path: str, action: argparse.Action, value):
   return value
 
 
-def parse_with_config_file(parser: argparse.ArgumentParser, argv: Sequence[str],
-                           record_keys: Sequence[str] = (), within: str = ""
-                           ) -> Tuple[argparse.Namespace, List[str]]:
-  """parse_known_args with `--config_file`: defaults < the file's values < the flags given. The
-  file's keys are the flags' names (`record_keys`, what a run's own record adds, are skipped), or
-  a run's record holds them in its object `within` (summary.json's "config"); every error names
-  the file and the key."""
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str], record_keys: Sequence[str] = (),
+           within: str = "") -> Tuple[argparse.Namespace, List[str]]:
+  """(our flags, Beam's arguments with the local defaults) of `argv`, with `--config_file`:
+  defaults < the file's values < the flags given. The file's keys are the flags' names
+  (`record_keys`, what a run's record adds, skipped), or are in its object `within` (summary.json's
+  "config"). Adds --helpfull (as the absl scripts) and --verbose (read by
+  errors.pass_flags_to_main before this runs; here listed and checked)."""
+  parser.add_argument("--helpfull", action="help", help=argparse.SUPPRESS)
+  parser.add_argument("--verbose", type=parse_bool, nargs="?", const=True, default=False,
+                      help=VERBOSE_HELP)
   parser.add_argument("--config_file", default=None, help=CONFIG_FILE_HELP)
   pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
   pre.add_argument("--config_file", default=None)
@@ -126,7 +106,9 @@ def parse_with_config_file(parser: argparse.ArgumentParser, argv: Sequence[str],
     parser.set_defaults(**values)
     for action in parser._actions:  # pylint: disable=protected-access
       action.required = action.required and action.dest not in values
-  return parser.parse_known_args(list(argv))
+  known, beam_args = parser.parse_known_args(list(argv))
+  check_beam_args(beam_args, parser)
+  return known, with_local_runner_defaults(beam_args)
 
 
 def parse_bool(value: str) -> bool:
@@ -137,8 +119,9 @@ def parse_bool(value: str) -> bool:
   raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
 
 
-def _pretraining_data_parser() -> argparse.ArgumentParser:
-  """One flag per PretrainingDataConfig field, with its type, help and default (the config's)."""
+def parse_pretraining_data_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
+  """create_pretraining_data's flags (one per PretrainingDataConfig field, with its type, help and
+  default) -> (known_args, beam_args)."""
   parser = argparse.ArgumentParser(
       description="The Beam pipeline that turns a text corpus into BERT pretraining TFRecords",
       allow_abbrev=False, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -149,27 +132,11 @@ def _pretraining_data_parser() -> argparse.ArgumentParser:
     metavar = None if PretrainingDataConfig.CHOICES.get(field.name) else field.name.upper()
     parser.add_argument(f"--{field.name}", metavar=metavar, default=field.default,
                         help=field.metadata["help"], required=field.name == "output_dir", **kind)
-  add_help_aliases(parser)
-  add_verbose(parser)
-  return parser
-
-
-def parse_pretraining_data_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
-  """create_pretraining_data's flags -> known_args; everything else, which must be Beam options,
-  is passed to Beam.
-
-  Without a --runner (or with the DirectRunner) the DirectRunner runs multi-process on all cores
-  unless --direct_running_mode / --direct_num_workers say otherwise.
-  """
-  parser = _pretraining_data_parser()
-  known, beam_args = parse_with_config_file(parser, argv, within="config")
-  check_beam_args(beam_args, parser)
-  return known, with_local_runner_defaults(beam_args)
+  return _parse(parser, argv, within="config")
 
 
 def parse_vocab_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
-  """learn_vocab's flags -> known_args; the rest, which must be Beam options, goes to Beam
-  (DirectRunner multi-process by default)."""
+  """learn_vocab's flags -> (known_args, beam_args)."""
   parser = argparse.ArgumentParser(description="Learns a WordPiece vocab.txt", allow_abbrev=False)
   parser.add_argument("--input_files", default=None,
                       help="comma-separated paths or globs; default: the embedded Wikipedia dump")
@@ -183,8 +150,4 @@ def parse_vocab_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]
   parser.add_argument("--max_input_words", type=int, default=5_000_000)
   parser.add_argument("--num_iterations", type=int, default=4, help="learner passes per threshold")
   parser.add_argument("--json_text_key", default=PretrainingDataConfig.json_text_key)
-  add_help_aliases(parser)
-  add_verbose(parser)
-  known, beam_args = parse_with_config_file(parser, argv, VOCAB_RECORD_KEYS)
-  check_beam_args(beam_args, parser)
-  return known, with_local_runner_defaults(beam_args)
+  return _parse(parser, argv, VOCAB_RECORD_KEYS)

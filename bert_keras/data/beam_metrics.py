@@ -1,8 +1,5 @@
-"""Beam counters of the data pipelines, one namespace, so the summary JSON can read them back.
-
-Every record a pipeline drops is counted under "dropped.<reason>" and skipped, never a crash
-(Beam examples/complete/game/user_score.py does the same for bad records).
-"""
+"""Beam counters of the data pipelines in one namespace, read back into the summary JSON. Every
+record dropped is counted under "dropped.<reason>" and skipped, never a crash."""
 
 from __future__ import annotations
 
@@ -12,15 +9,14 @@ from apache_beam.metrics import Metrics
 
 NAMESPACE = "bert_keras.data"
 DROPPED_PREFIX = "dropped."
-# String sets "first.<reason>": where (`file:line`) each file first dropped a record for that reason;
-# one entry per file, so the set stays small whatever the number of dropped records.
+# String sets "first.<reason>": where (`file:line`) each file first dropped one (one entry a file).
 FIRST_PREFIX = "first."
 UNDECODABLE_LINE = "undecodable_line"
 
 
 @functools.lru_cache(maxsize=None)
 def counter(name: str):
-  """The counter `name` in NAMESPACE (cached: creating one per record would be slow)."""
+  """The counter `name` in NAMESPACE (cached: one per record would be slow)."""
   return Metrics.counter(NAMESPACE, name)
 
 
@@ -28,40 +24,23 @@ def count_dropped(reason: str, n: int = 1) -> None:
   counter(DROPPED_PREFIX + reason).inc(n)
 
 
-def note_first_drop(reason: str, location: str) -> None:
-  """Records `location` ("file:line") as a file's first record dropped for `reason`."""
-  Metrics.string_set(NAMESPACE, FIRST_PREFIX + reason).add(location)
-
-
-def first_drop_noter(path: str, reason: str):
-  """A callable(line_number) that notes "path:line" for `reason` on its first call only (one per file)."""
-  noted = []
-
-  def note(line_number: int) -> None:
-    if not noted:
-      noted.append(line_number)
-      note_first_drop(reason, f"{path}:{line_number}")
-
-  return note
-
-
 class FirstDrops:
-  """Counts dropped records and notes where each (source, reason) first dropped one.
-
-  One per DoFn instance (made in `setup`): the notes stay one per source and reason in every
-  worker, however many records are dropped. `dropper(source)` is the `drop(reason, where=None)`
-  callable the readers take; `where` (a line, "page <id>", an example's id) follows "source:".
-  """
+  """Notes where each (source, reason) first dropped a record; one per DoFn (made in `setup`).
+  `dropper(source)` is the readers' `drop(reason, where=None)`, which also counts."""
 
   def __init__(self):
     self._noted = set()
 
+  def note(self, source: str, reason: str, where=None) -> None:
+    if (source, reason) not in self._noted:
+      self._noted.add((source, reason))
+      location = source if where is None else f"{source}:{where}"
+      Metrics.string_set(NAMESPACE, FIRST_PREFIX + reason).add(location)
+
   def dropper(self, source: str):
     def drop(reason: str, where=None) -> None:
       count_dropped(reason)
-      if (source, reason) not in self._noted:
-        self._noted.add((source, reason))
-        note_first_drop(reason, source if where is None else f"{source}:{where}")
+      self.note(source, reason, where)
     return drop
 
 
@@ -71,7 +50,7 @@ def _location_key(location: str):
 
 
 def query_first_drops(result) -> dict:
-  """{reason: the first "file:line" (by file, then line) dropped for it} of a finished pipeline."""
+  """{reason: the first "file:line" dropped for it} of a finished pipeline."""
   from apache_beam.metrics.metric import MetricsFilter  # pylint: disable=g-import-not-at-top
 
   found = {}
@@ -85,8 +64,7 @@ def query_first_drops(result) -> dict:
 
 
 def undecodable_note(dropped: dict, first_dropped: dict) -> str:
-  """"N lines were not valid UTF-8 (first: file:line)", or "" when no line was dropped for that;
-  `dropped` and `first_dropped` are the summaries' {reason: count} and {reason: "file:line"}."""
+  """"N lines were not valid UTF-8 (first: file:line)", or "" when none was."""
   count = int(dropped.get(UNDECODABLE_LINE, 0))
   if not count:
     return ""
@@ -96,7 +74,7 @@ def undecodable_note(dropped: dict, first_dropped: dict) -> str:
 
 
 def query_counters(result) -> dict:
-  """{name: value} of the NAMESPACE counters of a finished pipeline (committed where the runner has them)."""
+  """{name: value} of the NAMESPACE counters of a finished pipeline."""
   from apache_beam.metrics.metric import MetricsFilter  # pylint: disable=g-import-not-at-top
 
   values = {}

@@ -1,13 +1,5 @@
-"""Progress of a Beam pipeline while it runs, not only its counters at the end.
-
-The local runner (FnApiRunner) returns only when the pipeline is done, and its metrics are read
-from the result, so two things report meanwhile:
-- `ReportProgress(label)`, a pass-through step: each worker process prints how many elements it
-  has passed so far and its rate, every LOG_EVERY_S, through the project's one progress line
-  (bert_keras/progress.py), and its total when it stops;
-- `heartbeat(label)`, around the run in the main process: a line every HEARTBEAT_EVERY_S with the
-  time elapsed, and one at the end.
-"""
+"""Progress of a Beam pipeline while it runs (the local runner reports only at the end): per worker
+`ReportProgress`, and a `heartbeat` of the main process."""
 
 from __future__ import annotations
 
@@ -24,8 +16,11 @@ from bert_keras.progress import LOG_EVERY_S, Progress, format_duration, progress
 HEARTBEAT_EVERY_S = 30.0
 
 
-class _CountProgress(beam.DoFn):
-  def __init__(self, label: str, every_s: float, weight):
+class ReportProgress(beam.DoFn):
+  """Passes its input through; prints `<label> (worker <pid>): <n> so far, <r> /s`, n counting
+  elements or summing `weight(element)`."""
+
+  def __init__(self, label: str, every_s: float = LOG_EVERY_S, weight=None):
     super().__init__()
     self._label = label
     self._every_s = every_s
@@ -47,24 +42,9 @@ class _CountProgress(beam.DoFn):
       self._progress.stream.flush()
 
 
-class ReportProgress(beam.PTransform):
-  """Passes its input through unchanged; prints `<label> (worker <pid>): <n> so far, <r> /s`,
-  where n counts the elements, or the sum of `weight(element)` (e.g. the records of a list)."""
-
-  def __init__(self, label: str, every_s: float = LOG_EVERY_S, weight=None):
-    super().__init__()
-    self._label = label
-    self._every_s = every_s
-    self._weight = weight
-
-  def expand(self, pcoll):
-    return pcoll | "Count" >> beam.ParDo(_CountProgress(self._label, self._every_s, self._weight))
-
-
 @contextlib.contextmanager
 def heartbeat(label: str, every_s: float = HEARTBEAT_EVERY_S, stream=None):
-  """Within: `<label>: running, <h:mm:ss> elapsed` every `every_s`; after: `<label>: done in ...`
-  (or `stopped after ...` when the block raised)."""
+  """Within: `<label>: running, <h:mm:ss> elapsed` every `every_s`; then `done in` / `stopped after`."""
   stream = stream if stream is not None else sys.stderr
   start = time.monotonic()
   stop = threading.Event()

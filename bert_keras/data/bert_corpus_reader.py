@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import os
+import functools
 from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
-import apache_beam as beam
-
-from bert_keras.data import beam_metrics
 from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, iter_text_lines
-from bert_keras.data.matched_files import ReadMatchingFiles
+from bert_keras.data.matched_files import ReadFileDocuments
 
 
 def iter_bert_corpus_documents(f: BinaryIO, source: str, drop: Callable[[str], None],
                                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                                on_undecodable: Optional[Callable[[int], None]] = None
                                ) -> Iterator[Tuple[str, List[str]]]:
-  """Yields (doc_id, sentences) from a file in the Google format, holding one document at a time.
-
-  doc_id is "<source>:<line of the document's first sentence>". Undecodable and over-long lines are
-  dropped and counted (corpus_text.iter_text_lines), and so are documents left without sentences.
-  """
+  """Yields ("<source>:<first line>", sentences), one document in memory at a time."""
   sentences: List[str] = []
   first_line = 0
   for line_number, text in iter_text_lines(f, drop, max_line_bytes, on_undecodable):
@@ -36,29 +29,9 @@ def iter_bert_corpus_documents(f: BinaryIO, source: str, drop: Callable[[str], N
     yield f"{source}:{first_line}", sentences
 
 
-class _ReadBertCorpusFile(beam.DoFn):
-  """One matched file -> its documents, streamed (memory: one document)."""
-
-  def __init__(self, max_line_bytes: int):
-    self._max_line_bytes = max_line_bytes
-
-  def process(self, readable_file):
-    path = readable_file.metadata.path
-    with readable_file.open() as f:
-      yield from iter_bert_corpus_documents(
-          f, os.path.basename(path), beam_metrics.count_dropped, self._max_line_bytes,
-          on_undecodable=beam_metrics.first_drop_noter(path, beam_metrics.UNDECODABLE_LINE))
-
-
-class ReadBertCorpus(beam.PTransform):
-  """PCollection of (doc_id, sentences) from files matching `file_pattern` (glob; .gz/.bz2 ok)."""
+class ReadBertCorpus(ReadFileDocuments):
+  """PCollection of (doc_id, sentences) from files matching `file_pattern`."""
 
   def __init__(self, file_pattern: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
-    super().__init__()
-    self._file_pattern = file_pattern
-    self._max_line_bytes = max_line_bytes
-
-  def expand(self, pbegin):
-    return (pbegin
-            | "MatchedFiles" >> ReadMatchingFiles(self._file_pattern)
-            | "ReadDocuments" >> beam.ParDo(_ReadBertCorpusFile(self._max_line_bytes)))
+    super().__init__(file_pattern,
+                     functools.partial(iter_bert_corpus_documents, max_line_bytes=max_line_bytes))

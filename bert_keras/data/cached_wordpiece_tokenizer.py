@@ -1,20 +1,11 @@
-"""A pure-Python WordPiece tokenizer for the data pipelines: the ids of `BertTokenizer`, without TensorFlow.
+"""A pure-Python WordPiece tokenizer with `BertTokenizer`'s ids, so a data worker never imports
+TensorFlow (~15 CPU s and ~1 GB each): a word -> ids cache (text repeats its words) in front of the
+original algorithm (`ReferenceTokenizer`).
 
-Why: a Beam worker that only makes pretraining data would otherwise import TensorFlow, Keras and
-tensorflow-text and build the in-graph tokenizer (~15 CPU seconds and ~1 GB per worker) before its
-first document; on a corpus of a few MB that start-up is most of the run. Natural text repeats its
-words (Zipf), so a word -> ids cache in front of the original algorithm (`ReferenceTokenizer`, the
-google-research/bert `FullTokenizer` step by step) makes Python as fast as the graph here.
-
-Exactness. The original tokenizes `text` as: clean (drop \\0, U+FFFD, Cc/Cf except \\t\\n\\r; map
-whitespace to " "), put spaces around CJK ideographs, `str.split()`, then per word: lowercase, NFD,
-drop Mn marks, split punctuation, WordPiece. When `text` holds no character that cleaning drops
-and no CJK ideograph, cleaning only turns some whitespace into spaces, so `text.split()` gives
-the same words, and every later step works on one word at a time: the ids of `text` are the
-concatenation of the ids of its words, which is what the cache stores. Any other text goes
-through the original's basic tokenizer whole (then the cache per basic word). The test
-tests/text/test_cached_wordpiece_tokenizer.py holds it equal to the in-graph `BertTokenizer` on
-every sentence of the embedded Wikipedia dump and on adversarial strings.
+Exact because, for text with no character the original's cleaning drops and no CJK ideograph,
+cleaning only turns whitespace into spaces and every later step works word by word: the ids of
+the text are those of its `split()` words. Other text goes through the basic tokenizer whole.
+tests/text/test_cached_wordpiece_tokenizer.py holds it equal to `BertTokenizer`.
 """
 
 from __future__ import annotations
@@ -27,13 +18,12 @@ from bert_keras.errors import UserError
 from bert_keras.text.reference_tokenizer import ReferenceTokenizer, is_cjk
 from bert_keras.text.vocab import load_vocab
 
-# ASCII characters the original's cleaning drops (Cc other than \t \n \r): they join their neighbours.
+# ASCII characters the original's cleaning drops (Cc other than \t \n \r).
 _ASCII_DROPPED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _NON_ASCII = re.compile("[^\x00-\x7f]")
-# An ASCII word -> the original's basic words: each punctuation character (its four ASCII ranges)
-# alone, the runs between them.
+# An ASCII word -> the original's basic words: each punctuation character alone, the runs between.
 _ASCII_PIECES = re.compile("[!-/:-@\\[-`{-~]|[^!-/:-@\\[-`{-~]+")
-# Caches are cleared when they reach this many entries, so memory stays bounded on any corpus.
+# Caches are cleared at this many entries: memory stays bounded on any corpus.
 MAX_CACHE_ENTRIES = 1 << 18
 
 
@@ -43,7 +33,7 @@ def _needs_whole_text(char: str) -> bool:
 
 
 class _Cache(dict):
-  """A dict that computes a missing value with `compute(key)`, clearing itself when it gets too big."""
+  """A dict computing a missing value with `compute(key)`, cleared when it gets too big."""
 
   def __init__(self, compute):
     super().__init__()
@@ -58,10 +48,7 @@ class _Cache(dict):
 
 
 class CachedWordpieceTokenizer:
-  """`encode(texts) -> list[list[int]]`: the ids `BertTokenizer(vocabulary, lower_case).tokenize` gives.
-
-  Memory: the vocabulary plus two caches of at most MAX_CACHE_ENTRIES words each.
-  """
+  """`encode(texts) -> list[list[int]]`: the ids `BertTokenizer(vocabulary, lower_case)` gives."""
 
   def __init__(self, vocabulary: Sequence[str], lower_case: bool = True):
     self._ref = ReferenceTokenizer(vocabulary, lower_case=lower_case)
@@ -84,7 +71,6 @@ class CachedWordpieceTokenizer:
     return [token_to_id[piece] for piece in self._ref.wordpiece(word)]
 
   def _compute_word_ids(self, word: str) -> List[int]:
-    """Ids of one whitespace-free word without dropped characters or CJK ideographs."""
     if word.isascii():
       # The original's steps on ASCII: lowercase, split off each ASCII punctuation character.
       basics = _ASCII_PIECES.findall(word.lower() if self._lower_case else word)
@@ -94,7 +80,6 @@ class CachedWordpieceTokenizer:
     return [i for basic in basics for i in cache[basic]]
 
   def encode_one(self, text: str) -> List[int]:
-    """One string -> its WordPiece ids (a list of int)."""
     if isinstance(text, bytes):
       text = text.decode("utf-8", "ignore")
     simple = _ASCII_DROPPED.search(text) is None

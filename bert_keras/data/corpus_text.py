@@ -1,9 +1,5 @@
-"""Plain-text helpers shared by the corpus readers: bounded line reading, decoding, sentence splitting.
-
-Documents flow through the pipelines as `(doc_id, sentences)` tuples: `doc_id` a string unique in the
-corpus and stable across runs (it seeds the random numbers, see pretraining_instances.stable_hash),
-`sentences` a list of non-empty str.
-"""
+"""Plain-text helpers of the corpus readers. Documents flow as `(doc_id, sentences)`: an id unique
+and stable across runs (it seeds the random numbers), non-empty sentence strings."""
 
 from __future__ import annotations
 
@@ -16,10 +12,8 @@ _CHUNK = 1 << 16
 
 def iter_bounded_lines(f: BinaryIO, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
                        ) -> Iterator[Tuple[int, Optional[bytes]]]:
-  """Yields (line_number (1-based), line bytes without the newline), or (n, None) for a long line.
-
-  Memory stays bounded by `max_line_bytes`: a longer line is skipped in chunks, never held whole.
-  """
+  """Yields (1-based line number, bytes without the newline), or (n, None) for a line over
+  `max_line_bytes`, skipped in chunks, never held whole."""
   line_number = 0
   while True:
     line = f.readline(max_line_bytes + 1)
@@ -37,30 +31,19 @@ def iter_bounded_lines(f: BinaryIO, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     yield line_number, line.rstrip(b"\r\n")
 
 
-def decode_utf8(data: bytes) -> Optional[str]:
-  """The text of `data`, or None when it is not valid UTF-8 (the caller counts and drops it)."""
-  try:
-    return data.decode("utf-8")
-  except UnicodeDecodeError:
-    return None
-
-
 def iter_text_lines(f: BinaryIO, drop: Callable[[str], None],
                     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                     on_undecodable: Optional[Callable[[int], None]] = None
                     ) -> Iterator[Tuple[int, str]]:
-  """Yields (line_number (1-based), text) of every line of `f` that the corpus readers can use.
-
-  Lines over `max_line_bytes` and lines that are not UTF-8 are dropped and counted (`drop(reason)`:
-  "line_too_long", "undecodable_line"); `on_undecodable(line_number)` is also told where each
-  undecodable line is, so that the run can say where the first one was.
-  """
+  """Yields (1-based line number, text); over-long and non-UTF-8 lines are `drop`ped, the latter
+  also told to `on_undecodable(line_number)`."""
   for line_number, data in iter_bounded_lines(f, max_line_bytes):
     if data is None:
       drop("line_too_long")
       continue
-    text = decode_utf8(data)
-    if text is None:
+    try:
+      text = data.decode("utf-8")
+    except UnicodeDecodeError:
       drop("undecodable_line")
       if on_undecodable is not None:
         on_undecodable(line_number)
@@ -80,11 +63,8 @@ _WORD_BEFORE = re.compile(r"(\S+)$")
 
 
 def split_sentences(text: str) -> List[str]:
-  """Splits a paragraph into sentences with a rule-based splitter (no model, no download).
-
-  A boundary is [.!?] (plus closing quotes) followed by whitespace and an upper-case letter or digit,
-  unless the word before is a known abbreviation or a single initial ("J. R. R. Tolkien").
-  """
+  """Rule-based sentences of a paragraph: a boundary is [.!?] (and closing quotes), whitespace, then
+  an upper-case letter or digit, unless after an abbreviation or an initial ("J. R. R. Tolkien")."""
   text = " ".join(text.split())
   if not text:
     return []

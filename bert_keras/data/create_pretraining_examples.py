@@ -1,39 +1,7 @@
-"""Tokenized documents -> serialized pretraining tf.Examples keyed by output shard, without one worker
-ever holding the corpus.
-
-Design of the random-next sampling (BERT section 3.1, "50% of the time B is a random sentence from the
-corpus"). The original draws a uniformly random other document from the whole corpus in memory.
-Here:
-  1. Every document gets a *home bucket*, stable_hash(seed, "home", doc_id) % B, so each bucket holds
-     a uniformly random sample of the documents; B = max(1, num_documents // docs_per_bucket) comes
-     from a global count, so buckets stay at ~docs_per_bucket documents however big the corpus is.
-  2. Each pass k < dupe_factor over a document is a *request* sent to the bucket
-     stable_hash(seed, "partner", doc_id, k) % B (uniform over buckets).
-  3. A join on the bucket (a merge of runs sorted by bucket, see below) brings together the bucket's
-     documents and the requests sent to it. Each request runs the original `create_instances_from_document` on its own document, with an
-     RNG seeded by stable_hash(seed, doc_id, k), drawing every random-next document from the bucket
-     (the original's "up to 10 draws until it is another document").
-So a random B comes from a uniformly chosen bucket and a uniformly chosen document in it: uniform
-over the corpus up to bucket-size noise, like the original, while a worker holds one bucket
-(~docs_per_bucket * (dupe_factor + 1) documents) at a time. Each instance then gets a key
-stable_hash(seed, doc_id, k, index); shard = key % num_shards and rows are sorted by key inside a
-shard, which is a deterministic global shuffle (the original shuffles all instances in memory).
-Instances leave in (shard, [(key, record), ...]) lists, not one element per instance: Beam's
-per-element cost (coders, the shard GroupByKey) then stays out of the per-instance path.
-
-No document and no instance goes through the runner. A local Beam runner (the FnApiRunner of
-the DirectRunner) holds every PCollection that crosses a stage in its own process, and sends a
-worker its whole share of a stage's input at once; had the routed documents crossed the bucket
-GroupByKey, they (6x the tokenized corpus at dupe_factor 5) would have been held there, so memory
-grew with the corpus. Instead documents go through files, and only paths cross stages:
-  tokenized documents -> spill files of about `run_bytes` (in the tokenizer's stage) -> count
-  -> each spill file routed to its buckets: sorted runs, one per partition of the buckets
-     (a partition is every P-th bucket; only run paths go through the GroupByKey)
-  -> per partition: a streaming merge of its runs, bucket after bucket, each bucket's instances
-     gathered into lists of about `run_bytes` (then sorted runs of WriteTFRecordShards).
-A worker holds one spill list, one bucket and one instance list at a time, whatever the corpus.
-On disk, the spill files (the tokenized corpus) stay until the run publishes, so that a retried
-routing bundle finds its input; bucket runs go once merged.
+"""Tokenized documents -> serialized pretraining tf.Examples keyed by output shard, without one
+worker ever holding the corpus: random-next documents come from hash buckets, and documents and
+instances cross stages as files, only their paths through the runner (docs/design.md, "Pretraining
+data without holding the corpus").
 """
 
 from __future__ import annotations
@@ -42,17 +10,15 @@ import itertools
 import os
 import random
 import struct
-import uuid
 from typing import Any, List
 
 import apache_beam as beam
 import numpy as np
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.windowed_value import WindowedValue
 
 from bert_keras.data import beam_metrics, sorted_shards
 from bert_keras.data.pretraining_instances import (SpecialIds, create_instances_from_document,
                                                    pick_random_document, serialize_instance, stable_hash)
+from bert_keras.data.sorted_shards import uint64_key
 from bert_keras.data.tokenize_documents import unpack_tokenized_document
 
 HOME, REQUEST = 0, 1
@@ -66,7 +32,7 @@ def num_buckets(num_documents: int, docs_per_bucket: int) -> int:
 
 
 def bucket_layout(num_documents: int, docs_per_bucket: int):
-  """(buckets, partitions) for the corpus's document count; bucket b is in partition b % partitions."""
+  """(buckets, partitions); bucket b is in partition b % partitions."""
   buckets = num_buckets(num_documents, docs_per_bucket)
   return buckets, min(buckets, MAX_PARTITIONS)
 
@@ -96,7 +62,6 @@ def decode_document(record: bytes):
 
 
 def _remark(record: bytes, kind: int, dupe_index: int) -> bytes:
-  """encode_document's bytes with another kind and pass."""
   _, _, name_length, num_splits = _DOCUMENT_HEADER.unpack_from(record)
   return _DOCUMENT_HEADER.pack(kind, dupe_index, name_length, num_splits) + record[_DOCUMENT_HEADER.size:]
 
@@ -122,10 +87,8 @@ def special_ids_from_vocabulary(vocabulary: List[str]):
 
 def instances_for_request(doc_id: str, sentences, dupe_index: int, bucket_documents, config, special,
                           is_continuation):
-  """The instances of pass `dupe_index` over one document; random-next documents from the bucket.
-
-  `bucket_documents`: (doc_id, sentences) sorted by doc_id (the order is part of the determinism).
-  """
+  """The instances of pass `dupe_index` over one document, random-next documents drawn from
+  `bucket_documents`: (doc_id, sentences) sorted by doc_id (the order is part of the determinism)."""
   rng = random.Random(stable_hash(config.seed, doc_id, dupe_index))
   random_document = lambda r: pick_random_document(bucket_documents, doc_id, r)
   return create_instances_from_document(
@@ -134,41 +97,8 @@ def instances_for_request(doc_id: str, sentences, dupe_index: int, bucket_docume
       is_continuation if config.whole_word_mask else None)
 
 
-def _in_global_window(value):
-  return WindowedValue(value, GlobalWindow().max_timestamp(), [GlobalWindow()])
-
-
-class _SpillDocuments(beam.DoFn):
-  """Packed tokenized documents -> (path, number of documents) of spill files under `spill_dir`,
-  each about `run_bytes` (the rest of a bundle at its end)."""
-
-  def __init__(self, spill_dir: str, run_bytes: int):
-    self._spill_dir = spill_dir
-    self._run_bytes = run_bytes
-
-  def start_bundle(self):
-    self._records, self._bytes = [], 0
-
-  def process(self, packed):
-    record = encode_document(packed)
-    self._records.append(record)
-    self._bytes += len(record)
-    if self._bytes >= self._run_bytes:
-      yield self._write()
-
-  def finish_bundle(self):
-    if self._records:
-      yield _in_global_window(self._write())
-
-  def _write(self):
-    records, self._records, self._bytes = self._records, [], 0
-    path = os.path.join(self._spill_dir, f"documents-{uuid.uuid4().hex}.run")
-    sorted_shards.write_run(path, ((0, record) for record in records))
-    return path, len(records)
-
-
 class _RouteSpilledDocuments(beam.DoFn):
-  """(spill path, count) -> (partition, [(bucket, document record), ...]) lists of about `run_bytes`:
+  """(0, spill path) -> (partition, [(bucket, document record), ...]) lists of about `run_bytes`:
   each document once to its home bucket and once per pass to a partner bucket (route_document)."""
 
   def __init__(self, config, run_bytes: int):
@@ -176,7 +106,7 @@ class _RouteSpilledDocuments(beam.DoFn):
     self._run_bytes = run_bytes
 
   def process(self, spilled, layout):
-    path, _ = spilled
+    _, path = spilled
     buckets, partitions = layout
     config = self._config
     lists, size = {}, 0
@@ -184,7 +114,7 @@ class _RouteSpilledDocuments(beam.DoFn):
       doc_id = decode_document(record)[2][0]  # a spilled record is marked HOME
       for bucket, value in route_document((doc_id, record), config.seed, config.dupe_factor, buckets):
         routed = record if value[0] == HOME else _remark(record, REQUEST, value[1])
-        lists.setdefault(bucket % partitions, []).append((bucket, routed))
+        lists.setdefault(bucket % partitions, []).append((uint64_key(bucket), routed))
         size += len(routed)
       if size >= self._run_bytes:
         yield from lists.items()
@@ -213,13 +143,12 @@ class _CreateInstancesInPartition(beam.DoFn):
 
   def process(self, element):
     partition, runs = element
-    rows = sorted_shards.merge_runs(sorted(runs), self._work_dir, f"partition-{partition:05d}",
-                                    sorted_shards.UINT64_GROUP_KEYS)
+    rows = sorted_shards.merge_runs(sorted(runs), self._work_dir, f"partition-{partition:05d}")
     by_shard, size = {}, 0
     for _, group in itertools.groupby(rows, key=lambda row: row[0]):
       for shard, key, record in instances_for_bucket([decode_document(r) for _, r in group], self._config,
                                                      self._special, self._is_continuation):
-        by_shard.setdefault(shard, []).append((key, record))
+        by_shard.setdefault(shard, []).append((uint64_key(key), record))
         size += len(record) + 8
         if size >= self._run_bytes:
           yield from sorted(by_shard.items())
@@ -266,12 +195,9 @@ def instances_for_bucket(values, config, special, is_continuation):
 
 
 class CreatePretrainingExamples(beam.PTransform):
-  """(doc_id, ids, splits) tokenized documents -> (shard, [(sort key, serialized tf.Example), ...]).
-
-  Several elements may have the same shard; WriteTFRecordShards merges them. Documents go through
-  files under `work_dir` (the caller removes the directory when the run publishes), documents and
-  instances in lists of about `run_bytes` (see the module doc).
-  """
+  """(doc_id, ids, splits) tokenized documents -> (shard, [(sort key, serialized tf.Example), ...])
+  lists of about `run_bytes`, several per shard. Documents go through files under `work_dir`,
+  which the caller removes when the run publishes."""
 
   def __init__(self, config, work_dir: str, run_bytes: int = sorted_shards.RUN_BYTES):
     super().__init__()
@@ -282,16 +208,16 @@ class CreatePretrainingExamples(beam.PTransform):
   def expand(self, documents):
     config = self._config
     buckets_dir = os.path.join(self._work_dir, "buckets")
-    spilled = documents | "SpillDocuments" >> beam.ParDo(
-        _SpillDocuments(os.path.join(self._work_dir, "documents"), self._run_bytes)).with_output_types(Any)
-    layout = (spilled
-              | "DocumentCounts" >> beam.Map(lambda spill: spill[1])
-              | "CountDocuments" >> beam.CombineGlobally(sum)
+    spilled = (documents
+               | "EncodeDocuments" >> beam.Map(lambda packed: (0, (b"", encode_document(packed))))
+               | "SpillDocuments" >> sorted_shards.WriteRuns(os.path.join(self._work_dir, "documents"),
+                                                             self._run_bytes))
+    layout = (documents
+              | "CountDocuments" >> beam.combiners.Count.Globally()
               | "BucketLayout" >> beam.Map(bucket_layout, config.docs_per_bucket))
-    # Declared output types (what Beam infers): building the pipeline skips inferring them from bytecode.
     return (spilled
             | "RouteToBuckets" >> beam.ParDo(_RouteSpilledDocuments(config, self._run_bytes),
                                              beam.pvalue.AsSingleton(layout)).with_output_types(Any)
-            | "GroupBuckets" >> sorted_shards.SortedRuns(buckets_dir, sorted_shards.UINT64_GROUP_KEYS)
+            | "GroupBuckets" >> sorted_shards.SortedRuns(buckets_dir)
             | "CreateInstances" >> beam.ParDo(
                 _CreateInstancesInPartition(config, buckets_dir, self._run_bytes)).with_output_types(Any))

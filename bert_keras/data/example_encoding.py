@@ -1,15 +1,7 @@
-"""tf.train.Example and TFRecord bytes written in plain Python, without importing TensorFlow.
-
-Why: a data worker that imports TensorFlow only to serialize examples and frame records pays seconds
-of start-up and hundreds of MB per process. The formats are small and fixed:
-
-  * `encode_example`: the protobuf wire format of `tf.train.Example` (tensorflow/core/example/
-    example.proto, feature.proto) exactly as `SerializeToString(deterministic=True)` writes it:
-    the feature map sorted by key (upb's order), each entry (key, Feature), int64 and float lists packed.
-  * `frame_record`: a TFRecord record (tensorflow/core/lib/io/record_writer.cc): uint64 length,
-    masked crc32c of the length, the data, masked crc32c of the data (little-endian).
-
-tests/data/test_example_encoding.py holds both byte-equal to TensorFlow's own writers.
+"""tf.train.Example and TFRecord bytes in plain Python, so a data worker need not import TensorFlow:
+the Example wire format as `SerializeToString(deterministic=True)` writes it, and TFRecord framing
+(length, masked crc32c, data, masked crc32c). tests/data/test_example_encoding.py holds both
+byte-equal to TensorFlow's writers.
 """
 
 from __future__ import annotations
@@ -31,8 +23,7 @@ def _varint(value: int) -> bytes:
   return bytes(out)
 
 
-# Varints of the small values that ids, masks and positions are (all below 2**16): one lookup each.
-# Built per byte count (1, 2, 3 bytes), twice as fast as calling _varint 65536 times at every import.
+# Varints of the values below 2**16 (ids, masks, positions): one lookup each.
 _SMALL_VARINTS = ([bytes((v,)) for v in range(1 << 7)]
                   + [bytes((v & 0x7F | 0x80, v >> 7)) for v in range(1 << 7, 1 << 14)]
                   + [bytes((v & 0x7F | 0x80, v >> 7 & 0x7F | 0x80, v >> 14)) for v in range(1 << 14, 1 << 16)])
@@ -42,7 +33,7 @@ def _length(n: int) -> bytes:
   return _SMALL_VARINTS[n] if n < 65536 else _varint(n)
 
 
-def _packed_varints(values: Sequence[int]) -> bytes:
+def pack_varints(values: Sequence[int]) -> bytes:
   try:
     low, high = min(values), max(values)
   except (TypeError, ValueError):  # empty, or not plain ints
@@ -56,14 +47,12 @@ def _packed_varints(values: Sequence[int]) -> bytes:
 
 
 def _map_key_order(name: str):
-  """The order of Python protobuf's (upb) deterministic map serialization: bytewise, except that a
-  key sorts after every longer key it is a prefix of ("abc", "ab", "a")."""
+  """upb's deterministic map order: bytewise, but a key after the longer keys it prefixes."""
   return tuple(name.encode("utf-8")) + (256,)
 
 
 @functools.lru_cache(maxsize=64)
 def _feature_layout(names: Tuple[str, ...]) -> List[Tuple[str, bytes]]:
-  """(name, encoded map-entry key field) in serialization order, for one set of feature names."""
   layout = []
   for name in sorted(names, key=_map_key_order):
     key = name.encode("utf-8")
@@ -71,15 +60,9 @@ def _feature_layout(names: Tuple[str, ...]) -> List[Tuple[str, bytes]]:
   return layout
 
 
-_FLOAT_FORMATS: Dict[int, struct.Struct] = {}
-
-
 def encode_packed_example(fields: Dict[str, Tuple[bytes, bytes, int]]) -> bytes:
-  """{name: (list field tag, packed values, number of values)} -> serialized tf.train.Example.
-
-  The tag is INT64_LIST or FLOAT_LIST; `packed` the values already in wire format (varints or
-  little-endian floats), so callers that know their values can build them in a few C calls.
-  """
+  """{name: (INT64_LIST or FLOAT_LIST, values in wire format, number of values)} -> serialized
+  tf.train.Example."""
   entries = []
   for name, key_field in _feature_layout(tuple(fields)):
     list_field, packed, count = fields[name]
@@ -98,46 +81,14 @@ INT64_LIST = b"\x1a"  # Feature.int64_list = 3
 FLOAT_LIST = b"\x12"  # Feature.float_list = 2
 
 
-def pack_floats(values: Sequence[float]) -> bytes:
-  n = len(values)
-  fmt = _FLOAT_FORMATS.get(n)
-  if fmt is None:
-    fmt = _FLOAT_FORMATS.setdefault(n, struct.Struct(f"<{n}f"))
-  return fmt.pack(*values)
-
-
-pack_varints = _packed_varints
-
-
-def encode_example(features: Dict[str, Tuple[str, Sequence]]) -> bytes:
-  """{name: ("int64" | "float", values)} -> serialized tf.train.Example (deterministic bytes).
-
-  Equal to building the Example with `example_pb2` and `SerializeToString(deterministic=True)`.
-  """
-  fields = {}
-  for name, (kind, values) in features.items():
-    if kind == "int64":
-      fields[name] = (INT64_LIST, _packed_varints(values), len(values))
-    elif kind == "float":
-      fields[name] = (FLOAT_LIST, pack_floats(values), len(values))
-    else:
-      raise ValueError(f"feature {name!r}: kind {kind!r}, expected 'int64' or 'float'")
-  return encode_packed_example(fields)
-
-
-def _crc32c_function():
-  try:
-    import google_crc32c  # pylint: disable=g-import-not-at-top
-  except ImportError:
-    return None
-  return google_crc32c.value
-
-
-_CRC32C = _crc32c_function()
+try:
+  from google_crc32c import value as _CRC32C
+except ImportError:
+  _CRC32C = None
 
 
 def have_fast_crc32c() -> bool:
-  """True when a compiled crc32c is installed (google-crc32c); otherwise callers use TensorFlow."""
+  """Whether google-crc32c is installed; otherwise callers use TensorFlow."""
   return _CRC32C is not None
 
 
@@ -146,14 +97,8 @@ def _masked_crc32c(data: bytes) -> int:
   return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
-def frame_record(data: bytes) -> bytes:
-  """One TFRecord record: length, its masked crc, data, the data's masked crc."""
-  length = struct.pack("<Q", len(data))
-  return b"".join([length, struct.pack("<I", _masked_crc32c(length)), data,
-                   struct.pack("<I", _masked_crc32c(data))])
-
-
 def write_uncompressed_tfrecords(f, records: Iterable[bytes]) -> None:
-  """Writes `records` as uncompressed TFRecords to the binary file `f` (needs have_fast_crc32c())."""
   for record in records:
-    f.write(frame_record(record))
+    length = struct.pack("<Q", len(record))
+    f.write(b"".join([length, struct.pack("<I", _masked_crc32c(length)), record,
+                      struct.pack("<I", _masked_crc32c(record))]))

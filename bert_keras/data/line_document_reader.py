@@ -1,32 +1,22 @@
-"""Reads one document per line: plain text (.txt) or JSON Lines (an object with a text field).
-
-Each document's text is split into sentences (corpus_text.split_sentences). Files are streamed, one
-line at a time; bad lines (undecodable, over-long, invalid JSON, no text field) are counted and dropped.
-"""
+"""Reads one document per line, plain text or JSON Lines, split into sentences; bad lines are
+counted and dropped."""
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 from typing import BinaryIO, Callable, Iterator, List, Optional, Tuple
 
-import apache_beam as beam
-
-from bert_keras.data import beam_metrics
 from bert_keras.data.corpus_text import DEFAULT_MAX_LINE_BYTES, iter_text_lines, split_sentences
-from bert_keras.data.matched_files import ReadMatchingFiles
+from bert_keras.data.matched_files import ReadFileDocuments
 
 
 def iter_line_documents(f: BinaryIO, source: str, drop: Callable[[str], None], json_text_key: Optional[str] = None,
                         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                         on_undecodable: Optional[Callable[[int], None]] = None
                         ) -> Iterator[Tuple[str, List[str]]]:
-  """Yields (doc_id, sentences), doc_id "<source>:<line number>" (or "<source>:<id field>" for JSONL).
-
-  `json_text_key` None reads plain text lines; otherwise every line must be a JSON object whose
-  `json_text_key` field is the document text. Undecodable and over-long lines are dropped and
-  counted (corpus_text.iter_text_lines).
-  """
+  """Yields ("<source>:<line or JSONL id>", sentences); with `json_text_key`, each line is a JSON
+  object whose field it names holds the text."""
   for line_number, text in iter_text_lines(f, drop, max_line_bytes, on_undecodable):
     doc_key = str(line_number)
     if json_text_key is not None:
@@ -50,31 +40,10 @@ def iter_line_documents(f: BinaryIO, source: str, drop: Callable[[str], None], j
     yield f"{source}:{doc_key}", sentences
 
 
-class _ReadLineDocumentsFile(beam.DoFn):
-
-  def __init__(self, json_text_key: Optional[str], max_line_bytes: int):
-    self._json_text_key = json_text_key
-    self._max_line_bytes = max_line_bytes
-
-  def process(self, readable_file):
-    path = readable_file.metadata.path
-    with readable_file.open() as f:
-      yield from iter_line_documents(
-          f, os.path.basename(path), beam_metrics.count_dropped, self._json_text_key, self._max_line_bytes,
-          on_undecodable=beam_metrics.first_drop_noter(path, beam_metrics.UNDECODABLE_LINE))
-
-
-class ReadLineDocuments(beam.PTransform):
-  """PCollection of (doc_id, sentences) from one-document-per-line files (text, or JSONL if json_text_key)."""
+class ReadLineDocuments(ReadFileDocuments):
+  """PCollection of (doc_id, sentences) from one-document-per-line files (JSONL with json_text_key)."""
 
   def __init__(self, file_pattern: str, json_text_key: Optional[str] = None,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
-    super().__init__()
-    self._file_pattern = file_pattern
-    self._json_text_key = json_text_key
-    self._max_line_bytes = max_line_bytes
-
-  def expand(self, pbegin):
-    return (pbegin
-            | "MatchedFiles" >> ReadMatchingFiles(self._file_pattern)
-            | "ReadDocuments" >> beam.ParDo(_ReadLineDocumentsFile(self._json_text_key, self._max_line_bytes)))
+    super().__init__(file_pattern, functools.partial(iter_line_documents, json_text_key=json_text_key,
+                                                     max_line_bytes=max_line_bytes))

@@ -1,24 +1,7 @@
-"""The Beam pipeline that turns a text corpus into BERT pretraining TFRecords (section 3.1, A.2).
-
-google-research/bert create_pretraining_data.py holds all documents of an input file in one process;
-here memory per worker does not grow with the corpus (see create_pretraining_examples.py for how the
-random-next documents are sampled), so the same pipeline runs on a laptop (DirectRunner, multi-process
-by default) and on Dataflow:
-
-  read documents -> tokenize (BertTokenizer's ids in pure Python: CachedWordpieceTokenizer) -> spill
-  files -> bucket join for random-next (sorted runs per bucket partition) -> instances -> sorted runs
-  per shard -> shards merged from the runs in <output_dir>/.staging -> published + summary.json
-
-Documents and instances go from stage to stage through files in <output_dir>/.staging, only their
-paths through the runner, so no process's memory grows with the corpus (local runners hold every
-PCollection that crosses a stage in their own process).
-
-No worker imports TensorFlow for the default, uncompressed local output (examples and TFRecord
-frames are written by example_encoding.py, byte-equal to TensorFlow's).
-
-`parse_args(argv)` -> (known_args, beam_args); `build_pipeline(p, args)` builds the graph;
-`create_pretraining_data(config, beam_args)` runs it, then publishes the shards and writes the
-summary (counts, ratios, every drop by reason); `run(argv)` is that from flags.
+"""The Beam pipeline that turns a text corpus into BERT pretraining TFRecords (section 3.1, A.2),
+with memory per worker flat in the corpus (docs/design.md): read -> tokenize -> examples -> sorted
+shards in <output_dir>/.staging -> published with summary.json. `parse_args(argv)` -> (known_args,
+beam_args); `build_pipeline(p, args)`; `create_pretraining_data(config, beam_args)` runs it.
 """
 
 from __future__ import annotations
@@ -40,29 +23,33 @@ from bert_keras.beam_runner import check_runner_available
 from bert_keras.data.create_pretraining_examples import CreatePretrainingExamples
 from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.beam_progress import ReportProgress, heartbeat
-from bert_keras.data.tfrecord_shards import WriteTFRecordShards, prepare_staging_dir, publish_shards, staging_dir_for
+from bert_keras.data.tfrecord_shards import prepare_staging_dir, publish_shards, staging_dir_for, write_tfrecord_shards
 from bert_keras.data.tokenize_documents import TokenizeDocuments
 from bert_keras.errors import UserError, worker_user_errors
 
 
+def default_input_files(args) -> str:
+  """--input_files, or the embedded Wikipedia dump for --input_format=wikipedia."""
+  from bert_keras import resources  # pylint: disable=g-import-not-at-top
+
+  if args.input_files:
+    return args.input_files
+  if args.input_format != "wikipedia":
+    raise UserError(f"--input_files is required with --input_format={args.input_format}")
+  return resources.wikipedia_dump_path()
+
+
 def config_from_args(args: argparse.Namespace) -> PretrainingDataConfig:
-  """Fills the defaults that live in installed packages (embedded dump, real uncased vocab)."""
+  """The config of the flags, the embedded dump and the real uncased vocab by default."""
   from bert_keras import resources  # pylint: disable=g-import-not-at-top
 
   values = {name: getattr(args, name) for name in PretrainingDataConfig.field_names()}
-  if not values["input_files"]:
-    if args.input_format != "wikipedia":
-      raise UserError(f"--input_files is required with --input_format={args.input_format}")
-    values["input_files"] = resources.wikipedia_dump_path()
-  return PretrainingDataConfig(**dict(values,
+  return PretrainingDataConfig(**dict(values, input_files=default_input_files(args),
                                       vocab_file=args.vocab_file or resources.uncased_vocab_path()))
 
 
 def read_documents(config: PretrainingDataConfig) -> beam.PTransform:
-  """The reader PTransform for config.input_format: PBegin -> (doc_id, sentences).
-
-  Only the reader used is imported (a run, and each worker, skips the others' imports).
-  """
+  """The reader PTransform of config.input_format (only it imported): PBegin -> (doc_id, sentences)."""
   # pylint: disable=g-import-not-at-top
   if config.input_format == "wikipedia":
     from bert_keras.data.wikipedia_reader import ReadWikipediaDump
@@ -78,36 +65,24 @@ def read_documents(config: PretrainingDataConfig) -> beam.PTransform:
   return ReadTfdsDocuments(config.input_files, config.tfds_split, config.tfds_data_dir, config.json_text_key)
 
 
-def records_in(shard_records) -> int:
-  """The number of records in one (shard, [(key, record), ...]) element of CreatePretrainingExamples."""
-  return len(shard_records[1])
-
-
 def build_pipeline(p: beam.Pipeline, args) -> None:
-  """Adds the whole graph to `p`; `args` is the namespace of parse_args or a PretrainingDataConfig.
-
-  Shards go to <output_dir>/.staging; `publish` moves them into place after the run.
-  """
+  """Adds the graph to `p` (`args`: parse_args's namespace or a PretrainingDataConfig); shards go
+  to <output_dir>/.staging."""
   config = args if isinstance(args, PretrainingDataConfig) else config_from_args(args)
   _ = (p
        | "ReadDocuments" >> read_documents(config)
-       | "ReportProgress" >> ReportProgress("documents read")
-       | "Tokenize" >> TokenizeDocuments(config.vocab_file, config.lower_case,
-                                          config.min_sentences_per_document)
+       | "ReportProgress" >> beam.ParDo(ReportProgress("documents read"))
+       | "Tokenize" >> beam.ParDo(TokenizeDocuments(config.vocab_file, config.lower_case,
+                                                    config.min_sentences_per_document))
        | "CreateExamples" >> CreatePretrainingExamples(config, staging_dir_for(config.output_dir))
-       | "ReportInstances" >> ReportProgress("instances created", weight=records_in)
-       | "WriteShards" >> WriteTFRecordShards(staging_dir_for(config.output_dir), config))
-
-
-def _absolute(path: str) -> str:
-  """`path` made absolute when local; URLs (gs://...) as they are."""
-  return path if "://" in path else os.path.abspath(path)
+       | "ReportInstances" >> beam.ParDo(ReportProgress("instances created",
+                                                        weight=lambda shard_rows: len(shard_rows[1])))
+       | "WriteShards" >> write_tfrecord_shards(staging_dir_for(config.output_dir), config))
 
 
 def summarize(config: PretrainingDataConfig, counters: dict, first_dropped: Optional[dict] = None) -> dict:
-  """The summary JSON: config, the vocabulary's size (its line count: the model's vocab_size, which
-  run_pretraining checks the records against), counts, mask and random-next ratios, dropped records
-  by reason, and where ("file:line") the first one of a reason was, when the reader knows."""
+  """The summary JSON: config, the vocabulary's line count (run_pretraining checks it), counts,
+  ratios, dropped records by reason and where ("file:line") each reason's first one was."""
   from bert_keras.text.vocab import load_vocab  # pylint: disable=g-import-not-at-top
 
   get = lambda name: int(counters.get(name, 0))
@@ -117,7 +92,8 @@ def summarize(config: PretrainingDataConfig, counters: dict, first_dropped: Opti
              if name.startswith(beam_metrics.DROPPED_PREFIX)}
   return {
       # A local vocab_file absolute: run_pretraining reads it from another working directory.
-      "config": dict(dataclasses.asdict(config), vocab_file=_absolute(config.vocab_file)),
+      "config": dict(dataclasses.asdict(config), vocab_file=config.vocab_file if "://" in config.vocab_file
+                     else os.path.abspath(config.vocab_file)),
       "vocab_size": len(load_vocab(config.vocab_file)),
       "documents": get("documents"),
       "sentences": get("sentences"),
@@ -135,25 +111,15 @@ def summarize(config: PretrainingDataConfig, counters: dict, first_dropped: Opti
   }
 
 
-def warn_undecodable(summary: dict) -> None:
-  """Logs a warning when lines were dropped for not being UTF-8 (the run goes on without them)."""
-  note = beam_metrics.undecodable_note(summary["dropped"], summary.get("first_dropped", {}))
-  if note:
-    logging.warning("%s: dropped, the corpus was read without them", note)
-
-
 def run(argv: Sequence[str]) -> dict:
-  """Parses flags, then `create_pretraining_data`; returns the summary."""
   known, beam_args = parse_args(argv)
   check_runner_available(beam_args)
   return create_pretraining_data(config_from_args(known), beam_args)
 
 
 def create_pretraining_data(config: PretrainingDataConfig, beam_args: Sequence[str]) -> dict:
-  """The whole run, the one entry point of scripts/create_pretraining_data.py (through `run`) and of
-  the pretraining_examples component: checks the output directory and the vocabulary, runs the
-  pipeline with `beam_args` to completion, refuses a run without instances, then publishes the
-  shards and writes summary.json (last). Returns the summary."""
+  """The whole run, for the script and the pretraining_examples component: checks, the pipeline,
+  a refusal of a run without instances, then the shards published and summary.json (last)."""
   from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top
 
   check_output_dir(config.output_dir)
@@ -172,12 +138,12 @@ def create_pretraining_data(config: PretrainingDataConfig, beam_args: Sequence[s
         result.wait_until_finish()
     summary = summarize(config, beam_metrics.query_counters(result),
                         beam_metrics.query_first_drops(result))
-    warn_undecodable(summary)
+    note = beam_metrics.undecodable_note(summary["dropped"], summary["first_dropped"])
+    if note:
+      logging.warning("%s: dropped, the corpus was read without them", note)
     check_has_instances(config, summary)
   except BaseException:
-    # A failed or interrupted run leaves nothing behind: not its staging directory, nor the
-    # output directory it created (elsewhere than a local disk the next run's
-    # prepare_staging_dir removes the stage).
+    # A failed run leaves nothing behind (remotely, the next run's prepare_staging_dir cleans up).
     if local:
       shutil.rmtree(staging_dir_for(config.output_dir), ignore_errors=True)
       if created:
@@ -190,10 +156,8 @@ def create_pretraining_data(config: PretrainingDataConfig, beam_args: Sequence[s
 
 @contextlib.contextmanager
 def output_dir_errors(output_dir: str, action: str):
-  """Within: a failure of the filesystem holding `output_dir` is a UserError naming it, `action` and
-  the reason. For gs:// and other remote paths that is any exception (no network or credentials:
-  TensorFlow's FailedPreconditionError; a scheme Beam has no filesystem for without its GCP extras:
-  ValueError); for a local path, OSError (a bug elsewhere keeps its traceback)."""
+  """Within: a failure of the filesystem of `output_dir` is a UserError naming it, `action` and the
+  reason: any exception for a remote path (no network, credentials or filesystem), OSError locally."""
   try:
     yield
   except UserError:
@@ -207,8 +171,7 @@ def output_dir_errors(output_dir: str, action: str):
 
 
 def check_vocabulary(config: PretrainingDataConfig) -> None:
-  """Loads the vocabulary once in the main process, so a bad vocab file is one error naming it
-  before any worker starts (each worker loads it again in its tokenizer's setup)."""
+  """Loads the vocabulary in the main process: a bad file is one error before any worker starts."""
   from bert_keras.data.cached_wordpiece_tokenizer import CachedWordpieceTokenizer  # pylint: disable=g-import-not-at-top
 
   try:
@@ -224,8 +187,7 @@ _SHORT_DOCUMENT_REASONS = ("empty_document", "one_sentence_document", "short_doc
 
 
 def check_has_instances(config: PretrainingDataConfig, summary: dict) -> None:
-  """A run without a single instance is a UserError, raised before publishing, so the shards of an
-  earlier run in output_dir are not replaced by empty ones (only the staging dir is removed)."""
+  """A run without instances is a UserError before publishing: an earlier run's shards stay."""
   if summary["instances"]:
     return
   short = sum(summary["dropped"].get(reason, 0) for reason in _SHORT_DOCUMENT_REASONS)

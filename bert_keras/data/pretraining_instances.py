@@ -1,13 +1,7 @@
-"""The paper's pretraining examples, made from one tokenized document (BERT section 3.1, appendix A.1-A.2).
-
-Plain functions, no Beam, no TensorFlow: the pipeline calls them per document and tests call them
-directly. They follow google-research/bert create_pretraining_data.py step by step, including the
-order in which the random number generator is used, so that for the same documents and the same
-`random.Random` the same instances come out; the one difference is that tokens are ids, not strings.
-
-A document is a list of sentences; a sentence is a list of token ids (WordPiece). An instance is
-`TrainingInstance`: `[CLS] A [SEP] B [SEP]` ids, segment ids, the masked positions and their original
-ids, and `is_random_next` (B was taken from another document).
+"""The paper's pretraining instances from one tokenized document (section 3.1, A.1-A.2), no Beam,
+no TensorFlow: google-research/bert's create_pretraining_data.py step by step, random draws in
+the same order, so the same documents and `random.Random` give the same instances (ids, not
+token strings).
 """
 
 from __future__ import annotations
@@ -44,22 +38,14 @@ class TrainingInstance:
 
 
 def stable_hash(*parts) -> int:
-  """A 64-bit hash of `parts` that is the same in every process and Python version.
-
-  Python's `hash()` of strings is salted per process, which would make shards differ between
-  runs and between the workers of one run.
-  """
+  """A 64-bit hash of `parts`, the same in every process (Python's `hash()` is salted per process)."""
   digest = hashlib.blake2b("\x1f".join(str(p) for p in parts).encode("utf-8"), digest_size=8).digest()
   return int.from_bytes(digest, "big")
 
 
 def _shuffle(items: list, rng: random.Random) -> None:
-  """`rng.shuffle(items)` with the same draws and result, without its per-draw method calls.
-
-  random.Random.shuffle is most of the CPU time of making instances (one _randbelow per candidate
-  position); this is its Fisher-Yates loop with _randbelow_with_getrandbits inlined. Any other
-  generator (a subclass, another _randbelow) falls back to rng.shuffle.
-  """
+  """`rng.shuffle(items)`, same draws and result, with _randbelow_with_getrandbits inlined: the
+  shuffle was most of the CPU time of making instances. Other generators use rng.shuffle."""
   if type(rng) is not random.Random or random.Random._randbelow is not _RANDBELOW_WITH_GETRANDBITS:
     rng.shuffle(items)
     return
@@ -81,10 +67,8 @@ _RANDBELOW_WITH_GETRANDBITS = getattr(random.Random, "_randbelow_with_getrandbit
 
 def truncate_seq_pair(tokens_a: List[int], tokens_b: List[int], max_num_tokens: int,
                       rng: random.Random) -> None:
-  """Truncates the longer segment, one token at a time, from a random end (in place).
-
-  Removing from both ends (not only the tail) avoids a bias towards sentence beginnings.
-  """
+  """Truncates the longer segment in place, one token at a time from a random end (no bias
+  towards sentence beginnings)."""
   while len(tokens_a) + len(tokens_b) > max_num_tokens:
     trunc_tokens = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
     if rng.random() < 0.5:
@@ -95,11 +79,8 @@ def truncate_seq_pair(tokens_a: List[int], tokens_b: List[int], max_num_tokens: 
 
 def _mask_single_positions(tokens: List[int], num_to_predict: int, special: SpecialIds,
                            rng: random.Random):
-  """create_masked_lm_predictions without whole-word masking: the same draws, in the same order.
-
-  Every candidate is one position, so the original's loop takes the first `num_to_predict`
-  candidates of the shuffled list (none can be over budget or already covered).
-  """
+  """create_masked_lm_predictions without whole-word masking, same draws: every candidate is one
+  position, so the first `num_to_predict` shuffled ones (55 vs 90 us a 128-token instance)."""
   cls_id, sep_id = special.cls_id, special.sep_id
   candidates = [i for i, token in enumerate(tokens) if token != cls_id and token != sep_id]
   _shuffle(candidates, rng)
@@ -123,15 +104,9 @@ def _mask_single_positions(tokens: List[int], num_to_predict: int, special: Spec
 def create_masked_lm_predictions(tokens: List[int], masked_lm_prob: float, max_predictions_per_seq: int,
                                  special: SpecialIds, rng: random.Random,
                                  is_continuation: Optional[Sequence[bool]] = None):
-  """Chooses ~15% of the positions to predict and applies the 80/10/10 rule (appendix A.1).
-
-  Of the chosen positions 80% become [MASK], 10% a random vocabulary id, 10% stay unchanged, so the
-  model cannot rely on seeing [MASK] (which never appears at fine-tuning time).
-  `is_continuation[id]` (a "##" piece) enables whole-word masking: all pieces of a word are masked
-  together, or none.
-
-  Returns (output_tokens, positions, labels, (n_mask, n_random, n_kept)).
-  """
+  """Chooses ~15% of the positions and applies the 80/10/10 rule (appendix A.1: [MASK] never
+  appears at fine-tuning time). `is_continuation[id]` ("##" pieces) masks whole words.
+  Returns (output_tokens, positions, labels, (n_mask, n_random, n_kept))."""
   cls_id, sep_id = special.cls_id, special.sep_id
   num_to_predict = min(max_predictions_per_seq, max(1, int(round(len(tokens) * masked_lm_prob))))
   if is_continuation is None:
@@ -181,15 +156,10 @@ def create_instances_from_document(document: Sequence[Sequence[int]],
                                    max_predictions_per_seq: int, special: SpecialIds, rng: random.Random,
                                    is_continuation: Optional[Sequence[bool]] = None
                                    ) -> List[TrainingInstance]:
-  """Creates the instances of one pass (one of `dupe_factor`) over one document (section 3.1, A.2).
-
-  Sentences are accumulated into a chunk until `target_seq_length` tokens; A is a random prefix of
-  the chunk; with probability 0.5 (or always, for a one-sentence chunk) B is a run of sentences from
-  a random *other* document (`random_document(rng)` returns it) and the unused sentences of the chunk
-  are put back; otherwise B is the rest of the chunk. With probability `short_seq_prob` the target
-  length is shorter, so that the model also sees short sequences (the original draws it once per
-  document pass; kept).
-  """
+  """The instances of one pass over one document (section 3.1, A.2): sentences fill a chunk up to
+  the target length (shorter with probability `short_seq_prob`, drawn once per pass as the
+  original); A is a random prefix; B is, with probability 0.5 or for a one-sentence chunk,
+  sentences of `random_document(rng)` (the chunk's unused sentences put back), else the rest."""
   max_num_tokens = max_seq_length - 3  # [CLS], [SEP], [SEP]
   target_seq_length = max_num_tokens
   if rng.random() < short_seq_prob:
@@ -243,10 +213,8 @@ def create_instances_from_document(document: Sequence[Sequence[int]],
 
 
 def pick_random_document(candidates: Sequence, own_id: str, rng: random.Random):
-  """The original's choice of a random other document: up to 10 draws until it is not `own_id`.
-
-  `candidates` is a sequence of (doc_id, sentences); returns the sentences.
-  """
+  """The sentences of a random other (doc_id, sentences) of `candidates`: up to 10 draws, as the
+  original."""
   index = 0
   for _ in range(10):
     index = rng.randint(0, len(candidates) - 1)
@@ -256,20 +224,14 @@ def pick_random_document(candidates: Sequence, own_id: str, rng: random.Random):
 
 
 def pad_instance(instance: TrainingInstance, max_seq_length: int, max_predictions_per_seq: int) -> dict:
-  """Pads to fixed lengths with the original's feature names and values (write_instance_to_example_files):
-  the features of pretraining_records.FEATURES, as lists, in its order.
-
-  input_ids, input_mask, segment_ids (max_seq_length), masked_lm_positions, masked_lm_ids
-  (max_predictions_per_seq, padded with 0), masked_lm_weights (1.0 real, 0.0 padding),
-  next_sentence_labels ([1] when B is a random next, [0] when B is the actual next).
-  """
+  """The original's padded feature lists (pretraining_records.FEATURES)."""
   n = len(instance.input_ids)
   if n > max_seq_length:
     raise ValueError(f"instance has {n} tokens > max_seq_length={max_seq_length}")
   pad = max_seq_length - n
   m = len(instance.masked_lm_positions)
   mpad = max_predictions_per_seq - m
-  return _in_record_order({
+  return {  # the order of records.FEATURES
       "input_ids": instance.input_ids + [0] * pad,
       "input_mask": [1] * n + [0] * pad,
       "segment_ids": instance.segment_ids + [0] * pad,
@@ -277,27 +239,12 @@ def pad_instance(instance: TrainingInstance, max_seq_length: int, max_prediction
       "masked_lm_ids": instance.masked_lm_ids + [0] * mpad,
       "masked_lm_weights": [1.0] * m + [0.0] * mpad,
       "next_sentence_labels": [1 if instance.is_random_next else 0],
-  })
-
-
-def _in_record_order(values: dict) -> dict:
-  """`values` in the order of pretraining_records.FEATURES; a ValueError (a bug) unless they are
-  exactly its features."""
-  if set(values) != set(records.FEATURES):
-    raise ValueError(f"features {sorted(values)} are not the record format's "
-                     f"{sorted(records.FEATURES)}")
-  return {name: values[name] for name in records.FEATURES}
+  }
 
 
 def serialize_instance(instance: TrainingInstance, max_seq_length: int, max_predictions_per_seq: int) -> bytes:
-  """A serialized tf.train.Example of the record format (pretraining_records.FEATURES: the
-  original's names, dtypes and lengths) holding pad_instance's values.
-
-  The bytes are those of `example_pb2.Example.SerializeToString(deterministic=True)` (sorted
-  feature map, so they do not depend on a per-process hash seed), written without TensorFlow
-  (example_encoding.py; tests/data/test_example_encoding.py compares the two). Padding is
-  appended in wire format (a zero is the one byte 0x00) instead of padding lists first.
-  """
+  """pad_instance's values as a serialized tf.train.Example, deterministic bytes written without
+  TensorFlow (example_encoding.py); padding appended in wire format (a zero is one byte 0x00)."""
   from bert_keras.data import example_encoding as ee  # pylint: disable=g-import-not-at-top
 
   n = len(instance.input_ids)
@@ -322,8 +269,6 @@ def serialize_instance(instance: TrainingInstance, max_seq_length: int, max_pred
 
 @functools.lru_cache(maxsize=64)
 def _layout(max_seq_length: int, max_predictions_per_seq: int) -> tuple:
-  """(name, list field tag, number of values) of each feature of the record format
-  (pretraining_records.FEATURES) at these lengths."""
   from bert_keras.data import example_encoding as ee  # pylint: disable=g-import-not-at-top
 
   lengths = records.feature_lengths(max_seq_length, max_predictions_per_seq)
@@ -333,5 +278,4 @@ def _layout(max_seq_length: int, max_predictions_per_seq: int) -> tuple:
 
 @functools.lru_cache(maxsize=1024)
 def _weights(m: int, max_predictions_per_seq: int) -> bytes:
-  """masked_lm_weights in wire format: m times 1.0, then 0.0 up to max_predictions_per_seq."""
   return struct.pack(f"<{max_predictions_per_seq}f", *([1.0] * m + [0.0] * (max_predictions_per_seq - m)))

@@ -1,9 +1,6 @@
-"""A tensorflow-datasets builder, prepared, or one line saying why it cannot be (exit 2).
-
-Shared by the tfds corpus reader (`--input_format=tfds`) and GLUE from tfds (`--data_dir=tfds:`).
-Without a network, tfds retries each download with backoff for about four minutes before it gives
-up; a dataset that is not prepared yet is therefore first checked against one quick request
-(which honours the proxy settings, as tfds's downloads do), and refused at once when it fails.
+"""A tensorflow-datasets builder, prepared, or one line saying why not. Without a network tfds
+retries each download for about four minutes, so an unprepared dataset is first checked against
+one quick request.
 """
 
 from __future__ import annotations
@@ -22,7 +19,12 @@ def prepared_builder(name: str, data_dir: str | None):
   try:
     builder = tfds.builder(name, data_dir=data_dir)
     if not builder.is_prepared():
-      _check_network(name, data_dir)
+      import requests  # pylint: disable=import-outside-toplevel  (a tfds dependency)
+      try:
+        requests.head(PROBE_URL, timeout=PROBE_TIMEOUT_S)
+      except requests.RequestException as e:
+        raise tfds_error(name, data_dir, ConnectionError(
+            f"not prepared there, and {PROBE_URL} cannot be reached: no network ({type(e).__name__})"))
       builder.download_and_prepare()
   except UserError:
     raise
@@ -31,19 +33,8 @@ def prepared_builder(name: str, data_dir: str | None):
   return builder
 
 
-def _check_network(name: str, data_dir: str | None) -> None:
-  import requests  # pylint: disable=import-outside-toplevel  (a tfds dependency)
-
-  try:
-    requests.head(PROBE_URL, timeout=PROBE_TIMEOUT_S)
-  except requests.RequestException as e:
-    raise tfds_error(name, data_dir, ConnectionError(
-        f"not prepared there, and {PROBE_URL} cannot be reached: no network ({type(e).__name__})"))
-
-
 def tfds_error(name: str, data_dir: str | None, error: Exception) -> UserError:
-  """One line for a tfds dataset that cannot be built, downloaded or prepared: its name, the data
-  dir, and the reason's first line (a download's is a long ConnectionError without a network)."""
+  """One line naming a tfds dataset that cannot be prepared, its data dir and the reason."""
   reason = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
   if len(reason) > 160:
     reason = reason[:157] + "..."

@@ -1,9 +1,5 @@
-"""Reads a TensorFlow Datasets text dataset (e.g. "wikipedia/20230601.en") as documents.
-
-Needs the dataset prepared in `data_dir` or a network to download it; without either this raises a
-UserError when the graph is built. Reading is distributed over the dataset's shards
-(tfds.beam.ReadFromTFDS).
-"""
+"""Reads a TensorFlow Datasets text dataset (e.g. "wikipedia/20230601.en") as documents, over the
+dataset's shards (tfds.beam.ReadFromTFDS)."""
 
 from __future__ import annotations
 
@@ -26,11 +22,7 @@ def example_key(example) -> Optional[str]:
 
 def tfds_example_to_document(example, text_key: str, source: str, drop: Callable[..., None]
                              ) -> List[Tuple[str, List[str]]]:
-  """A tfds example (dict of numpy values) -> [(doc_id, sentences)] or [] (`drop(reason, key)`).
-
-  Paragraphs are separated by newlines in tfds text datasets; each is split into sentences.
-  doc_id is "<source>:<id or title field>".
-  """
+  """A tfds example -> [("<source>:<id or title>", sentences)] or [] (`drop(reason, key)`)."""
   key = example_key(example)
   value = example.get(text_key)
   if value is None:

@@ -1,17 +1,12 @@
-"""Writes keyed records into a fixed number of TFRecord shards, sorted by key, under a staging dir
-(through sorted run files and a streaming merge per shard: sorted_shards.py, uint64 keys);
-`publish_shards` moves them into place at the end of a successful run.
-
-A killed run leaves only the staging directory (and no summary JSON, which is written last), so
-nothing looks finished; a rerun rewrites the same names with the same bytes.
-
-Local uncompressed shards are written in plain Python (example_encoding.frame_record, the bytes of
-tf.io.TFRecordWriter) and local files are moved with `os`, so a worker never imports TensorFlow for
-them; gzip shards and other filesystems (gs://...) go through tf.io.
+"""TFRecord shards sorted by key, written under a staging dir and moved into place by
+`publish_shards` after a successful run (summary.json last: a killed run never looks finished).
+Local uncompressed shards are written without TensorFlow (example_encoding.py); gzip and gs://
+go through tf.io.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import Dict, Iterable, List
@@ -38,38 +33,20 @@ def write_tfrecord_file(path: str, records: Iterable[bytes]) -> None:
       writer.write(record)
 
 
-# === Sorted runs (sorted_shards.py), uint64 instance keys: the shard's rows never pass through the
-# runner's shuffle, so no process holds them ===
 RUNS_DIR_NAME = "runs"
 
 
-class _TFRecordShardWriter:
-  """The shard format of WriteTFRecordShards: config.shard_name(shard) in the staging dir, TFRecord."""
-
-  def __init__(self, staging_dir: str, config):
-    self._staging_dir = staging_dir
-    self._config = config
-
-  def shard_name(self, shard: int) -> str:
-    return self._config.shard_name(shard)
-
-  def write(self, shard: int, records: Iterable[bytes]) -> str:
-    path = os.path.join(self._staging_dir, self.shard_name(shard))
-    write_tfrecord_file(path, records)
-    return path
+def _write_shard(staging_dir: str, config, shard: int, records: Iterable[bytes]) -> str:
+  path = os.path.join(staging_dir, config.shard_name(shard))
+  write_tfrecord_file(path, records)
+  return path
 
 
-class WriteTFRecordShards(sorted_shards.WriteSortedShards):
-  """(shard, [(key, record), ...]) -> config.num_shards files in `staging_dir` (see publish_shards).
-
-  Records come in lists (one per producing bucket). Each list becomes a sorted run file under
-  `staging_dir`/runs (in the producer's stage), and each shard is a streaming merge of its runs, so
-  neither the runner nor any worker holds a shard's records: memory does not grow with the corpus.
-  Rows are in (key, record) order, byte for byte what sorting them all in memory gives.
-  """
-
-  def __init__(self, staging_dir: str, config):
-    super().__init__(os.path.join(staging_dir, RUNS_DIR_NAME), _TFRecordShardWriter(staging_dir, config))
+def write_tfrecord_shards(staging_dir: str, config) -> sorted_shards.WriteSortedShards:
+  """(shard, [(key, record), ...]) -> the TFRecord shards in `staging_dir` (see publish_shards),
+  each sorted by key through run files under `staging_dir`/runs (sorted_shards.py)."""
+  return sorted_shards.WriteSortedShards(os.path.join(staging_dir, RUNS_DIR_NAME),
+                                         functools.partial(_write_shard, staging_dir, config))
 
 
 def staging_dir_for(output_dir: str) -> str:
@@ -109,8 +86,7 @@ def publish_shards(output_dir: str, config, summary: Dict) -> List[str]:
     final = os.path.join(output_dir, name)
     files.rename(staged, final)
     paths.append(final)
-  summary = dict(summary, files=pretraining_records.summary_files(
-      {os.path.basename(p): files.size(p) for p in paths}))
+  summary = dict(summary, files=[{"name": os.path.basename(p), "bytes": files.size(p)} for p in paths])
   text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
   (atomic_io.write_text if files.local else atomic_io.gfile_write_text)(summary_path, text)
   sorted_shards.remove_dir(staging)

@@ -1,4 +1,4 @@
-"""Tokenizes documents with the ids of the project's BertTokenizer (CachedWordpieceTokenizer, no TensorFlow)."""
+"""Tokenizes documents with BertTokenizer's ids in pure Python (CachedWordpieceTokenizer)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ import numpy as np
 from bert_keras.data import beam_metrics
 from bert_keras.data.cached_wordpiece_tokenizer import CachedWordpieceTokenizer
 
-# A tokenized document: (doc_id, ids (tokens,) int32 of all sentences, splits (sentences + 1,) int64).
-# Flat numpy arrays pickle in microseconds and take 4 bytes a token in the shuffles, where lists of
-# Python ints would take 28.
+# A tokenized document: (doc_id, ids (tokens,) int32, splits (sentences + 1,) int64): flat arrays
+# pickle in microseconds, 4 bytes a token where lists of ints take 28.
 
 
 def pack_tokenized_document(doc_id: str, sentences: Sequence[Sequence[int]]):
-  """(doc_id, [[ids], ...]) -> (doc_id, flat ids int32, splits int64)."""
   lengths = [len(s) for s in sentences]
   splits = np.zeros(len(lengths) + 1, np.int64)
   np.cumsum(lengths, out=splits[1:])
@@ -26,17 +24,13 @@ def pack_tokenized_document(doc_id: str, sentences: Sequence[Sequence[int]]):
 
 
 def unpack_tokenized_document(packed) -> List[List[int]]:
-  """(doc_id, ids, splits) -> the sentences as lists of ints."""
   _, ids, splits = packed
   as_list = ids.tolist()
   return [as_list[splits[i]:splits[i + 1]] for i in range(len(splits) - 1)]
 
 
 def filter_tokenized_document(doc_id: str, sentences: List[List[int]], min_sentences: int, drop):
-  """Drops empty sentences, then documents with fewer than `min_sentences` (reasons to `drop`).
-
-  Returns the packed document or None.
-  """
+  """The packed document without empty sentences, or None under `min_sentences` (`drop`ped)."""
   kept = [s for s in sentences if s]
   if len(kept) < len(sentences):
     drop("empty_sentence_after_tokenization", len(sentences) - len(kept))
@@ -49,14 +43,11 @@ def filter_tokenized_document(doc_id: str, sentences: List[List[int]], min_sente
   return pack_tokenized_document(doc_id, kept)
 
 
-class _TokenizeDocument(beam.DoFn):
-  """(doc_id, sentences) -> packed tokenized document (or nothing, counted); tokenizer built in setup.
+class TokenizeDocuments(beam.DoFn):
+  """(doc_id, sentences: list[str]) -> (doc_id, ids int32 (tokens,), splits int64 (sentences + 1,)),
+  or nothing (counted)."""
 
-  The tokenizer is `CachedWordpieceTokenizer`, the in-graph `BertTokenizer`'s ids in pure Python, so
-  a worker never imports TensorFlow (see cached_wordpiece_tokenizer.py for why and how it is exact).
-  """
-
-  def __init__(self, vocab_file: str, lower_case: bool, min_sentences: int):
+  def __init__(self, vocab_file: str, lower_case: bool = True, min_sentences: int = 2):
     self._vocab_file = vocab_file
     self._lower_case = lower_case
     self._min_sentences = min_sentences
@@ -74,17 +65,3 @@ class _TokenizeDocument(beam.DoFn):
       beam_metrics.counter("sentences").inc(len(packed[2]) - 1)
       beam_metrics.counter("corpus_tokens").inc(len(packed[1]))
       yield packed
-
-
-class TokenizeDocuments(beam.PTransform):
-  """(doc_id, sentences: list[str]) -> (doc_id, ids int32 (tokens,), splits int64 (sentences + 1,))."""
-
-  def __init__(self, vocab_file: str, lower_case: bool = True, min_sentences: int = 2):
-    super().__init__()
-    self._vocab_file = vocab_file
-    self._lower_case = lower_case
-    self._min_sentences = min_sentences
-
-  def expand(self, documents):
-    return documents | "Tokenize" >> beam.ParDo(
-        _TokenizeDocument(self._vocab_file, self._lower_case, self._min_sentences))

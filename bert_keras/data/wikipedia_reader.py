@@ -1,9 +1,5 @@
-"""Reads Wikipedia XML dumps (.xml, .xml.bz2) into documents of plain-text sentences.
-
-The paper's corpus is English Wikipedia, "text passages only, ignoring lists, tables, and headers"
-(section 3.1). Pages are streamed (`iterparse`, each page freed after use), so memory holds one page
-whatever the dump size. Redirects and pages outside the article namespace (0) are dropped and
-counted; wikitext becomes paragraphs with mwparserfromhell, then sentences.
+"""Reads Wikipedia XML dumps (.xml, .xml.bz2) into documents of plain-text sentences: "text
+passages only, ignoring lists, tables, and headers" (section 3.1), one page in memory at a time.
 """
 
 from __future__ import annotations
@@ -40,15 +36,10 @@ def _not_a_dump(source: str, line: int, column: int) -> UserError:
 
 def iter_wiki_pages(f: BinaryIO, drop: Callable[..., None], source: str = "<dump>"
                     ) -> Iterator[Tuple[str, str, str]]:
-  """Yields (page_id, title, wikitext) of the articles in a dump, streaming.
-
-  Drops (and counts) redirects, pages outside namespace 0 and pages without text. A file that is
-  not a MediaWiki XML export (not XML, empty, another root element, not bz2 data) raises UserError
-  naming `source` and the 1-based line and column; a dump that breaks off after its first page (a
-  truncated download, a corrupt tail) keeps the pages before the break and counts
-  "wiki_truncated_dump" instead of failing a run of many files. `drop(reason, where)` is called
-  for each dropped page ("page <id>") and for a break (its line, else "after <n> pages").
-  """
+  """Yields (page_id, title, wikitext) of a dump's articles, streaming; redirects, other
+  namespaces and empty pages are `drop(reason, "page <id>")`ped. Not a MediaWiki export: UserError
+  naming `source`, line and column; a dump breaking off after its first page keeps the pages
+  before and drops "wiki_truncated_dump" (a run of many files goes on)."""
   pages = 0
   context = ET.iterparse(f, events=("start", "end"))
   try:
@@ -94,23 +85,16 @@ def iter_wiki_pages(f: BinaryIO, drop: Callable[..., None], source: str = "<dump
     if pages == 0:
       raise _not_a_dump(source, line, column + 1) from None
     drop("wiki_truncated_dump", line)
-  except EOFError:  # a bz2 stream that ends early
+  except (EOFError, OSError) as e:  # a bz2 stream ending early; not bz2 data behind a .bz2 name
     if pages == 0:
-      raise _not_a_dump(source, 1, 1) from None
-    drop("wiki_truncated_dump", f"after {pages} pages")
-  except OSError as e:  # "Invalid data stream": not bz2 data behind a .bz2 name
-    if pages == 0:
-      raise UserError(f"{source}: not a Wikipedia XML dump ({e})") from None
+      raise (_not_a_dump(source, 1, 1) if isinstance(e, EOFError)
+             else UserError(f"{source}: not a Wikipedia XML dump ({e})")) from None
     drop("wiki_truncated_dump", f"after {pages} pages")
 
 
 def check_dump_head(path: str, open_file: Callable[[str], BinaryIO], head_bytes: int = 1 << 16) -> None:
-  """Raises UserError when `path` is not a MediaWiki XML export (called when the graph is built).
-
-  A file of at most `head_bytes` (decompressed) is parsed whole, with iter_wiki_pages' rules; of a
-  larger one only the head is read, so a multi-GB dump costs nothing here (the pipeline's full parse
-  counts a broken tail, see iter_wiki_pages).
-  """
+  """UserError when `path` is not a MediaWiki XML export, when the graph is built: a file of at
+  most `head_bytes` is parsed whole, of a larger one only the head."""
   chunks, size = [], 0
   with open_file(path) as f:
     try:
@@ -157,10 +141,8 @@ def _keep_node(node) -> bool:
 
 
 def _strip_nodes(wikicode) -> None:
-  """Removes (top level) headings, tables, lists, refs, non-text links and all after the end sections.
-
-  Rebuilds the node list in one pass; `Wikicode.remove` searches the tree per call (quadratic).
-  """
+  """Removes top-level headings, tables, lists, refs, non-text links and the end sections, in one
+  pass (`Wikicode.remove` searches the tree per call: quadratic)."""
   import mwparserfromhell  # pylint: disable=g-import-not-at-top
 
   kept = []
@@ -179,16 +161,11 @@ _LIST_LINE = re.compile(r"^[*#:;].*$", re.M)
 _LEFT_OVER_MARKUP = re.compile(r"\[\[|\]\]|\{\{|\}\}|<ref|</ref|\{\||\|\}")
 
 
-def _pre_clean(wikitext: str) -> str:
-  """Removes references, comments and list/indent lines (the paper keeps running text only)."""
-  return _LIST_LINE.sub("", _REFS.sub("", wikitext))
-
-
 def wikitext_to_paragraphs(wikitext: str) -> List[str]:
   """Plain-text paragraphs of an article's wikitext (no markup, lists, tables, headings or refs)."""
   import mwparserfromhell  # pylint: disable=g-import-not-at-top
 
-  wikicode = mwparserfromhell.parse(_pre_clean(wikitext))
+  wikicode = mwparserfromhell.parse(_LIST_LINE.sub("", _REFS.sub("", wikitext)))
   _strip_nodes(wikicode)
   text = wikicode.strip_code(normalize=True, collapse=True, keep_template_params=False)
   paragraphs = []
@@ -239,11 +216,8 @@ class _PagesToDocuments(beam.DoFn):
 
 
 class ReadWikipediaDump(beam.PTransform):
-  """PCollection of (doc_id, sentences), one document per article of the dumps matching the pattern.
-
-  Pages are streamed in one worker per file, then spread over all workers for the (slower) markup
-  parsing. doc_id is "<dump file name>:<page id>".
-  """
+  """(doc_id "<dump file>:<page id>", sentences) of the articles of the matching dumps: pages
+  streamed in one worker per file, then spread over all for the slower markup parsing."""
 
   def __init__(self, file_pattern: str):
     super().__init__()

@@ -1,13 +1,7 @@
-"""A Beam pipeline that learns a WordPiece vocabulary (vocab.txt) from the pretraining corpora.
-
-Words are counted in parallel (the original BERT basic tokenization: cleaning, optional lower-casing
-and accent stripping, punctuation split), the `max_input_words` most frequent words are gathered in
-one worker (memory bounded by that number, not the corpus), and tensorflow_text's
-wordpiece_tokenizer_learner_lib learns the pieces. The file layout is bert-base's: [PAD], [unused0] ..
-[unused{n-1}], [UNK], [CLS], [SEP], [MASK], then single characters and pieces (n=99 gives [UNK]=100,
-[CLS]=101, [SEP]=102, [MASK]=103 as in the released vocabularies).
-
-`parse_args(argv)` -> (known_args, beam_args); `build_pipeline(p, args)`; `run(argv)`.
+"""A Beam pipeline that learns a WordPiece vocab.txt: words counted in parallel (the original
+basic tokenization), the `max_input_words` most frequent gathered in one worker (memory bounded by
+that number, not the corpus), pieces learned by tensorflow_text's wordpiece learner. The layout is
+bert-base's: [PAD], [unused0..n-1], [UNK], [CLS], [SEP], [MASK], then pieces (n=99: [CLS]=101).
 """
 
 from __future__ import annotations
@@ -19,13 +13,13 @@ from typing import Iterable, List, Sequence, Tuple
 
 import apache_beam as beam
 
-from bert_keras.atomic_io import check_output_dir
+from bert_keras.atomic_io import check_output_dir, gfile_write_text
 from bert_keras.data import beam_metrics
 from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.beam_args import parse_vocab_args as parse_args  # noqa: F401
 from bert_keras.data.beam_progress import ReportProgress, heartbeat
 from bert_keras.beam_runner import check_runner_available
-from bert_keras.data.pretraining_data_pipeline import output_dir_errors, read_documents
+from bert_keras.data.pretraining_data_pipeline import default_input_files, output_dir_errors, read_documents
 from bert_keras.errors import UserError, worker_user_errors
 
 VOCAB_NAME = "vocab.txt"
@@ -37,7 +31,6 @@ WRITTEN_TOKENS = "vocab_tokens"
 
 
 def reserved_tokens(num_unused: int) -> List[str]:
-  """[PAD], [unused0..num_unused-1], [UNK], [CLS], [SEP], [MASK] (the released BERT layout)."""
   return ["[PAD]"] + [f"[unused{i}]" for i in range(num_unused)] + ["[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
@@ -71,11 +64,8 @@ def check_vocab_size(vocab_size: int, num_unused: int) -> None:
 def learn_vocabulary(word_counts: Iterable[Tuple[str, int]], vocab_size: int, num_unused: int,
                      min_count: int = 1, max_token_length: int = 50, max_unique_chars: int = 1000,
                      num_iterations: int = 4, input_files: str = "") -> List[str]:
-  """Word counts -> the vocabulary token list (reserved tokens first), deterministic.
-
-  Words are sorted by (-count, word) first so the learner sees the same order on every run.
-  `input_files` only names the corpus in the error an empty corpus gets.
-  """
+  """Word counts -> the vocabulary token list (reserved tokens first), deterministic: words are
+  sorted by (-count, word) first. `input_files` names the corpus in an empty corpus's error."""
   from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner  # pylint: disable=g-import-not-at-top
 
   ordered = sorted(word_counts, key=lambda kv: (-kv[1], kv[0]))
@@ -90,25 +80,20 @@ def learn_vocabulary(word_counts: Iterable[Tuple[str, int]], vocab_size: int, nu
 
 
 def _write_file(output_dir: str, name: str, text: str) -> str:
-  """Writes <output_dir>/<name> atomically (temp file, then rename); returns its path."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
   tf.io.gfile.makedirs(output_dir)
-  target = os.path.join(output_dir, name)
-  with tf.io.gfile.GFile(target + ".tmp", "w") as f:
-    f.write(text)
-  tf.io.gfile.rename(target + ".tmp", target, overwrite=True)
-  return target
+  gfile_write_text(os.path.join(output_dir, name), text)
+  return os.path.join(output_dir, name)
 
 
 def write_vocab_config(output_dir: str, config: dict, vocab_tokens: int) -> str:
-  """Writes learn_vocab_config.json: the resolved config plus the vocabulary's real size."""
   return _write_file(output_dir, CONFIG_NAME,
                      json.dumps(dict(config, vocab_tokens=vocab_tokens), indent=2, sort_keys=True) + "\n")
 
 
 def write_vocabulary(vocab: List[str], output_dir: str, config: dict) -> str:
-  """Writes vocab.txt (atomically) and the resolved config beside it; returns the vocab path."""
+  """Writes vocab.txt and the resolved config beside it; returns the vocab path."""
   path = _write_file(output_dir, VOCAB_NAME, "\n".join(vocab) + "\n")
   write_vocab_config(output_dir, config, len(vocab))
   return path
@@ -131,47 +116,37 @@ def _write_unless_empty(vocab: List[str], output_dir: str, config: dict) -> None
 
 
 def no_words_error(input_files: str, dropped: dict, first_dropped: dict) -> UserError:
-  """The error of a corpus without words, saying how many lines were not UTF-8 and where."""
   note = beam_metrics.undecodable_note(dropped, first_dropped)
   corpus = f" {input_files}" if input_files else ""
   return UserError(f"no words in the corpus{corpus}: cannot learn a vocabulary" + (f"; {note}" if note else ""))
 
 
 class LearnWordPieceVocab(beam.PTransform):
-  """(doc_id, sentences) -> a one-element PCollection: the vocabulary token list."""
+  """(doc_id, sentences) -> a one-element PCollection: the vocabulary token list. `settings` holds
+  vocab_size, lower_case, num_unused, min_count, max_input_words and optionally num_iterations;
+  `empty_ok`: a corpus without words gives [] (the caller raises) instead of a UserError."""
 
-  def __init__(self, vocab_size: int, lower_case: bool = True, num_unused: int = 99, min_count: int = 1,
-               max_input_words: int = 5_000_000, num_iterations: int = 4, input_files: str = "",
-               empty_ok: bool = False):
-    """`empty_ok`: a corpus without words gives [] (the caller raises) instead of a UserError."""
+  def __init__(self, settings, input_files: str = "", empty_ok: bool = False):
     super().__init__()
+    self._settings = settings
+    self._input_files = input_files
     self._empty_ok = empty_ok
-    self._input_pattern = input_files
-    self._num_iterations = num_iterations
-    self._vocab_size = vocab_size
-    self._lower_case = lower_case
-    self._num_unused = num_unused
-    self._min_count = min_count
-    self._max_input_words = max_input_words
 
   def expand(self, documents):
+    s = self._settings
     return (documents
-            | "Words" >> beam.ParDo(_CountWords(self._lower_case))
+            | "Words" >> beam.ParDo(_CountWords(s["lower_case"]))
             | "CountWords" >> beam.combiners.Count.PerElement()
-            | "MostFrequent" >> beam.combiners.Top.Of(self._max_input_words, key=lambda kv: (kv[1], kv[0]))
+            | "MostFrequent" >> beam.combiners.Top.Of(s["max_input_words"], key=lambda kv: (kv[1], kv[0]))
             | "Learn" >> beam.Map(_learn_unless_empty if self._empty_ok else learn_vocabulary,
-                                  self._vocab_size, self._num_unused, self._min_count,
-                                  num_iterations=self._num_iterations,
-                                  input_files=self._input_pattern))
+                                  s["vocab_size"], s["num_unused"], s["min_count"],
+                                  num_iterations=s.get("num_iterations", 4),
+                                  input_files=self._input_files))
 
 
 def _source_and_config(args):
   """(the PretrainingDataConfig that reads the corpus, the resolved config for the JSON) of `args`."""
-  from bert_keras import resources  # pylint: disable=g-import-not-at-top
-
-  if args.input_files is None and args.input_format != "wikipedia":
-    raise UserError(f"--input_files is required with --input_format={args.input_format}")
-  source = PretrainingDataConfig(input_files=args.input_files or resources.wikipedia_dump_path(),
+  source = PretrainingDataConfig(input_files=default_input_files(args),
                                  input_format=args.input_format, json_text_key=args.json_text_key)
   flags = {k: v for k, v in vars(args).items() if k != "config_file"}  # the values it gave are here
   return source, dict(flags, input_files=source.input_files)
@@ -183,23 +158,19 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
   source, config = _source_and_config(args)
   _ = (p
        | "ReadDocuments" >> read_documents(source)
-       | "ReportProgress" >> ReportProgress("documents read")
-       | "Learn" >> LearnWordPieceVocab(args.vocab_size, args.lower_case, args.num_unused, args.min_count,
-                                         args.max_input_words, args.num_iterations,
-                                         input_files=source.input_files, empty_ok=True)
+       | "ReportProgress" >> beam.ParDo(ReportProgress("documents read"))
+       | "Learn" >> LearnWordPieceVocab(vars(args), source.input_files, empty_ok=True)
        | "Write" >> beam.Map(_write_unless_empty, args.output_dir, config))
 
 
 def build_corpus_pipeline(p: beam.Pipeline, corpus_pattern: str, output_dir: str, config: dict) -> None:
-  """The vocabulary component's graph: corpus shards in the BERT text layout (corpus ingestion's)
-  -> vocab.txt in `output_dir`, with `config` (vocab_size, lower_case, num_unused, min_count,
-  max_input_words and what else it records) as learn_vocab_config.json beside it."""
+  """The vocabulary component's graph: corpus shards (corpus ingestion's) -> vocab.txt in
+  `output_dir`, `config` (LearnWordPieceVocab's settings and more) as learn_vocab_config.json."""
   from bert_keras.data.bert_corpus_reader import ReadBertCorpus  # pylint: disable=g-import-not-at-top
 
   _ = (p
        | "ReadCorpus" >> ReadBertCorpus(corpus_pattern)
-       | "Learn" >> LearnWordPieceVocab(config["vocab_size"], config["lower_case"], config["num_unused"],
-                                         config["min_count"], config["max_input_words"])
+       | "Learn" >> LearnWordPieceVocab(config)
        | "Write" >> beam.Map(write_vocabulary, output_dir, config))
 
 

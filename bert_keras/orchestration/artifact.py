@@ -1,10 +1,5 @@
-"""An artifact: a directory of files plus a small metadata file saying how it was made.
-
-Metadata (`artifact.json` inside the directory): type, producer component, parameters, the
-fingerprints of the input artifacts, the execution fingerprint (the cache key), creation time,
-the metrics it carries and optional training curves. Paths inside an artifact are always relative:
-the launcher writes into a staging directory and renames it into place (atomic publishing).
-"""
+"""An artifact: a directory of files plus `artifact.json` saying how it was made (type, producer,
+parameters, fingerprints, creation time, metrics, curves, properties)."""
 
 from __future__ import annotations
 
@@ -12,75 +7,50 @@ import hashlib
 import json
 import os
 import time
-from typing import Any, Optional
+from typing import Optional
 
 from bert_keras.atomic_io import write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 
 METADATA_FILE = "artifact.json"
+# The metadata an artifact carries besides its type, each with the constructor of its empty value.
+_FIELDS = {"producer": str, "parameters": dict, "input_fingerprints": dict, "fingerprint": str,
+           "created": float, "metrics": dict, "curves": dict, "properties": dict}
 
 
 class Artifact:
-  """A typed output of one component execution, read by the components downstream of it.
-
-  Subclasses only set `TYPE_NAME` (see `standard_artifacts.py`); the type is checked when an
-  artifact is loaded as input, so a vocabulary can never be fed where examples are expected.
-  """
+  """A typed output of one execution; subclasses set `TYPE_NAME`, checked when loaded as input."""
 
   TYPE_NAME = "Artifact"
 
   def __init__(self, uri: str, metadata: Optional[dict] = None):
     self.uri = uri
-    metadata = dict(metadata or {})
-    self.producer: str = metadata.get("producer", "")
-    self.parameters: dict = metadata.get("parameters", {})
-    self.input_fingerprints: dict = metadata.get("input_fingerprints", {})
-    self.fingerprint: str = metadata.get("fingerprint", "")
-    self.created: float = metadata.get("created", 0.0)
-    self.metrics: dict[str, float] = metadata.get("metrics", {})
-    # name -> [[step, value], ...]: training curves plotted by the run report.
-    self.curves: dict[str, list] = metadata.get("curves", {})
-    # Free-form facts a consumer needs (e.g. {"blessed": true}, {"task": "polarity"}).
-    self.properties: dict[str, Any] = metadata.get("properties", {})
+    metadata = metadata or {}
+    # curves: name -> [[step, value], ...], plotted by the run report; properties: facts a
+    # consumer needs ({"blessed": true}, {"task": "polarity"}).
+    for name, empty in _FIELDS.items():
+      setattr(self, name, metadata.get(name, empty()))
 
-  # --- files -----------------------------------------------------------------------------------
   def path(self, *parts: str) -> str:
     return os.path.join(self.uri, *parts)
 
-  @property
-  def metadata_path(self) -> str:
-    return self.path(METADATA_FILE)
-
-  # --- metadata --------------------------------------------------------------------------------
   def to_metadata(self) -> dict:
-    return {
-        "type": self.TYPE_NAME,
-        "producer": self.producer,
-        "parameters": self.parameters,
-        "input_fingerprints": self.input_fingerprints,
-        "fingerprint": self.fingerprint,
-        "created": self.created,
-        "metrics": self.metrics,
-        "curves": self.curves,
-        "properties": self.properties,
-    }
+    return {"type": self.TYPE_NAME, **{name: getattr(self, name) for name in _FIELDS}}
 
   def content_fingerprint(self) -> str:
-    """sha256 of the metadata: changes whenever the artifact is re-produced (creation time)."""
+    """sha256 of the metadata, new whenever the artifact is re-produced (creation time)."""
     blob = json.dumps(self.to_metadata(), sort_keys=True, default=str).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
   def write_metadata(self) -> None:
-    """Writes `artifact.json` atomically (temp file + rename) so a reader never sees half of it."""
     if not self.created:
       self.created = time.time()
-    write_text(self.metadata_path,
+    write_text(self.path(METADATA_FILE),
                json.dumps(self.to_metadata(), indent=2, sort_keys=True, default=str))
 
   @classmethod
   def load(cls, uri: str) -> "Artifact":
-    """Reads an artifact of this class's type from `uri`; UserError naming the path otherwise."""
     path = os.path.join(uri, METADATA_FILE)
     if not os.path.isfile(path):
       raise UserError(f"{path}: no artifact metadata (is {uri!r} an artifact directory?)")

@@ -10,35 +10,28 @@ from typing import Callable, Mapping, Sequence
 from bert_keras.orchestration.artifact import Artifact
 
 
-def _print_log(message: str) -> None:
+def print_log(message: str) -> None:
   print(message, file=sys.stderr, flush=True)
 
 
 @dataclasses.dataclass
 class ExecutionContext:
-  """Runtime options of one execution; none of them is part of the cache key.
-
-  `beam_pipeline_args` reach only specs with USES_BEAM (e.g. ["--runner=DirectRunner",
-  "--direct_num_workers=2"]); `distribution_strategy` only specs with USES_DISTRIBUTION.
-  """
+  """Runtime options of one execution, not part of the cache key (reaching only USES_BEAM /
+  USES_DISTRIBUTION specs)."""
 
   component_name: str = ""
   beam_pipeline_args: Sequence[str] = ()
   distribution_strategy: str = "default"
   tmp_dir: str = ""
-  log_fn: Callable[[str], None] = _print_log
+  log_fn: Callable[[str], None] = print_log
 
   def log(self, message: str) -> None:
     self.log_fn(f"[{time.strftime('%H:%M:%S')}] {self.component_name}: {message}")
 
 
 class BaseExecutor:
-  """Subclasses implement `run`: read `inputs`, write files under each `outputs[name].uri`.
-
-  The launcher has already created the (staging) output directories; the executor records
-  metrics, curves and properties on the output artifacts and the launcher writes the metadata.
-  Raise `bert_keras.errors.UserError` for bad inputs: the run stops with that one-line message.
-  """
+  """Subclasses implement `run`: read `inputs`, write under each (staged) `outputs[name].uri`,
+  set metrics, curves and properties on them; a UserError stops the run with its one line."""
 
   def __init__(self, context: ExecutionContext | None = None):
     self.context = context or ExecutionContext()

@@ -1,24 +1,32 @@
-"""A pipeline node: one spec, a unique name, input channels and parameter values."""
+"""A pipeline node (one spec, a unique name, inputs, parameter values) and its output channels."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Mapping, Optional
 
 from bert_keras.errors import UserError
 from bert_keras.orchestration.artifact import Artifact
-from bert_keras.orchestration.channel import Channel
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 
 
-class Component:
-  """An instance of a component in a pipeline (TFX's BaseComponent, without the DSL magic).
+@dataclasses.dataclass(frozen=True)
+class Channel:
+  """`producer.outputs["model"]`: one output of one component; passed as an input, an edge."""
 
-  `inputs` maps input names to Channels (edges from upstream components) or to existing Artifacts
-  (imported from outside the pipeline). Parameters are validated against the spec right away, so a
-  misspelt parameter fails when the pipeline is defined, not an hour into the run.
-  """
+  producer: "Component"
+  output_name: str
+  type: type
+
+  def __repr__(self) -> str:
+    return f"Channel({self.producer.name}.{self.output_name}: {self.type.TYPE_NAME})"
+
+
+class Component:
+  """A component in a pipeline: `inputs` maps names to Channels (edges) or existing Artifacts;
+  parameters are validated when the pipeline is defined, not an hour into the run."""
 
   def __init__(self, spec_class, name: str, inputs: Optional[Mapping[str, Any]] = None,
                parameters: Optional[Mapping[str, Any]] = None):

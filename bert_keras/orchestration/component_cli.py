@@ -1,12 +1,6 @@
-"""The thin absl CLI every component shares, so each can run alone or as an orchestrator step.
-
-  python -m components.cli vocabulary --input_artifact corpus=/data/corpus \
-      --output_artifact vocabulary=/data/vocab --param vocab_size=8000 [--force] \
-      [--beam_pipeline_args="--runner=DirectRunner --direct_num_workers=2"]
-
-Inputs are artifact directories (with their `artifact.json`); outputs are written atomically with
-the same cache as the pipeline runner: an unchanged execution is skipped unless --force. `--help`
-lists the component's inputs, outputs and parameters, rendered from its spec (spec_help.py).
+"""The thin absl CLI every component shares (`python -m components.cli NAME --input_artifact
+a=DIR --output_artifact b=DIR --param k=v`), with the pipeline runner's cache; `--help` is
+rendered from the spec.
 """
 
 from __future__ import annotations
@@ -30,12 +24,8 @@ _FLAG_NAMES = ("input_artifact", "output_artifact", "param", "params_json", "for
 
 
 def define_flags(distributions, spec_class=None) -> None:
-  """The flags every component CLI takes; `distributions`: the --distribution_strategy choices.
-
-  With `spec_class`, `--help` describes that component: absl's `--help` prints the `__main__`
-  module's docstring and key flags, so the spec's text is appended to that docstring and these
-  flags become key flags of `__main__` (otherwise only `--helpfull` would list them).
-  """
+  """The flags every component CLI takes. With `spec_class`, absl's `--help` (the `__main__`
+  docstring and its key flags) describes that component."""
   flags.DEFINE_multi_string("input_artifact", [], "name=artifact_dir, one per input.")
   flags.DEFINE_multi_string("output_artifact", [], "name=artifact_dir, one per output.")
   flags.DEFINE_multi_string("param", [], "name=value; value is JSON (bare strings allowed).")
@@ -63,7 +53,7 @@ def _pairs(values, flag):
 
 
 def parse_param_value(text: str):
-  """JSON when it parses (numbers, lists, true), else the bare string (paths, names)."""
+  """JSON when it parses, else the bare string (paths, names)."""
   try:
     return json.loads(text)
   except json.JSONDecodeError:
@@ -73,7 +63,6 @@ def parse_param_value(text: str):
 
 
 def _check_names(flag, given, declared) -> None:
-  """An --input_artifact/--output_artifact name the spec does not declare is an error naming the declared ones."""
   unknown = sorted(set(given) - set(declared))
   if unknown:
     expected = f"expected one of {sorted(declared)}" if declared else "this component takes none"
@@ -82,13 +71,11 @@ def _check_names(flag, given, declared) -> None:
 
 
 def run_from_flags(spec_class) -> int:
-  """Builds a launcher from the flags, runs it, prints the outcome; returns the exit status."""
   parameters = {}
   if FLAGS.params_json:
     parameters = read_json_file(FLAGS.params_json, "parameters file", expected=dict)
   parameters.update({k: parse_param_value(v) for k, v in _pairs(FLAGS.param, "param").items()})
   component = spec_class.__name__.removesuffix("Spec").lower()
-  # Names are checked before any input artifact is read (values when the launcher resolves them).
   spec_class.check_parameter_names(parameters, where=component)
   input_uris = _pairs(FLAGS.input_artifact, "input_artifact")
   _check_names("input_artifact", input_uris, spec_class.INPUTS)

@@ -1,27 +1,74 @@
-"""Runs one component execution: cache check, executor call, atomic publishing of its outputs.
+"""Runs one component execution (cache check, executor, atomic publishing), the same under the
+pipeline runner and as an orchestrator's container step.
 
-Shared by the pipeline runner and every component's CLI, so a component behaves the same when it
-runs inside `pipeline.runner.LocalRunner` and when an orchestrator (Airflow, Kubeflow, Vertex AI)
-runs its CLI as a container step.
+The cache key: sha256 of the spec and its VERSION, the resolved parameters, the input artifacts'
+metadata and the files `is_path` parameters name. A re-produced input has a new creation time, so
+everything downstream of a changed component reruns, and nothing else.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import shutil
 import tempfile
 import time
 import traceback
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from bert_keras.atomic_io import new_stage, replace_dir
 from bert_keras.errors import UserError
 from bert_keras.orchestration.artifact import Artifact
 from bert_keras.orchestration.base_executor import ExecutionContext
-from bert_keras.orchestration.fingerprint import execution_fingerprint
 
 CACHED, SUCCEEDED, FAILED, NOT_RUN = "cached", "succeeded", "failed", "not_run"
+
+
+def path_signature(path: str) -> list:
+  """[relative path, size, mtime_ns] of a file or of every file under a directory."""
+  if os.path.isfile(path):
+    st = os.stat(path)
+    return [[os.path.basename(path), st.st_size, st.st_mtime_ns]]
+  if os.path.isdir(path):
+    out = []
+    for root, dirs, files in os.walk(path):
+      dirs.sort()
+      for name in sorted(files):
+        full = os.path.join(root, name)
+        st = os.stat(full)
+        out.append([os.path.relpath(full, path), st.st_size, st.st_mtime_ns])
+    return out
+  return [[path, "missing"]]
+
+
+def _paths_of(value: Any) -> list[str]:
+  if isinstance(value, str):
+    return [value] if value else []
+  if isinstance(value, (list, tuple)):
+    return [p for v in value for p in _paths_of(v)]
+  if isinstance(value, dict):
+    return [p for v in value.values() for p in _paths_of(v)]
+  return []
+
+
+def execution_fingerprint(spec_class, parameters: Mapping[str, Any],
+                          inputs: Mapping[str, Artifact]) -> str:
+  files = {}
+  for name, param in spec_class.PARAMETERS.items():
+    if param.is_path:
+      files[name] = [path_signature(p) for p in _paths_of(parameters.get(name))]
+  key = {
+      "spec": spec_class.type_name(),
+      "version": spec_class.VERSION,
+      "parameters": parameters,
+      "inputs": {name: a.content_fingerprint() for name, a in sorted(inputs.items())
+                 if a is not None},
+      "files": files,
+  }
+  blob = json.dumps(key, sort_keys=True, default=str).encode("utf-8")
+  return hashlib.sha256(blob).hexdigest()
 
 
 @dataclasses.dataclass
@@ -36,10 +83,7 @@ class ExecutionResult:
 
 
 def error_text(e: BaseException) -> str:
-  """How a failed execution's exception is reported (CLI error line, run record, run table): an
-  expected error (`UserError` and its subclasses, such as ConfigError) by its message alone, which
-  already names the file, value or parameter at fault; anything else, a bug, with its class name
-  first, so that `KeyError: 'x'` still says what happened."""
+  """A failed execution's report: a UserError by its message, a bug with its class name first."""
   message = str(e)
   if isinstance(e, UserError) and message:
     return message
@@ -47,15 +91,9 @@ def error_text(e: BaseException) -> str:
 
 
 class ComponentLauncher:
-  """Launches `spec_class` under `name` with resolved input artifacts into `output_uris`.
-
-  An execution is skipped when every output already exists with the same fingerprint (the cache);
-  `force=True` reruns it. Runtime options the component cannot run with (a Dataflow runner
-  without Beam's GCP extras, `ComponentSpec.check_runtime_options`) are refused right here, before
-  the cache is read or anything is written. Outputs are written into sibling staging directories
-  and renamed into place only after the executor succeeded, so a failure leaves the previous
-  artifacts intact.
-  """
+  """Launches `spec_class` as `name` on input artifacts into `output_uris`: skipped when every
+  output has the same fingerprint (unless forced); runtime options refused before anything is
+  read; outputs staged and renamed into place only on success."""
 
   def __init__(self, spec_class, name: str, inputs: Mapping[str, Optional[Artifact]],
                output_uris: Mapping[str, str], parameters: Mapping, *,
@@ -76,7 +114,7 @@ class ComponentLauncher:
     self.fingerprint = execution_fingerprint(spec_class, self.parameters, self.inputs)
 
   def cached_outputs(self) -> Optional[dict]:
-    """The outputs of an earlier identical execution, or None if any is missing or different."""
+    """The outputs of an earlier identical execution, or None."""
     outputs = {}
     for out_name, out_type in self.spec_class.OUTPUTS.items():
       uri = self.output_uris[out_name]

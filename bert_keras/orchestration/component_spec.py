@@ -1,9 +1,5 @@
-"""What a component takes and makes: typed input and output artifacts and typed parameters.
-
-A spec is plain data (like TFX's ComponentSpec): pipelines and the CLI validate against it before
-anything runs, and the fingerprint of an execution is computed from it. The executor is named by an
-import path string so that defining a pipeline never imports TensorFlow or Beam.
-"""
+"""What a component takes and makes, as plain data (TFX's ComponentSpec): validated before anything
+runs; the executor is an import path, so defining a pipeline imports no TensorFlow or Beam."""
 
 from __future__ import annotations
 
@@ -21,11 +17,8 @@ _REQUIRED = object()
 
 @dataclasses.dataclass(frozen=True)
 class Parameter:
-  """One execution parameter: its Python type, default, and whether its value names files.
-
-  `is_path=True` parameters (a path or a list of paths) also fingerprint the size and modification
-  time of the files they name, so that an edited corpus is not served from the cache.
-  """
+  """One execution parameter; `is_path` ones also fingerprint the size and mtime of the files they
+  name, so an edited corpus is not served from the cache."""
 
   type: type
   default: Any = _REQUIRED
@@ -39,7 +32,7 @@ class Parameter:
 
 @dataclasses.dataclass(frozen=True)
 class InputSpec:
-  """One input channel: the artifact type it must carry; optional inputs may be left unconnected."""
+  """One input channel: the artifact type it carries."""
 
   type: type
   optional: bool = False
@@ -112,11 +105,7 @@ class ComponentSpec:
 
   @classmethod
   def check_runtime_options(cls, beam_pipeline_args: Sequence[str]) -> None:
-    """UserError when this component cannot run with these runtime options, so that the launcher
-    and the pipeline runner refuse before anything runs or is written, with the message the
-    executor would fail with later: a Beam component refuses a runner that cannot run here (a
-    Dataflow runner without Beam's GCP extras: `beam_runner.check_runner_available`, the check the
-    Beam executors make). Components that take no Beam options accept any."""
+    """UserError, before anything runs, when a Beam component's runner cannot run here."""
     if cls.USES_BEAM:
       check_runner_available(beam_pipeline_args)
 

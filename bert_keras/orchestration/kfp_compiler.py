@@ -1,35 +1,7 @@
-"""Compiles a pipeline (pipeline/definitions.py) to a Kubeflow Pipelines v2 spec (the `kfp` SDK).
-
-Each component becomes one KFP task that runs the component's CLI (the application says which:
-`KfpOptions.cli`) on its artifact directories, as the local runner (local_runner.py) runs its executor:
-
-  python -m components.cli vocabulary --input_artifact corpus=<input .path>
-      --output_artifact vocabulary=<output .path> --params_json=<the task's parameters>
-      [--beam_pipeline_args=...] [--distribution_strategy=...]
-
-Nothing about a component is written twice: a task's typed inputs, outputs and parameters are read
-from the component's spec (`step_signature`), its parameter values from the pipeline definition.
-
-The tasks are KFP Python components whose source is two lines importing `step_function` from this
-module in the image; the image must hold the project and kfp (Dockerfile). A container component
-would run the same command, but kfp's local runner without Docker (`kfp.local.SubprocessRunner`)
-runs only Python components: in this form the spec that is submitted is the spec the tests run.
-
-How the local runner's notions map onto KFP:
-- artifacts: an output's KFP `.path` (a /gcs/ mount on Vertex AI Pipelines, a local copy uploaded
-  afterwards on Kubeflow Pipelines) is the artifact directory, `artifact.json` inside as always; its
-  metrics and properties are copied into the KFP artifact's metadata, which the UIs show.
-- caching: KFP's cache (`task.set_caching_options`). Its key is the task's command (which holds
-  the image and the spec's VERSION), the parameter values and the input artifacts; unlike ours it
-  does not see the files a path parameter names (new data under the same path: rerun with caching
-  off for that component).
-- blessing: a component that consumes a ModelBlessing (the pusher) runs inside
-  `dsl.If(<producer>.outputs["blessed"] == True)`; the evaluator step returns `blessed` as an output
-  parameter read from its blessing artifact. The pusher still checks the blessing itself.
-- runtime options: the pipeline parameters `beam_pipeline_args` (every Beam component) and
-  `distribution_strategy` (every trainer), set once at compile or submission time.
-- multi-worker: under a TF_CONFIG naming another worker as chief (a Vertex AI custom job with
-  several replicas) a step writes its outputs to scratch space, so only the chief publishes.
+"""Compiles a pipeline to a Kubeflow Pipelines v2 spec: each component one KFP task running the
+component's CLI (`KfpOptions.cli`) on its artifact directories, its inputs, outputs and parameters
+read from its spec (`step_signature`). How artifacts, caching, blessing and multi-worker map onto
+KFP: docs/design.md, "Kubeflow Pipelines".
 """
 
 import dataclasses
@@ -48,12 +20,11 @@ from kfp import dsl
 from kfp.dsl import component_factory, python_component, structures
 
 from bert_keras.errors import UserError
-from bert_keras.orchestration.channel import Channel
+from bert_keras.orchestration.component import Channel
 from bert_keras.orchestration.standard_artifacts import ModelBlessing
 from bert_keras.orchestration.pipeline import Pipeline
 
-# Set in the component image (Dockerfile): the local paths a compile bakes in (`host_paths`) are
-# the image's.
+# Set in the component image (Dockerfile): the local paths a compile bakes in are the image's.
 IMAGE_ENV = "BERT_KERAS_IMAGE"
 # Pipeline parameters (one value for every task that takes them) and the evaluator's output.
 BEAM_ARGS, DISTRIBUTION, BLESSED = "beam_pipeline_args", "distribution_strategy", "blessed"
@@ -61,8 +32,7 @@ _PARAMETER_TYPES = (str, int, float, bool, list, dict)
 # Our artifact types as KFP's system types (shown by the UIs); the rest are system.Artifact.
 _KFP_TYPES = {"Corpus": dsl.Dataset, "Examples": dsl.Dataset, "Model": dsl.Model,
               "SavedModel": dsl.Model}
-# How a KFP Python component starts (kfp's own lightweight-component launch, without its pip
-# install: the image holds kfp): the source goes to a file, kfp's executor runs the function in it.
+# kfp's own lightweight-component launch, without its pip install (the image holds kfp).
 _LAUNCH = r"""program_path=$(mktemp -d)
 printf "%s" "$0" > "$program_path/ephemeral_component.py"
 _KFP_RUNTIME=true python3 -m kfp.dsl.executor_main \
@@ -75,8 +45,7 @@ def kfp_artifact_class(artifact_type) -> type:
 
 
 def kfp_output_name(spec_class, name: str) -> str:
-  """An output's name in KFP, where inputs and outputs share one namespace: the fine-tuner's
-  output `model` (it also takes an input `model`) is `model_out`; others keep their names."""
+  """An output's KFP name: `<name>_out` when an input has its name (KFP has one namespace)."""
   return f"{name}_out" if name in spec_class.INPUTS else name
 
 
@@ -89,8 +58,8 @@ def _blessing_output(spec_class) -> Optional[str]:
 
 
 def step_signature(spec_class) -> inspect.Signature:
-  """The KFP interface of `spec_class`, as a Python signature kfp reads: Input/Output artifacts,
-  typed parameters with the spec's defaults, the runtime options it takes and `blessed`."""
+  """The KFP interface of `spec_class` as a Python signature: Input/Output artifacts, typed
+  parameters with the spec's defaults, the runtime options it takes and `blessed`."""
   keyword = inspect.Parameter.KEYWORD_ONLY
   params = []
   for name, spec in spec_class.INPUTS.items():
@@ -122,8 +91,7 @@ def step_signature(spec_class) -> inspect.Signature:
 
 
 def is_chief(tf_config: str) -> bool:
-  """Whether this process publishes outputs: no TF_CONFIG, or its task is the chief (or master),
-  or worker 0 of a cluster without one (as bert_keras/training/distribute.is_chief decides)."""
+  """Whether this process publishes outputs (as bert_keras/training/distribute.is_chief decides)."""
   if not tf_config:
     return True
   try:
@@ -138,22 +106,9 @@ def is_chief(tf_config: str) -> bool:
   return task_type == "worker" and index == 0 and not {"chief", "master"} & set(cluster)
 
 
-def _spec_ref(spec_class) -> str:
-  return f"{spec_class.__module__}:{spec_class.__qualname__}"
-
-
-def _import_spec(ref: str):
-  module, _, name = ref.partition(":")
-  return getattr(importlib.import_module(module), name)
-
-
 def whole_numbers_as_ints(value):
-  """`value` with every whole float inside lists and dicts made an int again.
-
-  KFP carries list and dict parameters as protobuf Structs, whose numbers are all doubles:
-  {"train_batch_size": 8} arrives as 8.0, which the configs refuse for an integer field; a float
-  field takes an int, so turning whole numbers back into ints restores what the definition said.
-  """
+  """`value` with every whole float inside lists and dicts an int again: KFP carries them as
+  protobuf Structs, whose numbers are doubles, and the configs refuse 8.0 for an integer field."""
   if isinstance(value, float) and value.is_integer():
     return int(value)
   if isinstance(value, list):
@@ -164,11 +119,8 @@ def whole_numbers_as_ints(value):
 
 
 def run_step(spec_class, cli: Sequence[str], values: dict) -> None:
-  """The body of every task: runs the component's CLI on the task's artifacts and parameters.
-
-  `values` holds what kfp's executor passes: dsl.Input/Output artifacts (their `.path` is the
-  artifact directory), parameter values, the runtime options and the `blessed` output path.
-  """
+  """The body of every task: the component's CLI on `values`, what kfp's executor passes
+  (artifacts, whose `.path` is the artifact directory, parameters, runtime options, `blessed`)."""
   chief = is_chief(os.environ.get("TF_CONFIG", ""))
   with tempfile.TemporaryDirectory(prefix="kfp-step-") as scratch:
     kfp_outputs = {name: values[kfp_output_name(spec_class, name)] for name in spec_class.OUTPUTS}
@@ -207,12 +159,10 @@ def run_step(spec_class, cli: Sequence[str], values: dict) -> None:
 
 
 def step_function(spec_ref: str, cli: Sequence[str], version: str, name: str) -> Callable:
-  """The function kfp's executor calls for one task: keyword arguments as `step_signature` says.
-
-  Built from the spec in the image; `version` is the spec's VERSION when the pipeline was compiled
-  (part of KFP's cache key), so an image whose component makes different outputs is refused.
-  """
-  spec_class = _import_spec(spec_ref)
+  """The function kfp's executor calls for one task, built from the spec in the image; an image
+  whose spec VERSION is not `version`, the compiled one, is refused."""
+  module, _, class_name = spec_ref.partition(":")
+  spec_class = getattr(importlib.import_module(module), class_name)
   if spec_class.VERSION != version:
     raise UserError(f"{spec_ref}: the image has VERSION {spec_class.VERSION!r}, the pipeline was "
                     f"compiled against {version!r}; recompile it against this image")
@@ -229,7 +179,7 @@ def step_function(spec_ref: str, cli: Sequence[str], version: str, name: str) ->
 
 
 def python_name(name: str) -> str:
-  """'fine_tuner_glue.sst2-x' -> 'fine_tuner_glue_sst2_x': a component name as a function name."""
+  """'fine_tuner_glue.sst2-x' -> 'fine_tuner_glue_sst2_x'."""
   return re.sub(r"\W", "_", name)
 
 
@@ -237,7 +187,8 @@ def step_component(spec_class, name: str, image: str,
                    cli: Callable) -> python_component.PythonComponent:
   """The KFP component of one pipeline component: `spec_class`'s interface, run in `image`."""
   function_name = python_name(name)
-  args = (_spec_ref(spec_class), list(cli(spec_class)), spec_class.VERSION, function_name)
+  spec_ref = f"{spec_class.__module__}:{spec_class.__qualname__}"
+  args = (spec_ref, list(cli(spec_class)), spec_class.VERSION, function_name)
   func = step_function(*args)
   source = (f"from {step_function.__module__} import step_function\n"
             f"{function_name} = step_function{args!r}\n")
@@ -252,8 +203,7 @@ def step_component(spec_class, name: str, image: str,
 
 @dataclasses.dataclass(frozen=True)
 class KfpOptions:
-  """How a pipeline is compiled for KFP: the component image, the runtime options' defaults (the
-  pipeline parameters), which components may come from KFP's cache, and where CLIs live."""
+  """How a pipeline is compiled for KFP: the image, the runtime options' defaults, caching, CLIs."""
 
   image: str
   # spec class -> the arguments after `python` that run that component's CLI in the image.
@@ -263,10 +213,8 @@ class KfpOptions:
   distribution_strategy: str = "default"
   enable_caching: bool = True
   no_cache: frozenset = frozenset()  # component names that always rerun
-  # Component name -> a function making its KFP component a multi-worker job, e.g. on Vertex AI
-  # google_cloud_pipeline_components' create_custom_training_job_from_component(op,
-  # replica_count=4, machine_type=...): every replica runs the same step, Vertex AI sets TF_CONFIG,
-  # the step trains with multi_worker_mirrored and only the chief publishes (`run_step`).
+  # Component name -> a function making its KFP component a multi-worker job (on Vertex AI:
+  # create_custom_training_job_from_component); only the chief publishes (`run_step`).
   multi_worker: Mapping[str, Callable] = dataclasses.field(default_factory=dict)
 
 
@@ -346,10 +294,8 @@ def kfp_pipeline(pipeline: Pipeline, options: KfpOptions):
 
 
 def host_paths(pipeline: Pipeline) -> list[str]:
-  """The paths of this host's files that compiling `pipeline` writes into the spec: parameter values
-  (nested in lists and dicts too) and imported artifacts that name an existing local file or
-  directory (the demo's embedded data under this interpreter's site-packages, for one). Inside the
-  image (Dockerfile) they are the image's; elsewhere a step will not find them."""
+  """The existing local paths compiling `pipeline` writes into the spec (parameter values, nested
+  too, and imported artifacts): a step finds them only inside the image."""
   found = []
 
   def walk(value):
@@ -370,7 +316,7 @@ def host_paths(pipeline: Pipeline) -> list[str]:
 
 
 def compile_pipeline(pipeline: Pipeline, options: KfpOptions, output_path: str) -> None:
-  """Writes the KFP v2 spec (YAML) of `pipeline` to `output_path` (temporary name, then renamed)."""
+  """Writes the KFP v2 spec (YAML) of `pipeline` to `output_path`, atomically."""
   from kfp import compiler  # pylint: disable=import-outside-toplevel
 
   output_path = os.path.abspath(output_path)

@@ -1,25 +1,18 @@
-"""Runs a pipeline in this process, in dependency order, with caching and a run record.
-
-Before the first component runs, the run is checked as a whole (`LocalRunner.check`): options
-that some component would refuse (a Dataflow runner without Beam's GCP extras) stop it with that
-component's error, before anything is written. A failed component stops the run: later components
-are marked `not_run`, earlier artifacts stay as they were, and rerunning continues from the cache.
-At the end the record is printed as a table and written as JSON and as a static HTML report with
-PNG plots under `<root>/runs/<run_id>/`.
-"""
+"""Runs a pipeline in this process, in dependency order, with caching: checked as a whole first; a
+failed component stops the run (later ones `not_run`, earlier artifacts kept for the cache); the
+record is printed and written as JSON and HTML under `<root>/runs/<run_id>/`."""
 
 from __future__ import annotations
 
 import os
-import sys
 import time
 from typing import Callable, Iterable, Sequence, Union
 
 from bert_keras.beam_runner import check_runner_available
 from bert_keras.errors import UserError
-from bert_keras.orchestration.base_executor import ExecutionContext
-from bert_keras.orchestration.channel import Channel
-from bert_keras.orchestration.component_launcher import FAILED, NOT_RUN, ComponentLauncher
+from bert_keras.orchestration.base_executor import ExecutionContext, print_log
+from bert_keras.orchestration.component import Channel
+from bert_keras.orchestration.component_launcher import FAILED, NOT_RUN, ComponentLauncher, ExecutionResult
 from bert_keras.orchestration.pipeline import Pipeline
 from bert_keras.orchestration.run_record import ComponentRecord, RunRecord
 from bert_keras.orchestration.run_report import write_html_report
@@ -42,38 +35,21 @@ def _new_run_id(root: str) -> str:
   return run_id
 
 
-def _stderr(message: str) -> None:
-  print(message, file=sys.stderr, flush=True)
-
-
 class LocalRunner:
-  """Beam options go to the Beam components, the distribution strategy to the trainers.
-
-  force: False (use the cache), True (rerun everything) or component names to rerun; components
-  downstream of a rerun one rerun too, because their input fingerprints change.
-  """
+  """force: False (use the cache), True (rerun all) or the names to rerun (with what follows them)."""
 
   def __init__(self, beam_pipeline_args: Sequence[str] = (), distribution_strategy: str = "default",
                force: Union[bool, Iterable[str]] = False, write_report: bool = True,
-               log_fn: Callable[[str], None] = _stderr):
+               log_fn: Callable[[str], None] = print_log):
     self.beam_pipeline_args = list(beam_pipeline_args)
     self.distribution_strategy = distribution_strategy
     self.force = force if isinstance(force, bool) else frozenset(force)
     self.write_report = write_report
     self.log_fn = log_fn
 
-  def _forced(self, name: str) -> bool:
-    return self.force if isinstance(self.force, bool) else name in self.force
-
   def check(self, pipeline: Pipeline) -> None:
-    """UserError when this runner cannot run `pipeline` as asked, before any component runs or
-    anything is written (`run` calls it first; a script may call it before writing files of its
-    own): --force names an unknown component; the Beam options name a runner that cannot run here
-    (a Dataflow runner without Beam's GCP extras), or a component refuses its runtime options
-    (`ComponentSpec.check_runtime_options`). The message is the one the component would fail with,
-    so a refused run reads the same as a component's own CLI. Cached components are checked too: a
-    run is refused as a whole, not after whatever the cache happens to hold.
-    """
+    """UserError, before anything is written, when --force names an unknown component or any
+    component, cached ones too, refuses its runtime options (the message its CLI would give)."""
     if not isinstance(self.force, bool):
       unknown = sorted(set(self.force) - {c.name for c in pipeline.components})
       if unknown:
@@ -108,31 +84,28 @@ class LocalRunner:
             {out: pipeline.output_uri(component, out) for out in component.spec_class.OUTPUTS},
             component.parameters, context=context)
       except UserError as e:
-        result_status, error, result = FAILED, str(e), None
+        result = ExecutionResult(FAILED, error=str(e), exception=e)
       else:
-        forced = self._forced(component.name)
+        forced = self.force if isinstance(self.force, bool) else component.name in self.force
         if launcher.cached_outputs() is None or forced:
           self.log_fn(f"{prefix}: running{' (forced)' if forced else ''} ...")
         result = launcher.launch(force=forced)
-        result_status, error = result.status, result.error
-      entry = ComponentRecord(component.name, spec_name, result_status,
-                              duration_s=result.duration_s if result else 0.0,
-                              fingerprint=result.fingerprint if result else "", error=error)
-      if result is not None:
-        for out, artifact in result.outputs.items():
-          produced[(component.name, out)] = artifact
-          entry.artifacts[out] = {"uri": artifact.uri, "type": artifact.TYPE_NAME}
-          entry.metrics.update({f"{out}/{k}": v for k, v in artifact.metrics.items()})
-          entry.curves.update({f"{out}/{k}": v for k, v in artifact.curves.items()})
-          entry.properties.update({f"{out}/{k}": v for k, v in artifact.properties.items()})
+      entry = ComponentRecord(component.name, spec_name, result.status, duration_s=result.duration_s,
+                              fingerprint=result.fingerprint, error=result.error)
+      for out, artifact in result.outputs.items():
+        produced[(component.name, out)] = artifact
+        entry.artifacts[out] = {"uri": artifact.uri, "type": artifact.TYPE_NAME}
+        entry.metrics.update({f"{out}/{k}": v for k, v in artifact.metrics.items()})
+        entry.curves.update({f"{out}/{k}": v for k, v in artifact.curves.items()})
+        entry.properties.update({f"{out}/{k}": v for k, v in artifact.properties.items()})
       record.components.append(entry)
-      if result_status == FAILED:
-        if result is not None and result.traceback and not isinstance(result.exception, UserError):
+      if result.status == FAILED:
+        if result.traceback and not isinstance(result.exception, UserError):
           self.log_fn(result.traceback.rstrip())
-        self.log_fn(f"{prefix}: FAILED: {error}")
+        self.log_fn(f"{prefix}: FAILED: {result.error}")
         failure = entry
       else:
-        self.log_fn(f"{prefix}: {result_status} in {entry.duration_s:.1f}s")
+        self.log_fn(f"{prefix}: {result.status} in {entry.duration_s:.1f}s")
 
     record.finished = time.time()
     record.status = "failed" if failure else "succeeded"

@@ -6,16 +6,12 @@ import os
 from typing import Sequence
 
 from bert_keras.errors import UserError
-from bert_keras.orchestration.channel import Channel
 from bert_keras.orchestration.component import Component
 
 
 class Pipeline:
-  """Components plus `pipeline_root`; artifacts live at `<root>/<component>/<output>/`.
-
-  `components` may be listed in any order: `ordered()` sorts them so that every producer runs
-  before its consumers, keeping the listed order among independent components (stable Kahn sort).
-  """
+  """Components (any order; `ordered()` is a stable topological sort) and `pipeline_root`, where
+  artifacts live at `<root>/<component>/<output>/`."""
 
   def __init__(self, name: str, pipeline_root: str, components: Sequence[Component]):
     self.name = name
@@ -34,9 +30,6 @@ class Pipeline:
   def output_uri(self, component: Component, output_name: str) -> str:
     return os.path.join(self.pipeline_root, component.name, output_name)
 
-  def channel_uri(self, channel: Channel) -> str:
-    return self.output_uri(channel.producer, channel.output_name)
-
   def ordered(self) -> list[Component]:
     remaining = list(self.components)
     done: set[int] = set()
@@ -50,11 +43,3 @@ class Pipeline:
       done.add(id(ready))
       remaining.remove(ready)
     return order
-
-  def downstream_of(self, names: Sequence[str]) -> set[str]:
-    """The named components and everything that (transitively) consumes their outputs."""
-    found = set(names)
-    for c in self.ordered():
-      if any(u.name in found for u in c.upstream):
-        found.add(c.name)
-    return found

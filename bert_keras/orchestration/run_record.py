@@ -6,7 +6,6 @@ import dataclasses
 from typing import Optional
 
 from bert_keras.atomic_io import write_json
-from bert_keras.json_io import read_json_file
 
 
 @dataclasses.dataclass
@@ -41,23 +40,8 @@ class RunRecord:
   def component(self, name: str) -> Optional[ComponentRecord]:
     return next((c for c in self.components if c.name == name), None)
 
-  def failed_component(self) -> Optional[ComponentRecord]:
-    return next((c for c in self.components if c.status == "failed"), None)
-
-  def to_dict(self) -> dict:
-    d = dataclasses.asdict(self)
-    d["duration_s"] = self.duration_s
-    return d
-
   def write_json(self, path: str) -> None:
-    write_json(path, self.to_dict(), default=str)
-
-  @classmethod
-  def read_json(cls, path: str) -> "RunRecord":
-    d = read_json_file(path, "run record", expected=dict)
-    d.pop("duration_s", None)
-    d["components"] = [ComponentRecord(**c) for c in d["components"]]
-    return cls(**d)
+    write_json(path, dict(dataclasses.asdict(self), duration_s=self.duration_s), default=str)
 
   def format_table(self) -> str:
     """A plain-text table: one row per component, the metrics it produced in the last column."""

@@ -21,8 +21,7 @@ _COLUMNS = 3
 
 
 def _panel_of(name: str) -> str:
-  """The panel a curve goes on: train and held-out values of one quantity share it, and a baseline
-  goes beside its accuracy ("eval_mlm_unigram_accuracy" -> "mlm_accuracy")."""
+  """The panel of a curve: train and held-out values share one, a baseline joins its accuracy."""
   name = name.split("/", 1)[-1]
   match = _BASELINE.match(name)
   if match:
@@ -31,8 +30,7 @@ def _panel_of(name: str) -> str:
 
 
 def curves_figure(title: str, curves: dict):
-  """A grid of panels (at most 3 a row), one per quantity: its train and held-out curves, and for
-  an accuracy its baseline as a dashed line on the same axes."""
+  """A grid of panels, one per quantity, baselines dashed."""
   from matplotlib import pyplot as plt  # pylint: disable=import-outside-toplevel
 
   panels: dict[str, list[str]] = {}
@@ -62,10 +60,7 @@ def curves_figure(title: str, curves: dict):
 
 
 def write_plots(record: RunRecord, out_dir: str) -> list[tuple[str, str]]:
-  """One PNG of curves per component that has any, one bar chart per shared metric name.
-
-  Returns [(title, file name)] in the order they should appear in the report.
-  """
+  """One PNG of curves per component with any, one bar chart per shared metric: [(title, file)]."""
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use("Agg")
   from matplotlib import pyplot as plt  # pylint: disable=import-outside-toplevel

@@ -1,9 +1,5 @@
-"""A component's spec as text: the `--help` of its CLI and its row in README's component table.
-
-Both are rendered from the ComponentSpec itself (its docstring, INPUTS, OUTPUTS and each
-Parameter's type, default and `doc`), so the help and the README cannot drift from what the CLI and
-the pipeline actually validate against.
-"""
+"""A component's spec as text, its CLI's `--help` and its README table row, rendered from the spec
+itself so neither can drift from what is validated."""
 
 from __future__ import annotations
 
@@ -12,17 +8,11 @@ import json
 
 
 def _summary(obj) -> str:
-  """The first line of a docstring (its one-line summary), or ""."""
   doc = inspect.getdoc(obj) or ""
   return doc.splitlines()[0].strip() if doc else ""
 
 
-def _default(param) -> str:
-  return "required" if param.required else f"default {json.dumps(param.default)}"
-
-
 def help_text(spec_class) -> str:
-  """The spec in words: what the component does, and every input, output and parameter."""
   lines = [f"{spec_class.__name__}: {inspect.getdoc(spec_class) or ''}".rstrip(), ""]
   lines.append("inputs (--input_artifact NAME=ARTIFACT_DIR):")
   for name, spec in spec_class.INPUTS.items():
@@ -36,9 +26,10 @@ def help_text(spec_class) -> str:
   lines.append("parameters (--param NAME=VALUE with VALUE as JSON, bare strings allowed; or "
                "--params_json=FILE):")
   for name, param in spec_class.PARAMETERS.items():
+    default = "required" if param.required else f"default {json.dumps(param.default)}"
     path = ", path" if param.is_path else ""
     meaning = f": {param.doc}" if param.doc else ""
-    lines.append(f"  {name} ({param.type.__name__}, {_default(param)}{path}){meaning}")
+    lines.append(f"  {name} ({param.type.__name__}, {default}{path}){meaning}")
   if not spec_class.PARAMETERS:
     lines.append("  none")
   return "\n".join(lines) + "\n"
@@ -48,7 +39,6 @@ MAX_PARAMETERS_CELL = 160  # characters of README's parameters cell before it de
 
 
 def markdown_row(component: str, spec_class) -> str:
-  """`| component | what it does | inputs | outputs | parameters |` for README's table."""
   inputs = ", ".join(f"`{name}` ({spec.type.TYPE_NAME}{', optional' if spec.optional else ''})"
                      for name, spec in spec_class.INPUTS.items()) or "none"
   outputs = ", ".join(f"`{name}` ({artifact_type.TYPE_NAME})"

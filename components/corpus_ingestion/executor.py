@@ -8,7 +8,7 @@ import os
 
 from bert_keras.data.corpus_ingestion import SHARD_PREFIX, SHARD_SUFFIX, build_pipeline, count_corpus
 from bert_keras.orchestration.base_executor import BaseExecutor
-from bert_keras.orchestration.beam_options import local_beam_args
+from bert_keras.beam_runner import local_beam_args
 
 
 class CorpusIngestionExecutor(BaseExecutor):

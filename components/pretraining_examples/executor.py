@@ -5,7 +5,7 @@ component and the script check, refuse and publish alike."""
 from __future__ import annotations
 
 from bert_keras.orchestration.base_executor import BaseExecutor
-from bert_keras.orchestration.beam_options import local_beam_args
+from bert_keras.beam_runner import local_beam_args
 
 
 class PretrainingExamplesExecutor(BaseExecutor):

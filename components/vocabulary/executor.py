@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bert_keras.orchestration.base_executor import BaseExecutor
-from bert_keras.orchestration.beam_options import local_beam_args
+from bert_keras.beam_runner import local_beam_args
 
 
 class VocabularyExecutor(BaseExecutor):

@@ -109,7 +109,6 @@ def write_vocab() -> str:
 def write_records(vocab: str, work: str) -> str:
   """8 Lee news documents through create_pretraining_data's pipeline: one shard + summary.json."""
   from bert_keras import resources  # pylint: disable=import-outside-toplevel
-  from bert_keras.data.lean_beam_import import import_beam  # pylint: disable=import-outside-toplevel
   with open(resources.lee_background_path(), encoding="utf-8") as f:
     lines = [line for line in f if line.strip()][:8]
   corpus = os.path.join(work, "corpus.txt")
@@ -120,7 +119,6 @@ def write_records(vocab: str, work: str) -> str:
           f"--vocab_file={vocab}", f"--max_seq_length={SEQ_LENGTH}",
           f"--max_predictions_per_seq={MAX_PREDICTIONS}", "--num_shards=1", "--dupe_factor=1",
           "--direct_running_mode=in_memory", "--direct_num_workers=1"]
-  import_beam(argv)
   from bert_keras.data.pretraining_data_pipeline import run  # pylint: disable=import-outside-toplevel
   summary = run(argv)
   print("records:", {k: summary[k] for k in ("documents", "instances")})

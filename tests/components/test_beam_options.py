@@ -11,7 +11,7 @@ import pytest
 
 from bert_keras import beam_runner
 from bert_keras.orchestration.base_executor import ExecutionContext
-from bert_keras.orchestration.beam_options import local_beam_args
+from bert_keras.beam_runner import local_beam_args
 from bert_keras.orchestration.component_launcher import ComponentLauncher
 from bert_keras.orchestration.standard_artifacts import Corpus, Vocabulary
 from components.checkpoint_importer.spec import CheckpointImporterSpec

@@ -14,8 +14,7 @@ import pytest
 from bert_keras.errors import UserError
 from bert_keras.orchestration.artifact import Artifact
 from bert_keras.orchestration.component import Component
-from bert_keras.orchestration.component_launcher import ComponentLauncher, error_text
-from bert_keras.orchestration.fingerprint import execution_fingerprint
+from bert_keras.orchestration.component_launcher import ComponentLauncher, error_text, execution_fingerprint
 from bert_keras.configs.model import ConfigError
 from bert_keras.orchestration.pipeline import Pipeline
 from tests.pipeline.tiny_components import AddSpec, Number, SourceSpec, read_number
@@ -93,15 +92,6 @@ def test_component_wiring_errors():
     Pipeline("p", "/tmp/x", [add])
   with pytest.raises(UserError, match="duplicate component names \\['one'\\]"):
     Pipeline("p", "/tmp/x", [one, Component(SourceSpec, "one")])
-
-
-def test_downstream_of():
-  one, two = Component(SourceSpec, "one"), Component(SourceSpec, "two")
-  add = Component(AddSpec, "add", inputs={"a": one.outputs["number"]})
-  top = Component(AddSpec, "top", inputs={"a": add.outputs["sum"], "b": two.outputs["number"]})
-  p = Pipeline("p", "/tmp/x", [top, add, two, one])
-  assert p.downstream_of(["one"]) == {"one", "add", "top"}
-  assert p.downstream_of(["two"]) == {"two", "top"}
 
 
 def test_staging_left_by_a_killed_process_is_removed(tmp_path):

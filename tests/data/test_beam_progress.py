@@ -15,7 +15,7 @@ from bert_keras.data.beam_progress import ReportProgress, heartbeat
 
 def test_report_progress_passes_elements_through_and_prints_counts(capsys):
   with TestPipeline(runner="FnApiRunner") as p:
-    out = p | beam.Create(list(range(5))) | ReportProgress("documents read", every_s=0.0)
+    out = p | beam.Create(list(range(5))) | beam.ParDo(ReportProgress("documents read", every_s=0.0))
     assert_that(out, equal_to(list(range(5))))
   lines = [line for line in capsys.readouterr().err.splitlines() if "documents read" in line]
   assert lines and all(" so far" in line for line in lines), lines
@@ -39,7 +39,7 @@ def test_heartbeat_prints_while_running_and_at_the_end():
 def test_report_progress_can_count_the_records_of_each_element(capsys):
   with TestPipeline(runner="FnApiRunner") as p:
     out = (p | beam.Create([(0, ["a", "b"]), (1, ["c"])])
-           | ReportProgress("instances created", every_s=0.0, weight=lambda e: len(e[1])))
+           | beam.ParDo(ReportProgress("instances created", every_s=0.0, weight=lambda e: len(e[1]))))
     assert_that(out, equal_to([(0, ["a", "b"]), (1, ["c"])]))
   lines = [line for line in capsys.readouterr().err.splitlines() if "instances created" in line]
   assert lines[-1].split(": ")[1] == "3 so far", lines

@@ -2,8 +2,7 @@
 
 import os
 
-from bert_keras.beam_runner import option_value, with_local_runner_defaults
-from bert_keras.orchestration.beam_options import local_beam_args
+from bert_keras.beam_runner import local_beam_args, option_value, with_local_runner_defaults
 
 ALL_CORES = f"--direct_num_workers={os.cpu_count() or 1}"
 

@@ -9,7 +9,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from bert_keras.data.pretraining_instances import stable_hash
-from bert_keras.data import corpus_ingestion, text_shards
+from bert_keras.data import corpus_ingestion
 
 
 def _corpus(path, documents):
@@ -116,8 +116,8 @@ def test_a_shard_without_documents_is_still_written(tmp_path):
 
 
 def test_a_failed_shard_write_keeps_the_earlier_shard_and_leaves_no_temporary(tmp_path):
-  writer = text_shards.TextShardWriter(str(tmp_path / corpus_ingestion.SHARD_PREFIX), 2)
-  path = writer.write(1, [b"doc one.\n\n", b"doc two.\n\n"])
+  prefix = str(tmp_path / corpus_ingestion.SHARD_PREFIX)
+  path = corpus_ingestion.write_text_shard(prefix, 2, 1, [b"doc one.\n\n", b"doc two.\n\n"])
   assert open(path, "rb").read() == b"doc one.\n\ndoc two.\n\n"
 
   def records():
@@ -125,6 +125,6 @@ def test_a_failed_shard_write_keeps_the_earlier_shard_and_leaves_no_temporary(tm
     raise RuntimeError("merge died")
 
   with pytest.raises(RuntimeError, match="merge died"):
-    writer.write(1, records())
+    corpus_ingestion.write_text_shard(prefix, 2, 1, records())
   assert os.listdir(tmp_path) == ["corpus-00001-of-00002.txt"]
   assert open(path, "rb").read() == b"doc one.\n\ndoc two.\n\n"

@@ -2,7 +2,7 @@
 
 import io
 
-from bert_keras.data.corpus_text import decode_utf8, iter_bounded_lines, iter_text_lines, split_sentences
+from bert_keras.data.corpus_text import iter_bounded_lines, iter_text_lines, split_sentences
 
 
 def test_bounded_lines_skip_a_line_of_megabytes_without_losing_the_next():
@@ -14,11 +14,6 @@ def test_bounded_lines_skip_a_line_of_megabytes_without_losing_the_next():
 def test_line_exactly_at_the_limit_is_kept():
   lines = list(iter_bounded_lines(io.BytesIO(b"abcd\nabcde\n"), max_line_bytes=4))
   assert lines == [(1, b"abcd"), (2, None)]
-
-
-def test_decode_utf8():
-  assert decode_utf8("héllo".encode()) == "héllo"
-  assert decode_utf8(b"\xff\xfe bad") is None
 
 
 def test_text_lines_drop_long_and_undecodable_lines_and_say_where():

@@ -16,6 +16,7 @@ from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.create_pretraining_examples import (HOME, REQUEST, CreatePretrainingExamples, instances_for_request,
                                                          num_buckets, route_document, special_ids_from_vocabulary)
 from bert_keras.data.pretraining_instances import serialize_instance, stable_hash
+from bert_keras.data.sorted_shards import uint64_key
 from bert_keras.data.tokenize_documents import pack_tokenized_document, unpack_tokenized_document
 from bert_keras.text.vocab import load_vocab
 
@@ -66,7 +67,7 @@ def _run(docs, config, path, run_bytes=None):
 def _in_memory_join(docs, config):
   """The random-next bucket join with all routed documents in memory (as when they went through
   the runner): every bucket's requests in (doc_id, pass) order, random-next documents from its HOME
-  documents sorted by doc_id. Rows (shard, (key, record)), sorted."""
+  documents sorted by doc_id. Rows (shard, (8-byte key, record)), sorted."""
   special, is_continuation = special_ids_from_vocabulary(load_vocab(config.vocab_file))
   grouped = collections.defaultdict(list)
   for packed in docs:
@@ -82,7 +83,7 @@ def _in_memory_join(docs, config):
           packed[0], unpack_tokenized_document(packed), k, bucket_documents, config, special, is_continuation)):
         key = stable_hash(config.seed, packed[0], k, i)
         rows.append((key % config.num_shards,
-                     (key, serialize_instance(instance, config.max_seq_length, config.max_predictions_per_seq))))
+                     (uint64_key(key), serialize_instance(instance, config.max_seq_length, config.max_predictions_per_seq))))
   return sorted(rows)
 
 

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from bert_keras.data import sorted_shards
-from bert_keras.data.sorted_shards import BYTES_KEYS, UINT64_GROUP_KEYS, _GatherRuns, _MergeShard, _WriteRun  # pylint: disable=protected-access
+from bert_keras.data.sorted_shards import _GatherRuns, _MergeShard, _WriteRun, uint64_key  # pylint: disable=protected-access
 
 
 def _rows(seed, n):
@@ -21,10 +21,10 @@ def test_byte_keyed_runs_merge_in_key_order_with_bounded_fan_in(tmp_path):
   paths = []
   for i in range(10):
     path = str(tmp_path / f"r{i}.run")
-    sorted_shards.write_run(path, sorted(rows[i::10]), BYTES_KEYS)
+    sorted_shards.write_run(path, sorted(rows[i::10]))
     paths.append(path)
-  assert list(sorted_shards.read_run(paths[0], BYTES_KEYS)) == sorted(rows[0::10])
-  merged = list(sorted_shards.merge_runs(paths, str(tmp_path), "shard", BYTES_KEYS, max_runs_per_merge=3))
+  assert list(sorted_shards.read_run(paths[0])) == sorted(rows[0::10])
+  merged = list(sorted_shards.merge_runs(paths, str(tmp_path), "shard", max_runs_per_merge=3))
   assert merged == sorted(rows)
   assert not list(tmp_path.iterdir())  # inputs and merge rounds are deleted
 
@@ -51,16 +51,17 @@ def test_gathered_runs_are_bounded_and_keep_every_row():
   assert got == sorted(rows)
 
 
-class _CountingKeys(type(BYTES_KEYS)):
-  """BYTES_KEYS that counts the rows read from all run files."""
+class _CountingReads:
+  """sorted_shards.read_run, counting the rows read from all run files."""
 
   def __init__(self):
     self.rows_read = 0
+    self._read_run = sorted_shards.read_run
 
-  def read(self, f):
-    row = super().read(f)
-    self.rows_read += row is not None
-    return row
+  def __call__(self, path):
+    for row in self._read_run(path):
+      self.rows_read += 1
+      yield row
 
 
 class _CheckingWriter:
@@ -70,42 +71,41 @@ class _CheckingWriter:
   def __init__(self, keys, num_runs):
     self.keys, self.num_runs, self.records, self.most_ahead = keys, num_runs, [], 0
 
-  def shard_name(self, shard):
-    return f"shard-{shard}"
-
-  def write(self, shard, records):
+  def __call__(self, shard, records):
     for record in records:
       self.most_ahead = max(self.most_ahead, self.keys.rows_read - len(self.records))
       self.records.append(record)
     return f"written-{shard}"
 
 
-def test_a_shard_is_merged_streaming_from_its_runs(tmp_path):
-  keys = _CountingKeys()
+def test_a_shard_is_merged_streaming_from_its_runs(tmp_path, monkeypatch):
+  keys = _CountingReads()
+  monkeypatch.setattr(sorted_shards, "read_run", keys)
   rows = _rows(4, 300)
   paths = []
   for i in range(6):
     paths.append(str(tmp_path / f"r{i}.run"))
-    sorted_shards.write_run(paths[-1], sorted(rows[i::6]), keys)
+    sorted_shards.write_run(paths[-1], sorted(rows[i::6]))
   writer = _CheckingWriter(keys, len(paths))
-  merge = _MergeShard(str(tmp_path), writer, keys)
+  merge = _MergeShard(str(tmp_path), writer)
   assert list(merge.process((7, paths + [None, paths[0]]))) == ["written-7"]  # None: no run; duplicates once
   assert writer.records == [record for _, record in sorted(rows)]
   assert 1 <= writer.most_ahead <= len(paths)
   assert keys.rows_read == len(rows)
   writer = _CheckingWriter(keys, 0)
-  assert list(_MergeShard(str(tmp_path), writer, keys).process((0, [None]))) == ["written-0"]
+  assert list(_MergeShard(str(tmp_path), writer).process((0, [None]))) == ["written-0"]
   assert writer.records == []
 
 
 def test_repeated_uint64_keys_from_several_producers_keep_every_row(tmp_path):
   """Group keys (e.g. random-next buckets) repeat across producers: two runs of one shard with the
   same smallest key and length are two files, and the merge reads the rows of both."""
-  write = _WriteRun(str(tmp_path), UINT64_GROUP_KEYS)
-  first, second = [(5, b"x"), (7, b"y")], [(5, b"z"), (9, b"w")]
+  write = _WriteRun(str(tmp_path))
+  first = [(uint64_key(5), b"x"), (uint64_key(7), b"y")]
+  second = [(uint64_key(5), b"z"), (uint64_key(9), b"w")]
   paths = [path for rows in (first, second) for _, path in write.process((0, rows))]
   assert len(set(paths)) == 2
-  assert list(sorted_shards.merge_runs(paths, str(tmp_path), "m", UINT64_GROUP_KEYS)) == sorted(first + second)
+  assert list(sorted_shards.merge_runs(paths, str(tmp_path), "m")) == sorted(first + second)
   assert not list(tmp_path.iterdir())  # merged runs are removed
 
 
@@ -115,7 +115,7 @@ def test_a_failed_run_write_leaves_no_file(tmp_path):
     raise RuntimeError("producer died")
 
   with pytest.raises(RuntimeError, match="producer died"):
-    sorted_shards.write_run(str(tmp_path / "r0.run"), rows(), BYTES_KEYS)
+    sorted_shards.write_run(str(tmp_path / "r0.run"), rows())
   assert not list(tmp_path.iterdir())
 
 

@@ -28,7 +28,7 @@ def test_transform_tokenizes_like_the_original():
   docs = [("a", ["Hello world, this is BERT.", "Second sentence!"]), ("b", ["\u0000\ufffd", "Only one."]),
           ("c", ["x", "y", "z"])]
   with test_pipeline.TestPipeline(runner="FnApiRunner") as p:
-    out = (p | beam.Create(docs) | TokenizeDocuments(resources.uncased_vocab_path())
+    out = (p | beam.Create(docs) | beam.ParDo(TokenizeDocuments(resources.uncased_vocab_path()))
            | beam.Map(lambda packed: (packed[0], unpack_tokenized_document(packed))))
     # DATA.md golden ids (without [CLS]/[SEP]); "b" has one sentence left and is dropped.
     assert_that(out, equal_to([

@@ -10,7 +10,6 @@ import pytest
 from bert_keras.orchestration.component import Component
 from bert_keras.orchestration.local_runner import LocalRunner, PipelineRunError
 from bert_keras.orchestration.pipeline import Pipeline
-from bert_keras.orchestration.run_record import RunRecord
 from tests.pipeline.tiny_components import AddSpec, BeamSpec, PlainSpec, SourceSpec, read_number
 
 
@@ -108,8 +107,10 @@ def test_failure_stops_run_keeps_earlier_artifacts_and_rerun_continues(tmp_path)
   assert sorted(os.listdir(tmp_path / "add")) == ["sum"]
   assert read_number_at(tmp_path / "total" / "sum") == 103
   # The record of the failed run is on disk.
-  saved = RunRecord.read_json(os.path.join(record.report_dir, "run_record.json"))
-  assert saved.status == "failed" and saved.failed_component().name == "add"
+  with open(os.path.join(record.report_dir, "run_record.json"), encoding="utf-8") as f:
+    saved = json.load(f)
+  assert saved["status"] == "failed"
+  assert [c["status"] for c in saved["components"] if c["name"] == "add"] == ["failed"]
   # Fixing the cause and rerunning continues from the cache.
   record = runner.run(_diamond(tmp_path, offset=7))
   assert _statuses(record) == {"two": "cached", "one": "cached", "add": "succeeded",

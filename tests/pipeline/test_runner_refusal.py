@@ -16,7 +16,7 @@ import pytest
 
 from bert_keras import beam_runner
 from bert_keras.errors import UserError
-from bert_keras.orchestration.beam_options import local_beam_args
+from bert_keras.beam_runner import local_beam_args
 from bert_keras.orchestration.component import Component
 from configs.demo import smoke_config
 from pipeline.definitions import build_pipeline

@@ -208,14 +208,11 @@ def test_model_config_beside_weights_skips_a_deep_json(tmp_path):
 
 
 def test_pipeline_metadata_files_nested_too_deeply_or_not_objects(tmp_path):
-  """The pipeline's own artifact.json and run record, hand-edited: a UserError naming the file."""
+  """The pipeline's own artifact.json, hand-edited: a UserError naming the file."""
   from bert_keras.orchestration.artifact import Artifact  # pylint: disable=import-outside-toplevel
-  from bert_keras.orchestration.run_record import RunRecord  # pylint: disable=import-outside-toplevel
   artifact_dir = tmp_path / "artifact"
   artifact_dir.mkdir()
   metadata = B.write(str(artifact_dir / "artifact.json"), DEEP)
   B.raises(lambda: Artifact.load(str(artifact_dir)), metadata, "nested too deeply")
   B.write(metadata, "[]")
   B.raises(lambda: Artifact.load(str(artifact_dir)), metadata, "expected an object")
-  record = B.write(str(tmp_path / "run.json"), DEEP)
-  B.raises(lambda: RunRecord.read_json(record), record, "nested too deeply")
