@@ -43,7 +43,7 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
       corpus=CorpusConfig(wikipedia_dumps=(resources.wikipedia_dump_path(),),
                           max_documents=max_documents),
       pretraining=PretrainingConfig(
-          vocab_size=8000, vocab_max_input_words=12000,
+          vocab_size=8000, max_input_words=12000,
           data=PretrainingDataConfig(
               max_seq_length=128, max_predictions_per_seq=20, num_shards=2,
               # 5 passes over the corpus (~27k examples, ~15 s): with 2, the ~10k training pairs
@@ -55,7 +55,7 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
               # -> random next" would pass for NSP learning (studies/pretraining_evidence/README.md).
               short_seq_prob=0.0),
           training=TrainingOverrides(
-              model_preset="bert_tiny", num_train_steps=pretrain_steps,
+              model="bert_tiny", num_train_steps=pretrain_steps,
               # Masked LM underfits in a few hundred steps: no dropout (fine-tuning sets its own
               # hidden dropout), and the steps are cheaper (studies/pretraining_evidence).
               # Initial weights of std 0.05 rather than BERT's 0.02: at H=128 the attention starts
@@ -110,7 +110,7 @@ def smoke_config(max_documents: int = 12) -> PipelineConfig:
   return config.replace(
       name="bert_smoke",
       pretraining=pretraining.replace(
-          vocab_size=600, vocab_max_input_words=2000,
+          vocab_size=600, max_input_words=2000,
           data=pretraining.data.replace(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1),
           training=TrainingOverrides(pretraining.training, num_train_steps=4, num_warmup_steps=1,
                                      train_batch_size=8, checkpoint_every=4, log_every=2,

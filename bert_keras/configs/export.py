@@ -17,8 +17,8 @@ class ExportConfig(Config):
   fine-tuning directory refuses every BERT-only setting rather than ignoring it."""
 
   output_dir: str
-  finetune_dir: str = ""
-  encoder_checkpoint: str = ""
+  finetuned_dir: str = ""
+  init_checkpoint: str = ""
   vocab_file: str = ""
   lower_case: Optional[bool] = None
   max_seq_length: Optional[int] = None  # encoder exports only (default 128); a task keeps its own
@@ -42,9 +42,9 @@ class ExportConfig(Config):
   def validate(self):
     if not self.output_dir:
       raise ConfigError("output_dir is required")
-    if bool(self.finetune_dir) == bool(self.encoder_checkpoint):
-      raise ConfigError("give exactly one of finetune_dir (a run_finetuning output directory) or "
-                      "encoder_checkpoint")
+    if bool(self.finetuned_dir) == bool(self.init_checkpoint):
+      raise ConfigError("give exactly one of finetuned_dir (a run_finetuning output directory) or "
+                        "init_checkpoint")
     if self.quantize != "none" and self.format != "litert":
       raise ConfigError(f"quantize={self.quantize}: applies to format=litert only")
     self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
@@ -60,4 +60,4 @@ class ExportConfig(Config):
   def bert_only_settings(self) -> list[str]:
     """The settings given that only BERT exports use (GPT-1 exports take none of them)."""
     return [name for name in self.given() if name not in (
-        "output_dir", "finetune_dir", "encoder_checkpoint", "overwrite")]
+        "output_dir", "finetuned_dir", "init_checkpoint", "overwrite")]

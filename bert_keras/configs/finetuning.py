@@ -17,7 +17,7 @@ class RunConfig(Config):
   data_dir: str = ""
   output_dir: str = ""
   init_checkpoint: str = ""  # any format bert_keras.interop reads; "" = random initialisation
-  model_config: str = ""  # preset name, ModelConfig JSON, or a checkpoint dir (random init only)
+  model: str = ""  # preset name, ModelConfig JSON, or a checkpoint dir (random init only)
   vocab_file: str = ""  # default: the vocab.txt beside the checkpoint
   lower_case: bool | None = None  # default: the checkpoint's casing, else True
   distribution_strategy: str = "default"

@@ -21,7 +21,7 @@ BASES = ("pretrained", "imported")
 # held-out split, the runner.
 _PIPELINE_TRAINING = ("input_files", "eval_input_files", "max_seq_length", "max_predictions_per_seq",
                       "vocab_size", "mask_token_id", "special_token_ids", "vocab_file",
-                      "model_dir", "distribution_strategy")
+                      "output_dir", "distribution_strategy")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +45,7 @@ class PretrainingConfig(Config):
   vocab_size: int = 8000
   lower_case: bool = True
   # The WordPiece learner's cost grows with the distinct words it sees; the rarest are left out.
-  vocab_max_input_words: int = 5_000_000
+  max_input_words: int = 5_000_000
   data: PretrainingDataConfig = PretrainingDataConfig()
   training: TrainingOverrides = dataclasses.field(default_factory=TrainingOverrides)
 
@@ -122,7 +122,7 @@ class PipelineConfig(Config):
   pretraining: PretrainingConfig = PretrainingConfig()
   # A Hugging Face or Google checkpoint directory to import ("" = none).
   checkpoint_dir: str = ""
-  checkpoint_vocab_path: str = ""
+  checkpoint_vocab_file: str = ""
   tasks: tuple[FineTuneConfig, ...] = ()
   # Blessed models are pushed to <serving_dir>/<base>/<task>/<version>/ (relative: under the output dir).
   serving_dir: str = "serving"

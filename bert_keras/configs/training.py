@@ -2,7 +2,7 @@
 
 `TrainingConfig` nests five configs by concern, as Model Garden nests its experiment configs:
 `data`, `model`, `optimizer`, `runtime`, `outputs`. Every field is also a flag of scripts/run_pretraining.py
-under its flat name (the field's name; `optimizer.type` is --optimizer): `TrainingConfig.from_flat`,
+under its flat name (the field's name): `TrainingConfig.from_flat`,
 `override` and `to_flat` are the one place that maps the flat names onto the nested fields.
 
 The defaults are the paper's optimizer: Adam (decoupled weight decay 0.01, not on LayerNorm weights
@@ -72,7 +72,7 @@ class TrainingDataConfig(Config):
   vocab_size: int = _field(0, "range [0, vocab_size) of the random replacement tokens of dynamic "
                            "masking; 0: the model's vocab_size (at most that)")
   vocab_file: str = _field("", "the vocab.txt the records were made with, copied to "
-                           "model_dir/export/ beside the encoder (its line count must be the "
+                           "output_dir/export/ beside the encoder (its line count must be the "
                            "model's vocab_size); empty: the one the records' summary.json names "
                            "(create_pretraining_data), else none")
 
@@ -94,7 +94,7 @@ class TrainingDataConfig(Config):
 class TrainingModelConfig(Config):
   """Which encoder, with which heads and loss, starting from which weights."""
 
-  model_preset: str = _field("bert_base", "model preset of bert_keras/configs/model.py (bert_tiny, bert_mini, "
+  model: str = _field("bert_base", "model preset of bert_keras/configs/model.py (bert_tiny, bert_mini, "
                              "bert_small, bert_medium, bert_base, bert_large, gpt_*)")
   model_overrides: Mapping[str, Any] = _field(
       {}, "ModelConfig fields replacing the preset's, as a JSON object (e.g. "
@@ -108,7 +108,7 @@ class TrainingModelConfig(Config):
   # studies/pretraining_evidence/README.md); it changes nothing for objectives without NSP.
   nsp_loss_weight: float = _field(1.0, "weight of the NSP cross-entropy in the loss (>= 0; the "
                                   "paper: 1.0)")
-  init_checkpoint: str = _field("", "start from this checkpoint: the phase-1 model_dir for phase 2, "
+  init_checkpoint: str = _field("", "start from this checkpoint: the phase-1 output_dir for phase 2, "
                                 "or a Google / Hugging Face / .keras encoder checkpoint")
 
   RANGES = dict(nsp_loss_weight=">= 0")
@@ -125,7 +125,7 @@ class TrainingModelConfig(Config):
 class OptimizerConfig(Config):
   """The update: optimizer, learning-rate schedule, clipping, accumulation, phases."""
 
-  type: str = _field("adamw", f"optimizer, one of {'|'.join(OPTIMIZERS)}: Adam with decoupled "
+  optimizer: str = _field("adamw", f"optimizer, one of {'|'.join(OPTIMIZERS)}: Adam with decoupled "
                           "weight decay (the paper's), LAMB (You et al. 2019), or Adam without "
                           "decay")
   learning_rate: float = _field(1e-4, "peak learning rate, reached after the warmup (> 0)")
@@ -159,7 +159,7 @@ class OptimizerConfig(Config):
                 end_learning_rate=">= 0", decay_power="> 0", weight_decay_rate=">= 0",
                 beta_1="[0, 1)", beta_2="[0, 1)", epsilon="> 0", clip_global_norm=">= 0",
                 gradient_accumulation_steps="> 0", phase1_fraction="(0, 1)")
-  CHOICES = dict(type=OPTIMIZERS, decay=DECAYS, phase=(0, 1, 2))
+  CHOICES = dict(optimizer=OPTIMIZERS, decay=DECAYS, phase=(0, 1, 2))
 
   def validate(self):
     if self.end_learning_rate > self.learning_rate:
@@ -207,12 +207,12 @@ class RuntimeConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class OutputsConfig(Config):
-  """What the run writes, and how often: model_dir, checkpoints, logs, evaluations."""
+  """What the run writes, and how often: output_dir, checkpoints, logs, evaluations."""
 
-  model_dir: str = _field("", "output directory: checkpoints, tensorboard/, training_config.json, "
+  output_dir: str = _field("", "output directory: checkpoints, tensorboard/, training_config.json, "
                           "history.jsonl, export/; re-running resumes from it")
   checkpoint_every: int = _field(1000, "steps between checkpoints")
-  keep_checkpoints: int = _field(3, "checkpoints kept in model_dir (older ones are deleted)")
+  keep_checkpoints: int = _field(3, "checkpoints kept in output_dir (older ones are deleted)")
   log_every: int = _field(100, "steps between logged / TensorBoard training metrics")
   eval_every: int = _field(0, "steps between evaluations on eval_input_files (>= 0); 0: only at "
                            "the end")
@@ -227,7 +227,7 @@ class OutputsConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class TrainingConfig(Config):
   """Everything `bert_keras.training.pretrain.run_pretraining` needs; written next to its outputs
-  (model_dir/training_config.json).
+  (output_dir/training_config.json).
 
   `optimizer.phase` 0 runs the whole schedule; 1 runs its first `phase1_fraction` of the steps (the
   paper: 90% at length 128); 2 runs the rest from `model.init_checkpoint` (the phase-1 checkpoint,
@@ -244,8 +244,7 @@ class TrainingConfig(Config):
 
   @classmethod
   def flat_fields(cls) -> dict[str, dataclasses.Field]:
-    """{flat name: field}, in section order: each field's name, but `optimizer.type` is
-    "optimizer"."""
+    """{flat name (the field's name): field}, in section order."""
     return {name: field for name, (_, field) in _flat_map().items()}
 
   def to_flat(self) -> dict:
@@ -289,14 +288,14 @@ class TrainingConfig(Config):
     if d.max_seq_length > model.max_position_embeddings:
       raise ConfigError(
           f"max_seq_length={d.max_seq_length} exceeds max_position_embeddings="
-          f"{model.max_position_embeddings} of model_preset={m.model_preset!r}; expected at most "
+          f"{model.max_position_embeddings} of model={m.model!r}; expected at most "
           "that many positions (or a model_overrides max_position_embeddings)",
           key="max_seq_length")
     if d.dynamic_masking:
       # Dynamic masking writes mask_token_id and random ids below vocab_size into the inputs: both
       # must lie inside the model's embedding table, or the run fails mid-way on a gather.
       where = (f"the model's vocabulary (vocab_size={model.vocab_size} of "
-               f"model_preset={m.model_preset!r} and model_overrides)")
+               f"model={m.model!r} and model_overrides)")
       if d.vocab_size > model.vocab_size:
         raise ConfigError(f"vocab_size={d.vocab_size} (dynamic masking's random tokens) exceeds "
                           f"{where}; expected at most that, or 0 for the model's", key="vocab_size")
@@ -315,7 +314,7 @@ class TrainingConfig(Config):
     if self.model.objective == "ltr":
       overrides["attention"] = "causal"
     try:
-      return get_model_config(self.model.model_preset, **overrides)
+      return get_model_config(self.model.model, **overrides)
     except ConfigError as e:
       raise (e.under("model_overrides") if e.key in overrides else e) from None
 
@@ -354,8 +353,7 @@ def _flat_map() -> dict[str, tuple[str, dataclasses.Field]]:
   out = {}
   for section in dataclasses.fields(TrainingConfig):
     for field in dataclasses.fields(section.default):
-      name = "optimizer" if (section.name, field.name) == ("optimizer", "type") else field.name
-      out[name] = (section.name, field)
+      out[field.name] = (section.name, field)
   return out
 
 

@@ -28,7 +28,7 @@ def trainer_config(output_dir: str, batch_size: int, seed: int, clip_global_norm
                    log_every: int, steps_per_execution: int | None = None) -> TrainingConfig:
   """The Trainer's settings of a run from in-memory features: no checkpoints but the last, one
   kept, in <output_dir>/checkpoints; `steps_per_execution` (default `log_every`) steps per call."""
-  return TrainingConfig.from_flat(model_dir=os.path.join(output_dir, "checkpoints"),
+  return TrainingConfig.from_flat(output_dir=os.path.join(output_dir, "checkpoints"),
                                   train_batch_size=batch_size, seed=seed,
                                   clip_global_norm=clip_global_norm or 0.0, checkpoint_every=10**9,
                                   keep_checkpoints=1, log_every=log_every,
@@ -45,7 +45,7 @@ def fit(model: keras.Model, task, features: dict, *, optimizer, config: Training
   """
   if trainer is None:
     trainer = Trainer(distribute.get_strategy("default"), model, optimizer, task, config,
-                      summary_dir=os.path.join(os.path.dirname(config.outputs.model_dir),
+                      summary_dir=os.path.join(os.path.dirname(config.outputs.output_dir),
                                                TENSORBOARD_DIR))
   end = int(trainer.global_step.numpy()) + num_steps
   trainer.train(in_memory_dataset_fn(features, config.data.train_batch_size,
