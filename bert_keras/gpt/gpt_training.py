@@ -103,7 +103,7 @@ def _run_steps(step, features: dict, num_steps: int, batch_size: int, n: int, rn
 def pretraining_optimizer(config: GPTPretrainingConfig):
   """Section 4.1: Adam(W), linear warmup to max lr then cosine to 0. Clipping is the Trainer's."""
   return create_optimizer(OptimizerConfig(
-      type=config.optimizer, learning_rate=config.learning_rate,
+      optimizer=config.optimizer, learning_rate=config.learning_rate,
       num_train_steps=config.num_train_steps, num_warmup_steps=config.num_warmup_steps,
       weight_decay_rate=config.weight_decay_rate, decay=config.decay, clip_global_norm=0.0,
       epsilon=1e-8))
