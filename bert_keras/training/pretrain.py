@@ -38,7 +38,7 @@ from bert_keras.training.records_vocab import export_vocab
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
 from bert_keras.training.vocab_fit import check_vocab_fits
 from bert_keras.configs.model import ConfigError, get_model_config
-from bert_keras.configs.training import TrainingConfig, flat_values
+from bert_keras.configs.training import TrainingConfig
 
 
 def build_pretrainer(config: TrainingConfig) -> BertPretrainer:
@@ -243,7 +243,7 @@ def check_resume_config(config: TrainingConfig, inputs: InputFiles | None) -> No
                       f"{config.outputs.output_dir}") from None
   if not isinstance(old, dict):
     raise UserError(f"{path}: expected a JSON object (the run's TrainingConfig)")
-  old = flat_values(old)  # by flat names, as written nested or (earlier versions) flat
+  old = TrainingConfig.flat_values(old)  # by flat names
   new = config.to_flat()
   files = inputs.files if inputs else None
   same = old.get("input_files") == config.data.input_files

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from bert_keras.configs.base import ConfigError
-from bert_keras.configs.training import TrainingConfig, flat_values
+from bert_keras.configs.training import TrainingConfig
 from configs import recipe_path
 
 
@@ -24,7 +24,7 @@ def test_sections_and_flat_names():
   assert TrainingConfig.from_flat(config.to_flat()) == config
   assert sorted(config.to_dict()) == ["data", "model", "optimizer", "outputs", "runtime"]
   assert len(TrainingConfig.flat_fields()) == 49  # every field, each under one flat name
-  assert flat_values(json.loads(config.to_json())) == config.to_flat()  # what a resume compares
+  assert TrainingConfig.flat_values(json.loads(config.to_json())) == config.to_flat()  # a resume
 
 
 @pytest.mark.parametrize("values, needle", [
