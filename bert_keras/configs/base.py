@@ -1,10 +1,8 @@
 """The one base class of every config: frozen dataclasses to and from dicts, JSON and YAML files.
 
-Fields may be configs themselves (nested by concern, as Model Garden nests its experiment configs).
-Every error names the key's path from the outermost config on one line
-(`pretraining.training.learning_rte: unknown key ...`). Checks are declared, not coded: a scalar's
-annotation (int, float, str, bool), `RANGES` ("> 0", ">= 1", "[0, 1)") and `CHOICES`; `validate`
-adds what spans several fields.
+Fields may be configs (nested by concern, as Model Garden nests its experiment configs). Every error
+names the key's path on one line (`pretraining.training.learning_rte: unknown key ...`). Checks are
+declared: a scalar's annotation, `RANGES` and `CHOICES`; `validate` adds those across fields.
 """
 
 from __future__ import annotations
@@ -24,15 +22,13 @@ from bert_keras.json_io import decode_utf8, json_type_name, read_json_file
 
 
 class ConfigError(UserError, ValueError):
-  """A config value is missing, of the wrong type or out of range; `key` is the field at fault
-  (None when several are), so that readers of other formats can name their own key for it."""
+  """A bad config value; `key`: the field at fault (None when several are)."""
 
   def __init__(self, message: str, key: str | None = None):
     super().__init__(message)
     self.key = key
 
   def under(self, path: str) -> "ConfigError":
-    """The same error seen from the config holding this one at `path`."""
     message, key = str(self), self.key
     if key is not None and message.startswith(key):
       return ConfigError(f"{path}.{message}", key=f"{path}.{key}")
@@ -40,7 +36,7 @@ class ConfigError(UserError, ValueError):
 
 
 def under(path: str, make: Callable, *args: Any, **kwargs: Any) -> Any:
-  """make(*args, **kwargs), its ConfigError seen from the config holding this one at `path`."""
+  """make(*args, **kwargs), its error seen from the config holding this one at `path`."""
   try:
     return make(*args, **kwargs)
   except ConfigError as e:
@@ -75,14 +71,12 @@ def _in_range(value: Any, bounds: str) -> bool:
 def field(default: Any, help_text: str) -> Any:
   """A field with its one-line help (metadata "help"), which the scripts' --help shows."""
   if isinstance(default, (dict, list)):
-    return dataclasses.field(default_factory=lambda: type(default)(default),
-                             metadata={"help": help_text})
+    return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help_text})
   return dataclasses.field(default=default, metadata={"help": help_text})
 
 
 def read_config_file(path: str, what: str) -> dict:
-  """The object in a JSON or YAML file (by its extension) of `what`, e.g. "TrainingConfig"; the
-  file named, and the line of a syntax error."""
+  """The object in a JSON or YAML file (by its extension) of `what`, e.g. "TrainingConfig"."""
   kind = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}.get(os.path.splitext(path)[1].lower())
   if kind is None:
     raise ConfigError(f"{path}: expected a .json, .yaml or .yml {what} file")
@@ -109,7 +103,7 @@ def read_config_file(path: str, what: str) -> dict:
 
 
 def plain_data(value: Any) -> Any:
-  """JSON-ready data: configs as dicts, tuples as lists (recursively)."""
+  """JSON-ready data: configs as dicts, tuples as lists."""
   if isinstance(value, Config):
     return value.to_dict()
   if isinstance(value, Mapping):
@@ -125,8 +119,7 @@ def _is_config(hint: Any) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _field_kinds(cls) -> dict:
-  """{field: (the Config class it holds, a tuple of them?), "tuple" (a JSON list read back as
-  one), or None}."""
+  """{field: (the Config class it holds, a tuple of them?), "tuple", or None}."""
   out = {}
   for name, hint in typing.get_type_hints(cls).items():
     args = typing.get_args(hint)
@@ -142,7 +135,6 @@ def _field_kinds(cls) -> dict:
 
 
 def _nested(cls: type, value: Any, key: str) -> tuple:
-  """A tuple of `cls` configs from a list of objects."""
   if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
     raise ConfigError(f"{key} must be a list of {cls.__name__} objects, got "
                       f"{type(value).__name__}", key=key)
@@ -177,15 +169,13 @@ class Config:
     self.validate()
 
   @classmethod
-  def _merged(cls, name: str) -> dict:
-    """RANGES or CHOICES of this class and its bases (mixins included)."""
+  def _merged(cls, name: str) -> dict:  # RANGES or CHOICES of the class and its bases
     return {k: v for klass in reversed(cls.__mro__) for k, v in vars(klass).get(name, {}).items()}
 
   def validate(self) -> None:
-    """Checks across fields."""
+    pass
 
-  def given(self) -> list[str]:
-    """The fields not at their defaults."""
+  def given(self) -> list[str]:  # the fields not at their defaults
     return [f.name for f in dataclasses.fields(self) if getattr(self, f.name) != f.default]
 
   @classmethod
@@ -194,7 +184,7 @@ class Config:
 
   @classmethod
   def check_keys(cls, values: Mapping[str, Any], known: Any = None) -> None:
-    """ConfigError naming the first key of `values` not in `known` (default: the fields)."""
+    """The first key of `values` not in `known` (default: the fields) is an error."""
     known = _field_kinds(cls) if known is None else known
     for key in values:
       if key not in known:
@@ -203,7 +193,7 @@ class Config:
 
   @classmethod
   def from_dict(cls, values: Mapping[str, Any]):
-    """A config from plain data (nested configs from nested objects); data, never code."""
+    """A config from plain data (nested configs from nested objects), never code."""
     if not isinstance(values, Mapping):
       raise ConfigError(f"{cls.__name__} must be a JSON object, got {type(values).__name__}")
     cls.check_keys(values)
@@ -226,8 +216,7 @@ class Config:
 
   @classmethod
   def from_file(cls, path: str, **overrides: Any):
-    """`from_dict` of the file's object with `overrides` (the flags given; nested configs as dicts)
-    over its values; an error in the file's own values names the file."""
+    """The file's config, `overrides` (the flags given) over its values; errors name the file."""
     values = _updated(read_config_file(path, cls.__name__), overrides)
     try:
       return cls.from_dict(values)
@@ -240,13 +229,11 @@ class Config:
 
 
 class SectionedConfig(Config):
-  """A config of sections (each field a Config) whose leaf names are unique: those names are its
-  flat names (the flags), e.g. TrainingConfig's `learning_rate` is `optimizer.learning_rate`."""
+  """A config of sections whose fields' names are unique: their flat names (the flags)."""
 
   @classmethod
   @functools.lru_cache(maxsize=None)
-  def sections(cls) -> dict[str, str]:
-    """{flat name: its section}, in section order."""
+  def sections(cls) -> dict[str, str]:  # {flat name: its section}
     return {f: s.name for s in dataclasses.fields(cls) for f in s.default.field_names()}
 
   @classmethod
@@ -260,7 +247,7 @@ class SectionedConfig(Config):
     return {name: plain_data(self.flat(name)) for name in self.sections()}
 
   def override(self, **flat: Any):
-    """A copy with fields given by their flat names; unknown names are refused naming them."""
+    """A copy with fields given by their flat names."""
     self.check_keys(flat, self.sections())
     changes: dict[str, dict] = {}
     for name, value in flat.items():
@@ -274,14 +261,12 @@ class SectionedConfig(Config):
     return cls().override(**dict(flat or {}), **more)
 
   @classmethod
-  def flat_values(cls, values: Mapping[str, Any]) -> dict:
-    """{flat name: value} of a written (nested) object, unvalidated."""
+  def flat_values(cls, values: Mapping[str, Any]) -> dict:  # of a written object, unvalidated
     return {name: values[section][name] for name, section in cls.sections().items()
             if isinstance(values.get(section), Mapping) and name in values[section]}
 
 
-def _updated(values: Mapping, overrides: Mapping) -> dict:
-  """`values` with `overrides`, nested objects updated key by key."""
+def _updated(values: Mapping, overrides: Mapping) -> dict:  # nested objects key by key
   out = dict(values)
   for key, value in overrides.items():
     nested = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
@@ -289,8 +274,7 @@ def _updated(values: Mapping, overrides: Mapping) -> dict:
   return out
 
 
-def _key_paths(values: Mapping, prefix: str = ""):
-  """The paths ("task.learning_rate") of the leaves of nested `values`."""
+def _key_paths(values: Mapping, prefix: str = ""):  # "task.learning_rate", ...
   for key, value in values.items():
     if isinstance(value, Mapping):
       yield from _key_paths(value, f"{prefix}{key}.")

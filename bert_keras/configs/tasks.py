@@ -1,10 +1,9 @@
 """Typed fine-tuning task configs, one class per task family, and their named presets.
 
-Defaults are the paper's fine-tuning hyperparameters (Devlin et al., 2018, section 4 and appendix
-A.3): batch 32, 3 epochs, Adam lr in {5e-5, 4e-5, 3e-5, 2e-5}, 10% linear warmup, dropout 0.1.
-`TaskConfig` holds what every task takes; span extraction (SQuAD), tagging (CoNLL) and the
-feature-based approach (section 5.3) add their own fields in their own classes. One preset per task
-names the registered task (bert_keras.tasks) that reads the data, builds the head and scores it.
+Defaults are the paper's fine-tuning hyperparameters (Devlin et al., 2018, section 4, appendix
+A.3): batch 32, 3 epochs, lr in {5e-5, 4e-5, 3e-5, 2e-5}, 10% linear warmup, dropout 0.1. Span
+extraction (SQuAD), tagging (CoNLL) and the feature-based approach (section 5.3) add their own
+fields in their own classes. A preset names the registered task (bert_keras.tasks) it configures.
 """
 
 from __future__ import annotations
@@ -14,34 +13,27 @@ from typing import Any, Mapping
 
 from bert_keras.configs.base import Config, ConfigError
 
-APPROACHES = ("fine_tuning", "feature_based")
-
 
 @dataclasses.dataclass(frozen=True)
 class TaskConfig(Config):
-  """Everything a fine-tuning run of any task needs besides the encoder and the data location."""
-
-  task: str = "polarity"  # registered task name (bert_keras.tasks.get_task).
+  task: str = "polarity"  # a registered task (bert_keras.tasks.get_task)
   max_seq_length: int = 128
   learning_rate: float = 2e-5
   train_batch_size: int = 32
   eval_batch_size: int = 64
   num_epochs: float = 3.0
   warmup_proportion: float = 0.1
-  dropout_rate: float = 0.1  # applied in the head; the encoder keeps its own config's rate.
+  dropout_rate: float = 0.1  # of the head; the encoder keeps its own config's
   weight_decay_rate: float = 0.01
-  # keras.utils.set_random_seed seeds numpy, whose seeds are 32-bit unsigned.
-  seed: int = 0
-  # Fine-tune everything (sections 4.1-4.4) or train a BiLSTM over frozen features (section 5.3,
-  # a FeatureBased* class).
+  seed: int = 0  # keras.utils.set_random_seed seeds numpy, whose seeds are 32-bit unsigned
+  # Fine-tune everything (sections 4.1-4.4) or a BiLSTM over frozen features (5.3, FeatureBased).
   approach: str = "fine_tuning"
-  # Embedded sets without an official split (polarity, lee_similarity): every k-th item is dev.
-  dev_every: int = 5
+  dev_every: int = 5  # sets without an official split (polarity, lee_similarity): every k-th is dev
 
   RANGES = dict(max_seq_length=">= 8", train_batch_size="> 0", eval_batch_size="> 0",
                 learning_rate="> 0", num_epochs="> 0", warmup_proportion="[0, 1)",
                 dropout_rate="[0, 1)", seed=f"[0, {2**32 - 1}]", dev_every="> 0")
-  CHOICES = dict(approach=APPROACHES)
+  CHOICES = dict(approach=("fine_tuning", "feature_based"))
 
   def validate(self):
     super().validate()
@@ -59,13 +51,13 @@ class TaskConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class SpanTaskConfig(TaskConfig):
-  """Reading comprehension (section 4.2, 4.3 and the released run_squad.py)."""
+  """Reading comprehension (sections 4.2, 4.3 and the released run_squad.py)."""
 
   doc_stride: int = 128
   max_query_length: int = 64
   n_best_size: int = 20
   max_answer_length: int = 30
-  null_score_diff_threshold: float = 0.0  # SQuAD v2: predict "" when s_null - s_best > this.
+  null_score_diff_threshold: float = 0.0  # SQuAD v2: "" when s_null - s_best > this
 
   RANGES = dict(doc_stride="> 0", max_query_length="> 0", n_best_size="> 0",
                 max_answer_length="> 0")
@@ -73,7 +65,7 @@ class SpanTaskConfig(TaskConfig):
 
 @dataclasses.dataclass(frozen=True)
 class TaggingTaskConfig(TaskConfig):
-  """Sequence labelling (section 5.3): the scheme of the input files; the model is trained on IOB2."""
+  """Sequence labelling (section 5.3): the scheme of the input files; the model trains on IOB2."""
 
   tagging_scheme: str = "iob1"
 
@@ -84,7 +76,7 @@ class TaggingTaskConfig(TaskConfig):
 class FeatureBased(Config):
   """Section 5.3: a two-layer BiLSTM over the concatenated outputs of frozen encoder layers."""
 
-  feature_layers: tuple = (-4, -3, -2, -1)  # encoder_outputs indices concatenated (5.3 default).
+  feature_layers: tuple = (-4, -3, -2, -1)  # encoder_outputs indices (section 5.3's best)
   lstm_units: int = 768  # per direction
 
   RANGES = dict(lstm_units="> 0")
@@ -118,7 +110,6 @@ _FEATURE_BASED = {TaskConfig: FeatureBasedTaskConfig, TaggingTaskConfig: Feature
 
 
 def task_config_class(task: str, approach: str = "fine_tuning") -> type:
-  """The config class of registered task `task` with `approach`."""
   cls = _FAMILIES.get(task, TaskConfig)
   if approach != "feature_based":
     return cls
@@ -128,32 +119,26 @@ def task_config_class(task: str, approach: str = "fine_tuning") -> type:
   return _FEATURE_BASED[cls]
 
 
-_GLUE = dict(max_seq_length=128, learning_rate=2e-5, train_batch_size=32, num_epochs=3.0)
+def _preset(task, max_seq_length, learning_rate, train_batch_size, num_epochs=3.0, cls=None):
+  return (cls or task_config_class(task))(task=task, max_seq_length=max_seq_length, num_epochs=num_epochs,
+                                          learning_rate=learning_rate, train_batch_size=train_batch_size)
 
-# Section 4.1 (GLUE): batch 32, 3 epochs, best lr of {5e-5, 4e-5, 3e-5, 2e-5} on dev; 2e-5 default.
-# Section 4.2/4.3 (SQuAD): lr 5e-5, batch 32 (v1.1, 3 epochs) / 48 (v2.0, 2 epochs), seq 384.
-# Section 4.4 (SWAG): lr 2e-5, batch 16, 3 epochs.  Section 5.3 (CoNLL-2003): cased, seq 128.
+
+# Section 4.1 (GLUE): batch 32, 3 epochs, best lr of {5e-5, 4e-5, 3e-5, 2e-5} on dev (2e-5 here).
+# 4.2/4.3 (SQuAD): lr 5e-5, length 384, batch 32 for 3 epochs (v1.1) or 48 for 2 (v2.0). 4.4 (SWAG):
+# batch 16. 5.3 (CoNLL-2003, cased) and its feature-based variant. The embedded sets are small: a
+# higher lr; polarity's 160 sentences in batches of 16 for 5 epochs are 50 updates, not 15, and 64
+# pieces hold 99% of them.
 TASK_PRESETS: dict[str, TaskConfig] = {
-    **{f"glue/{name}": TaskConfig(task=f"glue/{name}", **_GLUE)
+    **{f"glue/{name}": _preset(f"glue/{name}", 128, 2e-5, 32)
        for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")},
-    "squad_v1": SpanTaskConfig(task="squad_v1", max_seq_length=384, learning_rate=5e-5,
-                               train_batch_size=32, num_epochs=3.0),
-    "squad_v2": SpanTaskConfig(task="squad_v2", max_seq_length=384, learning_rate=5e-5,
-                               train_batch_size=48, num_epochs=2.0),
-    "swag": TaskConfig(task="swag", max_seq_length=128, learning_rate=2e-5, train_batch_size=16,
-                       num_epochs=3.0),
-    "conll2003": TaggingTaskConfig(task="conll2003", max_seq_length=128, learning_rate=5e-5,
-                                   train_batch_size=32, num_epochs=3.0),
-    # Section 5.3's feature-based variant, named so runs can cite it.
-    "conll2003_feature_based": FeatureBasedTaggingConfig(
-        task="conll2003", max_seq_length=128, learning_rate=1e-3, train_batch_size=32),
-    # The embedded real sets (README, "Data"): small, so a higher lr and more epochs.
-    # 160 training sentences: batch 16 and 5 epochs give 50 updates instead of 15 (the paper
-    # notes small sets need care, section 4.1); 64 pieces hold 99% of the sentences.
-    "polarity": TaskConfig(task="polarity", max_seq_length=64, learning_rate=5e-5,
-                           train_batch_size=16, num_epochs=5.0),
-    "lee_similarity": TaskConfig(task="lee_similarity", max_seq_length=128,
-                                 learning_rate=5e-5, train_batch_size=32, num_epochs=3.0),
+    "squad_v1": _preset("squad_v1", 384, 5e-5, 32),
+    "squad_v2": _preset("squad_v2", 384, 5e-5, 48, num_epochs=2.0),
+    "swag": _preset("swag", 128, 2e-5, 16),
+    "conll2003": _preset("conll2003", 128, 5e-5, 32),
+    "conll2003_feature_based": _preset("conll2003", 128, 1e-3, 32, cls=FeatureBasedTaggingConfig),
+    "polarity": _preset("polarity", 64, 5e-5, 16, num_epochs=5.0),
+    "lee_similarity": _preset("lee_similarity", 128, 5e-5, 32),
 }
 
 
