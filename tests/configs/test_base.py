@@ -9,7 +9,7 @@ import os
 import pytest
 import yaml
 
-from configs.ablations import ABLATIONS, STUDY_PRESETS, StudyConfig
+from studies.bert_gpt_ablation.study_config import ABLATIONS, STUDY_PRESETS, StudyConfig
 from bert_keras.configs.base import Config, ConfigError
 from bert_keras.configs.export import ExportConfig
 from bert_keras.configs.finetuning import FinetuningConfig, RunConfig

@@ -2,8 +2,9 @@ import json
 
 import pytest
 
-from configs.ablations import (ABLATIONS, DEFAULT_TASK_VARIANTS, AblationVariant, StudyConfig,
-                               get_ablation, get_study_config)
+from studies.bert_gpt_ablation.study_config import (ABLATIONS, DEFAULT_TASK_VARIANTS,
+                                                    AblationVariant, StudyConfig, get_ablation,
+                                                    get_study_config)
 from bert_keras.configs.gpt import GPTFinetuningConfig, GPTPretrainingConfig
 from bert_keras.configs.model import ConfigError
 

@@ -1,7 +1,8 @@
-"""The ablations of BERT section 5.1 and GPT-1 section 5, and the budgets of the small-scale study
-that runs them (`python -m studies.bert_gpt_ablation.run_ablation`), all data: configs/ablations.json
-(the variants, the variants each task runs, the papers' claims as contrasts "claim, variant A,
-variant B": the report gives A - B per seed) and configs/studies/*.json (see its README.md).
+"""The schema of the ablation study (`python -m studies.bert_gpt_ablation.run_ablation`), whose
+recipes are data in configs/: the ablations of BERT section 5.1 and GPT-1 section 5
+(configs/ablations.json: the variants, those each task runs, the papers' claims as contrasts "claim,
+variant A, variant B": the report gives A - B per seed) and the budgets (configs/studies/*.json,
+described in its README.md).
 """
 
 from __future__ import annotations
