@@ -102,6 +102,12 @@ def read_config_file(path: str, what: str) -> dict:
     raise ConfigError(str(e)) from None
 
 
+@functools.lru_cache(maxsize=None)
+def presets() -> dict:
+  """The named model and task presets, data: bert_keras/configs/presets.yaml."""
+  return read_config_file(os.path.join(os.path.dirname(__file__), "presets.yaml"), "presets")
+
+
 def plain_data(value: Any) -> Any:
   """JSON-ready data: configs as dicts, tuples as lists."""
   if isinstance(value, Config):

@@ -1,4 +1,4 @@
-"""Typed config of BERT-style encoders and GPT-style decoders, and its named presets.
+"""Typed config of BERT-style encoders and GPT-style decoders; its presets: presets.yaml.
 
 Defaults are BERT-Base (Devlin et al., 2018, section 3): L=12, H=768, A=12, feed-forward 4H, erf
 GELU, dropout 0.1, 512 learned positions, 2 segment types, N(0, 0.02) initialisation, LayerNorm
@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from bert_keras.configs.base import Config, ConfigError
+from bert_keras.configs.base import Config, ConfigError, presets
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,39 +41,19 @@ class ModelConfig(Config):
           f"hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}")
 
 
-def _sized(num_layers: int, hidden_size: int, num_heads: int, **kw) -> ModelConfig:
-  return ModelConfig(num_layers=num_layers, hidden_size=hidden_size, num_heads=num_heads,
-                     intermediate_size=4 * hidden_size, **kw)
-
-
-# The paper's two sizes (section 3) and the small grid of "Well-Read Students Learn Better".
-MODEL_PRESETS: dict[str, ModelConfig] = {
-    "bert_tiny": _sized(2, 128, 2), "bert_mini": _sized(4, 256, 4), "bert_small": _sized(4, 512, 8),
-    "bert_medium": _sized(8, 512, 8), "bert_base": _sized(12, 768, 12),
-    "bert_large": _sized(24, 1024, 16),
-}
-
-# GPT-1 (Radford et al., 2018): causal, no segment embeddings, tanh GELU and LayerNorm epsilon 1e-5
-# (finetune-transformer-lm), a BPE of 40,000 merges over 478 base symbols (section 4.1) plus the
-# start, delimiter and extract tokens of fine-tuning (section 3.3). "gpt1" is section 4.1's size;
-# the small ones share BERT's grid, so that the ablations compare like with like.
+_MODELS = {name: ModelConfig(**values) for name, values in presets()["models"].items()}
+MODEL_PRESETS = {name: c for name, c in _MODELS.items() if not name.startswith("gpt")}
+GPT_PRESETS = {name: c for name, c in _MODELS.items() if name.startswith("gpt")}
+# GPT-1's BPE vocabulary (section 4.1) and the special tokens fine-tuning appends (section 3.3).
 GPT1_BPE_VOCAB_SIZE = 40478
 NUM_SPECIAL_TOKENS = 3
-_GPT = dict(vocab_size=GPT1_BPE_VOCAB_SIZE + NUM_SPECIAL_TOKENS, hidden_act="gelu_tanh",
-            type_vocab_size=0, layer_norm_epsilon=1e-5, attention="causal")
-GPT_PRESETS: dict[str, ModelConfig] = {
-    "gpt_nano": _sized(1, 64, 2, **_GPT, max_position_embeddings=128),
-    "gpt_tiny": _sized(2, 128, 2, **_GPT), "gpt_mini": _sized(4, 256, 4, **_GPT),
-    "gpt_small": _sized(4, 512, 8, **_GPT), "gpt1": _sized(12, 768, 12, **_GPT),
-}
 
 
 def get_model_config(name: str, **overrides: Any) -> ModelConfig:
   """The named preset (bert_tiny ... bert_large, gpt_nano ... gpt1) with field overrides."""
-  presets = {**MODEL_PRESETS, **GPT_PRESETS}
-  if name not in presets:
-    raise ConfigError(f"unknown model preset {name!r}; expected one of {sorted(presets)}")
-  return presets[name].replace(**overrides)
+  if name not in _MODELS:
+    raise ConfigError(f"unknown model preset {name!r}; expected one of {sorted(_MODELS)}")
+  return _MODELS[name].replace(**overrides)
 
 
 def get_gpt_config(name: str, **overrides: Any) -> ModelConfig:

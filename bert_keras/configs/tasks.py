@@ -3,7 +3,7 @@
 Defaults are the paper's fine-tuning hyperparameters (Devlin et al., 2018, section 4, appendix
 A.3): batch 32, 3 epochs, lr in {5e-5, 4e-5, 3e-5, 2e-5}, 10% linear warmup, dropout 0.1. Span
 extraction (SQuAD), tagging (CoNLL) and the feature-based approach (section 5.3) add their own
-fields in their own classes. A preset names the registered task (bert_keras.tasks) it configures.
+fields in their own classes. The presets (presets.yaml) name registered tasks (bert_keras.tasks).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from bert_keras.configs.base import Config, ConfigError
+from bert_keras.configs.base import Config, ConfigError, presets
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,27 +119,9 @@ def task_config_class(task: str, approach: str = "fine_tuning") -> type:
   return _FEATURE_BASED[cls]
 
 
-def _preset(task, max_seq_length, learning_rate, train_batch_size, num_epochs=3.0, cls=None):
-  return (cls or task_config_class(task))(task=task, max_seq_length=max_seq_length, num_epochs=num_epochs,
-                                          learning_rate=learning_rate, train_batch_size=train_batch_size)
-
-
-# Section 4.1 (GLUE): batch 32, 3 epochs, best lr of {5e-5, 4e-5, 3e-5, 2e-5} on dev (2e-5 here).
-# 4.2/4.3 (SQuAD): lr 5e-5, length 384, batch 32 for 3 epochs (v1.1) or 48 for 2 (v2.0). 4.4 (SWAG):
-# batch 16. 5.3 (CoNLL-2003, cased) and its feature-based variant. The embedded sets are small: a
-# higher lr; polarity's 160 sentences in batches of 16 for 5 epochs are 50 updates, not 15, and 64
-# pieces hold 99% of them.
 TASK_PRESETS: dict[str, TaskConfig] = {
-    **{f"glue/{name}": _preset(f"glue/{name}", 128, 2e-5, 32)
-       for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")},
-    "squad_v1": _preset("squad_v1", 384, 5e-5, 32),
-    "squad_v2": _preset("squad_v2", 384, 5e-5, 48, num_epochs=2.0),
-    "swag": _preset("swag", 128, 2e-5, 16),
-    "conll2003": _preset("conll2003", 128, 5e-5, 32),
-    "conll2003_feature_based": _preset("conll2003", 128, 1e-3, 32, cls=FeatureBasedTaggingConfig),
-    "polarity": _preset("polarity", 64, 5e-5, 16, num_epochs=5.0),
-    "lee_similarity": _preset("lee_similarity", 128, 5e-5, 32),
-}
+    name: task_config_class(v.get("task", name), v.get("approach", "fine_tuning"))(**{"task": name, **v})
+    for name, v in presets()["tasks"].items()}
 
 
 def get_task_config(name: str, **overrides: Any) -> TaskConfig:
