@@ -55,7 +55,8 @@ def is_number(value: Any) -> bool:
 
 _TYPES = {"int": (is_int, "an integer"), "float": (is_number, "a finite number"),
           "str": (lambda v: isinstance(v, str), "a string"),
-          "bool": (lambda v: isinstance(v, bool), "true or false")}
+          "bool": (lambda v: isinstance(v, bool), "true or false"),
+          "Mapping": (lambda v: isinstance(v, Mapping), "an object")}
 _COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
 
@@ -159,11 +160,11 @@ class Config:
     for f in dataclasses.fields(self):
       value = getattr(self, f.name)
       kind = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", str(f.type))  # None allowed
-      check, expected = _TYPES.get(kind, (None, None))
+      check, expected = _TYPES.get(kind.split("[")[0], (None, None))
       if check and not check(value) and not (value is None and kind != f.type):
         raise ConfigError(f"{f.name}={value!r} must be {expected}", key=f.name)
-      if kinds[f.name] == "tuple" and isinstance(value, list):
-        object.__setattr__(self, f.name, tuple(value))
+      if (kinds[f.name] == "tuple" and isinstance(value, list)) or kind.startswith("Mapping"):
+        object.__setattr__(self, f.name, (tuple if isinstance(value, list) else dict)(value))
     for name, bounds in self._merged("RANGES").items():
       value = getattr(self, name)
       if value is not None and not _in_range(value, bounds):

@@ -46,10 +46,6 @@ class PretrainingConfig(Config):
   training: Mapping[str, Any] = field({}, "TrainingConfig fields by flat name")
 
   def validate(self):
-    if not isinstance(self.training, Mapping):
-      raise ConfigError(f"training: must be an object of TrainingConfig fields, got "
-                        f"{type(self.training).__name__}", key="training")
-    object.__setattr__(self, "training", dict(self.training))
     for name in sorted(set(self.data.given()) & set(PretrainingDataConfig.LOCATION_FIELDS)):
       raise ConfigError(f"data.{name}: set by the pipeline (its corpus and vocabulary)",
                         key=f"data.{name}")

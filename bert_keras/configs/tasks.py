@@ -130,8 +130,6 @@ def get_task_config(name: str, **overrides: Any) -> TaskConfig:
     raise ConfigError(f"unknown task preset {name!r}; expected one of {sorted(TASK_PRESETS)}")
   preset = TASK_PRESETS[name]
   cls = task_config_class(preset.task, overrides.get("approach", preset.approach))
-  if cls is type(preset):
-    return preset.replace(**overrides)
   cls.check_keys(overrides)
   shared = {k: v for k, v in preset.to_dict().items() if k in cls.field_names() and k != "approach"}
   return cls(**dict(shared, **overrides))

@@ -85,12 +85,6 @@ class TrainingModelConfig(Config):
   RANGES = dict(nsp_loss_weight=">= 0")
   CHOICES = dict(objective=OBJECTIVES)
 
-  def validate(self):
-    if not isinstance(self.model_overrides, Mapping):
-      raise ConfigError(f"model_overrides={self.model_overrides!r} must be an object of ModelConfig "
-                        "fields", key="model_overrides")
-    object.__setattr__(self, "model_overrides", dict(self.model_overrides))
-
 
 @dataclasses.dataclass(frozen=True)
 class OptimizerConfig(Config):

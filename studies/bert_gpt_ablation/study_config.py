@@ -86,7 +86,7 @@ class StudyConfig(Config):
 
   def validate(self):
     object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
-    object.__setattr__(self, "tasks", {k: tuple(v) for k, v in dict(self.tasks).items()})
+    object.__setattr__(self, "tasks", {k: tuple(v) for k, v in self.tasks.items()})
     if not 0 <= self.pretrain_warmup_steps <= self.pretrain_steps:
       raise ConfigError(f"pretrain_warmup_steps={self.pretrain_warmup_steps} must be in "
                         f"[0, pretrain_steps={self.pretrain_steps}]")
