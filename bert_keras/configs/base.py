@@ -152,7 +152,7 @@ def _nested(cls: type, value: Any, key: str) -> tuple:
 class Config:
   """Base of every config dataclass: unknown keys refused, each field's type and range checked."""
 
-  RANGES: ClassVar[Mapping[str, str]] = {}  # field -> its bounds: "> 0", ">= 1", "[0, 1)"
+  RANGES: ClassVar[Mapping[str, str]] = {}  # field -> bounds: "> 0", "[0, 1)", "[0, other_field]"
   CHOICES: ClassVar[Mapping[str, tuple]] = {}  # field -> its allowed values
 
   def __post_init__(self):
@@ -165,11 +165,12 @@ class Config:
         raise ConfigError(f"{f.name}={value!r} must be {expected}", key=f.name)
       if (kinds[f.name] == "tuple" and isinstance(value, list)) or kind.startswith("Mapping"):
         object.__setattr__(self, f.name, (tuple if isinstance(value, list) else dict)(value))
-    for name, bounds in self._merged("RANGES").items():
-      value = getattr(self, name)
-      if value is not None and not _in_range(value, bounds):
-        raise ConfigError(f"{name}={value!r} must be {'in ' * (bounds[0] in '[(')}{bounds}",
-                          key=name)
+    for name, bounds in self._merged("RANGES").items():  # a bound may name another field
+      value, other = getattr(self, name), lambda m: getattr(self, m[0])
+      if value is not None and not _in_range(value, re.sub(r"[a-z_]\w*", lambda m: str(other(m)),
+                                                           bounds)):
+        shown = re.sub(r"[a-z_]\w*", lambda m: f"{m[0]}={other(m)!r}", bounds)
+        raise ConfigError(f"{name}={value!r} must be {'in ' * (bounds[0] in '[(')}{shown}", key=name)
     for name, allowed in self._merged("CHOICES").items():
       if getattr(self, name) not in allowed:
         raise ConfigError(f"{name}={getattr(self, name)!r}; expected one of {allowed}", key=name)

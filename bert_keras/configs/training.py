@@ -54,7 +54,7 @@ class TrainingDataConfig(Config):
   vocab_size: int = field(0, "dynamic masking's random tokens are in [0, vocab_size); 0: the model's")
   vocab_file: str = field("", "vocab.txt copied to output_dir/export/; empty: summary.json's, if any")
 
-  RANGES = dict(max_seq_length="> 0", max_predictions_per_seq="> 0", train_batch_size="> 0",
+  RANGES = dict(max_seq_length="> 0", max_predictions_per_seq="(0, max_seq_length]", train_batch_size="> 0",
                 eval_batch_size=">= 0", shuffle_buffer_size="> 0", cycle_length="> 0",
                 masked_lm_prob="(0, 1)", mask_token_id=">= 0", vocab_size=">= 0")
 
@@ -63,9 +63,6 @@ class TrainingDataConfig(Config):
     if not isinstance(ids, (list, tuple)) or not all(is_int(i) for i in ids):
       raise ConfigError(f"special_token_ids={ids!r} must be a list of integers",
                         key="special_token_ids")
-    if self.max_predictions_per_seq > self.max_seq_length:
-      raise ConfigError(f"max_predictions_per_seq={self.max_predictions_per_seq!r} must be at "
-                        f"most max_seq_length={self.max_seq_length}", key="max_predictions_per_seq")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,15 +106,12 @@ class OptimizerConfig(Config):
   phase1_fraction: float = field(0.9, "fraction of num_train_steps in phase 1 (the paper: 0.9)")
 
   RANGES = dict(learning_rate="> 0", num_train_steps="> 0", num_warmup_steps=">= 0",
-                end_learning_rate=">= 0", decay_power="> 0", weight_decay_rate=">= 0",
+                end_learning_rate="[0, learning_rate]", decay_power="> 0", weight_decay_rate=">= 0",
                 beta_1="[0, 1)", beta_2="[0, 1)", epsilon="> 0", clip_global_norm=">= 0",
                 gradient_accumulation_steps="> 0", phase1_fraction="(0, 1)")
   CHOICES = dict(optimizer=OPTIMIZERS, decay=DECAYS, phase=(0, 1, 2))
 
   def validate(self):
-    if self.end_learning_rate > self.learning_rate:
-      raise ConfigError(f"end_learning_rate={self.end_learning_rate!r} must be in [0, "
-                        f"learning_rate={self.learning_rate!r}]", key="end_learning_rate")
     if self.decay != "polynomial" and self.decay_power != 1.0:
       raise ConfigError(f"decay_power={self.decay_power!r} applies only to decay='polynomial' "
                         f"(decay={self.decay!r}); expected 1.0 or --decay=polynomial",

@@ -79,17 +79,14 @@ class StudyConfig(Config):
   tasks: Mapping[str, tuple] = dataclasses.field(default_factory=lambda: dict(DEFAULT_TASK_VARIANTS))
   layer_transfer_task: str = "polarity"  # GPT-1 Figure 2 left: k = 0..num_layers
 
-  RANGES = {name: "> 0" for name in (
+  RANGES = dict({name: "> 0" for name in (
       "vocab_size", "max_seq_length", "hidden_size", "num_layers", "num_heads", "pretrain_steps",
       "pretrain_batch_size", "finetune_batch_size", "lee_train_pairs", "span_examples",
-      "span_per_sentence")}
+      "span_per_sentence")}, pretrain_warmup_steps="[0, pretrain_steps]")
 
   def validate(self):
     object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
     object.__setattr__(self, "tasks", {k: tuple(v) for k, v in self.tasks.items()})
-    if not 0 <= self.pretrain_warmup_steps <= self.pretrain_steps:
-      raise ConfigError(f"pretrain_warmup_steps={self.pretrain_warmup_steps} must be in "
-                        f"[0, pretrain_steps={self.pretrain_steps}]")
     if not self.seeds:
       raise ConfigError("seeds must name at least one seed")
     if self.layer_transfer_task in PROBE_TASK_VARIANTS:
