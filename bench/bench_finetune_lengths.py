@@ -62,7 +62,7 @@ def run_once(task: str, seed: int, buckets: str, epochs: float | None, length: i
                **({"max_seq_length": length} if length else {})}
   config = get_task_config(task, **overrides)
   out = os.path.join(work_dir, f"{task}_{seed}_{buckets.replace(',', '_')}")
-  encoder = (dict(model_config=FLAGS.model, vocab_file=resources.uncased_vocab_path())
+  encoder = (dict(model=FLAGS.model, vocab_file=resources.uncased_vocab_path())
              if FLAGS.model else dict(init_checkpoint=resources.minilm_dir()))
   results = run_finetuning(config, RunConfig(**encoder, output_dir=out, save_model=False,
                                              max_train_examples=FLAGS.max_train_examples,
@@ -86,7 +86,7 @@ def step_costs(task_name: str, lengths: list[int]) -> dict:
   from bert_keras.training.optimization import create_optimizer
   config = get_task_config(task_name)
   source = resolve_encoder_source(RunConfig(
-      **(dict(model_config=FLAGS.model, vocab_file=resources.uncased_vocab_path())
+      **(dict(model=FLAGS.model, vocab_file=resources.uncased_vocab_path())
          if FLAGS.model else dict(init_checkpoint=resources.minilm_dir()))))
   task = get_task(config)
   encoder = build_encoder(source, config)[0]

@@ -247,7 +247,7 @@ OURS = COMMON + GEMMS + textwrap.dedent("""
     from bert_keras.training.trainer import Trainer
     from bert_keras.configs.training import TrainingConfig
     import tempfile
-    cfg = TrainingConfig.from_flat(input_files="x", model_preset="bert_base", model_overrides=dict(
+    cfg = TrainingConfig.from_flat(input_files="x", model="bert_base", model_overrides=dict(
         num_layers=L, hidden_size=H, num_heads=A, intermediate_size=4 * H,
         hidden_act="gelu" if EXACT_GELU else "gelu_tanh"),
         max_seq_length=SEQ, max_predictions_per_seq=PRED, train_batch_size=B,
@@ -255,7 +255,7 @@ OURS = COMMON + GEMMS + textwrap.dedent("""
     strategy = tf.distribute.get_strategy()
     model, opt = build_pretrainer(cfg), build_optimizer(cfg)
     trainer = Trainer(strategy, model, opt, PretrainingTask(), cfg.override(
-        model_dir=tempfile.mkdtemp()), jit_loss=True)
+        output_dir=tempfile.mkdtemp()), jit_loss=True)
     batch = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids),
              "masked_lm_positions": positions, "masked_lm_ids": labels,
              "masked_lm_weights": np.ones((B, PRED), "float32"), "next_sentence_labels": nsp}

@@ -788,15 +788,15 @@ def pretraining_file_calls():
         train = f"{_shards(os.path.join(root, 'a'))},{_shards(os.path.join(root, 'b'), seed=1)}"
         config = TrainingConfig.from_flat(
             input_files=train, eval_input_files=_shards(os.path.join(root, "c"), seed=2),
-            model_preset="bert_tiny", model_overrides=dict(R.TINY_MODEL, num_layers=1,
+            model="bert_tiny", model_overrides=dict(R.TINY_MODEL, num_layers=1,
                                                            vocab_size=128),
             max_seq_length=SEQ, max_predictions_per_seq=PRED, train_batch_size=8,
-            model_dir=os.path.join(root, "run"), vocab_size=128, eval_batch_size=8)
+            output_dir=os.path.join(root, "run"), vocab_size=128, eval_batch_size=8)
         if resumed:
           manager = tf.train.CheckpointManager(tf.train.Checkpoint(step=tf.Variable(1)),
-                                               config.outputs.model_dir, max_to_keep=1)
+                                               config.outputs.output_dir, max_to_keep=1)
           manager.save()
-          with open(os.path.join(config.outputs.model_dir, "training_config.json"), "w",
+          with open(os.path.join(config.outputs.output_dir, "training_config.json"), "w",
                     encoding="utf-8") as f:
             f.write(config.to_json())
         counts.clear()

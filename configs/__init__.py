@@ -1,7 +1,5 @@
-"""Recipes: the pipeline's configurations and the ablation study's, on top of bert_keras.configs.
-
-Recipes that are only values are JSON files here (configs/<kind>/<name>.json), each loadable by
-the config class it holds (`Config.from_file`)."""
+"""Recipes on top of bert_keras.configs; those that are only values are data files here
+(configs/<kind>/<name>.json), each loadable by the config class it holds (`Config.from_file`)."""
 
 import os
 
@@ -11,12 +9,11 @@ DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def recipe_names(kind: str) -> list[str]:
-  """The names of the recipes of `kind` (training, studies): configs/<kind>/<name>.json."""
   return sorted(n[:-5] for n in os.listdir(os.path.join(DIR, kind)) if n.endswith(".json"))
 
 
 def recipe_path(kind: str, name: str) -> str:
-  """configs/<kind>/<name>.json; ConfigError naming the recipes of `kind` when there is none."""
+  """configs/<kind>/<name>.json; an error naming the recipes of `kind` when there is none."""
   if name not in recipe_names(kind):
     raise ConfigError(f"unknown recipe {name!r}: no configs/{kind}/{name}.json; expected one of "
                       f"{recipe_names(kind)}")

@@ -49,7 +49,7 @@ def build_pipeline(config: PipelineConfig, pipeline_root: str, serving_dir: str 
                            inputs={"corpus": ingestion.outputs["corpus"]},
                            parameters=dict(vocab_size=pretraining.vocab_size,
                                            lower_case=pretraining.lower_case,
-                                           max_input_words=pretraining.vocab_max_input_words))
+                                           max_input_words=pretraining.max_input_words))
     examples = Component(PretrainingExamplesSpec, "pretraining_examples",
                          inputs={"corpus": ingestion.outputs["corpus"],
                                  "vocabulary": vocabulary.outputs["vocabulary"]},
@@ -64,7 +64,7 @@ def build_pipeline(config: PipelineConfig, pipeline_root: str, serving_dir: str 
 
   if "imported" in needs:
     importer = Component(CheckpointImporterSpec, "checkpoint_importer", parameters=dict(
-        checkpoint_dir=config.checkpoint_dir, vocab_path=config.checkpoint_vocab_path))
+        checkpoint_dir=config.checkpoint_dir, vocab_file=config.checkpoint_vocab_file))
     components.append(importer)
     bases["imported"] = importer.outputs["model"]
 

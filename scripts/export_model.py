@@ -53,9 +53,6 @@ flags.DEFINE_enum("format", "saved_model", ["saved_model", "litert"], "saved_mod
 flags.DEFINE_enum("quantize", "none", ["none", "int8"], "--format=litert: int8 = dynamic-range "
                   "int8 weights (smaller, faster, a small metric drop: docs/benchmarks.md).")
 
-# The ExportConfig field of each flag, where the shared flag vocabulary names it otherwise.
-_FIELD_OF_FLAG = {"finetuned_dir": "finetune_dir", "init_checkpoint": "encoder_checkpoint"}
-
 
 def config_from_flags():
   """The ExportConfig: its defaults < --config_file < the flags given on the command line."""
@@ -64,9 +61,8 @@ def config_from_flags():
 
   values = {}
   for name in ExportConfig.field_names():
-    flag = next((f for f, field in _FIELD_OF_FLAG.items() if field == name), name)
-    if FLAGS[flag].present or not FLAGS.config_file:
-      value = FLAGS[flag].value
+    if FLAGS[name].present or not FLAGS.config_file:
+      value = FLAGS[name].value
       values[name] = {"true": True, "false": False}.get(value, value)  # --jit_compile
   if not FLAGS.config_file:
     if not values["output_dir"]:

@@ -111,13 +111,6 @@ _OVERRIDES = ("learning_rate", "train_batch_size", "num_epochs", "warmup_proport
               "dropout_rate", "max_seq_length", "doc_stride", "max_query_length", "n_best_size",
               "max_answer_length", "tagging_scheme", "approach", "feature_layers", "lstm_units",
               "lm_coef", "seed")
-# The RunConfig field of each flag (bert_keras/configs/finetuning.py).
-_RUN_FIELDS = {"data_dir": "data_dir", "output_dir": "output_dir",
-               "init_checkpoint": "init_checkpoint", "model": "model_config",
-               "vocab_file": "vocab_file", "lower_case": "lower_case",
-               "distribution_strategy": "distribution_strategy",
-               "mixed_precision": "mixed_precision", "max_train_examples": "max_train_examples",
-               "save_model": "save_model", "length_buckets": "length_buckets"}
 
 
 def length_buckets() -> str:
@@ -137,8 +130,8 @@ def config_from_flags():
   from bert_keras.configs.tasks import get_task_config
 
   task = {name: FLAGS[name].value for name in _OVERRIDES + ("task",) if FLAGS[name].present}
-  run = {field: length_buckets() if flag == "length_buckets" else FLAGS[flag].value
-         for flag, field in _RUN_FIELDS.items() if FLAGS[flag].present or not FLAGS.config_file}
+  run = {name: length_buckets() if name == "length_buckets" else FLAGS[name].value
+         for name in RunConfig.field_names() if FLAGS[name].present or not FLAGS.config_file}
   if not FLAGS.config_file:
     return get_task_config(task.pop("task"), **task), RunConfig(**run)
   given = {key: value for key, value in (("task", task), ("run", run)) if value}

@@ -29,9 +29,8 @@ GPT-1 (a GPT preset, gpt_nano ... gpt1) trains its LM objective L1 on plain text
   python scripts/run_pretraining.py --config_file=configs/training/gpt1.json --model=gpt_tiny \
       --bpe_model=out/bpe/bpe.model --corpora=wikipedia,lee_background --output_dir=out/gpt
 
-Every TrainingConfig field is a flag of its flat name (model_overrides as JSON; TrainingConfig nests
-them by section: data, model, optimizer, runtime, outputs) but two, named as in every script:
---output_dir (the field model_dir) and --model (model_preset); --help gives each one's meaning and
+Every TrainingConfig field is a flag of its name (model_overrides as JSON; TrainingConfig nests
+them by section: data, model, optimizer, runtime, outputs); --help gives each one's meaning and
 default (bert_keras/configs/training.py documents them). Flags given on the command line override
 the --config_file values. Re-running the same command resumes from the last
 checkpoint in --output_dir.
@@ -54,15 +53,10 @@ flags.DEFINE_string("config_file", None, "start from this TrainingConfig file, J
                     "recipe of configs/training/, or a run's training_config.json); other flags "
                     "override its values")
 
-# The flag of each TrainingConfig field: its flat name, but where the shared flag vocabulary
-# (README, "Flags every script shares") names the idea otherwise.
-_FLAG_OF_FIELD = {"model_dir": "output_dir", "model_preset": "model"}
-_FIELDS = {_FLAG_OF_FIELD.get(name, name): (name, field)
-           for name, field in TrainingConfig.flat_fields().items()}
-for _name, (_field_name, _field) in _FIELDS.items():
+for _name, _field in TrainingConfig.flat_fields().items():
   # The field's own documentation (bert_keras/configs/training.py); a --config_file replaces the
   # default, so the flags themselves default to None ("not given").
-  _help = field_help(_field_name)
+  _help = field_help(_name)
   if _field.type in ("str", str):
     flags.DEFINE_string(_name, None, _help)
   elif _field.type in ("bool", bool):
@@ -80,7 +74,7 @@ for _name, (_field_name, _field) in _FIELDS.items():
 def config_from_flags() -> TrainingConfig:
   config = TrainingConfig.from_file(FLAGS.config_file) if FLAGS.config_file else None
   changes = {}
-  for name, (field_name, _) in _FIELDS.items():
+  for name in TrainingConfig.flat_fields():
     value = FLAGS[name].value
     if value is None:
       continue
@@ -92,7 +86,7 @@ def config_from_flags() -> TrainingConfig:
                         "token ids") from None
     elif name == "model_overrides":
       value = parse_json(value, "--model_overrides", expected=dict)
-    changes[field_name] = value
+    changes[name] = value
   if config is None:
     return TrainingConfig.from_flat(changes)
   return config.override(**changes)
@@ -103,11 +97,11 @@ def main(argv):
   logging.set_verbosity(logging.INFO)
   config = config_from_flags()  # a bad flag or config file fails here, before TensorFlow loads
   for name in ("input_files", "eval_input_files", "init_checkpoint", "output_dir"):
-    for path in split_patterns(str(config.flat(_FIELDS[name][0]) or "")):
+    for path in split_patterns(str(config.flat(name) or "")):
       check_reachable(path, name)  # gs:// without network: one line, not minutes of retries
   # pylint: disable=import-outside-toplevel
   # A model family is a value of --model: GPT-1's presets train its LM objective on text.
-  if config.model.model_preset in GPT_PRESETS:
+  if config.model.model in GPT_PRESETS:
     from bert_keras.gpt.gpt_pretraining import run_gpt_pretraining as run
   else:
     from bert_keras.training.pretrain import run_pretraining as run

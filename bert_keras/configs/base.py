@@ -1,13 +1,8 @@
-"""The one base class of every config: to and from plain dicts, JSON and YAML files, unknown keys
-refused, the declared types and ranges checked.
+"""The one base class of every config: frozen dataclasses to and from dicts, JSON and YAML files.
 
-A config is a frozen dataclass deriving from `Config`. Its fields may themselves be configs (the
-training config nests data, model, optimizer, runtime and outputs, as Model Garden nests its
-experiment configs); `from_dict` builds those from nested JSON objects. Every error names the key's
-path from the outermost config, on one line: `pretraining.training.learning_rte: unknown key`.
-A scalar field's annotation (int, float, str, bool) is checked, `RANGES` gives the bounds of
-numeric fields ("> 0", ">= 1", "[0, 1)") and `CHOICES` the values of enumerations; `validate`
-checks what spans several fields.
+Fields may be configs (nested by concern, as Model Garden nests its experiment configs). Every error
+names the key's path on one line (`pretraining.training.learning_rte: unknown key ...`). Checks are
+declared: a scalar's annotation, `RANGES` and `CHOICES`; `validate` adds those across fields.
 """
 
 from __future__ import annotations
@@ -16,54 +11,56 @@ import dataclasses
 import functools
 import json
 import math
-import os
 import operator
+import os
 import re
 import typing
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 from bert_keras.errors import UserError
 from bert_keras.json_io import decode_utf8, json_type_name, read_json_file
 
 
 class ConfigError(UserError, ValueError):
-  """A config value is missing, of the wrong type, or out of range.
-
-  `key` is the config field at fault (None when several are), so that readers of other formats
-  (bert_config.json, HF config.json) can name their own key for it.
-  """
+  """A bad config value; `key`: the field at fault (None when several are)."""
 
   def __init__(self, message: str, key: str | None = None):
     super().__init__(message)
     self.key = key
 
   def under(self, path: str) -> "ConfigError":
-    """The same error as seen from the config holding this one at `path` (e.g. "pretraining")."""
-    message = str(self)
-    if self.key is not None and message.startswith(self.key):
-      return ConfigError(f"{path}.{message}", key=f"{path}.{self.key}")
-    return ConfigError(f"{path}: {message}", key=path if self.key is None else f"{path}.{self.key}")
+    message, key = str(self), self.key
+    if key is not None and message.startswith(key):
+      return ConfigError(f"{path}.{message}", key=f"{path}.{key}")
+    return ConfigError(f"{path}: {message}", key=path if key is None else f"{path}.{key}")
+
+
+def under(path: str, make: Callable, *args: Any, **kwargs: Any) -> Any:
+  """make(*args, **kwargs), its error seen from the config holding this one at `path`."""
+  try:
+    return make(*args, **kwargs)
+  except ConfigError as e:
+    raise e.under(path) from None
 
 
 def is_int(value: Any) -> bool:
-  """A JSON integer (bool is an int subclass in Python, but true/false is not a size)."""
+  """A JSON integer (true/false is not a size, though bool is an int in Python)."""
   return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_number(value: Any) -> bool:
-  """A finite JSON number (int or float, not bool, NaN or infinity)."""
+  """A finite JSON number (not bool, NaN or infinity)."""
   return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-# Declared field type (a string: `from __future__ import annotations`) -> (check, what is expected).
 _TYPES = {"int": (is_int, "an integer"), "float": (is_number, "a finite number"),
           "str": (lambda v: isinstance(v, str), "a string"),
-          "bool": (lambda v: isinstance(v, bool), "true or false")}
+          "bool": (lambda v: isinstance(v, bool), "true or false"),
+          "Mapping": (lambda v: isinstance(v, Mapping), "an object")}
 _COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
 
-def in_range(value: Any, bounds: str) -> bool:
-  """Whether `value` lies within `bounds`: "> 0", ">= 1", or an interval "[0, 1)", "(0, 1]"."""
+def _in_range(value: Any, bounds: str) -> bool:
   if bounds[0] in "[(":
     low, high = (float(b) for b in bounds[1:-1].split(","))
     return ((low <= value if bounds[0] == "[" else low < value)
@@ -73,22 +70,15 @@ def in_range(value: Any, bounds: str) -> bool:
 
 
 def field(default: Any, help_text: str) -> Any:
-  """A field with its one-line help (metadata "help"): the one place that documents it, read by
-  the scripts' --help."""
+  """A field with its one-line help (metadata "help"), which the scripts' --help shows."""
   if isinstance(default, (dict, list)):
-    return dataclasses.field(default_factory=lambda: type(default)(default),
-                             metadata={"help": help_text})
+    return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help_text})
   return dataclasses.field(default=default, metadata={"help": help_text})
 
 
-CONFIG_FILE_TYPES = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
-
-
 def read_config_file(path: str, what: str) -> dict:
-  """The object of a config file of `what` (e.g. "TrainingConfig"), JSON or YAML as its extension
-  says (one shared reader: file named, line of a syntax error, top-level type checked); see
-  bert_keras/json_io.py."""
-  kind = CONFIG_FILE_TYPES.get(os.path.splitext(path)[1].lower())
+  """The object in a JSON or YAML file (by its extension) of `what`, e.g. "TrainingConfig"."""
+  kind = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}.get(os.path.splitext(path)[1].lower())
   if kind is None:
     raise ConfigError(f"{path}: expected a .json, .yaml or .yml {what} file")
   what = f"{what} {kind} file"
@@ -113,8 +103,14 @@ def read_config_file(path: str, what: str) -> dict:
     raise ConfigError(str(e)) from None
 
 
+@functools.lru_cache(maxsize=None)
+def presets() -> dict:
+  """The named model and task presets, data: bert_keras/configs/presets.yaml."""
+  return read_config_file(os.path.join(os.path.dirname(__file__), "presets.yaml"), "presets")
+
+
 def plain_data(value: Any) -> Any:
-  """JSON-ready data: configs as dicts, tuples as lists, mappings as dicts (recursively)."""
+  """JSON-ready data: configs as dicts, tuples as lists."""
   if isinstance(value, Config):
     return value.to_dict()
   if isinstance(value, Mapping):
@@ -130,8 +126,7 @@ def _is_config(hint: Any) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _field_kinds(cls) -> dict:
-  """{field name: (the Config subclass it holds, is it a tuple of them), "tuple" for other tuples
-  (a JSON list is read back as one), or None}."""
+  """{field: (the Config class it holds, a tuple of them?), "tuple", or None}."""
   out = {}
   for name, hint in typing.get_type_hints(cls).items():
     args = typing.get_args(hint)
@@ -147,58 +142,48 @@ def _field_kinds(cls) -> dict:
 
 
 def _nested(cls: type, value: Any, key: str) -> tuple:
-  """A tuple of `cls` configs from a list of objects; configs pass through."""
   if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
     raise ConfigError(f"{key} must be a list of {cls.__name__} objects, got "
                       f"{type(value).__name__}", key=key)
-  out = []
-  for i, v in enumerate(value):
-    try:
-      out.append(v if isinstance(v, Config) else cls.from_dict(v))
-    except ConfigError as e:
-      raise e.under(f"{key}[{i}]") from None
-  return tuple(out)
+  return tuple(v if isinstance(v, Config) else under(f"{key}[{i}]", cls.from_dict, v)
+               for i, v in enumerate(value))
 
 
 class Config:
-  """Base of every config dataclass: `to_dict`, `from_dict`, `to_json`, `from_file`,
-  `replace`, with unknown keys refused and each field's type and range checked."""
+  """Base of every config dataclass: unknown keys refused, each field's type and range checked."""
 
-  # Field name -> its bounds (see `in_range`) or its allowed values, checked on construction.
-  RANGES: ClassVar[Mapping[str, str]] = {}
-  CHOICES: ClassVar[Mapping[str, tuple]] = {}
+  RANGES: ClassVar[Mapping[str, str]] = {}  # field -> bounds: "> 0", "[0, 1)", "[0, other_field]"
+  CHOICES: ClassVar[Mapping[str, tuple]] = {}  # field -> its allowed values
 
   def __post_init__(self):
     kinds = _field_kinds(type(self))
-    for field in dataclasses.fields(self):
-      value = getattr(self, field.name)
-      # "Optional[int]" and "int | None": None or an int.
-      kind = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", str(field.type))
-      check, expected = _TYPES.get(kind, (None, None))
-      if check and not check(value) and not (value is None and kind != field.type):
-        raise ConfigError(f"{field.name}={value!r} must be {expected}", key=field.name)
-      if kinds[field.name] == "tuple" and isinstance(value, list):
-        object.__setattr__(self, field.name, tuple(value))
-    for name, bounds in self._merged("RANGES").items():
-      value = getattr(self, name)
-      if value is not None and not in_range(value, bounds):
-        raise ConfigError(f"{name}={value!r} must be {'in ' * (bounds[0] in '[(')}{bounds}",
-                          key=name)
+    for f in dataclasses.fields(self):
+      value = getattr(self, f.name)
+      kind = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", str(f.type))  # None allowed
+      check, expected = _TYPES.get(kind.split("[")[0], (None, None))
+      if check and not check(value) and not (value is None and kind != f.type):
+        raise ConfigError(f"{f.name}={value!r} must be {expected}", key=f.name)
+      if (kinds[f.name] == "tuple" and isinstance(value, list)) or kind.startswith("Mapping"):
+        object.__setattr__(self, f.name, (tuple if isinstance(value, list) else dict)(value))
+    for name, bounds in self._merged("RANGES").items():  # a bound may name another field
+      value, other = getattr(self, name), lambda m: getattr(self, m[0])
+      if value is not None and not _in_range(value, re.sub(r"[a-z_]\w*", lambda m: str(other(m)),
+                                                           bounds)):
+        shown = re.sub(r"[a-z_]\w*", lambda m: f"{m[0]}={other(m)!r}", bounds)
+        raise ConfigError(f"{name}={value!r} must be {'in ' * (bounds[0] in '[(')}{shown}", key=name)
     for name, allowed in self._merged("CHOICES").items():
       if getattr(self, name) not in allowed:
         raise ConfigError(f"{name}={getattr(self, name)!r}; expected one of {allowed}", key=name)
     self.validate()
 
   @classmethod
-  def _merged(cls, name: str) -> dict:
-    """RANGES or CHOICES of this class and its bases (a mixin's included)."""
+  def _merged(cls, name: str) -> dict:  # RANGES or CHOICES of the class and its bases
     return {k: v for klass in reversed(cls.__mro__) for k, v in vars(klass).get(name, {}).items()}
 
   def validate(self) -> None:
-    """Checks across fields; each config adds its own."""
+    pass
 
-  def given(self) -> list[str]:
-    """The fields not at their defaults."""
+  def given(self) -> list[str]:  # the fields not at their defaults
     return [f.name for f in dataclasses.fields(self) if getattr(self, f.name) != f.default]
 
   @classmethod
@@ -206,28 +191,25 @@ class Config:
     return [f.name for f in dataclasses.fields(cls)]
 
   @classmethod
-  def check_keys(cls, values: Mapping[str, Any]) -> None:
-    """ConfigError naming the first key of `values` that is not a field of this class."""
+  def check_keys(cls, values: Mapping[str, Any], known: Any = None) -> None:
+    """The first key of `values` not in `known` (default: the fields) is an error."""
+    known = _field_kinds(cls) if known is None else known
     for key in values:
-      if key not in _field_kinds(cls):
+      if key not in known:
         raise ConfigError(f"{key}: unknown key in {cls.__name__}; expected one of "
-                          f"{sorted(_field_kinds(cls))}", key=key)
+                          f"{sorted(known)}", key=key)
 
   @classmethod
   def from_dict(cls, values: Mapping[str, Any]):
-    """Builds a config from plain data (nested configs from nested objects); configs are data,
-    never code."""
+    """A config from plain data (nested configs from nested objects), never code."""
     if not isinstance(values, Mapping):
       raise ConfigError(f"{cls.__name__} must be a JSON object, got {type(values).__name__}")
     cls.check_keys(values)
     values = dict(values)
     for key, kind in _field_kinds(cls).items():
       if isinstance(kind, tuple) and key in values and not isinstance(values[key], Config):
-        try:
-          values[key] = _nested(kind[0], values[key], key) if kind[1] else kind[0].from_dict(
-              values[key])
-        except ConfigError as e:
-          raise (e if kind[1] else e.under(key)) from None
+        values[key] = (_nested(kind[0], values[key], key) if kind[1]
+                       else under(key, kind[0].from_dict, values[key]))
     return cls(**values)
 
   def to_dict(self) -> dict:
@@ -237,15 +219,12 @@ class Config:
     return json.dumps(self.to_dict(), indent=2, sort_keys=True)
 
   def replace(self, **changes: Any):
-    """A copy with `changes`; unknown keys are refused naming the class."""
     self.check_keys(changes)
     return dataclasses.replace(self, **changes)
 
   @classmethod
   def from_file(cls, path: str, **overrides: Any):
-    """`from_dict` of the JSON or YAML object in `path` (by its extension), `overrides` (the flags
-    given; nested configs as dicts of their fields) replacing its values; an error in the file's
-    own values names the file and the key's path."""
+    """The file's config, `overrides` (the flags given) over its values; errors name the file."""
     values = _updated(read_config_file(path, cls.__name__), overrides)
     try:
       return cls.from_dict(values)
@@ -257,8 +236,45 @@ class Config:
       raise ConfigError(f"{path}: {e}") from None
 
 
-def _updated(values: Mapping, overrides: Mapping) -> dict:
-  """`values` with `overrides`, nested objects updated key by key."""
+class SectionedConfig(Config):
+  """A config of sections whose fields' names are unique: their flat names (the flags)."""
+
+  @classmethod
+  @functools.lru_cache(maxsize=None)
+  def sections(cls) -> dict[str, str]:  # {flat name: its section}
+    return {f: s.name for s in dataclasses.fields(cls) for f in s.default.field_names()}
+
+  @classmethod
+  def flat_fields(cls) -> dict[str, dataclasses.Field]:
+    return {f.name: f for s in dataclasses.fields(cls) for f in dataclasses.fields(s.default)}
+
+  def flat(self, name: str) -> Any:
+    return getattr(getattr(self, self.sections()[name]), name)
+
+  def to_flat(self) -> dict:
+    return {name: plain_data(self.flat(name)) for name in self.sections()}
+
+  def override(self, **flat: Any):
+    """A copy with fields given by their flat names."""
+    self.check_keys(flat, self.sections())
+    changes: dict[str, dict] = {}
+    for name, value in flat.items():
+      changes.setdefault(self.sections()[name], {})[name] = value
+    return dataclasses.replace(self, **{section: dataclasses.replace(getattr(self, section), **values)
+                                        for section, values in changes.items()})
+
+  @classmethod
+  def from_flat(cls, flat: Mapping[str, Any] | None = None, **more: Any):
+    """The defaults with fields given by their flat names (see `override`)."""
+    return cls().override(**dict(flat or {}), **more)
+
+  @classmethod
+  def flat_values(cls, values: Mapping[str, Any]) -> dict:  # of a written object, unvalidated
+    return {name: values[section][name] for name, section in cls.sections().items()
+            if isinstance(values.get(section), Mapping) and name in values[section]}
+
+
+def _updated(values: Mapping, overrides: Mapping) -> dict:  # nested objects key by key
   out = dict(values)
   for key, value in overrides.items():
     nested = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
@@ -266,8 +282,7 @@ def _updated(values: Mapping, overrides: Mapping) -> dict:
   return out
 
 
-def _key_paths(values: Mapping, prefix: str = ""):
-  """The paths ("task.learning_rate") of the leaves of nested `values`."""
+def _key_paths(values: Mapping, prefix: str = ""):  # "task.learning_rate", ...
   for key, value in values.items():
     if isinstance(value, Mapping):
       yield from _key_paths(value, f"{prefix}{key}.")

@@ -10,29 +10,24 @@ from bert_keras.configs.base import Config, ConfigError
 
 @dataclasses.dataclass(frozen=True)
 class ExportConfig(Config):
-  """Exactly one source: a fine-tuning output directory (model.keras, task_info.json, vocab.txt,
-  as run_finetuning writes them) or an encoder checkpoint in any format bert_keras.interop reads
-  (exported for feature extraction). lower_case None = the source's own casing. None for
-  max_seq_length / head_groups means "not given": the defaults apply to BERT exports, and a GPT
+  """Exactly one source: a run_finetuning output directory or an encoder checkpoint (any format
+  bert_keras.interop reads, exported for feature extraction). None: "not given", so that a GPT-1
   fine-tuning directory refuses every BERT-only setting rather than ignoring it."""
 
   output_dir: str
-  finetune_dir: str = ""
-  encoder_checkpoint: str = ""
+  finetuned_dir: str = ""
+  init_checkpoint: str = ""
   vocab_file: str = ""
-  lower_case: Optional[bool] = None
+  lower_case: Optional[bool] = None  # the source's
   max_seq_length: Optional[int] = None  # encoder exports only (default 128); a task keeps its own
-  doc_stride: int = 0  # squad and tagging windows; 0 = the task's own (tagging: half a window)
-  jit_compile: bool | str = False  # True, False or "auto" (see serving_module.ServingModule)
+  doc_stride: int = 0  # squad and tagging windows; 0: the task's own (tagging: half a window)
+  jit_compile: bool | str = False  # or "auto" (serving_module.ServingModule)
   head_groups: Optional[int] = None  # split of the plain graph's blocks (None: by width)
-  # Text-in calls pad to their longest row's bucket (each row of a batch runs at its own, see
-  # ServingModule.run_model_per_row_bucket): "auto" (16, 24, 32, 48, 64, ... max_seq_length),
-  # "fixed" (max_seq_length only) or ascending lengths "16,48" (bert_keras/text/length_buckets.py).
+  # "auto" (16, 24, 32, 48, 64, ... max_seq_length), "fixed" or ascending lengths "16,48": each
+  # row pads to its own bucket (bert_keras/text/length_buckets.py).
   length_buckets: str = "auto"
   overwrite: bool = False  # replace an earlier export of a different task at output_dir
-  # "saved_model", or "litert": the SavedModel and, beside its saved_model.pb, model.tflite
-  # (bert_keras/export/litert_export.py), quantized as `quantize` says ("none" or "int8").
-  format: str = "saved_model"
+  format: str = "saved_model"  # "litert" adds model.tflite (bert_keras/export/litert_export.py)
   quantize: str = "none"
 
   RANGES = dict(max_seq_length=">= 3", doc_stride=">= 0", head_groups=">= 1")
@@ -42,15 +37,14 @@ class ExportConfig(Config):
   def validate(self):
     if not self.output_dir:
       raise ConfigError("output_dir is required")
-    if bool(self.finetune_dir) == bool(self.encoder_checkpoint):
-      raise ConfigError("give exactly one of finetune_dir (a run_finetuning output directory) or "
-                      "encoder_checkpoint")
+    if bool(self.finetuned_dir) == bool(self.init_checkpoint):
+      raise ConfigError("give exactly one of finetuned_dir (a run_finetuning output directory) or "
+                        "init_checkpoint")
     if self.quantize != "none" and self.format != "litert":
       raise ConfigError(f"quantize={self.quantize}: applies to format=litert only")
     self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
 
   def buckets(self, max_seq_length: int) -> tuple[int, ...]:
-    """The bucket lengths for an export of `max_seq_length`; ConfigError on a bad setting."""
     from bert_keras.text.length_buckets import resolve_buckets
     try:
       return resolve_buckets(self.length_buckets, max_seq_length)
@@ -58,6 +52,5 @@ class ExportConfig(Config):
       raise ConfigError(str(e)) from None
 
   def bert_only_settings(self) -> list[str]:
-    """The settings given that only BERT exports use (GPT-1 exports take none of them)."""
     return [name for name in self.given() if name not in (
-        "output_dir", "finetune_dir", "encoder_checkpoint", "overwrite")]
+        "output_dir", "finetuned_dir", "init_checkpoint", "overwrite")]

@@ -1,5 +1,5 @@
-"""Where a fine-tuning run reads and writes and how it runs (its task's hyperparameters are a
-TaskConfig, bert_keras/configs/tasks.py), and the two together: a run's config file."""
+"""A fine-tuning run's config file: its task's TaskConfig (bert_keras/configs/tasks.py) and where
+the run reads and writes and how it runs (RunConfig)."""
 
 from __future__ import annotations
 
@@ -12,22 +12,18 @@ from bert_keras.configs.tasks import TaskConfig
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig(Config):
-  """Where things are and how to run, besides the task's own hyperparameters."""
-
   data_dir: str = ""
   output_dir: str = ""
-  init_checkpoint: str = ""  # any format bert_keras.interop reads; "" = random initialisation
-  model_config: str = ""  # preset name, ModelConfig JSON, or a checkpoint dir (random init only)
-  vocab_file: str = ""  # default: the vocab.txt beside the checkpoint
+  init_checkpoint: str = ""  # any format bert_keras.interop reads; "": random initialisation
+  model: str = ""  # preset, ModelConfig JSON, or a checkpoint whose config to use (random init)
+  vocab_file: str = ""  # default: the checkpoint's
   lower_case: bool | None = None  # default: the checkpoint's casing, else True
   distribution_strategy: str = "default"
   mixed_precision: str = "float32"
-  max_train_examples: int = 0  # 0 = all; for quick runs
+  max_train_examples: int = 0  # 0: all
   save_model: bool = True
-  # The lengths training and evaluation batches are padded to, each batch holding examples of
-  # similar length (tasks/length_batches.py), as the export's --length_buckets: "auto" (16, 24,
-  # 32, 48, 64, ... max_seq_length), "fixed" (every batch at max_seq_length: one shape, what TPUs
-  # prefer) or ascending lengths such as "16,32,64".
+  # The lengths batches are padded to, each holding examples of similar length
+  # (tasks/length_batches.py), as the export's: "auto", "fixed" (one shape, for TPUs) or "16,32,64".
   length_buckets: str = "auto"
 
   RANGES = dict(max_train_examples=">= 0")
@@ -42,10 +38,8 @@ class RunConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class FinetuningConfig(Config):
-  """run_finetuning's --config_file, and the config.json a training run writes: {"task": a
-  TaskConfig, "run": a RunConfig}. The other fields are what a run records it used (the encoder's
-  model config and source, vocabulary, casing, steps); read back, they are a record, not
-  settings."""
+  """run_finetuning's --config_file and the config.json a run writes: {"task": ..., "run": ...};
+  the other fields record what the run used (read back, a record, not settings)."""
 
   task: TaskConfig
   run: RunConfig

@@ -1,9 +1,7 @@
-"""Typed pipeline configs: which corpora, model preset, tasks and budgets (recipes: configs/).
+"""Typed pipeline configs: which corpora, model, tasks and budgets (recipes: configs/pipelines/).
 
-`pipeline.definitions.build_pipeline(config, root)` turns one of these into components. Every part
-is a typed config checked when the pipeline config is built or loaded, each error naming its key's
-path (`pretraining.training.learning_rte: unknown key ...`). Paths of the embedded real data are
-resolved when a recipe is built (bert_keras.resources), never stored as one machine's layout in code.
+`pipeline.definitions.build_pipeline(config, root)` turns one into components. Every part is typed
+and checked when the config is built or loaded, each error naming its key's path.
 """
 
 from __future__ import annotations
@@ -11,50 +9,43 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Optional
 
-from bert_keras.configs.base import Config, ConfigError
+from bert_keras.configs.base import Config, ConfigError, field, under
 from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.configs.tasks import TaskConfig, get_task_config
-from bert_keras.configs.training import TrainingOverrides
+from bert_keras.configs.training import TrainingConfig
 
 BASES = ("pretrained", "imported")
-# TrainingConfig fields the pipeline sets itself: from the examples and vocabulary artifacts, the
-# held-out split, the runner.
+# TrainingConfig fields the pipeline sets: from the artifacts, the held-out split, the runner.
 _PIPELINE_TRAINING = ("input_files", "eval_input_files", "max_seq_length", "max_predictions_per_seq",
                       "vocab_size", "mask_token_id", "special_token_ids", "vocab_file",
-                      "model_dir", "distribution_strategy")
+                      "output_dir", "distribution_strategy")
 
 
 @dataclasses.dataclass(frozen=True)
 class CorpusConfig(Config):
-  """Pretraining text sources (paths or globs) and an optional document budget (0 = all)."""
+  """The corpus_ingestion component's parameters."""
 
   wikipedia_dumps: tuple = ()
   bert_text_corpora: tuple = ()
   line_corpora: tuple = ()
-  max_documents: int = 0
-  num_shards: int = 2  # text shards of the ingested corpus
+  max_documents: int = 0  # 0: all
+  num_shards: int = 2
 
   RANGES = dict(max_documents=">= 0", num_shards=">= 1")
 
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingConfig(Config):
-  """Vocabulary, example generation (`data`: create_pretraining_data's settings but those the
-  artifacts give) and the pretrainer's TrainingConfig fields over the defaults (`training`)."""
+  """The vocabulary's parameters, the examples' (`data`, but those the artifacts give) and the
+  pretrainer's TrainingConfig fields by flat name (`training`)."""
 
   vocab_size: int = 8000
   lower_case: bool = True
-  # The WordPiece learner's cost grows with the distinct words it sees; the rarest are left out.
-  vocab_max_input_words: int = 5_000_000
+  max_input_words: int = 5_000_000  # the learner's cost grows with the distinct words it sees
   data: PretrainingDataConfig = PretrainingDataConfig()
-  training: TrainingOverrides = dataclasses.field(default_factory=TrainingOverrides)
+  training: Mapping[str, Any] = field({}, "TrainingConfig fields by flat name")
 
   def validate(self):
-    if not isinstance(self.training, TrainingOverrides):
-      try:
-        object.__setattr__(self, "training", TrainingOverrides.from_dict(self.training))
-      except ConfigError as e:
-        raise e.under("training") from None
     for name in sorted(set(self.data.given()) & set(PretrainingDataConfig.LOCATION_FIELDS)):
       raise ConfigError(f"data.{name}: set by the pipeline (its corpus and vocabulary)",
                         key=f"data.{name}")
@@ -62,8 +53,8 @@ class PretrainingConfig(Config):
       raise ConfigError(f"training.{name}: set by the pipeline (pretraining.data, the "
                         "vocabulary, the runner)", key=f"training.{name}")
     try:  # with the data's lengths, as the pretrainer will run it
-      self.training.config(max_seq_length=self.data.max_seq_length,
-                           max_predictions_per_seq=self.data.max_predictions_per_seq)
+      TrainingConfig.from_flat(self.training, max_seq_length=self.data.max_seq_length,
+                               max_predictions_per_seq=self.data.max_predictions_per_seq)
     except ConfigError as e:
       lengths = e.key in ("max_seq_length", "max_predictions_per_seq")
       raise e.under("data" if lengths else "training") from None
@@ -71,44 +62,33 @@ class PretrainingConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class FineTuneConfig(Config):
-  """One task: its typed config (the task preset's class, fields over the preset), per-base field
-  overrides, a training budget and blessing thresholds."""
+  """One task: its TaskConfig (or fields over the task's preset), per-base fields over it (e.g.
+  {"imported": {"learning_rate": 1e-4}}), a budget and blessing thresholds."""
 
   task: str
-  task_config: Optional[TaskConfig] = None  # a TaskConfig, or its fields over the task's preset
+  task_config: Optional[TaskConfig] = None
   max_train_examples: int = 0
-  thresholds: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-  # Which encoders to fine-tune from: our own pretrained one and/or the imported checkpoint.
-  bases: tuple = BASES
-  # TaskConfig fields per base over task_config, e.g. {"imported": {"learning_rate": 1e-4}}.
-  base_task_config: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+  thresholds: Mapping[str, Any] = field({}, "metric bounds for the blessing")
+  bases: tuple = BASES  # fine-tune from our pretrained encoder and/or the imported checkpoint
+  base_task_config: Mapping[str, Mapping[str, Any]] = field({}, "TaskConfig fields per base")
 
   RANGES = dict(max_train_examples=">= 0")
 
   def validate(self):
-    try:
-      preset = get_task_config(self.task)
-    except ConfigError as e:
-      raise e.under("task") from None
+    preset = under("task", get_task_config, self.task)
     if not isinstance(self.task_config, TaskConfig):
-      try:
-        object.__setattr__(self, "task_config",
-                           get_task_config(self.task, **dict(self.task_config or {})))
-      except ConfigError as e:
-        raise e.under("task_config") from None
+      object.__setattr__(self, "task_config", under(
+          "task_config", get_task_config, self.task, **dict(self.task_config or {})))
     elif self.task_config.task != preset.task:
       raise ConfigError(f"task_config: a config of task {self.task_config.task!r}; expected one "
                         f"of {preset.task!r}", key="task_config")
     if not self.bases or set(self.bases) - set(BASES):
       raise ConfigError(f"bases={self.bases!r}; expected a subset of {BASES}", key="bases")
-    for base, overrides in self.base_task_config.items():
+    for base in self.base_task_config:
       if base not in self.bases:
         raise ConfigError(f"base_task_config.{base}: not one of bases={self.bases}",
                           key=f"base_task_config.{base}")
-      try:
-        self.task_config.replace(**overrides)
-      except ConfigError as e:
-        raise e.under(f"base_task_config.{base}") from None
+      under(f"base_task_config.{base}", self.config_for, base)
 
   def config_for(self, base: str) -> TaskConfig:
     """The task config of the fine-tuning from `base`."""
@@ -120,12 +100,10 @@ class PipelineConfig(Config):
   name: str = "bert_pipeline"
   corpus: CorpusConfig = CorpusConfig()
   pretraining: PretrainingConfig = PretrainingConfig()
-  # A Hugging Face or Google checkpoint directory to import ("" = none).
-  checkpoint_dir: str = ""
-  checkpoint_vocab_path: str = ""
+  checkpoint_dir: str = ""  # a Hugging Face or Google checkpoint to import; "": none
+  checkpoint_vocab_file: str = ""
   tasks: tuple[FineTuneConfig, ...] = ()
-  # Blessed models are pushed to <serving_dir>/<base>/<task>/<version>/ (relative: under the output dir).
-  serving_dir: str = "serving"
+  serving_dir: str = "serving"  # pushes go to <serving_dir>/<base>/<task>/<version>/
 
   def validate(self) -> None:
     c = self.corpus

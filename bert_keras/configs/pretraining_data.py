@@ -1,7 +1,5 @@
-"""Everything that decides the bytes of a pretraining data set (create_pretraining_data); written
-into its summary JSON. The one owner of these settings: the Beam script's flags
-(bert_keras/data/beam_args.py), the pretraining_examples component's parameters and the pipeline
-config are made from this class."""
+"""Everything that decides the bytes of a pretraining data set, written into its summary.json: the
+one owner of the Beam script's flags, the pretraining_examples parameters and the pipeline's."""
 
 from __future__ import annotations
 
@@ -18,16 +16,13 @@ DEFAULT_MAX_LINE_BYTES = 1 << 20
 
 
 def default_max_predictions(max_seq_length: int, masked_lm_prob: float = 0.15) -> int:
-  """The paper's max_predictions_per_seq: 20 at length 128, 80 at length 512 (rounded up to 20s)."""
+  """The paper's: 20 at length 128, 80 at 512 (rounded up to 20s)."""
   return max(1, min(max_seq_length, 20 * math.ceil(max_seq_length * masked_lm_prob / 20)))
 
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingDataConfig(Config):
-  """Defaults are the paper's phase 1 (google-research/bert create_pretraining_data.py flags).
-
-  Phase 2 is max_seq_length=512, max_predictions_per_seq=80 (None picks 20 at 128, 80 at 512).
-  """
+  """Defaults: the paper's phase 1 (google-research/bert's flags); phase 2: length 512."""
   input_files: str = field("", "comma-separated paths or globs (tfds: the dataset name); empty: "
                             "the embedded shortened English Wikipedia dump")
   input_format: str = field("wikipedia", "how the input files are laid out")
@@ -44,11 +39,9 @@ class PretrainingDataConfig(Config):
   whole_word_mask: bool = field(False, "mask every piece of a word together")
   num_shards: int = field(8, "output TFRecord shards")
   compression: str = field("none", "compression of the TFRecord shards")
-  # Each bucket holds this many documents (plus the requests sent to it) in one worker, so worker
-  # memory depends on it, not on the corpus size.
+  # A worker holds a bucket's documents and requests: its memory depends on this, not the corpus.
   docs_per_bucket: int = field(64, "documents per random-next bucket")
-  # The original makes instances of one-sentence documents (always random next); they are dropped
-  # as bad input unless this is 1.
+  # The original makes one-sentence documents into (always random-next) instances; 1 keeps them.
   min_sentences_per_document: int = field(2, "shorter documents are dropped")
   max_line_bytes: int = field(DEFAULT_MAX_LINE_BYTES, "longer input lines are refused")
   json_text_key: str = field("text", "jsonl: the key of each record's text")
@@ -56,8 +49,7 @@ class PretrainingDataConfig(Config):
   tfds_data_dir: Optional[str] = field(None, "tfds: the data directory")
   output_prefix: str = field("pretraining", "shards are <output_prefix>-SSSSS-of-NNNNN.tfrecord")
 
-  # Where the data comes from and goes: the Beam script's flags or the pipeline's artifacts give
-  # them; the other fields are the pretraining_examples component's parameters.
+  # Given by the Beam script's flags or the pipeline's artifacts; the others are component parameters.
   LOCATION_FIELDS = ("input_files", "input_format", "output_dir", "vocab_file", "lower_case",
                      "json_text_key", "tfds_split", "tfds_data_dir", "output_prefix")
   RANGES = dict(masked_lm_prob="(0, 1)", short_seq_prob="[0, 1]", dupe_factor=">= 1",
@@ -70,8 +62,7 @@ class PretrainingDataConfig(Config):
       object.__setattr__(self, "max_predictions_per_seq",
                          default_max_predictions(self.max_seq_length, self.masked_lm_prob))
     if self.max_predictions_per_seq > self.max_seq_length:
-      # Each prediction masks a distinct position of the sequence: slots beyond max_seq_length are
-      # never filled, only padding that every record and training step carries.
+      # Each prediction masks a distinct position: more slots would only be padding.
       raise ConfigError(f"max_predictions_per_seq={self.max_predictions_per_seq} > max_seq_length="
                         f"{self.max_seq_length}: a sequence has no more positions to mask than its "
                         f"length; expected max_predictions_per_seq <= max_seq_length",

@@ -1,10 +1,9 @@
 """Typed fine-tuning task configs, one class per task family, and their named presets.
 
-Defaults are the paper's fine-tuning hyperparameters (Devlin et al., 2018, section 4 and appendix
-A.3): batch 32, 3 epochs, Adam lr in {5e-5, 4e-5, 3e-5, 2e-5}, 10% linear warmup, dropout 0.1.
-`TaskConfig` holds what every task takes; span extraction (SQuAD), tagging (CoNLL) and the
-feature-based approach (section 5.3) add their own fields in their own classes. One preset per task
-names the registered task (bert_keras.tasks) that reads the data, builds the head and scores it.
+Defaults are the paper's fine-tuning hyperparameters (Devlin et al., 2018, section 4, appendix
+A.3): batch 32, 3 epochs, lr in {5e-5, 4e-5, 3e-5, 2e-5}, 10% linear warmup, dropout 0.1. Span
+extraction (SQuAD), tagging (CoNLL) and the feature-based approach (section 5.3) add their own
+fields in their own classes. The presets (presets.yaml) name registered tasks (bert_keras.tasks).
 """
 
 from __future__ import annotations
@@ -12,36 +11,29 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from bert_keras.configs.base import Config, ConfigError
-
-APPROACHES = ("fine_tuning", "feature_based")
+from bert_keras.configs.base import Config, ConfigError, presets
 
 
 @dataclasses.dataclass(frozen=True)
 class TaskConfig(Config):
-  """Everything a fine-tuning run of any task needs besides the encoder and the data location."""
-
-  task: str = "polarity"  # registered task name (bert_keras.tasks.get_task).
+  task: str = "polarity"  # a registered task (bert_keras.tasks.get_task)
   max_seq_length: int = 128
   learning_rate: float = 2e-5
   train_batch_size: int = 32
   eval_batch_size: int = 64
   num_epochs: float = 3.0
   warmup_proportion: float = 0.1
-  dropout_rate: float = 0.1  # applied in the head; the encoder keeps its own config's rate.
+  dropout_rate: float = 0.1  # of the head; the encoder keeps its own config's
   weight_decay_rate: float = 0.01
-  # keras.utils.set_random_seed seeds numpy, whose seeds are 32-bit unsigned.
-  seed: int = 0
-  # Fine-tune everything (sections 4.1-4.4) or train a BiLSTM over frozen features (section 5.3,
-  # a FeatureBased* class).
+  seed: int = 0  # keras.utils.set_random_seed seeds numpy, whose seeds are 32-bit unsigned
+  # Fine-tune everything (sections 4.1-4.4) or a BiLSTM over frozen features (5.3, FeatureBased).
   approach: str = "fine_tuning"
-  # Embedded sets without an official split (polarity, lee_similarity): every k-th item is dev.
-  dev_every: int = 5
+  dev_every: int = 5  # sets without an official split (polarity, lee_similarity): every k-th is dev
 
   RANGES = dict(max_seq_length=">= 8", train_batch_size="> 0", eval_batch_size="> 0",
                 learning_rate="> 0", num_epochs="> 0", warmup_proportion="[0, 1)",
                 dropout_rate="[0, 1)", seed=f"[0, {2**32 - 1}]", dev_every="> 0")
-  CHOICES = dict(approach=APPROACHES)
+  CHOICES = dict(approach=("fine_tuning", "feature_based"))
 
   def validate(self):
     super().validate()
@@ -59,13 +51,13 @@ class TaskConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class SpanTaskConfig(TaskConfig):
-  """Reading comprehension (section 4.2, 4.3 and the released run_squad.py)."""
+  """Reading comprehension (sections 4.2, 4.3 and the released run_squad.py)."""
 
   doc_stride: int = 128
   max_query_length: int = 64
   n_best_size: int = 20
   max_answer_length: int = 30
-  null_score_diff_threshold: float = 0.0  # SQuAD v2: predict "" when s_null - s_best > this.
+  null_score_diff_threshold: float = 0.0  # SQuAD v2: "" when s_null - s_best > this
 
   RANGES = dict(doc_stride="> 0", max_query_length="> 0", n_best_size="> 0",
                 max_answer_length="> 0")
@@ -73,7 +65,7 @@ class SpanTaskConfig(TaskConfig):
 
 @dataclasses.dataclass(frozen=True)
 class TaggingTaskConfig(TaskConfig):
-  """Sequence labelling (section 5.3): the scheme of the input files; the model is trained on IOB2."""
+  """Sequence labelling (section 5.3): the scheme of the input files; the model trains on IOB2."""
 
   tagging_scheme: str = "iob1"
 
@@ -94,7 +86,7 @@ class GPTTaskConfig(TaskConfig):
 class FeatureBased(Config):
   """Section 5.3: a two-layer BiLSTM over the concatenated outputs of frozen encoder layers."""
 
-  feature_layers: tuple = (-4, -3, -2, -1)  # encoder_outputs indices concatenated (5.3 default).
+  feature_layers: tuple = (-4, -3, -2, -1)  # encoder_outputs indices (section 5.3's best)
   lstm_units: int = 768  # per direction
 
   RANGES = dict(lstm_units="> 0")
@@ -128,7 +120,6 @@ _FEATURE_BASED = {TaskConfig: FeatureBasedTaskConfig, TaggingTaskConfig: Feature
 
 
 def task_config_class(task: str, approach: str = "fine_tuning") -> type:
-  """The config class of registered task `task` with `approach`."""
   cls = GPTTaskConfig if task.startswith("gpt/") else _FAMILIES.get(task, TaskConfig)
   if approach != "feature_based":
     return cls
@@ -138,38 +129,9 @@ def task_config_class(task: str, approach: str = "fine_tuning") -> type:
   return _FEATURE_BASED[cls]
 
 
-_GLUE = dict(max_seq_length=128, learning_rate=2e-5, train_batch_size=32, num_epochs=3.0)
-
-# Section 4.1 (GLUE): batch 32, 3 epochs, best lr of {5e-5, 4e-5, 3e-5, 2e-5} on dev; 2e-5 default.
-# Section 4.2/4.3 (SQuAD): lr 5e-5, batch 32 (v1.1, 3 epochs) / 48 (v2.0, 2 epochs), seq 384.
-# Section 4.4 (SWAG): lr 2e-5, batch 16, 3 epochs.  Section 5.3 (CoNLL-2003): cased, seq 128.
 TASK_PRESETS: dict[str, TaskConfig] = {
-    **{f"glue/{name}": TaskConfig(task=f"glue/{name}", **_GLUE)
-       for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")},
-    "squad_v1": SpanTaskConfig(task="squad_v1", max_seq_length=384, learning_rate=5e-5,
-                               train_batch_size=32, num_epochs=3.0),
-    "squad_v2": SpanTaskConfig(task="squad_v2", max_seq_length=384, learning_rate=5e-5,
-                               train_batch_size=48, num_epochs=2.0),
-    "swag": TaskConfig(task="swag", max_seq_length=128, learning_rate=2e-5, train_batch_size=16,
-                       num_epochs=3.0),
-    "conll2003": TaggingTaskConfig(task="conll2003", max_seq_length=128, learning_rate=5e-5,
-                                   train_batch_size=32, num_epochs=3.0),
-    # Section 5.3's feature-based variant, named so runs can cite it.
-    "conll2003_feature_based": FeatureBasedTaggingConfig(
-        task="conll2003", max_seq_length=128, learning_rate=1e-3, train_batch_size=32),
-    # The embedded real sets (README, "Data"): small, so a higher lr and more epochs.
-    # 160 training sentences: batch 16 and 5 epochs give 50 updates instead of 15 (the paper
-    # notes small sets need care, section 4.1); 64 pieces hold 99% of the sentences.
-    "polarity": TaskConfig(task="polarity", max_seq_length=64, learning_rate=5e-5,
-                           train_batch_size=16, num_epochs=5.0),
-    "lee_similarity": TaskConfig(task="lee_similarity", max_seq_length=128,
-                                 learning_rate=5e-5, train_batch_size=32, num_epochs=3.0),
-    # GPT-1 section 4.1: lr 6.25e-5, batch 32, 3 epochs, warmup over 0.2% of training, lambda 0.5.
-    **{f"gpt/{name}": GPTTaskConfig(task=f"gpt/{name}", max_seq_length=128, learning_rate=6.25e-5,
-                                    warmup_proportion=0.002)
-       for name in ("polarity", "lee_similarity", "swag", "glue/sst2", "glue/cola", "glue/rte",
-                    "glue/mnli", "glue/qnli", "glue/wnli", "glue/stsb", "glue/mrpc", "glue/qqp")},
-}
+    name: task_config_class(v.get("task", name), v.get("approach", "fine_tuning"))(**{"task": name, **v})
+    for name, v in presets()["tasks"].items()}
 
 
 def get_task_config(name: str, **overrides: Any) -> TaskConfig:
@@ -178,8 +140,6 @@ def get_task_config(name: str, **overrides: Any) -> TaskConfig:
     raise ConfigError(f"unknown task preset {name!r}; expected one of {sorted(TASK_PRESETS)}")
   preset = TASK_PRESETS[name]
   cls = task_config_class(preset.task, overrides.get("approach", preset.approach))
-  if cls is type(preset):
-    return preset.replace(**overrides)
   cls.check_keys(overrides)
   shared = {k: v for k, v in preset.to_dict().items() if k in cls.field_names() and k != "approach"}
   return cls(**dict(shared, **overrides))

@@ -49,12 +49,12 @@ def _earlier_task(output_dir: str, isfile) -> Optional[str]:
 def check_output_dir(config: ExportConfig, task: Optional[str] = None) -> None:
   """UserError before anything is loaded or written, for an output_dir whose replacement would
   lose data: the export replaces output_dir whole (export_task_model.save_serving_module), so it
-  must not be, or contain, a source (finetune_dir, encoder_checkpoint, vocab_file), nor be an
+  must not be, or contain, a source (finetuned_dir, init_checkpoint, vocab_file), nor be an
   existing file or non-empty directory other than an earlier export (one with saved_model.pb).
   An earlier export of another task than `task` (the one being exported; None: not known) is
   replaced only with config.overwrite, and then with a warning on stderr."""
   output_dir = _resolved(config.output_dir)
-  for flag in ("finetune_dir", "encoder_checkpoint", "vocab_file"):
+  for flag in ("finetuned_dir", "init_checkpoint", "vocab_file"):
     source = getattr(config, flag)
     if not source:
       continue
@@ -106,15 +106,15 @@ def run_export(config: ExportConfig) -> dict:
   from bert_keras.tasks.registry import get_task_class, task_names
   from bert_keras.text.bert_tokenizer import BertTokenizer
 
-  info_path = os.path.join(config.finetune_dir, "task_info.json") if config.finetune_dir else ""
+  info_path = os.path.join(config.finetuned_dir, "task_info.json") if config.finetuned_dir else ""
   new_task = None  # unknown until the source is checked below: no task-change check then
   if info_path and os.path.isfile(info_path):
     new_task = _read_task_info(info_path).get("task", "")
-  elif config.encoder_checkpoint:
+  elif config.init_checkpoint:
     new_task = "encoder"
   check_output_dir(config, new_task)
 
-  if new_task is not None and config.finetune_dir:
+  if new_task is not None and config.finetuned_dir:
     task = new_task
     export_run = (getattr(get_task_class(task), "export_run", None)
                   if isinstance(task, str) and task in task_names() else None)
@@ -124,33 +124,33 @@ def run_export(config: ExportConfig) -> dict:
       # BERT-only setting is refused instead of silently ignored.
       bert_only = config.bert_only_settings()
       if bert_only:
-        raise UserError(f"{config.finetune_dir}: a GPT-1 fine-tuning directory (task {task!r}); "
+        raise UserError(f"{config.finetuned_dir}: a GPT-1 fine-tuning directory (task {task!r}); "
                         f"{', '.join(bert_only)} apply to BERT exports only: leave them unset")
-      export_run(config.finetune_dir, config.output_dir,
+      export_run(config.finetuned_dir, config.output_dir,
                  {"export_config.json": config.to_json() + "\n"})
       return {"output_dir": config.output_dir, "kind": "gpt", "task": task, "vocab_file": "",
               "lower_case": False}
-  if config.finetune_dir and config.max_seq_length is not None:
+  if config.finetuned_dir and config.max_seq_length is not None:
     raise UserError(f"--max_seq_length={config.max_seq_length}: applies to encoder exports only; "
-                    f"a fine-tuned task ({config.finetune_dir}) keeps the length it was trained with "
+                    f"a fine-tuned task ({config.finetuned_dir}) keeps the length it was trained with "
                     "(its task_info.json): leave it unset")
-  if config.finetune_dir:
+  if config.finetuned_dir:
     for name in FINETUNE_FILES:
-      if not os.path.isfile(os.path.join(config.finetune_dir, name)):
+      if not os.path.isfile(os.path.join(config.finetuned_dir, name)):
         if name == "model.keras" and os.path.isfile(info_path):
-          raise UserError(f"{config.finetune_dir}: no model.keras beside its task_info.json (a "
+          raise UserError(f"{config.finetuned_dir}: no model.keras beside its task_info.json (a "
                           "run_finetuning run with --save_model=false); rerun with "
                           "--save_model=true to export it")
-        raise UserError(f"{config.finetune_dir}: no {name}; expected a run_finetuning output "
+        raise UserError(f"{config.finetuned_dir}: no {name}; expected a run_finetuning output "
                         f"directory ({', '.join(FINETUNE_FILES)}, vocab.txt)")
-    info = _read_task_info(os.path.join(config.finetune_dir, "task_info.json"))
-    vocab = config.vocab_file or os.path.join(config.finetune_dir,
+    info = _read_task_info(os.path.join(config.finetuned_dir, "task_info.json"))
+    vocab = config.vocab_file or os.path.join(config.finetuned_dir,
                                               info.get("vocab_file") or "vocab.txt")
     lower_case = config.lower_case if config.lower_case is not None else info.get("lower_case")
     tokenizer = BertTokenizer(vocab_path=vocab, lower_case=True if lower_case is None
                               else bool(lower_case))
     # Registers the task heads with Keras before loading (safe mode: no code in the file runs).
-    model = keras_classes.load_model(os.path.join(config.finetune_dir, "model.keras"),
+    model = keras_classes.load_model(os.path.join(config.finetuned_dir, "model.keras"),
                                      compile=False)
     encoder = getattr(model, "encoder", None)
     if encoder is not None and encoder.model_config.vocab_size != tokenizer.vocab_size:
@@ -165,10 +165,10 @@ def run_export(config: ExportConfig) -> dict:
         config, max_seq_length=(DEFAULT_MAX_SEQ_LENGTH if config.max_seq_length is None
                                 else config.max_seq_length))
     from bert_keras.interop.loader import load_encoder
-    encoder, ckpt = load_encoder(config.encoder_checkpoint)
+    encoder, ckpt = load_encoder(config.init_checkpoint)
     vocab = config.vocab_file or ckpt.vocab_path
     if not vocab:
-      raise UserError(f"{config.encoder_checkpoint}: no vocab.txt beside it; pass --vocab_file")
+      raise UserError(f"{config.init_checkpoint}: no vocab.txt beside it; pass --vocab_file")
     lower_case = config.lower_case if config.lower_case is not None else ckpt.lower_case
     tokenizer = BertTokenizer(vocab_path=vocab, lower_case=True if lower_case is None
                               else bool(lower_case))
@@ -178,7 +178,7 @@ def run_export(config: ExportConfig) -> dict:
     positions = encoder.model_config.max_position_embeddings
     if config.max_seq_length > positions:
       raise UserError(f"max_seq_length={config.max_seq_length} exceeds max_position_embeddings="
-                      f"{positions} of {config.encoder_checkpoint}; expected --max_seq_length <= "
+                      f"{positions} of {config.init_checkpoint}; expected --max_seq_length <= "
                       f"{positions}")
     module = exporter.build_serving_module(encoder, "encoder", tokenizer, config.max_seq_length,
                                            task="encoder",
@@ -188,7 +188,7 @@ def run_export(config: ExportConfig) -> dict:
                                extra_files={"export_config.json": used.to_json() + "\n"})
   if config.format == "litert":
     path = os.path.join(config.output_dir, litert_export.LITERT_FILE)
-    if config.finetune_dir:
+    if config.finetuned_dir:
       litert_export.export_litert_finetuned(
           model, info, tokenizer, path, length_buckets=config.buckets(int(info["max_seq_length"])),
           quantize=config.quantize, doc_stride=config.doc_stride)

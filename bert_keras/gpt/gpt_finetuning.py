@@ -34,11 +34,11 @@ class GPTFamily(ModelFamily):
                           "--init_checkpoint is the --output_dir of scripts/run_pretraining.py "
                           "--model=gpt_*")
       return run.init_checkpoint
-    if run.model_config not in GPT_PRESETS or not run.vocab_file:
+    if run.model not in GPT_PRESETS or not run.vocab_file:
       raise UserError(f"without --init_checkpoint, a GPT task needs --model (one of "
                       f"{sorted(GPT_PRESETS)}) and --vocab_file (its bpe.model)")
-    check_sequence_length(task_config.max_seq_length, get_gpt_config(run.model_config),
-                          run.model_config)
+    check_sequence_length(task_config.max_seq_length, get_gpt_config(run.model),
+                          run.model)
     return None
 
   def load(self, source, run, task_config):
@@ -49,9 +49,9 @@ class GPTFamily(ModelFamily):
       check_sequence_length(task_config.max_seq_length, decoder.model_config, source)
       described = {"init": "checkpoint", "format": "gpt", "path": source}
     else:
-      decoder = GPTDecoder.from_model_config(get_gpt_config(run.model_config,
+      decoder = GPTDecoder.from_model_config(get_gpt_config(run.model,
                                                             vocab_size=tokenizer.vocab_size))
-      described = {"init": "random", "model_config": run.model_config}
+      described = {"init": "random", "model_config": run.model}
     if tokenizer.vocab_size != decoder.model_config.vocab_size:
       raise UserError(f"{bpe}: {tokenizer.vocab_size} pieces but the decoder has "
                       f"vocab_size={decoder.model_config.vocab_size}")

@@ -64,11 +64,11 @@ class GPTPretrainingTask:
 
 def run_gpt_pretraining(config: TrainingConfig) -> dict:
   """Trains (or resumes) GPT-1 per `config`; returns {"train": the last train row}."""
-  out, data = config.outputs.model_dir, config.data
+  out, data = config.outputs.output_dir, config.data
   if not out:
     raise UserError("--output_dir is required")
   if not data.bpe_model:
-    raise UserError(f"--model={config.model.model_preset} reads text: --bpe_model is required "
+    raise UserError(f"--model={config.model.model} reads text: --bpe_model is required "
                     "(scripts/train_bpe.py writes one)")
   check_output_dir(out)
   tokenizer = GPTTokenizer(model_path=data.bpe_model)

@@ -109,13 +109,13 @@ def resolve_encoder_source(run: RunConfig) -> EncoderSource:
     checkpoint = interop.resolve_checkpoint(run.init_checkpoint)
     config = None if checkpoint.format == "keras" else interop.load_model_config(checkpoint)
     return EncoderSource(run.init_checkpoint, checkpoint, config)
-  if not run.model_config:
+  if not run.model:
     raise UserError("pass --init_checkpoint (to fine-tune) or --model (random init)")
-  config = _config_only(run.model_config)
+  config = _config_only(run.model)
   if config is not None:
-    return EncoderSource(run.model_config, None, config, config_only=True)
-  config, vocab, lower_case = resolve_model_config(run.model_config)
-  return EncoderSource(run.model_config, None, config, vocab, lower_case)
+    return EncoderSource(run.model, None, config, config_only=True)
+  config, vocab, lower_case = resolve_model_config(run.model)
+  return EncoderSource(run.model, None, config, vocab, lower_case)
 
 
 def check_model_fits_task(source: EncoderSource, task_config: TaskConfig) -> None:

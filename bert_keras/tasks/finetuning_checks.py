@@ -100,11 +100,11 @@ def check_training_command(task: str, run: RunConfig) -> None:
   check_data_dir(run.data_dir, task, need_files=True)
   if run.init_checkpoint:
     check_checkpoint(run.init_checkpoint, "init_checkpoint")
-  elif run.model_config and run.model_config not in {**MODEL_PRESETS, **GPT_PRESETS}:
-    spec = run.model_config
+  elif run.model and run.model not in {**MODEL_PRESETS, **GPT_PRESETS}:
+    spec = run.model
     if not (is_remote(spec) or os.path.exists(spec) or os.path.exists(spec + ".index")):
       raise unknown_model_config(spec)
-    check_checkpoint(spec, "model_config")
+    check_checkpoint(spec, "model")
   if run.vocab_file:
     check_readable_file(run.vocab_file, "vocab_file", "vocabulary file")
 

@@ -100,7 +100,7 @@ def create_optimizer(config: OptimizerConfig, fused: bool = True) -> keras.optim
   schedule = WarmupDecaySchedule(config.learning_rate, config.num_train_steps,
                                  config.num_warmup_steps, config.decay, config.end_learning_rate,
                                  config.decay_power)
-  optimizer_type, weight_decay_rate = config.type, config.weight_decay_rate
+  optimizer_type, weight_decay_rate = config.optimizer, config.weight_decay_rate
   common = dict(learning_rate=schedule, beta_1=config.beta_1, beta_2=config.beta_2,
                 epsilon=config.epsilon, weight_decay=weight_decay_rate,
                 global_clipnorm=config.clip_global_norm or None)

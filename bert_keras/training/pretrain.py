@@ -38,7 +38,7 @@ from bert_keras.training.records_vocab import export_vocab
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
 from bert_keras.training.vocab_fit import check_vocab_fits
 from bert_keras.configs.model import GPT_PRESETS, ConfigError, get_model_config
-from bert_keras.configs.training import TrainingConfig, flat_values
+from bert_keras.configs.training import TrainingConfig
 
 
 def build_pretrainer(config: TrainingConfig) -> BertPretrainer:
@@ -213,14 +213,14 @@ def _recorded_files(patterns) -> tuple | None:
 
 def _model_fields(values: dict) -> dict:
   """The resolved encoder config of a training_config.json's values (preset + overrides); the raw
-  model_preset / model_overrides when they no longer resolve."""
+  model / model_overrides when they no longer resolve."""
   overrides = dict(values.get("model_overrides") or {})
   if values.get("objective") == "ltr":
     overrides["attention"] = "causal"
   try:
-    return get_model_config(values.get("model_preset"), **overrides).to_dict()
+    return get_model_config(values.get("model"), **overrides).to_dict()
   except (ConfigError, TypeError, ValueError):
-    return {"model_preset": values.get("model_preset"), "model_overrides": overrides}
+    return {"model": values.get("model"), "model_overrides": overrides}
 
 
 def check_resume_config(config: TrainingConfig, inputs: InputFiles | None) -> None:
@@ -232,18 +232,18 @@ def check_resume_config(config: TrainingConfig, inputs: InputFiles | None) -> No
   A changed learning-rate schedule is allowed, with a warning (see SCHEDULE_FIELDS).
   `inputs`: config.data.input_files as resolved once (also taken for the recorded input_files
   when they are the same patterns); None when they resolve to no file (compared as written)."""
-  path = os.path.join(config.outputs.model_dir, "training_config.json")
-  if not (tf.train.latest_checkpoint(config.outputs.model_dir) and tf.io.gfile.exists(path)):
+  path = os.path.join(config.outputs.output_dir, "training_config.json")
+  if not (tf.train.latest_checkpoint(config.outputs.output_dir) and tf.io.gfile.exists(path)):
     return
   with tf.io.gfile.GFile(path) as f:
     try:
       old = json.load(f)
     except ValueError as e:
       raise UserError(f"{path}: not JSON ({e}); it records the config of the checkpoints in "
-                      f"{config.outputs.model_dir}") from None
+                      f"{config.outputs.output_dir}") from None
   if not isinstance(old, dict):
     raise UserError(f"{path}: expected a JSON object (the run's TrainingConfig)")
-  old = flat_values(old)  # by flat names, as written nested or (earlier versions) flat
+  old = TrainingConfig.flat_values(old)  # by flat names
   new = config.to_flat()
   files = inputs.files if inputs else None
   same = old.get("input_files") == config.data.input_files
@@ -256,13 +256,13 @@ def check_resume_config(config: TrainingConfig, inputs: InputFiles | None) -> No
   old_model, new_model = _model_fields(old), _model_fields(new)
   for name in sorted(set(old_model) | set(new_model)):
     if old_model.get(name) != new_model.get(name):
-      changes.append(f"model {name} (model_preset / model_overrides): {old_model.get(name)!r} in "
+      changes.append(f"model {name} (model / model_overrides): {old_model.get(name)!r} in "
                      f"{path}, {new_model.get(name)!r} now")
   if changes:
     raise UserError(
-        f"model_dir {config.outputs.model_dir} holds a checkpoint of a run with another config; a "
+        f"output_dir {config.outputs.output_dir} holds a checkpoint of a run with another config; a "
         f"resume must keep: {'; '.join(changes)}. To go on with another config (a new phase), pass "
-        f"--init_checkpoint={config.outputs.model_dir} and a new --output_dir (as phase 2 does), or "
+        f"--init_checkpoint={config.outputs.output_dir} and a new --output_dir (as phase 2 does), or "
         "give the old values again to resume")
   _log_schedule_change(old, config, path)
 
@@ -273,7 +273,7 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
   changed = [name for name in SCHEDULE_FIELDS if old.get(name) != config.flat(name)]
   if not changed:
     return
-  step = _restored_step(config.outputs.model_dir)
+  step = _restored_step(config.outputs.output_dir)
   rates = ""
   try:
     before = WarmupDecaySchedule(old["learning_rate"], old["num_train_steps"],
@@ -287,10 +287,10 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
   except (KeyError, TypeError, ValueError, UserError):  # a recorded schedule that no longer builds
     pass
   logging.warning(
-      "resuming model_dir %s at step %d with another learning-rate schedule (%s)%s. The steps "
+      "resuming output_dir %s at step %d with another learning-rate schedule (%s)%s. The steps "
       "before followed the recorded schedule: the result is neither run's schedule. Intended (a "
       "longer run, a lower peak)? Go on; if not, give the recorded values again",
-      config.outputs.model_dir,
+      config.outputs.output_dir,
       step, "; ".join(f"{name}: {old.get(name)!r} in {path}, {config.flat(name)!r} now"
                       for name in changed), rates)
 
@@ -329,10 +329,10 @@ def resolve_inputs(config: TrainingConfig) -> PretrainingInputs:
     check_recorded_sizes(inputs, flag)
   vocab_size = config.model_config().vocab_size
   for flag, inputs in checked:
-    check_vocab_fits(inputs, flag, vocab_size, config.model.model_preset,
+    check_vocab_fits(inputs, flag, vocab_size, config.model.model,
                      dict(config.model.model_overrides))
   path = config.model.init_checkpoint
-  if path and not tf.train.latest_checkpoint(config.outputs.model_dir) and not (
+  if path and not tf.train.latest_checkpoint(config.outputs.output_dir) and not (
       tf.io.gfile.exists(path) or tf.io.gfile.exists(path + ".index")):
     raise UserError(f"init_checkpoint {path}: no such file or directory")
   vocab = export_vocab(config.data.vocab_file, train, vocab_size)
@@ -365,8 +365,8 @@ def _restored_step(model_dir: str) -> int:
 def _after_corrupt_input(config: TrainingConfig) -> str:
   """What to do after a corrupt input stopped the run: the last checkpoint (written before the
   failure, so intact) and how to resume from it."""
-  latest = tf.train.latest_checkpoint(config.outputs.model_dir)
-  resume = (f"the last checkpoint, {latest} (step {_restored_step(config.outputs.model_dir)}), is "
+  latest = tf.train.latest_checkpoint(config.outputs.output_dir)
+  resume = (f"the last checkpoint, {latest} (step {_restored_step(config.outputs.output_dir)}), is "
             "intact" if latest else "no checkpoint was written yet")
   return (f"training stopped; {resume}; replace the file with an intact copy of the same name (or "
           "write it again) and re-run the same command to resume (other files would be another "
@@ -375,12 +375,12 @@ def _after_corrupt_input(config: TrainingConfig) -> str:
 
 def run_pretraining(config: TrainingConfig) -> dict:
   """Trains (or resumes) per `config`; returns the last train/eval metrics."""
-  if not config.outputs.model_dir:
-    raise UserError("--output_dir (model_dir) is required")
+  if not config.outputs.output_dir:
+    raise UserError("--output_dir is required")
   if not config.data.input_files:
     raise UserError("input_files is required")
-  if config.model.model_preset in GPT_PRESETS or config.data.bpe_model or config.data.corpora:
-    raise UserError("GPT-1 (model_preset gpt_*, bpe_model, corpora) pretrains on text through "
+  if config.model.model in GPT_PRESETS or config.data.bpe_model or config.data.corpora:
+    raise UserError("GPT-1 (model gpt_*, bpe_model, corpora) pretrains on text through "
                     "bert_keras.gpt.gpt_pretraining, which scripts/run_pretraining.py runs for it")
   keras.utils.set_random_seed(config.runtime.seed)
   if not config.runtime.deterministic or tf_config.is_op_determinism_enabled():
@@ -395,7 +395,7 @@ def run_pretraining(config: TrainingConfig) -> dict:
 
 
 def _run_pretraining(config: TrainingConfig) -> dict:
-  check_output_dir(config.outputs.model_dir)
+  check_output_dir(config.outputs.output_dir)
   strategy = distribute.get_strategy(config.runtime.distribution_strategy,
                                      tpu=config.runtime.tpu or None,
                                      num_gpus=config.runtime.num_gpus)
@@ -403,7 +403,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   # Workers agree on the checkpoint they will restore (so on the step and weights the restore
   # gives), before any of them can fail alone on its model_dir's config (a lone failure would
   # leave the others waiting in a collective).
-  check_workers_agree(strategy, _restored_step(config.outputs.model_dir), config.outputs.model_dir)
+  check_workers_agree(strategy, _restored_step(config.outputs.output_dir), config.outputs.output_dir)
   inputs = resolve_inputs(config)
   train_files, eval_files = inputs.train, inputs.evaluation
   precision.set_precision(config.runtime.mixed_precision)  # process-wide: only once the checks passed
@@ -420,19 +420,19 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   task = PretrainingTask(config.model.objective, unigram_id=baseline and baseline["token_id"],
                          nsp_weight=config.model.nsp_loss_weight)
   trainer = Trainer(strategy, model, optimizer, task, config, jit_loss=True,
-                    history_path=os.path.join(config.outputs.model_dir, "history.jsonl"))
+                    history_path=os.path.join(config.outputs.output_dir, "history.jsonl"))
   if not trainer.restore() and config.model.init_checkpoint:
     initialize_from(trainer, model, config)
   # Only now (inputs checked, the checkpoint restored) does the run create and write model_dir.
-  tf.io.gfile.makedirs(config.outputs.model_dir)
+  tf.io.gfile.makedirs(config.outputs.output_dir)
   if is_chief:
-    gfile_write_text(os.path.join(config.outputs.model_dir, "training_config.json"),
+    gfile_write_text(os.path.join(config.outputs.output_dir, "training_config.json"),
                      config.to_json() + "\n")
 
   eval_fn = None
   if eval_files:
     eval_data = _dataset_fn(config, eval_files, False)
-    metrics_path = os.path.join(config.outputs.model_dir, "eval_metrics.json")
+    metrics_path = os.path.join(config.outputs.output_dir, "eval_metrics.json")
     earlier = []
     if tf.io.gfile.exists(metrics_path):  # a resumed run keeps the curve so far
       with tf.io.gfile.GFile(metrics_path) as f:
@@ -456,7 +456,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
 
   if is_chief:
     trainer.write_history()
-    export_encoder(model, config, os.path.join(config.outputs.model_dir, "export"), inputs.vocab)
+    export_encoder(model, config, os.path.join(config.outputs.output_dir, "export"), inputs.vocab)
   last = {}
   for row in history:
     last[row["split"]] = row

@@ -80,7 +80,7 @@ class Trainer:
     self.model = model
     self.optimizer = optimizer
     self.task = task
-    self.model_dir = model_dir = config.outputs.model_dir
+    self.model_dir = model_dir = config.outputs.output_dir
     self.global_batch_size = config.data.train_batch_size
     self.accum = config.optimizer.gradient_accumulation_steps
     self.clip_global_norm = config.optimizer.clip_global_norm or None

@@ -101,7 +101,7 @@ def check_vocab_fits(inputs: InputFiles, flag: str, vocab_size: int, model_prese
   hold, or were made with a vocabulary holding, token ids at or above the model's `vocab_size`.
   The message names the files, the vocabulary size or largest id found, the model's vocab_size
   and the --model_overrides that fits."""
-  model = (f"the model's vocab_size is {vocab_size} (model_preset={model_preset!r} with "
+  model = (f"the model's vocab_size is {vocab_size} (model={model_preset!r} with "
            f"model_overrides {json.dumps(model_overrides, sort_keys=True)})")
   unchecked = []
   for directory, paths in sorted(inputs.by_directory().items()):

@@ -33,11 +33,11 @@ class CheckpointImporterExecutor(BaseExecutor):
     summary = convert_checkpoint(source, "keras", parameters["checkpoint_dir"],
                                  model.path(ENCODER_DIR),
                                  tokenizer_lower_case=parameters["lower_case"],
-                                 vocab_file=parameters["vocab_path"] or None)
+                                 vocab_file=parameters["vocab_file"] or None)
     if not summary.get("vocab_file"):
       from bert_keras.errors import UserError  # pylint: disable=import-outside-toplevel
       raise UserError(f"{parameters['checkpoint_dir']}: no vocab.txt beside the checkpoint; set "
-                      "the importer's vocab_path")
+                      "the importer's vocab_file")
     record_encoder(model, summary["model_config"], f"{fmt}:{summary['input']}")
     model.properties.update(lower_case=parameters["lower_case"], warnings=summary["warnings"])
     model.metrics["loaded_variables"] = summary["num_loaded"]

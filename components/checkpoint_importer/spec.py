@@ -15,7 +15,7 @@ class CheckpointImporterSpec(ComponentSpec):
   OUTPUTS = {"model": Model}
   PARAMETERS = {
       "checkpoint_dir": Parameter(str, is_path=True, doc="The checkpoint's directory."),
-      "vocab_path": Parameter(str, "", is_path=True, doc="Defaults to vocab.txt beside the checkpoint."),
+      "vocab_file": Parameter(str, "", is_path=True, doc="Defaults to vocab.txt beside the checkpoint."),
       "lower_case": Parameter(bool, True, doc="Whether the checkpoint's tokenizer lowercases."),
   }
   EXECUTOR = "components.checkpoint_importer.executor:CheckpointImporterExecutor"

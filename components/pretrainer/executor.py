@@ -153,8 +153,8 @@ class PretrainerExecutor(BaseExecutor):
         special_token_ids=tuple(index[t] for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
                                 if t in index),
         model_overrides=overrides, distribution_strategy=self.context.distribution_strategy,
-        model_dir=model_dir, vocab_file=vocab_path))
-    self.log(f"pretraining {config.model.model_preset} ({config.model.objective}) for "
+        output_dir=model_dir, vocab_file=vocab_path))
+    self.log(f"pretraining {config.model.model} ({config.model.objective}) for "
              f"{config.optimizer.num_train_steps} steps, batch {config.data.train_batch_size}, "
              f"vocab {len(tokens)}, strategy {config.runtime.distribution_strategy}")
     last = run_pretraining(config)

@@ -9,7 +9,7 @@ from bert_keras.orchestration.standard_artifacts import Examples, Model, Vocabul
 class PretrainerSpec(ComponentSpec):
   """Pretrains the encoder on the examples (objective, model and steps from `training`).
 
-  `training` holds TrainingConfig fields (bert_keras/configs/training.py: model_preset, num_train_steps,
+  `training` holds TrainingConfig fields (bert_keras/configs/training.py: model, num_train_steps,
   train_batch_size, learning_rate, ...). Input files, sequence length, vocabulary size and special
   token ids come from the input artifacts; the distribution strategy from the runner.
   `heldout_fraction` of the examples is held out to measure masked-LM and NSP accuracy against

@@ -33,7 +33,7 @@ from bert_keras.tasks import metrics as metrics_lib
 from bert_keras.configs.training import OptimizerConfig, TrainingConfig
 from bert_keras.training.optimization import create_optimizer
 from bert_keras.training.pretraining_task import PretrainingTask
-from configs.ablations import CLAIMS, AblationVariant, StudyConfig, get_ablation
+from studies.bert_gpt_ablation.study_config import CLAIMS, AblationVariant, StudyConfig, get_ablation
 from studies.bert_gpt_ablation import study_data, zero_shot
 from studies.bert_gpt_ablation.in_process import GPTFinetuningTask, fit_in_process, predict
 from studies.bert_gpt_ablation.layer_transfer import transfer_layers
@@ -593,7 +593,7 @@ def _by_seed(rows: List[dict], variant: str, task: str, metric: str) -> Dict[int
 
 
 def _claims_table(ablation: List[dict], seeds) -> List[str]:
-  """The papers' claims (configs.ablations.CLAIMS) as paired differences A - B over the seeds both
+  """The papers' claims (study_config.CLAIMS) as paired differences A - B over the seeds both
   variants ran, on each task's main metric: mean ± sample std, and in how many seeds A > B."""
   lines = []
   for claim, a, b in CLAIMS:

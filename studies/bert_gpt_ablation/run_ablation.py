@@ -15,7 +15,8 @@ fix) replaces the old rows when its directory is listed first; every other row i
 from absl import app, flags
 
 from bert_keras.errors import UserError, parse_flags, run_main
-from configs.ablations import DEFAULT_TASK_VARIANTS, PROBE_TASK_VARIANTS, get_study_config
+from studies.bert_gpt_ablation.study_config import (DEFAULT_TASK_VARIANTS, PROBE_TASK_VARIANTS,
+                                                    get_study_config)
 
 flags.DEFINE_string("output_dir", None, "Where the table, plot and results go.")
 flags.DEFINE_string("preset", "small", "Study budget: configs/studies/<preset>.json.")

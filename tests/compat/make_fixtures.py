@@ -129,10 +129,10 @@ def pretraining_config(records: str, vocab: str, model_dir: str, steps: int):
   from bert_keras.configs.training import TrainingConfig  # pylint: disable=import-outside-toplevel
   return TrainingConfig.from_flat(
       input_files=records, vocab_file=vocab, max_seq_length=SEQ_LENGTH,
-      max_predictions_per_seq=MAX_PREDICTIONS, shuffle_buffer_size=64, model_preset="bert_tiny",
+      max_predictions_per_seq=MAX_PREDICTIONS, shuffle_buffer_size=64, model="bert_tiny",
       model_overrides=dict(MODEL), train_batch_size=8, num_train_steps=steps, num_warmup_steps=0,
       learning_rate=1e-3, checkpoint_every=2, keep_checkpoints=3, log_every=1, seed=42,
-      deterministic=True, model_dir=model_dir)
+      deterministic=True, output_dir=model_dir)
 
 
 def restored_pretrainer(config, prefix: str):
@@ -189,7 +189,7 @@ def write_pretraining(records: str, vocab: str, work: str) -> None:
   # Re-running the same command with a longer schedule (num_train_steps 3) resumes from ckpt-2.
   resumed = os.path.join(work, "resumed")
   shutil.copytree(model_dir, resumed)
-  run_pretraining(config.override(model_dir=resumed, num_train_steps=3))
+  run_pretraining(config.override(output_dir=resumed, num_train_steps=3))
   history = [json.loads(line) for line in open(os.path.join(resumed, "history.jsonl"),
                                                 encoding="utf-8")]
   loss3 = [row["loss"] for row in history if row["step"] == 3 and row["split"] == "train"]
@@ -226,7 +226,7 @@ def write_finetuning(vocab: str, work: str) -> None:
            **numpy_outputs(classifier(encoder_inputs(), training=False)))
 
   export_dir = path("classifier_savedmodel")
-  run_export(ExportConfig(output_dir=export_dir, finetune_dir=finetune_dir))
+  run_export(ExportConfig(output_dir=export_dir, finetuned_dir=finetune_dir))
   import tensorflow_text  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
   serve = tf.saved_model.load(export_dir).signatures["serving_default"]
   outputs = serve(text_a=tf.constant(TEXTS))
@@ -260,7 +260,7 @@ def write_gpt(work: str) -> None:
   out = os.path.join(work, "gpt")
   recipe = TrainingConfig.from_file(os.path.join("configs", "training", "gpt1.json"))
   run_gpt_pretraining(recipe.override(
-      model_preset="gpt_nano", bpe_model=bpe, input_files=corpus, model_dir=out, num_train_steps=2,
+      model="gpt_nano", bpe_model=bpe, input_files=corpus, output_dir=out, num_train_steps=2,
       num_warmup_steps=1, train_batch_size=4, max_seq_length=SEQ_LENGTH,
       max_predictions_per_seq=MAX_PREDICTIONS))
   os.makedirs(path("gpt_pretraining_dir"))

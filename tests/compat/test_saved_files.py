@@ -128,7 +128,7 @@ def training_config(model_dir, **changes):
   with warnings.catch_warnings():
     warnings.simplefilter("error")
     config = TrainingConfig.from_file(os.path.join(model_dir, "training_config.json"))
-  return config.override(model_dir=model_dir, **changes)
+  return config.override(output_dir=model_dir, **changes)
 
 
 def slot_norms(variables):
@@ -157,7 +157,7 @@ def test_trainer_restores_step_weights_and_optimizer_slots(model_dir_copy):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective),
-                    config.override(model_dir=model_dir_copy))
+                    config.override(output_dir=model_dir_copy))
   want = expected("expected_checkpoint_step_2.npz")
   assert max(slot_norms(optimizer.variables)) == 0.0  # fresh: what a restore must replace
   assert trainer.restore()
@@ -222,7 +222,7 @@ def test_finetuned_dir_exports_again(tmp_path):
   finetune_dir = str(tmp_path / "finetune")
   shutil.copytree(fixture("classifier_finetune_dir"), finetune_dir)
   export_dir = str(tmp_path / "export")
-  run_export(ExportConfig(output_dir=export_dir, finetune_dir=finetune_dir))
+  run_export(ExportConfig(output_dir=export_dir, finetuned_dir=finetune_dir))
   with open(fixture("expected_savedmodel.json"), encoding="utf-8") as f:
     want = json.load(f)
   got = tf.saved_model.load(export_dir).signatures["serving_default"](

@@ -34,7 +34,7 @@ def test_ltr_pretrainer_reports_lm_metrics(tmp_path):
   executor = PretrainerExecutor(ExecutionContext(component_name="pretrainer",
                                                  tmp_dir=str(tmp_path / "tmp"),
                                                  log_fn=logged.append))
-  training = dict(model_preset="bert_tiny", model_overrides=dict(TINY_MODEL, num_layers=1),
+  training = dict(model="bert_tiny", model_overrides=dict(TINY_MODEL, num_layers=1),
                   objective="ltr", train_batch_size=8, num_train_steps=3, num_warmup_steps=1,
                   learning_rate=1e-3, log_every=1, checkpoint_every=3, deterministic=True)
   # 128 records, every 8th held out: 16, two evaluation batches.

@@ -9,7 +9,7 @@ import os
 import pytest
 import yaml
 
-from configs.ablations import ABLATIONS, STUDY_PRESETS, StudyConfig
+from studies.bert_gpt_ablation.study_config import ABLATIONS, STUDY_PRESETS, StudyConfig
 from bert_keras.configs.base import Config, ConfigError
 from bert_keras.configs.export import ExportConfig
 from bert_keras.configs.finetuning import FinetuningConfig, RunConfig
@@ -34,7 +34,7 @@ EXAMPLES = [
     RunConfig(data_dir="d", output_dir="o", lower_case=False, max_train_examples=5),
     FinetuningConfig(task=get_task_config("glue/mrpc", approach="feature_based"),
                      run=RunConfig(output_dir="o"), model={"num_layers": 2}, total_steps=4),
-    ExportConfig(output_dir="o", finetune_dir="f", jit_compile="auto", head_groups=2),
+    ExportConfig(output_dir="o", finetuned_dir="f", jit_compile="auto", head_groups=2),
     PretrainingDataConfig(input_files="x", max_seq_length=512),
 ]
 
@@ -82,7 +82,7 @@ def test_dict_and_json_round_trip(config, tmp_path):
     (TaskConfig, {"task": "squad_v1", "tagging_scheme": "iob2"}, "tagging_scheme",
      "SpanTaskConfig"),
     (RunConfig, {"output_dri": "x"}, "output_dri", "RunConfig"),
-    (ExportConfig, {"output_dir": "o", "finetune_dir": "f", "rowgroups": 1}, "rowgroups",
+    (ExportConfig, {"output_dir": "o", "finetuned_dir": "f", "rowgroups": 1}, "rowgroups",
      "ExportConfig"),
     (PretrainingDataConfig, {"dupe_factr": 2}, "dupe_factr", "PretrainingDataConfig"),
     (TaskConfig, {"task": "gpt/polarity", "lm_cof": 1.0}, "lm_cof", "GPTTaskConfig"),
@@ -113,7 +113,7 @@ def test_unknown_key_in_a_file_names_the_file(tmp_path):
     (ExportConfig, "row_groups"),
 ])
 def test_names_of_earlier_versions_are_unknown_keys(cls, old):
-  values = {"output_dir": "o", "finetune_dir": "f"} if cls is ExportConfig else {}
+  values = {"output_dir": "o", "finetuned_dir": "f"} if cls is ExportConfig else {}
   with pytest.raises(ConfigError, match=f"^{old}: unknown key in {cls.__name__}"):
     cls.from_dict({**values, old: 1})
 

@@ -55,7 +55,7 @@ def test_training_is_checked_with_the_data_lengths():
   """The pretrainer runs at pretraining.data's lengths: a model too short for them is refused when
   the config is loaded, not when the pretrainer starts."""
   values = {"data": {"max_seq_length": 256},
-            "training": {"model_preset": "bert_tiny",
+            "training": {"model": "bert_tiny",
                          "model_overrides": {"max_position_embeddings": 128}}}
   with pytest.raises(ConfigError, match=r"^pretraining.data.max_seq_length=256 exceeds "
                                         r"max_position_embeddings=128"):

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from bert_keras.configs.base import ConfigError
-from bert_keras.configs.training import TrainingConfig, flat_values
+from bert_keras.configs.training import TrainingConfig
 from configs import recipe_path
 
 
@@ -15,16 +15,16 @@ def _recipe(name, **overrides):
 
 
 def test_sections_and_flat_names():
-  config = TrainingConfig.from_flat(model_preset="bert_tiny", optimizer="lamb", max_seq_length=64,
-                                    mixed_precision="mixed_bfloat16", model_dir="m")
-  assert (config.data.max_seq_length, config.model.model_preset) == (64, "bert_tiny")
-  assert (config.optimizer.type, config.runtime.mixed_precision) == ("lamb", "mixed_bfloat16")
-  assert config.outputs.model_dir == "m"
+  config = TrainingConfig.from_flat(model="bert_tiny", optimizer="lamb", max_seq_length=64,
+                                    mixed_precision="mixed_bfloat16", output_dir="m")
+  assert (config.data.max_seq_length, config.model.model) == (64, "bert_tiny")
+  assert (config.optimizer.optimizer, config.runtime.mixed_precision) == ("lamb", "mixed_bfloat16")
+  assert config.outputs.output_dir == "m"
   assert config.flat("optimizer") == "lamb" and config.to_flat()["max_seq_length"] == 64
   assert TrainingConfig.from_flat(config.to_flat()) == config
   assert sorted(config.to_dict()) == ["data", "model", "optimizer", "outputs", "runtime"]
   assert len(TrainingConfig.flat_fields()) == 51  # every field, each under one flat name
-  assert flat_values(json.loads(config.to_json())) == config.to_flat()  # what a resume compares
+  assert TrainingConfig.flat_values(json.loads(config.to_json())) == config.to_flat()  # a resume
 
 
 @pytest.mark.parametrize("values, needle", [
@@ -46,8 +46,8 @@ def test_unknown_flat_name_is_named():
 def test_recipes_are_the_papers_runs():
   phase2 = _recipe("bert_base_phase2")
   assert (phase2.optimizer.phase, phase2.data.max_seq_length) == (2, 512)
-  assert phase2.data.max_predictions_per_seq == 80 and phase2.model.model_preset == "bert_base"
+  assert phase2.data.max_predictions_per_seq == 80 and phase2.model.model == "bert_base"
   tiny = _recipe("tiny_debug")
-  assert (tiny.model.model_preset, tiny.data.train_batch_size, tiny.optimizer.num_train_steps,
+  assert (tiny.model.model, tiny.data.train_batch_size, tiny.optimizer.num_train_steps,
           tiny.optimizer.learning_rate, tiny.data.max_seq_length) == ("bert_tiny", 16, 100, 1e-3, 64)
   assert _recipe("ablation_no_nsp").model.objective == "mlm"

@@ -60,8 +60,8 @@ def exports(tmp_path_factory):
   base = tmp_path_factory.mktemp("bad_input")
   single = _finetune_dir(base / "single", 1)
   pair = _finetune_dir(base / "pair", 2)
-  run_export(ExportConfig(output_dir=str(base / "single_export"), finetune_dir=str(single)))
-  run_export(ExportConfig(output_dir=str(base / "pair_export"), finetune_dir=str(pair)))
+  run_export(ExportConfig(output_dir=str(base / "single_export"), finetuned_dir=str(single)))
+  run_export(ExportConfig(output_dir=str(base / "pair_export"), finetuned_dir=str(pair)))
   return single, base / "single_export", base / "pair_export"
 
 
@@ -69,10 +69,10 @@ def test_output_dir_that_is_or_holds_the_source_is_refused_untouched(exports):
   single = exports[0]
   before = _tree(single.parent)
   for output_dir in (single, single.parent, str(single) + "/"):
-    with pytest.raises(UserError, match="finetune_dir"):
-      run_export(ExportConfig(output_dir=str(output_dir), finetune_dir=str(single)))
+    with pytest.raises(UserError, match="finetuned_dir"):
+      run_export(ExportConfig(output_dir=str(output_dir), finetuned_dir=str(single)))
   with pytest.raises(UserError, match="vocab_file"):
-    run_export(ExportConfig(output_dir=str(single.parent / "v"), finetune_dir=str(single),
+    run_export(ExportConfig(output_dir=str(single.parent / "v"), finetuned_dir=str(single),
                             vocab_file=str(single.parent / "v" / "vocab.txt")))
   assert _tree(single.parent) == before
 
@@ -83,7 +83,7 @@ def test_existing_directory_that_is_no_export_is_refused_untouched(exports, tmp_
   (tmp_path / "file").write_text("also mine")
   for name in ("notes", "file"):
     with pytest.raises(UserError, match="output_dir=.*" + name):
-      run_export(ExportConfig(output_dir=str(tmp_path / name), finetune_dir=str(exports[0])))
+      run_export(ExportConfig(output_dir=str(tmp_path / name), finetuned_dir=str(exports[0])))
   assert _tree(tmp_path) == {"notes/keep.txt": b"mine", "file": b"also mine"}
 
 
@@ -96,9 +96,9 @@ def test_remote_output_dir_that_is_no_export_is_refused_untouched(exports, tmp_p
       f.write("mine")
   with pytest.raises(UserError, match=r"output_dir=ram://.*/notes is a non-empty directory that "
                      r"is not an earlier export"):
-    run_export(ExportConfig(output_dir=root + "/notes", finetune_dir=str(exports[0])))
+    run_export(ExportConfig(output_dir=root + "/notes", finetuned_dir=str(exports[0])))
   with pytest.raises(UserError, match=r"output_dir=ram://.*/file is a file"):
-    run_export(ExportConfig(output_dir=root + "/file", finetune_dir=str(exports[0])))
+    run_export(ExportConfig(output_dir=root + "/file", finetuned_dir=str(exports[0])))
   assert sorted(tf.io.gfile.listdir(root + "/notes")) == ["keep.txt"]
   for path in (root + "/notes/keep.txt", root + "/file"):
     with tf.io.gfile.GFile(path) as f:
@@ -107,8 +107,8 @@ def test_remote_output_dir_that_is_no_export_is_refused_untouched(exports, tmp_p
   tf.io.gfile.makedirs(root + "/earlier")
   with tf.io.gfile.GFile(root + "/earlier/saved_model.pb", "w") as f:
     f.write("x")
-  check_output_dir(ExportConfig(output_dir=root + "/earlier", finetune_dir=str(exports[0])))
-  check_output_dir(ExportConfig(output_dir=root + "/new", finetune_dir=str(exports[0])))
+  check_output_dir(ExportConfig(output_dir=root + "/earlier", finetuned_dir=str(exports[0])))
+  check_output_dir(ExportConfig(output_dir=root + "/new", finetuned_dir=str(exports[0])))
 
 
 def test_output_dir_that_is_or_lies_under_a_file_is_refused_untouched(exports, tmp_path):
@@ -116,7 +116,7 @@ def test_output_dir_that_is_or_lies_under_a_file_is_refused_untouched(exports, t
   a_file.write_text("mine")
   for output_dir in (a_file, a_file / "sub"):
     with pytest.raises(UserError, match="a_file"):
-      run_export(ExportConfig(output_dir=str(output_dir), finetune_dir=str(exports[0])))
+      run_export(ExportConfig(output_dir=str(output_dir), finetuned_dir=str(exports[0])))
   assert a_file.read_text() == "mine" and sorted(os.listdir(tmp_path)) == ["a_file"]
 
 
@@ -125,7 +125,7 @@ def test_an_earlier_export_and_an_empty_directory_are_replaced(exports, tmp_path
   out = tmp_path / "out"
   out.mkdir()
   for _ in range(2):  # an empty directory, then the export written by the first pass
-    run_export(ExportConfig(output_dir=str(out), finetune_dir=str(single)))
+    run_export(ExportConfig(output_dir=str(out), finetuned_dir=str(single)))
     assert (out / "saved_model.pb").is_file()
   assert sorted(os.listdir(tmp_path)) == ["out"]  # no temporary or old copy left
   assert (earlier / "saved_model.pb").is_file()
@@ -142,14 +142,14 @@ def test_an_earlier_export_of_another_task_needs_overwrite(exports, tmp_path, ca
   before = _tree(earlier)
   with pytest.raises(UserError, match=r"holds an export of task 'polarity', not of task "
                      r"'glue/sst2': pass --overwrite"):
-    run_export(ExportConfig(output_dir=str(earlier), finetune_dir=str(other)))
+    run_export(ExportConfig(output_dir=str(earlier), finetuned_dir=str(other)))
   assert _tree(earlier) == before
   out = tmp_path / "out"
   (out / "assets.extra").mkdir(parents=True)
   (out / "saved_model.pb").write_bytes(before["saved_model.pb"])
   (out / "assets.extra" / "export_info.json").write_text(
       before[os.path.join("assets.extra", "export_info.json")].decode())
-  run_export(ExportConfig(output_dir=str(out), finetune_dir=str(other), overwrite=True))
+  run_export(ExportConfig(output_dir=str(out), finetuned_dir=str(other), overwrite=True))
   assert "replacing an export of task 'polarity'" in capsys.readouterr().err
   assert json.loads((out / "assets.extra" / "export_info.json").read_text())["task"] == "glue/sst2"
 

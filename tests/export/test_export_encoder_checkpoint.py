@@ -55,7 +55,7 @@ def test_script_exports_an_encoder_checkpoint(checkpoint, tmp_path):
   assert run.returncode == 0, run.stderr[-2000:]
   assert "encoder" in run.stdout
   config = json.loads((out / "assets.extra" / "export_config.json").read_text())
-  assert config["encoder_checkpoint"] == str(directory) and config["max_seq_length"] == SEQ
+  assert config["init_checkpoint"] == str(directory) and config["max_seq_length"] == SEQ
   info = json.loads((out / "assets.extra" / "export_info.json").read_text())
   assert info["kind"] == "encoder" and info["lower_case"] is True
 
@@ -90,7 +90,7 @@ def test_vocab_that_does_not_fit_the_checkpoint_is_a_user_error(checkpoint, tmp_
   vocab.write_text("\n".join(VOCAB[:-1]) + "\n", encoding="utf-8")
   with pytest.raises(UserError, match=f"{len(VOCAB) - 1} tokens but the encoder has "
                                       f"vocab_size={len(VOCAB)}"):
-    run_export(ExportConfig(output_dir=str(tmp_path / "x"), encoder_checkpoint=str(directory),
+    run_export(ExportConfig(output_dir=str(tmp_path / "x"), init_checkpoint=str(directory),
                             vocab_file=str(vocab), max_seq_length=SEQ))
   assert not (tmp_path / "x").exists()
 
@@ -100,7 +100,7 @@ def test_max_seq_length_beyond_the_positions_is_a_user_error(checkpoint, tmp_pat
   positions = encoder.model_config.max_position_embeddings
   with pytest.raises(UserError, match=f"max_seq_length={positions + 1} exceeds "
                                       f"max_position_embeddings={positions}"):
-    run_export(ExportConfig(output_dir=str(tmp_path / "x"), encoder_checkpoint=str(directory),
+    run_export(ExportConfig(output_dir=str(tmp_path / "x"), init_checkpoint=str(directory),
                             max_seq_length=positions + 1))
   assert not (tmp_path / "x").exists()
 
@@ -112,6 +112,6 @@ def test_max_seq_length_for_a_fine_tuned_task_is_refused_not_ignored(tmp_path):
   run_dir.mkdir()
   (run_dir / "task_info.json").write_text(json.dumps({"task": "polarity", "max_seq_length": 24}))
   with pytest.raises(UserError, match="--max_seq_length=48: applies to encoder exports only"):
-    run_export(ExportConfig(output_dir=str(tmp_path / "x"), finetune_dir=str(run_dir),
+    run_export(ExportConfig(output_dir=str(tmp_path / "x"), finetuned_dir=str(run_dir),
                             max_seq_length=48))
   assert not (tmp_path / "x").exists()

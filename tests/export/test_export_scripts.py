@@ -56,7 +56,7 @@ def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
   assert run.returncode == 0, run.stderr[-2000:]
   assert "classification" in run.stdout
   config = json.loads((out / "assets.extra" / "export_config.json").read_text())
-  assert config["finetune_dir"] == str(finetune_dir) and config["head_groups"] == 1
+  assert config["finetuned_dir"] == str(finetune_dir) and config["head_groups"] == 1
   assert json.loads((out / "assets.extra" / "export_info.json").read_text())["head_groups"] == 1
 
   texts = ["a gripping film", "", "Zürich — 東京 " * 300]

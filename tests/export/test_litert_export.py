@@ -106,8 +106,8 @@ def test_a_foreign_or_missing_file_is_one_clear_error(tmp_path):
 
 def test_quantize_needs_the_litert_format():
   with pytest.raises(ConfigError, match="quantize=int8: applies to format=litert only"):
-    ExportConfig(output_dir="out", encoder_checkpoint="ckpt", quantize="int8")
+    ExportConfig(output_dir="out", init_checkpoint="ckpt", quantize="int8")
   with pytest.raises(ConfigError, match="format='onnx'"):
-    ExportConfig(output_dir="out", encoder_checkpoint="ckpt", format="onnx")
-  assert ExportConfig(output_dir="out", encoder_checkpoint="ckpt", format="litert",
+    ExportConfig(output_dir="out", init_checkpoint="ckpt", format="onnx")
+  assert ExportConfig(output_dir="out", init_checkpoint="ckpt", format="litert",
                       quantize="int8").quantize == "int8"

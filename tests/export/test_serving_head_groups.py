@@ -120,4 +120,4 @@ def test_bad_head_groups_fail(export, tmp_path):
     exporter.build_serving_module(encoder, "encoder", tokenizer, SEQ,
                                   options=ServingOptions(head_groups=3))
   with pytest.raises(UserError, match="head_groups"):
-    ExportConfig(output_dir=str(tmp_path), encoder_checkpoint="x", head_groups=0)
+    ExportConfig(output_dir=str(tmp_path), init_checkpoint="x", head_groups=0)

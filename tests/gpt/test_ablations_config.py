@@ -2,8 +2,9 @@ import json
 
 import pytest
 
-from configs.ablations import (ABLATIONS, DEFAULT_TASK_VARIANTS, AblationVariant, StudyConfig,
-                               get_ablation, get_study_config)
+from studies.bert_gpt_ablation.study_config import (ABLATIONS, DEFAULT_TASK_VARIANTS,
+                                                    AblationVariant, StudyConfig, get_ablation,
+                                                    get_study_config)
 from bert_keras.configs.model import ConfigError
 from bert_keras.configs.tasks import GPTTaskConfig, get_task_config
 from bert_keras.configs.training import TrainingConfig
@@ -49,7 +50,7 @@ def test_gpt_training_configs_follow_the_paper():
   pre = TrainingConfig.from_file(recipe_path("training", "gpt1"))
   o = pre.optimizer
   assert (o.learning_rate, o.num_warmup_steps, o.decay, o.epsilon) == (2.5e-4, 2000, "cosine", 1e-8)
-  assert (pre.model.model_preset, pre.data.train_batch_size, pre.data.max_seq_length) == \
+  assert (pre.model.model, pre.data.train_batch_size, pre.data.max_seq_length) == \
       ("gpt1", 64, 512)
   fine = get_task_config("gpt/glue/rte")
   assert isinstance(fine, GPTTaskConfig)

@@ -29,7 +29,7 @@ from tests.tensorboard_events import scalar_events
 
 def _pretraining(bpe, output_dir, **more):
   return TrainingConfig.from_flat(
-      model_preset="gpt_nano", bpe_model=bpe, corpora="lee_background", model_dir=output_dir,
+      model="gpt_nano", bpe_model=bpe, corpora="lee_background", output_dir=output_dir,
       num_train_steps=4, num_warmup_steps=1, train_batch_size=4, max_seq_length=16,
       max_predictions_per_seq=2, learning_rate=1e-3, **more)
 
@@ -106,8 +106,8 @@ def test_run_errors(tmp_path):
   with pytest.raises(UserError, match="no such input file"):
     lm_data.run_train_bpe([], [str(tmp_path / "missing.txt")], 100, str(tmp_path / "x.model"))
   with pytest.raises(UserError, match="--bpe_model is required"):
-    run_gpt_pretraining(TrainingConfig.from_flat(model_preset="gpt_nano",
-                                                 model_dir=str(tmp_path / "gpt")))
+    run_gpt_pretraining(TrainingConfig.from_flat(model="gpt_nano",
+                                                 output_dir=str(tmp_path / "gpt")))
   with pytest.raises(UserError, match="needs --model .* and --vocab_file"):
     run_finetuning(get_task_config("gpt/polarity"), RunConfig(output_dir=str(tmp_path / "out")))
   with pytest.raises(UserError, match="decoder.keras: no such file"):
@@ -118,7 +118,7 @@ def test_run_errors(tmp_path):
 
 def test_bert_pretraining_refuses_gpt_settings(tmp_path):
   from bert_keras.training.pretrain import run_pretraining  # pylint: disable=import-outside-toplevel
-  for flat in ({"model_preset": "gpt_nano"}, {"corpora": "lee_background"}):
+  for flat in ({"model": "gpt_nano"}, {"corpora": "lee_background"}):
     with pytest.raises(UserError, match="GPT-1 .* pretrains on text"):
       run_pretraining(TrainingConfig.from_flat(input_files="x.tfrecord", max_seq_length=64,
-                                               model_dir=str(tmp_path / "out"), **flat))
+                                               output_dir=str(tmp_path / "out"), **flat))

@@ -108,7 +108,7 @@ def test_multiple_choice_model_metrics_and_export(tokenizer, tmp_path):
   assert (info["task"], info["layout"], info["num_choices"]) == ("gpt/swag", "multiple_choice", 4)
   # The common export path (scripts/export_model.py --finetuned_dir) routes gpt/* tasks here too.
   from bert_keras.export.export_config import ExportConfig, run_export  # pylint: disable=import-outside-toplevel
-  result = run_export(ExportConfig(output_dir=str(tmp_path / "export2"), finetune_dir=str(run_dir)))
+  result = run_export(ExportConfig(output_dir=str(tmp_path / "export2"), finetuned_dir=str(run_dir)))
   assert (result["kind"], result["task"]) == ("gpt", "gpt/swag")
   served2 = tf.saved_model.load(str(tmp_path / "export2")).signatures["serving_default"]
   served = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"]
@@ -146,12 +146,12 @@ def test_export_model_path_refuses_bert_settings_and_serves_predict(tokenizer, t
   for setting in ({"max_seq_length": 999}, {"head_groups": 5}, {"jit_compile": True},
                   {"doc_stride": 8}, {"vocab_file": "v.txt"}, {"lower_case": True}):
     with pytest.raises(UserError, match=f"{next(iter(setting))} apply to BERT exports only"):
-      run_export(ExportConfig(output_dir=str(out), finetune_dir=str(run_dir), **setting))
+      run_export(ExportConfig(output_dir=str(out), finetuned_dir=str(run_dir), **setting))
     assert not out.exists()
-  result = run_export(ExportConfig(output_dir=str(out), finetune_dir=str(run_dir)))
+  result = run_export(ExportConfig(output_dir=str(out), finetuned_dir=str(run_dir)))
   assert (result["kind"], result["task"]) == ("gpt", name)
   written = json.loads((out / "assets.extra" / "export_config.json").read_text())
-  assert written["finetune_dir"] == str(run_dir) and written["max_seq_length"] is None
+  assert written["finetuned_dir"] == str(run_dir) and written["max_seq_length"] is None
   loaded = predictor.load(str(out))
   assert loaded.kind.numpy().decode() == "gpt_" + task.layout and predictor.INPUTS[
       "gpt_" + task.layout] == fields

@@ -38,11 +38,11 @@ def _copy(real, directory, summary=True):
 
 
 def _config(pattern, model_dir, vocab_size, **extra):
-  return TrainingConfig.from_flat(model_preset="bert_tiny",
+  return TrainingConfig.from_flat(model="bert_tiny",
                         model_overrides=dict(R.TINY_MODEL, vocab_size=vocab_size),
                         input_files=pattern, max_seq_length=32, max_predictions_per_seq=5,
                         train_batch_size=8, num_train_steps=2, num_warmup_steps=1,
-                        checkpoint_every=2, log_every=1, model_dir=str(model_dir), **extra)
+                        checkpoint_every=2, log_every=1, output_dir=str(model_dir), **extra)
 
 
 def _warnings(caplog):
@@ -128,7 +128,7 @@ def test_the_pretrainer_component_passes_its_vocabulary(tmp_path, caplog):
   executor = PretrainerExecutor(ExecutionContext(component_name="pretrainer",
                                                  tmp_dir=str(tmp_path / "tmp"),
                                                  log_fn=lambda _: None))
-  training = dict(model_preset="bert_tiny", model_overrides=dict(R.TINY_MODEL, num_layers=1),
+  training = dict(model="bert_tiny", model_overrides=dict(R.TINY_MODEL, num_layers=1),
                   train_batch_size=8, num_train_steps=2, num_warmup_steps=1, log_every=1,
                   checkpoint_every=2)
   with caplog.at_level(logging.INFO):

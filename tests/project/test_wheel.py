@@ -1,4 +1,4 @@
-"""The wheel is the library alone: `pip wheel .` holds bert_keras/ (and its data file) and none of
+"""The wheel is the library alone: `pip wheel .` holds bert_keras/ (and its data files) and none of
 the application folders (components/, pipeline/, configs/), the scripts or the tests."""
 
 import os
@@ -25,6 +25,6 @@ def test_the_wheel_holds_the_library_alone(tmp_path):
   names = zipfile.ZipFile(tmp_path / "dist" / wheel).namelist()
   tops = {name.split("/")[0] for name in names}
   assert {top for top in tops if not top.endswith(".dist-info")} == {"bert_keras"}, sorted(tops)
-  assert "bert_keras/text/unicode_tables.npz" in names
+  assert "bert_keras/text/unicode_tables.npz" in names and "bert_keras/configs/presets.yaml" in names
   assert "bert_keras/orchestration/local_runner.py" in names
   assert not [n for n in names if "/tests/" in n or n.startswith(("components/", "pipeline/"))]

@@ -74,11 +74,11 @@ def test_training_config_sequence_longer_than_positions(tmp_path):
   tiny = TrainingConfig.from_file(recipe_path("training", "tiny_debug"))
   B.raises(lambda: tiny.override(max_seq_length=1024),
           "max_seq_length=1024 exceeds max_position_embeddings=512")
-  B.raises(lambda: TrainingConfig.from_flat(model_preset="bert_tiny", max_seq_length=128,
+  B.raises(lambda: TrainingConfig.from_flat(model="bert_tiny", max_seq_length=128,
                                  model_overrides={"max_position_embeddings": 64}),
           "max_seq_length=128 exceeds max_position_embeddings=64")
   path = B.write(str(tmp_path / "train.json"), json.dumps(
-      {"model": {"model_preset": "bert_tiny"}, "data": {"max_seq_length": 600}}))
+      {"model": {"model": "bert_tiny"}, "data": {"max_seq_length": 600}}))
   B.raises(lambda: TrainingConfig.from_file(path), path, "max_seq_length=600 exceeds")
   assert tiny.override(max_seq_length=512).data.max_seq_length == 512
 
@@ -90,7 +90,7 @@ def test_finetuning_checks_sequence_length_before_reading_anything(tmp_path):
   from bert_keras.configs.tasks import get_task_config
   config = B.write_model_config(str(tmp_path / "model.json"), max_position_embeddings=64)
   run = RunConfig(data_dir=str(tmp_path / "no_data"), output_dir=str(tmp_path / "out"),
-                  model_config=config, vocab_file=B.write_vocab(str(tmp_path)))
+                  model=config, vocab_file=B.write_vocab(str(tmp_path)))
   B.raises(lambda: run_finetuning(get_task_config("glue/mrpc", max_seq_length=128), run),
           "max_seq_length=128 exceeds max_position_embeddings=64", config)
   assert not os.path.exists(run.output_dir)

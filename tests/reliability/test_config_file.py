@@ -65,11 +65,11 @@ def _from_flags(module, *argv):
 
 
 def test_export_model_config_file(tmp_path, capsys):
-  as_json, as_yaml = _files(tmp_path, {"output_dir": "out/e", "finetune_dir": "out/ft",
+  as_json, as_yaml = _files(tmp_path, {"output_dir": "out/e", "finetuned_dir": "out/ft",
                                        "max_seq_length": 64, "jit_compile": "auto"})
   with _script("export_model") as script:
     config = _from_flags(script, f"--config_file={as_json}", "--max_seq_length=32")
-    assert (config.output_dir, config.finetune_dir, config.jit_compile) == (
+    assert (config.output_dir, config.finetuned_dir, config.jit_compile) == (
         "out/e", "out/ft", "auto")
     assert config.max_seq_length == 32 and config.head_groups is None  # the flag; a default
     assert _from_flags(script, f"--config_file={as_yaml}", "--max_seq_length=32") == config
@@ -77,7 +77,7 @@ def test_export_model_config_file(tmp_path, capsys):
     (tmp_path / "export_config.json").write_text(config.to_json())
     assert _from_flags(script, f"--config_file={tmp_path}/export_config.json") == config
     (tmp_path / "bad.yml").write_text(
-        "output_dir: out/e\nfinetune_dir: out/ft\nmax_seq_lenght: 64\n")
+        "output_dir: out/e\nfinetuned_dir: out/ft\nmax_seq_lenght: 64\n")
     FLAGS.unparse_flags()
     FLAGS(["script", f"--config_file={tmp_path}/bad.yml"])
     line = _one_error_line(script["config_from_flags"], capsys)
@@ -86,14 +86,14 @@ def test_export_model_config_file(tmp_path, capsys):
 
 def test_run_finetuning_config_file(tmp_path, capsys):
   values = {"task": {"task": "glue/mrpc", "learning_rate": 3e-5, "num_epochs": 2.0},
-            "run": {"data_dir": "glue/MRPC", "output_dir": "out/a", "model_config": "bert_tiny"}}
+            "run": {"data_dir": "glue/MRPC", "output_dir": "out/a", "model": "bert_tiny"}}
   as_json, as_yaml = _files(tmp_path, values)
   with _script("run_finetuning") as script:
     task, run = _from_flags(script, f"--config_file={as_json}", "--output_dir=out/b",
                             "--num_epochs=1")
     assert (task.task, task.learning_rate, task.num_epochs) == ("glue/mrpc", 3e-5, 1.0)
     assert task.train_batch_size == 32  # TaskConfig's default, not a preset's
-    assert (run.data_dir, run.model_config, run.output_dir) == ("glue/MRPC", "bert_tiny", "out/b")
+    assert (run.data_dir, run.model, run.output_dir) == ("glue/MRPC", "bert_tiny", "out/b")
     assert _from_flags(script, f"--config_file={as_yaml}", "--output_dir=out/b",
                        "--num_epochs=1") == (task, run)
     # A training run's config.json (the record keys beside task and run) loads back as a file.

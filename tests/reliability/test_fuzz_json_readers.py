@@ -121,10 +121,10 @@ def test_read_jsonl(data):
 MODEL_KEYS = ["vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
               "hidden_act", "dropout_rate", "attention_dropout_rate", "max_position_embeddings",
               "type_vocab_size", "initializer_range", "layer_norm_epsilon", "attention"]
-TRAINING_KEYS = ["model_preset", "max_seq_length", "num_train_steps", "learning_rate", "objective",
+TRAINING_KEYS = ["model", "max_seq_length", "num_train_steps", "learning_rate", "objective",
                  "special_token_ids", "model_overrides", "phase", "phase1_fraction", "dynamic_masking",
                  "train_batch_size", "gradient_accumulation_steps", "masked_lm_prob"]
-usual = {"model_preset": st.sampled_from(["bert_tiny", "bert_mini"]),
+usual = {"model": st.sampled_from(["bert_tiny", "bert_mini"]),
          "objective": st.sampled_from(["mlm", "ltr", "mlm_nsp"]),
          "hidden_act": st.sampled_from(["gelu", "relu"]),
          "attention": st.sampled_from(["bidirectional", "causal"]),

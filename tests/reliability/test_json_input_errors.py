@@ -110,7 +110,7 @@ def test_config_files_nested_too_deeply(tmp_path):
 def test_config_files_not_utf8_and_not_objects(tmp_path):
   from bert_keras.configs.model import ModelConfig
   from bert_keras.configs.training import TrainingConfig
-  latin = B.write(str(tmp_path / "latin.json"), b'{"model_preset": "caf\xe9"}')
+  latin = B.write(str(tmp_path / "latin.json"), b'{"model": "caf\xe9"}')
   B.raises(lambda: TrainingConfig.from_file(latin), f"{latin}:1: not valid UTF-8")
   array = B.write(str(tmp_path / "array.json"), "[1, 2]")
   B.raises(lambda: ModelConfig.from_file(array), array, "expected an object", "got an array")
@@ -180,7 +180,7 @@ def test_task_info_nested_too_deeply_or_not_an_object(tmp_path):
   for text, needle in ((DEEP, "nested too deeply"), ("[1]", "expected an object"),
                        ("{}", "max_seq_length")):
     B.write(info, text)
-    config = ExportConfig(output_dir=str(tmp_path / "export"), finetune_dir=os.path.dirname(info))
+    config = ExportConfig(output_dir=str(tmp_path / "export"), finetuned_dir=os.path.dirname(info))
     B.raises(lambda: run_export(config), info, needle)
     assert not os.path.exists(tmp_path / "export")
 

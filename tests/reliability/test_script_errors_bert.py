@@ -20,7 +20,7 @@ def files(tmp_path_factory):
   B.write(p("sst2", "dev.tsv"), "sentence\tlabel\nthe film\t0\ngood film\t1\n")
   B.write(p("mrpc_ok", "train.tsv"), B.mrpc_rows(["1", "0"]))
   B.write(p("mrpc_ok", "dev.tsv"), B.mrpc_rows(["1", "0"]))
-  B.write(p("unknown_key.json"), json.dumps({"model": {"model_preset": "bert_tiny"}, "optimizer": {"num_trian_steps": 5}}))
+  B.write(p("unknown_key.json"), json.dumps({"model": {"model": "bert_tiny"}, "optimizer": {"num_trian_steps": 5}}))
   B.write(p("hf_pickle", "config.json"), "{}")
   B.write(p("hf_pickle", "pytorch_model.bin"), b"\x80\x04\x95cos\nsystem\n.")
   B.write(p("bad.jsonl"), '{"text_a": "fine"}\n{not json\n')

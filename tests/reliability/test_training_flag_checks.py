@@ -45,7 +45,7 @@ def test_unknown_model_override_names_the_key_and_the_fields():
 
 def test_unknown_model_override_in_config_json_names_the_file(tmp_path):
   path = tmp_path / "training_config.json"
-  path.write_text(json.dumps({"model": {"model_preset": "bert_tiny", "model_overrides": {"nope": 1}}}))
+  path.write_text(json.dumps({"model": {"model": "bert_tiny", "model_overrides": {"nope": 1}}}))
   with pytest.raises(ConfigError, match=r"training_config.json: model_overrides.nope: unknown key"):
     TrainingConfig.from_file(str(path))
 
@@ -59,7 +59,7 @@ def test_unknown_model_override_flag_is_one_error_line_before_tensorflow():
 # === Dynamic masking against the model's vocabulary ===
 
 def test_masking_vocab_size_defaults_to_the_models():
-  c = TrainingConfig.from_flat(model_preset="bert_tiny", dynamic_masking=True,
+  c = TrainingConfig.from_flat(model="bert_tiny", dynamic_masking=True,
                      model_overrides={"vocab_size": 8000})
   assert c.data.vocab_size == 0 and c.masking_vocab_size() == 8000
   assert c.override(vocab_size=5000).masking_vocab_size() == 5000
@@ -80,7 +80,7 @@ def test_masking_ids_outside_the_model_vocabulary_are_refused(changes, needles):
 
 def test_dynamic_masking_draws_from_the_models_vocab_size():
   """The input pipeline's random replacement tokens (make_dataset reads this) with vocab_size 0."""
-  config = TrainingConfig.from_flat(model_preset="bert_tiny", dynamic_masking=True,
+  config = TrainingConfig.from_flat(model="bert_tiny", dynamic_masking=True,
                                     model_overrides={"vocab_size": 8000})
   assert config.masking_vocab_size() == 8000
 
@@ -136,9 +136,7 @@ def test_help_explains_every_flag():
   blocks = {}  # flag name -> its help text (up to the next flag)
   for match in re.finditer(r"^  --(?:\[no\])?(\w+): (.*?)(?=^  --|\Z)", text, re.M | re.S):
     blocks[match.group(1)] = " ".join(match.group(2).split())
-  renamed = {"model_dir": "output_dir", "model_preset": "model"}  # the shared flag vocabulary
-  for field in TrainingConfig.flat_fields():
-    name = renamed.get(field, field)
+  for name in TrainingConfig.flat_fields():
     assert name in blocks, f"--{name} missing from --help"
     assert len(blocks[name]) > 30 and "(default" in blocks[name], (name, blocks[name])
   for name, choices in (("objective", OBJECTIVES), ("optimizer", OPTIMIZERS), ("decay", DECAYS),

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from configs.ablations import get_study_config
+from studies.bert_gpt_ablation.study_config import get_study_config
 from studies.bert_gpt_ablation.ablation_study import merge_runs, run_study, span_token_f1
 
 

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.training.trainer import model_variables
-from configs.ablations import get_ablation, get_study_config
+from studies.bert_gpt_ablation.study_config import get_ablation, get_study_config
 from studies.bert_gpt_ablation import ablation_study, study_data
 from studies.bert_gpt_ablation.ablation_study import (build_backbone, build_bert_task_model,
                                                       build_elmo_encoders, merge_runs,

@@ -38,7 +38,7 @@ def _tsv(path, header, rows):
 
 
 def _finetune(task, out, data_dir="", save_model=True, **overrides):
-  run = RunConfig(data_dir=data_dir, output_dir=str(out), model_config="bert_tiny",
+  run = RunConfig(data_dir=data_dir, output_dir=str(out), model="bert_tiny",
                   vocab_file=resources.uncased_vocab_path(), max_train_examples=8,
                   save_model=save_model)
   return run_finetuning(get_task_config(task, **{**TINY, **overrides}), run)

@@ -29,7 +29,7 @@ TINY = dict(max_seq_length=32, train_batch_size=8, num_epochs=1.0, eval_batch_si
 def _run(task, tmp_path, data_dir="", max_train_examples=0, save_model=True, **overrides):
   config = get_task_config(task, **{**TINY, **overrides})
   run = RunConfig(data_dir=data_dir, output_dir=os.path.join(str(tmp_path), "out"),
-                  model_config="bert_tiny", vocab_file=resources.uncased_vocab_path(),
+                  model="bert_tiny", vocab_file=resources.uncased_vocab_path(),
                   max_train_examples=max_train_examples, save_model=save_model)
   return run_finetuning(config, run), run.output_dir
 
@@ -92,7 +92,7 @@ def test_rerun_into_the_same_directory_leaves_no_stale_model_or_predictions(tmp_
   assert sorted(n for n in os.listdir(out) if n.startswith("predictions_")) == ["predictions_dev.json"]
   assert json.load(open(os.path.join(out, "task_info.json")))["max_seq_length"] == 48
   with pytest.raises(UserError, match="no model.keras beside its task_info.json.*save_model"):
-    run_export(ExportConfig(output_dir=str(tmp_path / "export"), finetune_dir=out))
+    run_export(ExportConfig(output_dir=str(tmp_path / "export"), finetuned_dir=out))
   assert not os.path.exists(tmp_path / "export")
 
 
@@ -112,7 +112,7 @@ def test_config_only_model_configs_are_told_apart_by_one_rule(tmp_path):
   for name, expected in (("bert_tiny", get_model_config("bert_tiny")),
                          (spec, ModelConfig.from_file(spec))):
     assert finetuning.resolve_model_config(name) == (expected, None, None)
-    run = RunConfig(model_config=name)
+    run = RunConfig(model=name)
     source = finetuning.resolve_encoder_source(run)
     assert (source.config, source.config_only, source.checkpoint) == (expected, True, None)
     with pytest.raises(UserError, match="--vocab_file is needed"):
@@ -121,7 +121,7 @@ def test_config_only_model_configs_are_told_apart_by_one_rule(tmp_path):
   with open(other, "w", encoding="utf-8") as f:
     json.dump({"hidden_size": 8, "note": "not a model config: no vocab_size"}, f)
   for check in (lambda: finetuning.resolve_model_config(other),
-                lambda: finetuning.resolve_encoder_source(RunConfig(model_config=other))):
+                lambda: finetuning.resolve_encoder_source(RunConfig(model=other))):
     with pytest.raises(UserError, match="other.json: unknown checkpoint file"):
       check()
 

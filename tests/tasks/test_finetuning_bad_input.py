@@ -54,7 +54,7 @@ def _contents(out):
 
 def _polarity(out, save_model=True):
   return get_task_config("polarity", **TINY), RunConfig(
-      output_dir=out, model_config="bert_tiny", vocab_file=resources.uncased_vocab_path(),
+      output_dir=out, model="bert_tiny", vocab_file=resources.uncased_vocab_path(),
       max_train_examples=16, save_model=save_model)
 
 
@@ -107,7 +107,7 @@ from bert_keras.tasks.finetuning import RunConfig, run_finetuning
 from bert_keras.configs.tasks import get_task_config
 keras.Model.fit = lambda *args, **kwargs: time.sleep(600)  # killed while it trains
 run_finetuning(get_task_config("polarity", max_seq_length=32, train_batch_size=8),
-               RunConfig(output_dir=sys.argv[1], model_config="bert_tiny",
+               RunConfig(output_dir=sys.argv[1], model="bert_tiny",
                          vocab_file=resources.uncased_vocab_path(), max_train_examples=16))
 """
 
@@ -159,7 +159,7 @@ def test_bad_data_leaves_no_new_output_dir(tmp_path):
   (data / "dev.tsv").write_text("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\ta\tb\n",
                                 encoding="utf-8")
   out = tmp_path / "new" / "out"
-  run = RunConfig(data_dir=str(data), output_dir=str(out), model_config="bert_tiny",
+  run = RunConfig(data_dir=str(data), output_dir=str(out), model="bert_tiny",
                   vocab_file=resources.uncased_vocab_path())
   with pytest.raises(UserError, match=r"train\.tsv:2: label '2' is not one of"):
     run_finetuning(get_task_config("glue/mrpc", **TINY), run)
@@ -169,7 +169,7 @@ def test_bad_data_leaves_no_new_output_dir(tmp_path):
 def test_bad_data_keeps_an_existing_output_dir(tmp_path):
   out = str(tmp_path / "out")
   _earlier_run(out, EARLIER_MRPC)
-  run = RunConfig(data_dir=str(tmp_path / "nodata"), output_dir=out, model_config="bert_tiny",
+  run = RunConfig(data_dir=str(tmp_path / "nodata"), output_dir=out, model="bert_tiny",
                   vocab_file=resources.uncased_vocab_path())
   with pytest.raises(UserError, match="no such file"):
     run_finetuning(get_task_config("glue/mrpc", **TINY), run)

@@ -71,7 +71,7 @@ def test_random_init_without_vocab_file_asks_for_it(tmp_path, source):
     spec = str(tmp_path / "tiny.json")
     with open(spec, "w") as f:
       f.write(get_model_config("bert_tiny").to_json())
-  run = RunConfig(model_config=spec, output_dir=str(tmp_path / "out"))
+  run = RunConfig(model=spec, output_dir=str(tmp_path / "out"))
   with pytest.raises(UserError, match=r"^--vocab_file is needed when no checkpoint is given: "
                                       f"--model={spec} has no vocab.txt"):
     run_finetuning(get_task_config("polarity"), run)
@@ -86,7 +86,7 @@ def test_an_output_dir_holding_another_tasks_run_is_refused(tmp_path):
   out.mkdir()
   (out / "config.json").write_text('{"mode": "predict", "task": {"task": "squad_v1"}}')
   (out / "predictions.json").write_text("{}")
-  run = RunConfig(model_config="bert_tiny", output_dir=str(out))
+  run = RunConfig(model="bert_tiny", output_dir=str(out))
   with pytest.raises(UserError, match=r"^--output_dir=.*squad_out holds a fine-tuning run of task "
                      r"'squad_v1', not of task 'polarity': choose another --output_dir"):
     run_finetuning(get_task_config("polarity"), run)

@@ -27,7 +27,7 @@ def config(pattern: str):
   from bert_keras.configs.training import TrainingConfig  # pylint: disable=g-import-not-at-top
   from tests.training.pretraining_runs import TINY_MODEL  # pylint: disable=g-import-not-at-top
   return TrainingConfig.from_flat(
-      input_files=pattern, model_preset="bert_tiny", optimizer="lamb",
+      input_files=pattern, model="bert_tiny", optimizer="lamb",
       model_overrides=dict(TINY_MODEL, num_layers=1, dropout_rate=0.0, attention_dropout_rate=0.0),
       max_seq_length=32, max_predictions_per_seq=5, train_batch_size=BATCH, num_train_steps=10,
       num_warmup_steps=0, learning_rate=1e-2, weight_decay_rate=0.1, clip_global_norm=0.5)
@@ -58,7 +58,7 @@ def run(strategy, cfg, model_dir: str, steps: int = STEPS, first_gradients: bool
     model = build_pretrainer(cfg)
     optimizer = build_optimizer(cfg)
   task = PretrainingTask(cfg.model.objective)
-  run = cfg.override(model_dir=model_dir, train_batch_size=BATCH,
+  run = cfg.override(output_dir=model_dir, train_batch_size=BATCH,
                      gradient_accumulation_steps=accum, checkpoint_every=100, log_every=100, seed=3)
   trainer = Trainer(strategy, model, optimizer, task, run)
   if prepare is not None:

@@ -36,7 +36,7 @@ def train(strategy, config, accum, model_dir):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   initial = [np.asarray(v.numpy()) for v in model.weights]
-  run = config.override(model_dir=model_dir, train_batch_size=BATCH,
+  run = config.override(output_dir=model_dir, train_batch_size=BATCH,
                         gradient_accumulation_steps=accum, checkpoint_every=100, log_every=100,
                         steps_per_execution=STEPS, seed=3)
   trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective), run)
@@ -55,7 +55,7 @@ def main(pattern, out_dir):
   mirrored = tf.distribute.MirroredStrategy(cpus[:2])
   for objective in ("mlm_nsp", "ltr"):
     config = TrainingConfig.from_flat(
-        input_files=pattern, model_preset="bert_tiny", objective=objective,
+        input_files=pattern, model="bert_tiny", objective=objective,
         model_overrides=dict(vocab_size=128, num_layers=1, hidden_size=32, num_heads=2,
                              intermediate_size=64, max_position_embeddings=64, dropout_rate=0.0,
                              attention_dropout_rate=0.0),

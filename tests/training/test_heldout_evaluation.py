@@ -46,10 +46,10 @@ def test_eval_metrics_hold_the_curve_and_the_unigram_baseline(tmp_path):
   heldout = write_records(str(tmp_path / "heldout"), num_files=1, per_file=16, seed=2)
   model_dir = str(tmp_path / "run")
   config = TrainingConfig.from_flat(
-      input_files=train, eval_input_files=heldout, model_preset="bert_tiny",
+      input_files=train, eval_input_files=heldout, model="bert_tiny",
       model_overrides=dict(TINY_MODEL), max_seq_length=32, max_predictions_per_seq=5,
       train_batch_size=8, num_train_steps=4, num_warmup_steps=1, learning_rate=1e-3,
-      checkpoint_every=4, log_every=2, eval_every=2, eval_steps=2, model_dir=model_dir,
+      checkpoint_every=4, log_every=2, eval_every=2, eval_steps=2, output_dir=model_dir,
       vocab_size=128)
   result = run_pretraining(config)
 

@@ -211,11 +211,11 @@ def test_training_on_a_file_corrupt_mid_way_stops_with_one_error_line_then_resum
 
 
 def _run_config(pattern, model_dir, **kw):
-  values = dict(input_files=pattern, model_preset="bert_tiny",
+  values = dict(input_files=pattern, model="bert_tiny",
                 model_overrides=dict(R.TINY_MODEL, num_layers=1), max_seq_length=SEQ,
                 max_predictions_per_seq=PRED, train_batch_size=8, num_train_steps=2,
                 num_warmup_steps=1, learning_rate=1e-3, checkpoint_every=2, log_every=1,
-                model_dir=str(model_dir), vocab_size=128, eval_batch_size=8, eval_steps=5)
+                output_dir=str(model_dir), vocab_size=128, eval_batch_size=8, eval_steps=5)
   values.update(kw)
   return TrainingConfig.from_flat(**values)
 

@@ -53,11 +53,11 @@ def _cut(path, tail=10):
 
 
 def _config(pattern, model_dir, vocab_size=128, **kw):
-  values = dict(input_files=pattern, model_preset="bert_tiny",
+  values = dict(input_files=pattern, model="bert_tiny",
                 model_overrides=dict(R.TINY_MODEL, num_layers=1, vocab_size=vocab_size),
                 max_seq_length=SEQ, max_predictions_per_seq=PRED, train_batch_size=8,
                 num_train_steps=2, num_warmup_steps=1, learning_rate=1e-3, checkpoint_every=2,
-                log_every=1, model_dir=str(model_dir), vocab_size=vocab_size, eval_batch_size=8,
+                log_every=1, output_dir=str(model_dir), vocab_size=vocab_size, eval_batch_size=8,
                 eval_steps=2)
   values.update(kw)
   return TrainingConfig.from_flat(**values)
@@ -66,9 +66,9 @@ def _config(pattern, model_dir, vocab_size=128, **kw):
 def _checkpoint_of(config):
   """A checkpoint and training_config.json in model_dir, as a run leaves them: a resume."""
   manager = tf.train.CheckpointManager(tf.train.Checkpoint(step=tf.Variable(1)),
-                                       config.outputs.model_dir, max_to_keep=1)
+                                       config.outputs.output_dir, max_to_keep=1)
   manager.save()
-  with open(os.path.join(config.outputs.model_dir, "training_config.json"), "w", encoding="utf-8") as f:
+  with open(os.path.join(config.outputs.output_dir, "training_config.json"), "w", encoding="utf-8") as f:
     f.write(config.to_json())
 
 

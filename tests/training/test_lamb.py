@@ -117,7 +117,7 @@ def reference_for(weights, steps, weight_decay):
 def lamb(weight_decay, keras_lamb=False):
   """What create_optimizer(optimizer_type="lamb") builds, or the Keras Lamb it used to build."""
   optimizer = create_optimizer(OptimizerConfig(
-      type="lamb", learning_rate=PEAK, num_train_steps=TOTAL, num_warmup_steps=WARMUP,
+      optimizer="lamb", learning_rate=PEAK, num_train_steps=TOTAL, num_warmup_steps=WARMUP,
       epsilon=EPSILON, weight_decay_rate=weight_decay, clip_global_norm=CLIP))
   if keras_lamb:
     config = dict(optimizer.get_config(), learning_rate=optimizer._learning_rate)

@@ -89,7 +89,7 @@ def test_overflow_step_is_skipped(pattern, tmp_path):
   finally:
     precision.set_precision("float32")
   task = PretrainingTask(cfg.model.objective)
-  run = cfg.override(model_dir=str(tmp_path), train_batch_size=lamb_probe.BATCH,
+  run = cfg.override(output_dir=str(tmp_path), train_batch_size=lamb_probe.BATCH,
                      checkpoint_every=100, log_every=100, seed=3)
   trainer = Trainer(strategy, model, optimizer, task, run)
   data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,

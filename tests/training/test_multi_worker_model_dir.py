@@ -10,7 +10,7 @@ import pytest
 
 from tests.training import pretraining_runs as runs
 from tests.training.pretraining_records import write_records
-from bert_keras.configs.training import flat_values
+from bert_keras.configs.training import TrainingConfig
 
 
 @pytest.mark.slow
@@ -42,4 +42,4 @@ def test_workers_with_different_model_dirs_refuse_to_resume(tmp_path):
     assert "steps from 0 to 2" in err, err[-3000:]
   assert not os.path.exists(dirs[1])
   with open(os.path.join(dirs[0], "training_config.json"), encoding="utf-8") as f:
-    assert flat_values(json.load(f))["num_train_steps"] == 2  # written nested, read by flat name
+    assert TrainingConfig.flat_values(json.load(f))["num_train_steps"] == 2  # nested, read flat

@@ -89,14 +89,14 @@ def test_heldout_nsp_accuracy_clears_the_majority_baseline(tmp_path):
   batches = len(heldout) // 16
   config = TrainingConfig.from_flat(
       input_files=str(tmp_path / "train.tfrecord"),
-      eval_input_files=str(tmp_path / "heldout.tfrecord"), model_preset="bert_tiny",
+      eval_input_files=str(tmp_path / "heldout.tfrecord"), model="bert_tiny",
       model_overrides=dict(vocab_size=VOCAB, num_layers=2, hidden_size=32, num_heads=2,
                            intermediate_size=64, max_position_embeddings=SEQ),
       max_seq_length=SEQ, max_predictions_per_seq=PRED, train_batch_size=16,
       num_train_steps=600, num_warmup_steps=20, learning_rate=3e-3, checkpoint_every=600,
       log_every=600, eval_every=600, eval_steps=batches, eval_batch_size=16,
       steps_per_execution=50, shuffle_buffer_size=5000, vocab_size=VOCAB, deterministic=True,
-      model_dir=model_dir)
+      output_dir=model_dir)
   run_pretraining(config)
 
   final = json.load(open(os.path.join(model_dir, "eval_metrics.json")))["final"]
@@ -116,8 +116,8 @@ def test_nsp_loss_weight_scales_only_the_nsp_term():
   assert float(losses.loss_from_sums(mlm_only, 4.0)) == pytest.approx(3.0)
   assert float(PretrainingTask("mlm_nsp", nsp_weight=4.0).loss(sums)) == pytest.approx(4.0)
 
-  config = TrainingConfig.from_flat(model_preset="bert_tiny", nsp_loss_weight=4.0)
+  config = TrainingConfig.from_flat(model="bert_tiny", nsp_loss_weight=4.0)
   assert TrainingConfig.from_dict(json.loads(config.to_json())).model.nsp_loss_weight == 4.0
-  assert TrainingConfig.from_flat(model_preset="bert_tiny").model.nsp_loss_weight == 1.0  # the paper's sum
+  assert TrainingConfig.from_flat(model="bert_tiny").model.nsp_loss_weight == 1.0  # the paper's sum
   with pytest.raises(ConfigError, match="nsp_loss_weight"):
-    TrainingConfig.from_flat(model_preset="bert_tiny", nsp_loss_weight=-1.0)
+    TrainingConfig.from_flat(model="bert_tiny", nsp_loss_weight=-1.0)

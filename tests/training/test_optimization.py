@@ -94,7 +94,7 @@ def test_power_other_than_one_needs_the_polynomial_decay():
 
 
 def test_training_config_round_trip_and_optimizer(tmp_path):
-  config = TrainingConfig.from_flat(model_preset="bert_tiny", decay="polynomial", decay_power=3.0,
+  config = TrainingConfig.from_flat(model="bert_tiny", decay="polynomial", decay_power=3.0,
                           learning_rate=PEAK, num_train_steps=STEPS, num_warmup_steps=WARMUP)
   path = tmp_path / "training_config.json"
   path.write_text(config.to_json())

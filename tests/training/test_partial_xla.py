@@ -20,7 +20,7 @@ def _weights_after(config, model_dir, **trainer_kwargs):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   initial = [v.numpy().copy() for v in model.trainable_variables]
-  run = config.override(model_dir=model_dir, train_batch_size=8, log_every=100, seed=3)
+  run = config.override(output_dir=model_dir, train_batch_size=8, log_every=100, seed=3)
   trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective), run,
                     **trainer_kwargs)
   data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
@@ -33,7 +33,7 @@ def test_partial_xla_trains_the_same_model(tmp_path):
   """The exact GELU (the model's default); test_activations.py checks both forms op by op."""
   pattern = write_records(str(tmp_path / "records"), num_files=1, per_file=32)
   config = TrainingConfig.from_flat(
-      input_files=pattern, model_preset="bert_tiny",
+      input_files=pattern, model="bert_tiny",
       model_overrides=dict(TINY_MODEL, num_layers=1, hidden_act="gelu"),
       max_seq_length=32, max_predictions_per_seq=5, train_batch_size=8, num_train_steps=10,
       num_warmup_steps=1, learning_rate=1e-2)

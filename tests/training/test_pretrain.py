@@ -22,10 +22,10 @@ from tests.training.pretraining_runs import TINY_MODEL, read_checkpoint
 def _config(pattern, model_dir, **kw):
   # One layer: each run_pretraining call traces its train and eval steps, and nothing checked here
   # depends on depth.
-  values = dict(input_files=pattern, eval_input_files=pattern, model_preset="bert_tiny",
+  values = dict(input_files=pattern, eval_input_files=pattern, model="bert_tiny",
                 model_overrides=dict(TINY_MODEL, num_layers=1), max_seq_length=32, max_predictions_per_seq=5,
                 train_batch_size=8, num_train_steps=10, num_warmup_steps=2, learning_rate=1e-3,
-                checkpoint_every=3, log_every=3, eval_steps=2, model_dir=model_dir,
+                checkpoint_every=3, log_every=3, eval_steps=2, output_dir=model_dir,
                 vocab_size=128, steps_per_execution=2)
   values.update(kw)
   return TrainingConfig.from_flat(**values)
@@ -133,7 +133,7 @@ def test_missing_input_is_a_one_line_user_error(tmp_path):
   # case of tests/reliability/test_script_errors_bert.py; the script's successful runs are
   # test_pretrain_resume.py and test_multi_worker_pretraining.py.
   config = TrainingConfig.from_file(recipe_path("training", "tiny_debug")).override(
-      input_files="/nonexistent/*.tfrecord", model_dir=str(tmp_path))
+      input_files="/nonexistent/*.tfrecord", output_dir=str(tmp_path))
   with pytest.raises(UserError) as error:
     run_pretraining(config)
   assert str(error.value) == "input pattern '/nonexistent/*.tfrecord' matches no file"

@@ -22,11 +22,11 @@ def pattern(tmp_path_factory):
 
 def _config(pattern, model_dir, **kw):
   # One layer, no evaluation: nothing checked here depends on either.
-  values = dict(input_files=pattern, model_preset="bert_tiny",
+  values = dict(input_files=pattern, model="bert_tiny",
                 model_overrides=dict(TINY_MODEL, num_layers=1), max_seq_length=32,
                 max_predictions_per_seq=5, train_batch_size=8, num_train_steps=4,
                 num_warmup_steps=1, learning_rate=1e-3, checkpoint_every=2, log_every=1,
-                model_dir=str(model_dir), vocab_size=128)
+                output_dir=str(model_dir), vocab_size=128)
   values.update(kw)
   return TrainingConfig.from_flat(**values)
 

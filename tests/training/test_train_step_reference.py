@@ -59,7 +59,7 @@ VOCAB = SPECIAL + WORDS  # 5 + ~90 < the model's 128
 def config(**overrides) -> TrainingConfig:
   """The paper's optimizer settings (TrainingConfig defaults) on a one-layer bert_tiny."""
   return TrainingConfig.from_flat(
-      input_files="unused", model_preset="bert_tiny", objective="mlm_nsp",
+      input_files="unused", model="bert_tiny", objective="mlm_nsp",
       model_overrides=dict(vocab_size=128, num_layers=1, hidden_size=32, num_heads=2,
                            intermediate_size=64, max_position_embeddings=SEQ, dropout_rate=0.0,
                            attention_dropout_rate=0.0),
@@ -121,7 +121,7 @@ def run_trainer(strategy, accum: int, batches: list, model_dir: str) -> dict:
     model = build_pretrainer(cfg)
     optimizer = build_optimizer(cfg)
   trainer = Trainer(strategy, model, optimizer, PretrainingTask("mlm_nsp"), cfg.override(
-      model_dir=model_dir, train_batch_size=BATCH, checkpoint_every=1000, log_every=1000))
+      output_dir=model_dir, train_batch_size=BATCH, checkpoint_every=1000, log_every=1000))
   variables = model.trainable_variables
   initial = {v.path: v.numpy().copy() for v in variables}
   # (STEPS, accum, micro, ...): one global batch per step, split into micro-batches in order.

@@ -30,7 +30,7 @@ def _accumulation_weights(strategy, config, accum, model_dir):
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
   initial = [np.asarray(v.numpy()) for v in model.weights]
-  run = config.override(model_dir=model_dir, train_batch_size=8, gradient_accumulation_steps=accum,
+  run = config.override(output_dir=model_dir, train_batch_size=8, gradient_accumulation_steps=accum,
                         checkpoint_every=100, log_every=100, seed=3)
   trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective), run)
   data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
@@ -50,7 +50,7 @@ def test_accumulated_micro_batches_equal_one_big_batch(pattern, tmp_path, strate
   strategy = (tf.distribute.OneDeviceStrategy("/cpu:0") if strategy_name == "one_device"
               else tf.distribute.get_strategy())
   config = TrainingConfig.from_flat(
-      input_files=pattern, model_preset="bert_tiny", objective=objective,
+      input_files=pattern, model="bert_tiny", objective=objective,
       model_overrides=dict(TINY_MODEL, num_layers=1, dropout_rate=0.0, attention_dropout_rate=0.0),
       max_seq_length=32, max_predictions_per_seq=5, train_batch_size=8, num_train_steps=10,
       num_warmup_steps=1, learning_rate=1e-2,
@@ -64,7 +64,7 @@ def test_accumulated_micro_batches_equal_one_big_batch(pattern, tmp_path, strate
 
 def _config(pattern, **kw):
   # One layer: nothing checked below depends on depth, and every test traces a train step.
-  return TrainingConfig.from_flat(input_files=pattern, model_preset="bert_tiny",
+  return TrainingConfig.from_flat(input_files=pattern, model="bert_tiny",
                         model_overrides=dict(TINY_MODEL, num_layers=1), max_seq_length=32,
                         max_predictions_per_seq=5, train_batch_size=8, num_train_steps=4,
                         num_warmup_steps=1, learning_rate=1e-3, **kw)
@@ -75,7 +75,7 @@ def _train(config, model_dir, steps=2):
   with strategy.scope():
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
-  run = config.override(model_dir=model_dir, train_batch_size=8, log_every=1, seed=0)
+  run = config.override(output_dir=model_dir, train_batch_size=8, log_every=1, seed=0)
   trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective), run)
   before = {v.path: v.numpy().copy() for v in model.trainable_variables}
   data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
@@ -116,7 +116,7 @@ def _one_step_weights(config, policy, model_dir):
       model = build_pretrainer(config)
       optimizer = build_optimizer(config.override(mixed_precision=policy))
     initial = {v.path: v.numpy().copy() for v in model.trainable_variables}
-    run = config.override(model_dir=model_dir, train_batch_size=8, log_every=1, seed=3)
+    run = config.override(output_dir=model_dir, train_batch_size=8, log_every=1, seed=3)
     trainer = Trainer(strategy, model, optimizer, PretrainingTask(config.model.objective), run)
     data = lambda ctx, skip: make_dataset(run, run.data.input_files, input_context=ctx,
                                           skip_batches=skip)
@@ -152,4 +152,4 @@ def test_optimizer_that_clips_is_rejected(pattern, tmp_path):
   model = build_pretrainer(_config(pattern))
   with pytest.raises(ValueError, match="must not clip"):
     Trainer(tf.distribute.get_strategy(), model, keras.optimizers.Adam(global_clipnorm=1.0),
-            PretrainingTask(), _config(pattern, model_dir=str(tmp_path)))
+            PretrainingTask(), _config(pattern, output_dir=str(tmp_path)))

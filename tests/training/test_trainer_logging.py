@@ -30,7 +30,7 @@ class _SlowToTrace(PretrainingTask):
 
 def test_rows_carry_the_last_updates_rate_and_train_only_throughput(tmp_path, caplog):
   pattern = write_records(str(tmp_path / "data"), num_files=1, per_file=32)
-  config = TrainingConfig.from_flat(input_files=pattern, model_preset="bert_tiny",
+  config = TrainingConfig.from_flat(input_files=pattern, model="bert_tiny",
                           model_overrides=dict(TINY_MODEL, num_layers=1), max_seq_length=32,
                           max_predictions_per_seq=5, train_batch_size=8, num_train_steps=STEPS,
                           num_warmup_steps=WARMUP, learning_rate=PEAK)
@@ -38,7 +38,7 @@ def test_rows_carry_the_last_updates_rate_and_train_only_throughput(tmp_path, ca
   with strategy.scope():
     model = build_pretrainer(config)
     optimizer = build_optimizer(config)
-  run = config.override(model_dir=str(tmp_path / "run"), log_every=2, checkpoint_every=2, seed=0)
+  run = config.override(output_dir=str(tmp_path / "run"), log_every=2, checkpoint_every=2, seed=0)
   trainer = Trainer(strategy, model, optimizer, _SlowToTrace(config.model.objective), run)
   save = trainer.save
 

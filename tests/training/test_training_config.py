@@ -17,7 +17,7 @@ def test_defaults_are_the_papers_optimizer():
   o = c.optimizer
   assert (o.learning_rate, o.beta_1, o.beta_2, o.epsilon) == (1e-4, 0.9, 0.999, 1e-6)
   assert (o.weight_decay_rate, o.num_warmup_steps, o.clip_global_norm) == (0.01, 10_000, 1.0)
-  assert o.decay == "linear" and o.type == "adamw"
+  assert o.decay == "linear" and o.optimizer == "adamw"
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -27,7 +27,7 @@ def test_defaults_are_the_papers_optimizer():
     (dict(distribution_strategy="tpu"), "tpu address"),
     (dict(mixed_precision="float16"), "mixed_precision='float16'"),
     (dict(steps_per_execution=0), "steps_per_execution=0"),
-    (dict(model_preset="bert_huge"), "bert_huge"),
+    (dict(model="bert_huge"), "bert_huge"),
     (dict(objective="ltr", dynamic_masking=True), "dynamic_masking"),
 ])
 def test_invalid_values_are_named(changes, message):

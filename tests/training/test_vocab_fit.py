@@ -32,10 +32,10 @@ def real(tmp_path_factory):
 
 def _tiny_config(pattern, model_dir, vocab_size, **extra):
   model = dict(R.TINY_MODEL, vocab_size=vocab_size)
-  return TrainingConfig.from_flat(model_preset="bert_tiny", model_overrides=model, input_files=pattern,
+  return TrainingConfig.from_flat(model="bert_tiny", model_overrides=model, input_files=pattern,
                         max_seq_length=32, max_predictions_per_seq=5, train_batch_size=8,
                         num_train_steps=2, num_warmup_steps=1, vocab_size=0, log_every=1,
-                        model_dir=str(model_dir), **extra)
+                        output_dir=str(model_dir), **extra)
 
 
 def test_summary_records_the_vocabulary_size(real):

@@ -1,11 +1,8 @@
-"""The ablations of BERT section 5.1 and GPT-1 section 5 as named configurations, and the budget of
-the small-scale study that runs them (`python -m studies.bert_gpt_ablation.run_ablation`).
-
-Every variant is data (configs/ablations.json): which model family, which pretraining objective,
-which attention, whether it is pretrained at all, the auxiliary-LM weight at fine-tuning, and (span
-tasks) a BiLSTM on top; so are the variants each task runs, the papers' claims as paired contrasts
-(claim, variant A, variant B: the report gives A - B per seed) and the study budgets
-(configs/studies/*.json, described in configs/studies/README.md).
+"""The schema of the ablation study (`python -m studies.bert_gpt_ablation.run_ablation`), whose
+recipes are data in configs/: the ablations of BERT section 5.1 and GPT-1 section 5
+(configs/ablations.json: the variants, those each task runs, the papers' claims as contrasts "claim,
+variant A, variant B": the report gives A - B per seed) and the budgets (configs/studies/*.json,
+described in its README.md).
 """
 
 from __future__ import annotations
@@ -18,18 +15,11 @@ from typing import Any, Mapping
 from bert_keras.configs.base import Config, ConfigError, read_config_file
 from configs import DIR, recipe_names, recipe_path
 
-FAMILIES = ("bert", "gpt", "elmo")
-OBJECTIVES = ("mlm_nsp", "mlm", "ltr", "lm")
-
 
 @dataclasses.dataclass(frozen=True)
 class AblationVariant(Config):
-  """One row of BERT Table 5 / GPT-1 Table 5.
-
-  family: "bert" (BertEncoder + BertPretrainer objective), "gpt" (GPTDecoder + LM), or "elmo"
-  (separately pretrained LTR and RTL BertEncoders whose token states are concatenated).
-  size: a hidden-size multiplier of the study's base model (model-size sweep, BERT section 5.2).
-  """
+  """One row of BERT Table 5 / GPT-1 Table 5. family "elmo": separately pretrained LTR and RTL
+  BertEncoders, token states concatenated; size: a width multiplier of the study's model (5.2)."""
 
   name: str
   family: str
@@ -42,7 +32,7 @@ class AblationVariant(Config):
   paper: str = ""
 
   RANGES = dict(lm_coef=">= 0", size="> 0")
-  CHOICES = dict(family=FAMILIES, objective=OBJECTIVES)
+  CHOICES = dict(family=("bert", "gpt", "elmo"), objective=("mlm_nsp", "mlm", "ltr", "lm"))
 
   def validate(self):
     if self.objective in ("ltr", "lm") and self.attention != "causal":
@@ -50,13 +40,10 @@ class AblationVariant(Config):
 
 
 _DATA = read_config_file(os.path.join(DIR, "ablations.json"), "ablations")
-ABLATIONS: dict[str, AblationVariant] = {
-    v["name"]: AblationVariant.from_dict(v) for v in _DATA["variants"]}
-# Which variants each study task runs (span extraction is where BERT claims LTR hurts most), and the
-# feature-based tasks (BERT section 5.3: frozen features of each pretrained model, no fine-tuning).
+ABLATIONS = {v["name"]: AblationVariant.from_dict(v) for v in _DATA["variants"]}
+# The feature-based tasks (PROBE_*) read frozen features of each pretrained model (BERT 5.3).
 DEFAULT_TASK_VARIANTS = {k: tuple(v) for k, v in _DATA["task_variants"].items()}
 PROBE_TASK_VARIANTS = {k: tuple(v) for k, v in _DATA["probe_task_variants"].items()}
-STUDY_TASKS = (*DEFAULT_TASK_VARIANTS, *PROBE_TASK_VARIANTS)
 CLAIMS = tuple(tuple(c) for c in _DATA["claims"])
 
 
@@ -68,12 +55,8 @@ def get_ablation(name: str) -> AblationVariant:
 
 @dataclasses.dataclass(frozen=True)
 class StudyConfig(Config):
-  """One fixed budget for every variant: same vocabulary, corpus, steps, seeds and model size.
-
-  The defaults are deliberately tiny so three seeds of every variant fit a short CPU budget: a
-  2-layer, 64-wide model (size 1.0), an 800-piece BPE vocabulary, 32-token sequences, 60
-  pretraining steps of 16 sequences, 3 fine-tuning epochs.
-  """
+  """One budget for every variant: vocabulary, corpus, steps, seeds and model size. The defaults
+  (configs/studies/small.json) fit three seeds of every variant in a short CPU budget."""
 
   corpora: tuple = ("lee_background", "wikipedia")
   vocab_size: int = 800
@@ -88,26 +71,22 @@ class StudyConfig(Config):
   finetune_learning_rate: float = 5e-4
   finetune_batch_size: int = 16
   finetune_epochs: float = 3.0
-  lee_train_pairs: int = 160  # of the 980 training pairs, to keep the budget
+  lee_train_pairs: int = 160  # of the 980 training pairs
   span_examples: int = 300
-  span_per_sentence: int = 1  # questions per passage sentence (more = a larger span dev set)
+  span_per_sentence: int = 1  # questions per passage sentence (more: a larger span dev set)
   seeds: tuple = (0, 1, 2)
-  zero_shot_points: int = 4  # GPT-1 Figure 2 right: probes along pretraining (0 = off)
-  tasks: Mapping[str, tuple] = dataclasses.field(
-      default_factory=lambda: dict(DEFAULT_TASK_VARIANTS))
+  zero_shot_points: int = 4  # GPT-1 Figure 2 right: probes along pretraining (0: none)
+  tasks: Mapping[str, tuple] = dataclasses.field(default_factory=lambda: dict(DEFAULT_TASK_VARIANTS))
   layer_transfer_task: str = "polarity"  # GPT-1 Figure 2 left: k = 0..num_layers
 
-  RANGES = {name: "> 0" for name in (
+  RANGES = dict({name: "> 0" for name in (
       "vocab_size", "max_seq_length", "hidden_size", "num_layers", "num_heads", "pretrain_steps",
       "pretrain_batch_size", "finetune_batch_size", "lee_train_pairs", "span_examples",
-      "span_per_sentence")}
+      "span_per_sentence")}, pretrain_warmup_steps="[0, pretrain_steps]")
 
   def validate(self):
     object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
-    object.__setattr__(self, "tasks", {k: tuple(v) for k, v in dict(self.tasks).items()})
-    if not 0 <= self.pretrain_warmup_steps <= self.pretrain_steps:
-      raise ConfigError(f"pretrain_warmup_steps={self.pretrain_warmup_steps} must be in "
-                        f"[0, pretrain_steps={self.pretrain_steps}]")
+    object.__setattr__(self, "tasks", {k: tuple(v) for k, v in self.tasks.items()})
     if not self.seeds:
       raise ConfigError("seeds must name at least one seed")
     if self.layer_transfer_task in PROBE_TASK_VARIANTS:
@@ -116,18 +95,16 @@ class StudyConfig(Config):
     if self.layer_transfer_task and self.layer_transfer_task not in self.tasks:
       raise ConfigError(f"layer_transfer_task={self.layer_transfer_task!r} is not one of the "
                         f"study's tasks {sorted(self.tasks)}")
+    study_tasks = (*DEFAULT_TASK_VARIANTS, *PROBE_TASK_VARIANTS)
     for task, variants in self.tasks.items():
-      if task not in STUDY_TASKS:
-        raise ConfigError(f"unknown study task {task!r}; expected one of {sorted(STUDY_TASKS)}")
+      if task not in study_tasks:
+        raise ConfigError(f"unknown study task {task!r}; expected one of {sorted(study_tasks)}")
       for v in variants:
         get_ablation(v)
 
   def only_variants(self, names) -> "StudyConfig":
-    """The same budget running only `names` (e.g. to re-measure one variant after a fix).
-
-    Tasks left without variants are dropped; GPT-1's layer transfer and zero-shot probes ride on
-    the `gpt1` variant, so they stay only if `gpt1` is kept (in the layer-transfer task).
-    """
+    """The same budget running only `names`; tasks left without variants go, and GPT-1's layer
+    transfer and zero-shot probes ride on `gpt1`."""
     names = list(dict.fromkeys(names))
     for name in names:
       get_ablation(name)
@@ -145,10 +122,8 @@ class StudyConfig(Config):
     return self.replace(tasks=tasks, layer_transfer_task=transfer, zero_shot_points=zero_shot)
 
   def to_json(self) -> str:
-    """The study's record (study_config.json): its fields and, for the reader, the variants it
-    runs (derived data: `from_dict` ignores them)."""
-    variants = {n: ABLATIONS[n].to_dict()
-                for n in sorted({v for vs in self.tasks.values() for v in vs})}
+    """study_config.json: the fields and, for the reader, the variants run (`from_dict` skips them)."""
+    variants = {n: ABLATIONS[n].to_dict() for n in sorted({v for vs in self.tasks.values() for v in vs})}
     return json.dumps({**self.to_dict(), "variants": variants}, indent=2, sort_keys=True)
 
   @classmethod
@@ -159,7 +134,7 @@ class StudyConfig(Config):
 
 
 def get_study_config(name: str, **overrides: Any) -> StudyConfig:
-  """The study budget configs/studies/<name>.json, with field overrides."""
+  """configs/studies/<name>.json with field overrides."""
   return StudyConfig.from_file(recipe_path("studies", name)).replace(**overrides)
 
 
