@@ -9,13 +9,8 @@ from bert_keras.export.serving_module import (ServingModule, batched_function, s
 
 
 class MultipleChoiceServing(ServingModule):
-  """context, endings (four for SWAG) -> a probability per ending and the chosen one.
-
-  Each (context, ending_k) pair is packed as `[CLS] context [SEP] ending_k [SEP]`, as in training;
-  the model scores the k packed sequences (batch, choices, seq) -> `logits` (batch, choices).
-  Outputs: `probabilities` float32 (batch, choices) (softmax over the choices), `choice` int32
-  (batch,). The number of choices is read from the input, so any count works.
-  """
+  """context, endings (batch, choices) -> `probabilities` (batch, choices), `choice` (batch,);
+  each `[CLS] context [SEP] ending_k [SEP]` as in training, any number of choices."""
 
   def __init__(self, model, tokenizer, max_seq_length: int, **kwargs):
     super().__init__("multiple_choice", model, tokenizer, max_seq_length, **kwargs)

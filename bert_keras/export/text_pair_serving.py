@@ -1,5 +1,4 @@
-"""The base of the exports that read text_a and an optional text_b: classification, regression and
-the encoder's features (Devlin et al., 2018, sections 4.1 and 5.3)."""
+"""The base of the exports of text_a and an optional text_b: classification, regression, encoder."""
 
 from __future__ import annotations
 
@@ -28,14 +27,10 @@ def _refused_alone(text_a, task: str):
 class TextPairServing(ServingModule):
   """text_a, optional text_b -> whatever the subclass's `_outputs(packed inputs)` returns.
 
-  Signatures: `serving_text` (text_a alone), `serving_text_pair` (text_a, text_b),
-  `serving_tokenized` (packed int32 ids) and `serving_default`, the pair one when `pair` is set.
-  `pair` marks a sentence-pair task: text_b is then always packed as segment B (as the task packed
-  it for training, even when empty) and required: `serve(text_a)` alone fails with an
-  InvalidArgumentError saying so, and there is no `serving_text` signature, as predict.py refuses a
-  record without text_b (an answer from text_a alone would come from an input unlike anything the
-  model was trained on). Otherwise a text_b with no pieces packs text_a alone, as the original
-  run_classifier.py does (`if tokens_b:`), so one signature serves both kinds of input.
+  Signatures: `serving_text`, `serving_text_pair`, `serving_tokenized` and `serving_default`.
+  A `pair` task always packs text_b as segment B, as in training, and requires it (no
+  `serving_text`; `serve(text_a)` fails): text_a alone is unlike anything it was trained on.
+  Otherwise a text_b with no pieces packs text_a alone, as run_classifier.py (`if tokens_b:`).
   """
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int, pair: bool = False,
@@ -84,8 +79,6 @@ class TextPairServing(ServingModule):
                                             "input_type_ids": input_type_ids}))
 
   def signatures(self) -> dict:
-    # `serve`, for Python callers, is a thin wrapper of the two graphs. A pair task's
-    # text_a-alone form only refuses (see the class docstring): not a signature.
     pair = self._serve_text_pair.get_concrete_function()
     signatures = {"serving_default": pair, "serving_text_pair": pair,
                   "serving_tokenized": self.serve_tokenized.get_concrete_function(
