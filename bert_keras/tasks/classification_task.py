@@ -28,8 +28,7 @@ class ClassificationExample:
 
 
 class ClassificationTask(Task):
-  """Subclasses implement `read_examples` and set `labels` (None = regression), `metric_names`,
-  `is_pair`, and for F1 the `positive_label`."""
+  """Subclasses set `labels` (None = regression), `metric_names`, `is_pair`, `positive_label`."""
 
   labels: tuple | None = None
   metric_names: tuple = ("accuracy",)

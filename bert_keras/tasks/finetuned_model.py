@@ -1,19 +1,6 @@
 """A fine-tuned run's output directory, reloaded: evaluate-only and predict-only runs (the original
-run_classifier / run_squad `do_eval` and `do_predict` without `do_train`).
-
-  run_evaluation  reads labelled splits (default: the task's dev splits), writes into --output_dir
-                  config.json, metrics.json and predictions_<split>.json, as training does.
-  run_prediction  reads unlabeled splits (default: the test files), writes predictions_<split>.json
-                  and the benchmark's submission files: GLUE `<TASK>.tsv` (`index<TAB>prediction`,
-                  e.g. MRPC.tsv, MNLI-m.tsv, and AX.tsv when the AX file is found), SQuAD
-                  predictions.json and, for v2.0, null_odds.json, SWAG submission.csv.
-
-Both run in batches of similar length, each padded to 16, 24, 32, 48, 64, ... max_seq_length, as
-training's evaluation does (bert_keras/tasks/length_batches.py: the same metrics and the same
-predictions in the same order as fixed padding); `length_buckets="fixed"` pads every batch to
-max_seq_length, and a list of lengths ("16,32,64") sets the buckets. The fine-tuned directory is
-only read; outputs go to another directory, staged and published whole as in training
-(bert_keras.tasks.finetuning.write_staged).
+`do_eval` and `do_predict` without `do_train`), in length-bucketed batches as training's evaluation.
+Outputs go to another directory, published whole (finetuning.write_staged).
 """
 
 from __future__ import annotations
@@ -29,9 +16,7 @@ FILES = ("model.keras", "config.json", "task_info.json", "vocab.txt")
 
 
 class FinetunedModel:
-  """The task, tokenizer and task model of a run_finetuning output directory; `length_buckets`:
-  the padded lengths of its prediction batches (RunConfig.length_buckets: "auto", "fixed" or a
-  list of lengths)."""
+  """The task, tokenizer and task model of a run_finetuning output directory."""
 
   def __init__(self, directory: str, length_buckets: str | bool = "auto"):
     # pylint: disable=import-outside-toplevel

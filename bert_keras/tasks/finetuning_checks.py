@@ -1,9 +1,5 @@
-"""What a run_finetuning command is checked for before TensorFlow is imported (the script calls
-these first; the library repeats the checks that need the task or the model): the output
-directory's state, the input paths present and readable, the task of an earlier run there.
-
-Imports nothing heavy: a wrong command fails in about a second.
-"""
+"""The checks of a run_finetuning command before TensorFlow is imported (output directory, input
+paths, an earlier run's task): a wrong command fails in about a second."""
 
 from __future__ import annotations
 

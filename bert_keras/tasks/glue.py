@@ -1,9 +1,5 @@
 """The nine GLUE tasks (Wang et al., 2018; Devlin et al., 2018, section 4.1), read from the official
-GLUE TSV files (`--data_dir` = the task's folder of glue_data/, e.g. glue_data/MRPC) or, where a
-network exists, from tensorflow-datasets (`--data_dir=tfds:` or `tfds:<tfds data dir>`).
-
-Columns follow the files written by the official download script (and the original BERT readers).
-"""
+TSV files (`--data_dir` = e.g. glue_data/MRPC) or tensorflow-datasets (`--data_dir=tfds:[dir]`)."""
 
 from __future__ import annotations
 
@@ -21,10 +17,7 @@ _TFDS_SPLITS = {"train": "train", "dev": "validation", "dev_matched": "validatio
 
 
 class GlueTask(ClassificationTask):
-  """A GLUE task described by its file layout: header row, text/label columns, label set, metrics.
-
-  Column indices may be negative (MNLI's and STS-B's label is the last column).
-  """
+  """A GLUE task described by its file layout (columns may be negative: MNLI's label is last)."""
 
   header: bool = True
   text_a_column: int = 0
@@ -47,8 +40,7 @@ class GlueTask(ClassificationTask):
     return f"{split}.tsv"
 
   def split_path(self, data_dir: str, split: str) -> str:
-    """The file of `split`: `<split>.tsv`, or the first of an extra test split's candidates that
-    exists (the first when none does, for the error)."""
+    """`<split>.tsv`, or the first existing candidate of an extra test split (else the first)."""
     if split not in self.extra_test_files:
       return os.path.join(data_dir, self.split_file(split))
     paths = [os.path.normpath(os.path.join(data_dir, name))
@@ -73,8 +65,7 @@ class GlueTask(ClassificationTask):
     columns = [c for c in (self.text_a_column, self.text_b_column, self.label_column)
                if c is not None]
     needed = max(c if c >= 0 else -c - 1 for c in columns) + 1
-    # Every row has the header's column count (CoLA has no header: its four columns); a row with
-    # more or fewer (a tab inside a sentence, a lost cell) would shift the columns read.
+    # Every row has the header's column count (CoLA: four); a tab inside a sentence shifts them.
     expected, source = max(needed, self.num_columns), f"{self.name} rows"
     examples, header = [], self.header
     for number, row in read_tsv(path, skip_header=False):
@@ -102,13 +93,8 @@ class GlueTask(ClassificationTask):
     return examples
 
   def _read_test(self, path: str, test_header: tuple, test_columns: tuple) -> list:
-    """An unlabeled test file (the official header, then index and text columns); guid = the
-    index cell, which the submission file writes back.
-
-    Any other header is refused: a labelled file (train.tsv, dev.tsv, MSR's raw MRPC test file)
-    has the same text columns at other places, and read as a test file it would put its labels
-    or ids in the submission's index column.
-    """
+    """An unlabeled test file; guid = the index cell. Any other header is refused: a labelled file
+    read as a test file would put its labels or ids in the submission's index column."""
     index, text_a, text_b = test_columns
     expected, examples = len(test_header), []
     for number, row in read_tsv(path, skip_header=False):
@@ -129,8 +115,7 @@ class GlueTask(ClassificationTask):
     return examples
 
   def write_submission(self, examples, predictions, split: str, directory: str) -> list[str]:
-    """The GLUE server's file: `<TASK>.tsv` with `index<TAB>prediction` rows (e.g. MRPC.tsv;
-    MNLI-m.tsv / MNLI-mm.tsv for the matched / mismatched test sets)."""
+    """The GLUE server's `<TASK>.tsv` (`index<TAB>prediction` rows)."""
     name = self.submission_names.get(split)
     if name is None:
       return []
@@ -222,11 +207,9 @@ _glue("qqp", is_pair=True, text_a_column=3, text_b_column=4, label_column=5, lab
       metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/qqp",
       tfds_fields=("question1", "question2"), test_header=("id", "question1", "question2"),
       submission_names={"test": "QQP"})
-# MNLI: sentence1 / sentence2 at 8 / 9, gold_label last; evaluated on matched and mismatched dev.
-# Test (test_matched.tsv, test_mismatched.tsv): the same first ten columns. The diagnostic set AX
-# (index, sentence1, sentence2), whose MNLI predictions every GLUE submission includes as AX.tsv:
-# AX.tsv or diagnostic.tsv in the MNLI folder, or glue_data/diagnostic/diagnostic.tsv beside it
-# (where the GLUE download script puts it).
+# MNLI: sentence1 / sentence2 at 8 / 9, gold_label last; matched and mismatched dev and test. The
+# diagnostic set AX, whose MNLI predictions every submission includes: AX.tsv or diagnostic.tsv
+# here, or glue_data/diagnostic/diagnostic.tsv beside it (where the download script puts it).
 _glue("mnli", is_pair=True, text_a_column=8, text_b_column=9, label_column=-1,
       labels=("contradiction", "entailment", "neutral"), metric_names=("accuracy",),
       eval_splits=("dev_matched", "dev_mismatched"), tfds_name="glue/mnli",

@@ -18,12 +18,8 @@ def require_file(path: str, what: str = "") -> str:
 
 
 def first_undecodable_line(path: str, encoding: str):
-  """(1-based line number, UnicodeDecodeError) of the first line that does not decode, or None.
-
-  The text-mode reader decodes in chunks, so its error does not say which line failed; the
-  encodings used here (UTF-8, Windows-1252) never put a newline byte inside a character, so the
-  file can be re-read line by line in binary to find it.
-  """
+  """(1-based line number, UnicodeDecodeError) of the first line that does not decode, or None:
+  the text-mode reader decodes in chunks, so its error names no line."""
   with open(path, "rb") as f:
     for number, raw in enumerate(f, 1):
       try:
