@@ -58,58 +58,45 @@ class GlueTask(ClassificationTask):
     if data_dir.startswith(TFDS_PREFIX):
       return self._read_tfds(data_dir[len(TFDS_PREFIX):] or None, split)
     path = require_file(self.split_path(data_dir, split), f"the GLUE {self.name} {split} file")
-    if split in self.predict_splits:
-      header, columns = self.extra_test_files.get(split, (None, self.test_header,
-                                                          self.test_columns))[1:]
-      return self._read_test(path, header, columns)
-    columns = [c for c in (self.text_a_column, self.text_b_column, self.label_column)
-               if c is not None]
+    test = split in self.predict_splits
+    if test:  # unlabeled: guid = the index cell, which the submission writes back
+      header, (index, text_a, text_b) = self.extra_test_files.get(
+          split, (None, self.test_header, self.test_columns))[1:]
+      label_column = None
+    else:
+      header, index, text_a, text_b = self.header, None, self.text_a_column, self.text_b_column
+      label_column = self.label_column
+    columns = [c for c in (index, text_a, text_b, label_column) if c is not None]
     needed = max(c if c >= 0 else -c - 1 for c in columns) + 1
     # Every row has the header's column count (CoLA: four); a tab inside a sentence shifts them.
     expected, source = max(needed, self.num_columns), f"{self.name} rows"
-    examples, header = [], self.header
+    examples = []
     for number, row in read_tsv(path, skip_header=False):
       where = f"{path}:{number}"
       if header:
-        header = False
+        # A labelled file read as a test file would put its labels or ids in the index column.
+        if test and tuple(row) != header:
+          raise UserError(f"{where}: header {_cells(row)} is not the unlabeled GLUE "
+                          f"{self.name} test layout {_cells(header)}; a labelled "
+                          "(train/dev) file cannot give a submission")
+        header = None
         if len(row) >= needed:
           expected, source = len(row), "the header"
         continue
       if len(row) != expected:
         raise UserError(f"{where}: {len(row)} tab-separated columns; expected {expected} as in "
                         f"{source} (a tab inside a sentence adds one)")
-      label = self.check_label(row[self.label_column].strip(), where)
-      if self.label_range is not None and not (
-          self.label_range[0] <= label <= self.label_range[1]):
-        raise UserError(f"{where}: label {row[self.label_column].strip()!r} is outside "
-                        f"{self.name}'s score range [{self.label_range[0]:g}, "
-                        f"{self.label_range[1]:g}]")
-      text_b = row[self.text_b_column] if self.text_b_column is not None else None
+      label = None
+      if not test:
+        label = self.check_label(row[label_column].strip(), where)
+        if self.label_range is not None and not (
+            self.label_range[0] <= label <= self.label_range[1]):
+          raise UserError(f"{where}: label {row[label_column].strip()!r} is outside "
+                          f"{self.name}'s score range [{self.label_range[0]:g}, "
+                          f"{self.label_range[1]:g}]")
       examples.append(ClassificationExample(
-          guid=f"{split}-{len(examples)}", text_a=row[self.text_a_column], text_b=text_b,
-          label=label))
-    if not examples:
-      raise UserError(f"{path}: no examples")
-    return examples
-
-  def _read_test(self, path: str, test_header: tuple, test_columns: tuple) -> list:
-    """An unlabeled test file; guid = the index cell. Any other header is refused: a labelled file
-    read as a test file would put its labels or ids in the submission's index column."""
-    index, text_a, text_b = test_columns
-    expected, examples = len(test_header), []
-    for number, row in read_tsv(path, skip_header=False):
-      if number == 1:
-        if tuple(row) != test_header:
-          raise UserError(f"{path}:1: header {_cells(row)} is not the unlabeled GLUE "
-                          f"{self.name} test layout {_cells(test_header)}; a labelled "
-                          "(train/dev) file cannot give a submission")
-        continue
-      if len(row) != expected:
-        raise UserError(f"{path}:{number}: {len(row)} tab-separated columns; expected {expected} "
-                        "as in the header (a tab inside a sentence adds one)")
-      examples.append(ClassificationExample(
-          guid=row[index], text_a=row[text_a],
-          text_b=row[text_b] if text_b is not None else None))
+          guid=row[index] if test else f"{split}-{len(examples)}", text_a=row[text_a],
+          text_b=row[text_b] if text_b is not None else None, label=label))
     if not examples:
       raise UserError(f"{path}: no examples")
     return examples
