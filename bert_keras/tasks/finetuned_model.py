@@ -84,12 +84,20 @@ class FinetunedModel:
     return self.task.postprocess(examples, features, outputs)
 
 
-def _check_directories(finetuned_dir: str, output_dir: str) -> None:
+def _open(finetuned_dir: str, output_dir: str, data_dir: str, splits: Sequence[str],
+          length_buckets, labelled: bool):
+  """(FinetunedModel, resolved data_dir, splits, split -> examples), read before anything is
+  written; default splits: the dev splits (labelled) or the unlabeled test files."""
   if not output_dir:
     raise UserError("--output_dir is required")
   if os.path.realpath(output_dir) == os.path.realpath(finetuned_dir):
     raise UserError(f"--output_dir={output_dir} is the fine-tuned run's own directory: its "
                     "metrics.json and predictions would be replaced; give another directory")
+  finetuned = FinetunedModel(finetuned_dir, length_buckets)
+  task = finetuned.task
+  data_dir = task.resolve_data_dir(data_dir)
+  splits = tuple(splits) or (task.eval_splits if labelled else task.default_predict_splits(data_dir))
+  return finetuned, data_dir, splits, finetuned.read(data_dir, splits, labelled=labelled)
 
 
 def _resolved(finetuned: FinetunedModel, mode: str, data_dir: str, splits) -> dict:
@@ -100,15 +108,13 @@ def _resolved(finetuned: FinetunedModel, mode: str, data_dir: str, splits) -> di
 
 def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
                    splits: Sequence[str] = (), length_buckets: str | bool = "auto") -> dict:
-  """Evaluates the fine-tuned model on labelled `splits` (default: its task's dev splits)."""
+  """Evaluates the fine-tuned model on labelled `splits`; writes config.json, metrics.json and
+  predictions_<split>.json into output_dir, as training does."""
   # pylint: disable-next=import-outside-toplevel
   from bert_keras.tasks.finetuning import write_staged
-  _check_directories(finetuned_dir, output_dir)
-  finetuned = FinetunedModel(finetuned_dir, length_buckets)
+  finetuned, data_dir, splits, examples = _open(finetuned_dir, output_dir, data_dir, splits,
+                                                length_buckets, labelled=True)
   task = finetuned.task
-  splits = tuple(splits) or task.eval_splits
-  data_dir = task.resolve_data_dir(data_dir)
-  examples = finetuned.read(data_dir, splits, labelled=True)  # before anything is written
 
   def write(stage: str) -> dict:
     results = {"task": task.run_name(), "mode": "evaluate",
@@ -130,16 +136,14 @@ def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
 
 def run_prediction(finetuned_dir: str, output_dir: str, data_dir: str = "",
                    splits: Sequence[str] = (), length_buckets: str | bool = "auto") -> list[str]:
-  """Predicts `splits` (default: the task's unlabeled test splits) with the fine-tuned model and
-  writes them in the official submission formats; returns the names of the files written."""
+  """Predicts unlabeled `splits` and writes predictions_<split>.json and the benchmark's
+  submission files (GLUE `<TASK>.tsv`, SQuAD predictions.json / null_odds.json, SWAG
+  submission.csv); returns the names of the files written."""
   # pylint: disable-next=import-outside-toplevel
   from bert_keras.tasks.finetuning import write_staged
-  _check_directories(finetuned_dir, output_dir)
-  finetuned = FinetunedModel(finetuned_dir, length_buckets)
+  finetuned, data_dir, splits, examples = _open(finetuned_dir, output_dir, data_dir, splits,
+                                                length_buckets, labelled=False)
   task = finetuned.task
-  data_dir = task.resolve_data_dir(data_dir)
-  splits = tuple(splits) or task.default_predict_splits(data_dir)
-  examples = finetuned.read(data_dir, splits, labelled=False)
 
   def write(stage: str) -> list[str]:
     for split, split_examples in examples.items():
