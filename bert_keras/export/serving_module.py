@@ -179,6 +179,7 @@ class ServingModule(tf.Module):
     # `serve`, the subclass's text-in entry point, as a callable child (see ServingCall).
     self.serve = ServingCall(self, self._serve)
 
+  tokenized_rank = 2  # of the packed ids: (batch, seq); multiple choice (batch, choices, seq)
   model = property(lambda self: self._keras.model)
   tokenizer = property(lambda self: self._keras.tokenizer)
   packer = property(lambda self: self._keras.packer)
@@ -274,15 +275,23 @@ class ServingModule(tf.Module):
     """Packed inputs (..., max_seq_length) cut to the bucket of their longest row."""
     return length_buckets_lib.trim_to_bucket(dict(inputs), self.buckets)
 
-  def check_length(self, inputs: Mapping[str, tf.Tensor]) -> dict:
-    """`serving_tokenized` inputs, failing clearly past max_seq_length."""
-    length = tf.shape(inputs["input_word_ids"])[-1]
+  @tf.function(autograph=False)
+  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
+    """Packed ids of any length up to max_seq_length (longer ones fail clearly) -> `_outputs`."""
+    length = tf.shape(input_word_ids)[-1]
     check = tf.debugging.Assert(
         length <= self.seq_length,
         [tf.strings.format("input length {} exceeds max_seq_length={}",
                            (length, self.seq_length))])
     with tf.control_dependencies([check]):
-      return {name: tf.identity(value) for name, value in inputs.items()}
+      inputs = {name: tf.identity(value) for name, value in (
+          ("input_word_ids", input_word_ids), ("input_mask", input_mask),
+          ("input_type_ids", input_type_ids))}
+    return self._outputs(inputs)
+
+  def _outputs(self, inputs) -> dict:
+    """Packed inputs (dict of int32 (batch, ..., seq)) -> the outputs of `serving_tokenized`."""
+    raise NotImplementedError
 
   def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """string (batch,) -> int32 ragged (batch, (pieces))."""
@@ -294,8 +303,10 @@ class ServingModule(tf.Module):
     return tf.cast(ids, tf.int32), tf.cast(begin, tf.int64), tf.cast(end, tf.int64)
 
   def signatures(self) -> dict:
-    """name -> concrete function; subclasses add theirs to the tokenized one."""
-    raise NotImplementedError
+    """name -> concrete function: the text-in `serving_default` and `serving_tokenized`."""
+    return {"serving_default": self._serve_text.get_concrete_function(),
+            "serving_tokenized": self.serve_tokenized.get_concrete_function(
+                **tokenized_specs(rank=self.tokenized_rank))}
 
   def metadata(self) -> dict:
     """JSON-able description written beside the SavedModel (assets.extra/export_info.json)."""

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from bert_keras.export import text_ops
 from bert_keras.export.serving_module import (ServingModule, batched_function, single_or_batch,
-                                              strings, text_input, tokenized_specs)
+                                              strings, text_input)
 
 _NEG_INF = float("-inf")
 
@@ -67,9 +67,8 @@ class SpanServing(ServingModule):
     # No trimming: it fits by design. Padded to the bucket of the call's longest window.
     inputs = self.to_bucket(self.packer([tf.gather(query, example), window]))
     seq = tf.shape(inputs["input_word_ids"])[1]  # the bucket length
-    outputs = self._run_model(inputs)
-    start_logits = tf.cast(outputs["start_logits"], tf.float32)  # (windows, seq)
-    end_logits = tf.cast(outputs["end_logits"], tf.float32)
+    logits = self._outputs(inputs)
+    start_logits, end_logits = logits["start_logits"], logits["end_logits"]  # (windows, seq)
     num_windows = tf.shape(example)[0]
     batch = tf.shape(question)[0]
 
@@ -141,15 +140,8 @@ class SpanServing(ServingModule):
     """question, context: string (batch,) or scalars."""
     return single_or_batch(self._serve_text, {"question": question, "context": context})
 
-  @tf.function(autograph=False)
-  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
-    """Packed windows in, the raw span logits out (batch, seq) each: post-processing is yours."""
-    outputs = self._run_model(self.check_length({"input_word_ids": input_word_ids,
-                                                 "input_mask": input_mask,
-                                                 "input_type_ids": input_type_ids}))
+  def _outputs(self, inputs):
+    """The raw span logits (windows, seq) each, float32: post-processing is the caller's."""
+    outputs = self._run_model(inputs)
     return {"start_logits": tf.cast(outputs["start_logits"], tf.float32),
             "end_logits": tf.cast(outputs["end_logits"], tf.float32)}
-
-  def signatures(self) -> dict:
-    return {"serving_default": self._serve_text.get_concrete_function(),
-            "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from bert_keras.export import text_ops
 from bert_keras.export.serving_module import (ServingModule, batched_function, single_or_batch,
-                                              strings, text_input, tokenized_specs)
+                                              strings, text_input)
 
 _OUTSIDE, _BEGIN, _INSIDE = 0, 1, 2
 
@@ -156,14 +156,7 @@ class TaggerServing(ServingModule):
     """text: string (batch,) or a scalar."""
     return single_or_batch(self._serve_text, {"text": text})
 
-  @tf.function(autograph=False)
-  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
+  def _outputs(self, inputs):
     """Per-piece labels: `tag_id` int32 (batch, seq), `tag` string, `probabilities` (.., K)."""
-    tags, probabilities = self._tags(self.check_length({
-        "input_word_ids": input_word_ids, "input_mask": input_mask,
-        "input_type_ids": input_type_ids}))
+    tags, probabilities = self._tags(inputs)
     return {"tag_id": tags, "tag": tf.gather(self.labels, tags), "probabilities": probabilities}
-
-  def signatures(self) -> dict:
-    return {"serving_default": self._serve_text.get_concrete_function(),
-            "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}

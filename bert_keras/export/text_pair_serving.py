@@ -49,10 +49,6 @@ class TextPairServing(ServingModule):
     self._serve_text = batched_function(text, strings(None))
     self._serve_text_pair = batched_function(text_pair, strings(None), strings(None))
 
-  def _outputs(self, inputs) -> dict:
-    """Packed inputs (dict of int32 (batch, seq)) -> the signature's outputs."""
-    raise NotImplementedError
-
   def _pack(self, text_a, text_b):
     """Packed inputs, padded to the bucket of the batch's longest row (ServingModule)."""
     segment_a = self.tokenize(text_a)
@@ -70,13 +66,6 @@ class TextPairServing(ServingModule):
     return lazy_cond(
         no_text_b, lambda: single_or_batch(self._serve_text, {"text_a": text_a}),
         lambda: single_or_batch(self._serve_text_pair, {"text_a": text_a, "text_b": text_b}))
-
-  @tf.function(autograph=False)
-  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
-    """Packed ids of any length up to max_seq_length, run at that length."""
-    return self._outputs(self.check_length({"input_word_ids": input_word_ids,
-                                            "input_mask": input_mask,
-                                            "input_type_ids": input_type_ids}))
 
   def signatures(self) -> dict:
     pair = self._serve_text_pair.get_concrete_function()
