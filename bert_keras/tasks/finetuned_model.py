@@ -5,6 +5,7 @@ Outputs go to another directory, published whole (finetuning.write_staged).
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Sequence
 
@@ -38,27 +39,21 @@ class FinetunedModel:
     self.task = get_task(self.task_config)
     self.task.label_names = self.info.get("label_names")
     self.batch_lengths = batch_lengths(self.task_config.max_seq_length, length_buckets)
-    self._model = None
-    self._tokenizer = None
 
   def path(self, name: str) -> str:
     return os.path.join(self.directory, name)
 
-  @property
+  @functools.cached_property
   def tokenizer(self):
-    if self._tokenizer is None:
-      # pylint: disable-next=import-outside-toplevel
-      from bert_keras.text.bert_tokenizer import BertTokenizer
-      self._tokenizer = BertTokenizer(vocab_path=self.path("vocab.txt"),
-                                      lower_case=bool(self.info.get("lower_case", True)))
-    return self._tokenizer
+    # pylint: disable-next=import-outside-toplevel
+    from bert_keras.text.bert_tokenizer import BertTokenizer
+    return BertTokenizer(vocab_path=self.path("vocab.txt"),
+                         lower_case=bool(self.info.get("lower_case", True)))
 
-  @property
+  @functools.cached_property
   def model(self):
-    if self._model is None:
-      from bert_keras import keras_classes  # pylint: disable=import-outside-toplevel
-      self._model = keras_classes.load_model(self.path("model.keras"))
-    return self._model
+    from bert_keras import keras_classes  # pylint: disable=import-outside-toplevel
+    return keras_classes.load_model(self.path("model.keras"))
 
   def read(self, data_dir: str, splits: Sequence[str], labelled: bool) -> dict:
     """split -> examples; with `labelled`, a split without gold labels is an error."""

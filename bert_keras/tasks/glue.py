@@ -71,7 +71,7 @@ class GlueTask(ClassificationTask):
     # Every row has the header's column count (CoLA: four); a tab inside a sentence shifts them.
     expected, source = max(needed, self.num_columns), f"{self.name} rows"
     examples = []
-    for number, row in read_tsv(path, skip_header=False):
+    for number, row in read_tsv(path):
       where = f"{path}:{number}"
       if header:
         # A labelled file read as a test file would put its labels or ids in the index column.

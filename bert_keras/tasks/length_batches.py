@@ -18,8 +18,7 @@ from bert_keras.text import length_buckets
 from bert_keras.progress import Progress
 from bert_keras.training.progress_callback import ProgressCallback
 
-# Batches held for the cross-bucket shuffle: enough to mix the 5-10 buckets, small enough that an
-# epoch of a small task still starts at once.
+# Batches held for the cross-bucket shuffle: enough to mix the 5-10 buckets, few enough to start fast.
 BATCH_SHUFFLE_BUFFER = 16
 
 
@@ -39,17 +38,13 @@ def example_lengths(inputs: Mapping[str, np.ndarray]) -> np.ndarray:
   return lengths.max(-1)
 
 
-def _per_position(value, word_ids_shape) -> bool:
-  """A label laid out like the inputs (one per position: tagging) is cut with them."""
-  return tuple(value.shape) == tuple(word_ids_shape)
-
-
 def _trim(inputs: dict, labels, buckets: Sequence[int]):
-  """A batch cut to the bucket of its longest row (inputs and per-position labels)."""
+  """A batch cut to the bucket of its longest row: the inputs and the labels laid out like them
+  (one per position: tagging)."""
   longest = tf.reduce_max(tf.reduce_sum(inputs["input_mask"], axis=-1))
   width = length_buckets.bucket_length(longest, buckets)
-  shape = inputs["input_word_ids"].shape
-  cut = lambda value: value[..., :width] if _per_position(value, shape) else value
+  shape = tuple(inputs["input_word_ids"].shape)
+  cut = lambda value: value[..., :width] if tuple(value.shape) == shape else value
   return {k: v[..., :width] for k, v in inputs.items()}, tf.nest.map_structure(cut, labels)
 
 

@@ -47,12 +47,9 @@ def read_lines(path: str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
                     f"{line_error.start} of the line)") from None
 
 
-def read_tsv(path: str, skip_header: bool) -> Iterator[tuple[int, list[str]]]:
+def read_tsv(path: str) -> Iterator[tuple[int, list[str]]]:
   """GLUE TSV rows: tab-separated, no quoting (the official files contain bare quote characters);
   blank lines are skipped."""
   for number, line in read_lines(path):
-    if skip_header and number == 1:
-      continue
-    if not line.strip():
-      continue
-    yield number, line.split("\t")
+    if line.strip():
+      yield number, line.split("\t")

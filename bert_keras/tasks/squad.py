@@ -143,9 +143,7 @@ def read_squad(path: str, training: bool, version_2: bool,
         if version_2:
           # A JSON boolean: bool("false") is True, so a string here would flip the question.
           is_impossible = _expect(qa.get("is_impossible", False), bool, qwhere, "'is_impossible'")
-          if is_impossible and qa["answers"]:
-            # The official v2.0 files give unanswerable questions "answers": [] (the distractor
-            # span is in "plausible_answers"); answers here mean the flag or the answers are wrong.
+          if is_impossible and qa["answers"]:  # the official files: "answers": []
             raise UserError(f"{qwhere} (id {qa['id']}): is_impossible is true but 'answers' has "
                             f"{len(qa['answers'])} answer(s); unanswerable questions have "
                             "\"answers\": [] (the span goes in 'plausible_answers')")
@@ -178,10 +176,7 @@ def read_squad(path: str, training: bool, version_2: bool,
           if not text.strip():
             raise UserError(f"{qwhere} (id {qa['id']}): empty answer text")
           end = answer_end(context, offset, text)
-          if end is None:
-            # The original skips answers it cannot find near their offset. Its test (the text
-            # anywhere inside the words the offsets touch) let an offset one character early, on
-            # the space before the answer, train on a span one word wider; this one does not.
+          if end is None:  # skipped, as the original skips answers not near their offset
             logging.warning("%s (id %s): answer %r not found at answer_start=%d; skipped", qwhere,
                             qa["id"], text, offset)
             skipped.append((qloc, qa["id"], text, offset))
@@ -262,11 +257,8 @@ def _strip_spaces(text: str):
 def final_text_span(pred_text: str, orig_text: str,
                     basic_tokenize: Callable[[str], list]) -> tuple[int, int] | None:
   """The original `get_final_text` as character positions: where in `orig_text` (the original
-  words, space-joined) the normalised prediction `pred_text` lies. None = use all of orig_text.
-
-  pred_text is de-tokenized WordPiece (lower-cased, accents stripped, punctuation split); both texts
-  are aligned by deleting spaces, which the normalisation only moves.
-  """
+  words, space-joined) the de-tokenized prediction lies, aligned by deleting spaces (which the
+  normalisation only moves). None = use all of orig_text."""
   tok_text = " ".join(basic_tokenize(orig_text))
   start_position = tok_text.find(pred_text)
   if start_position == -1:
