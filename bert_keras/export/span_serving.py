@@ -39,15 +39,9 @@ class SpanServing(ServingModule):
                      "null_score_diff_threshold": float(null_score_diff_threshold),
                      "doc_stride": int(doc_stride), "max_query_length": int(max_query_length),
                      "max_answer_length": int(max_answer_length), "n_best_size": int(n_best_size)}
-    self.version_2 = tf.Variable(bool(version_2), trainable=False, name="version_2")
-    self.null_score_diff_threshold = tf.Variable(float(null_score_diff_threshold),
-                                                 dtype=tf.float32, trainable=False,
-                                                 name="null_score_diff_threshold")
-    self.doc_stride = tf.Variable(int(doc_stride), trainable=False, name="doc_stride")
-    self.max_query_length = tf.Variable(int(max_query_length), trainable=False,
-                                        name="max_query_length")
-    self.max_answer_length = tf.Variable(int(max_answer_length), trainable=False,
-                                         name="max_answer_length")
+    for name in ("version_2", "null_score_diff_threshold", "doc_stride", "max_query_length",
+                 "max_answer_length"):  # variables of the loaded model too
+      setattr(self, name, tf.Variable(self.settings[name], trainable=False, name=name))
     self._serve_text = batched_function(self._serve_batch, strings(None), strings(None))
 
   def metadata(self) -> dict:

@@ -234,14 +234,10 @@ class LiteRTModel:
 
   # === serve ===
   def serve(self, *args, **kwargs) -> dict:
-    """The SavedModel's `serve` call forms: (text_a, text_b=None) or (context, endings)."""
-    if self.kind == "multiple_choice":
-      return self._serve_choices(*args, **kwargs)
-    if self.kind == "tagging":
-      return self._serve_tags(*args, **kwargs)
-    if self.kind == "squad":
-      return self._serve_spans(*args, **kwargs)
-    return self._serve_text(*args, **kwargs)
+    """The SavedModel's `serve` call forms: (text_a, text_b=None), (context, endings), (text) or
+    (question, context)."""
+    return {"multiple_choice": self._serve_choices, "tagging": self._serve_tags,
+            "squad": self._serve_spans}.get(self.kind, self._serve_text)(*args, **kwargs)
 
   __call__ = serve
 
