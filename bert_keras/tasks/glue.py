@@ -27,13 +27,12 @@ class GlueTask(ClassificationTask):
   tfds_fields: tuple = ("sentence",)
   label_range: tuple | None = None  # (low, high) of a regression task's scores, both included
   num_columns: int = 0  # of a file without a header row; others have the header's
-  # The unlabeled test files: their official header, the (index, text_a, text_b) columns of it, and
-  # the submission file per split.
+  # The unlabeled test files: official header, (index, text_a, text_b) columns, submission names.
   test_header: tuple = ()
   test_columns: tuple = (0, 1, 2)
   submission_names: dict = {}
-  # Unlabeled splits in another file layout: split -> (candidate paths relative to --data_dir,
-  # header, columns); predicted by default only when one of the files exists (MNLI's AX).
+  # Unlabeled splits in another layout: split -> (candidate paths, header, columns), predicted by
+  # default when one exists (MNLI's AX).
   extra_test_files: dict = {}
 
   def split_file(self, split: str) -> str:
@@ -171,16 +170,14 @@ _glue("sst2", text_a_column=0, label_column=1, labels=_BINARY, metric_names=("ac
       tfds_name="glue/sst2", tfds_fields=("sentence",),
       test_header=("index", "sentence"), test_columns=(0, 1, None),
       submission_names={"test": "SST-2"})
-# MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String. F1 of "1" (paraphrase) and accuracy.
-# Test: index, #1 ID, #2 ID, #1 String, #2 String.
+# MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String (test: index first). F1 of "1" and accuracy.
 _glue("mrpc", is_pair=True, text_a_column=3, text_b_column=4, label_column=0, labels=_BINARY,
       metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/mrpc",
       tfds_fields=("sentence1", "sentence2"),
       test_header=("index", "#1 ID", "#2 ID", "#1 String", "#2 String"), test_columns=(0, 3, 4),
       submission_names={"test": "MRPC"})
-# STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score. Regression.
-# Scores are similarity ratings from 0 to 5; anything else is a wrong column or a corrupt row.
-# Test: the same columns without the score.
+# STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score (0 to 5;
+# anything else is a wrong column or a corrupt row). Test: the same columns without the score.
 _glue("stsb", is_pair=True, text_a_column=7, text_b_column=8, label_column=-1, labels=None,
       label_range=(0.0, 5.0),
       metric_names=("pearson", "spearman"), tfds_name="glue/stsb",
@@ -188,8 +185,7 @@ _glue("stsb", is_pair=True, text_a_column=7, text_b_column=8, label_column=-1, l
       test_header=("index", "genre", "filename", "year", "old_index", "source1", "source2",
                    "sentence1", "sentence2"),
       test_columns=(0, 7, 8), submission_names={"test": "STS-B"})
-# QQP: id qid1 qid2 question1 question2 is_duplicate. F1 of "1" and accuracy.
-# Test: id, question1, question2.
+# QQP: id qid1 qid2 question1 question2 is_duplicate (test: id, question1, question2). F1, accuracy.
 _glue("qqp", is_pair=True, text_a_column=3, text_b_column=4, label_column=5, labels=_BINARY,
       metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/qqp",
       tfds_fields=("question1", "question2"), test_header=("id", "question1", "question2"),

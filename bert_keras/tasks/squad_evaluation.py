@@ -75,16 +75,10 @@ def compute_f1(a_gold: str, a_pred: str) -> float:
 
 
 def find_best_thresh(preds, scores, na_probs, qid_to_has_ans):
-  """(best score, its threshold) over the thresholds `na_prob > thresh => no answer`: the score
-  that threshold gives is the returned score.
-
-  Two corrections of the official sweep, which reports pairs no threshold gives when na_probs are
-  not probabilities (BERT's null odds are often negative) or tie: it starts from "every question
-  abstains" labelled threshold 0.0, which abstains on none of the questions whose na_prob is below
-  0 (here: a threshold below the lowest na_prob, 0.0 when that is one, as the official script
-  returns for probabilities); and it scores after each question, also between questions of one
-  na_prob, which no threshold separates (here: after the last of them).
-  """
+  """(best score, its threshold) over the thresholds `na_prob > thresh => no answer`. The official
+  sweep reports pairs no threshold gives when na_probs are negative (BERT's null odds) or tie: it
+  labels "every question abstains" 0.0 (here: below the lowest na_prob), and scores between tied
+  questions (here: after the last of them)."""
   cur_score = best_score = sum(1 for k in qid_to_has_ans if not qid_to_has_ans[k])
   qid_list = [k for k in sorted(na_probs, key=lambda k: na_probs[k]) if k in scores]
   lowest = na_probs[qid_list[0]] if qid_list else 0.0
