@@ -1,16 +1,8 @@
-"""In-graph helpers of the serving modules (core TensorFlow only): optional pairs, windows, offsets."""
+"""In-graph helpers of the serving modules (core TensorFlow only): windows and offsets."""
 
 from __future__ import annotations
 
 import tensorflow as tf
-
-
-def pack_optional_pair(packer, segment_a: tf.RaggedTensor, segment_b: tf.RaggedTensor | None):
-  """`[CLS] A [SEP] B [SEP]` per row, or `[CLS] A [SEP]` where B has no pieces, as the original
-  run_classifier.py (`if tokens_b:`). Ragged int32 (batch, (pieces)) -> int32 (batch, seq)."""
-  if segment_b is None:
-    return packer([segment_a])
-  return packer.pack_pair(segment_a, segment_b, has_b=segment_b.row_lengths() > 0)
 
 
 def byte_to_char_offsets(text: tf.Tensor, byte_offsets: tf.Tensor) -> tf.Tensor:

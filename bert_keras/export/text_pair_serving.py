@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_keras.export import text_ops
 from bert_keras.export.serving_module import (ServingModule, batched_function, same_rows,
                                               single_or_batch, strings, text_input,
                                               tokenized_specs)
@@ -56,8 +55,9 @@ class TextPairServing(ServingModule):
       return self.to_bucket(self.packer([segment_a]))
     if self.pair:
       return self.to_bucket(self.packer([segment_a, self.tokenize(text_b)]))
-    return self.to_bucket(
-        text_ops.pack_optional_pair(self.packer, segment_a, self.tokenize(text_b)))
+    segment_b = self.tokenize(text_b)  # a row whose text_b has no pieces packs text_a alone
+    return self.to_bucket(self.packer.pack_pair(segment_a, segment_b,
+                                                has_b=segment_b.row_lengths() > 0))
 
   @tf.function(input_signature=[text_input("text_a"), text_input("text_b")], autograph=False)
   def _serve(self, text_a, text_b=NO_TEXT_B):
