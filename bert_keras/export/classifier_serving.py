@@ -8,14 +8,8 @@ from bert_keras.export.text_pair_serving import TextPairServing
 
 
 class ClassifierServing(TextPairServing):
-  """text_a, optional text_b -> probabilities, label ids and names; or a score for regression.
-
-  The model maps the packed inputs to `logits` (batch, K) (K = 1 for regression). Outputs:
-  classification: `probabilities` float32 (batch, K), `label_id` int32 (batch,), `label` string
-  (batch,); regression: `score` float32 (batch,), the raw output as trained with MSE.
-  `pair` marks a sentence-pair task: its `serving_default` then takes text_a and text_b (see
-  TextPairServing for how text_b is packed).
-  """
+  """text_a, optional text_b -> `probabilities` (batch, K), `label_id`, `label`; regression:
+  `score` (batch,), the raw output as trained with MSE."""
 
   def __init__(self, model, tokenizer, max_seq_length: int, labels=None, regression: bool = False,
                pair: bool = False, **kwargs):

@@ -8,15 +8,9 @@ from bert_keras.export.text_pair_serving import TextPairServing
 
 
 class EncoderServing(TextPairServing):
-  """text_a, optional text_b -> the encoder's activations, for the feature-based approach.
-
-  Outputs: `pooled_output` float32 (batch, H), `sequence_output` (batch, seq, H),
-  `encoder_outputs` (batch, L, seq, H) (every layer, so a user can concatenate the last four as
-  in section 5.3) and `input_mask` int32 (batch, seq), which says which positions are real tokens.
-  seq is the bucket of the call's longest row (ServingModule), max_seq_length with
-  length_buckets="fixed"; past a row's `input_mask` the values are padding (zeros past the row's
-  own bucket). A text_b with no pieces (or none) packs text_a alone.
-  """
+  """text_a, optional text_b -> `pooled_output` (batch, H), `sequence_output` (batch, seq, H),
+  `encoder_outputs` (batch, L, seq, H) (every layer: section 5.3 concatenates the last four) and
+  `input_mask` (batch, seq); seq is the call's bucket, padding past a row's input_mask."""
 
   def __init__(self, encoder, tokenizer, max_seq_length: int, **kwargs):
     super().__init__("encoder", encoder, tokenizer, max_seq_length, **kwargs)

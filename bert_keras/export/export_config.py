@@ -186,16 +186,12 @@ def run_export(config: ExportConfig) -> dict:
   used = resolved_config(config, module.metadata(), vocab)
   exporter.save_serving_module(module, config.output_dir,
                                extra_files={"export_config.json": used.to_json() + "\n"})
-  if config.format == "litert":
-    path = os.path.join(config.output_dir, litert_export.LITERT_FILE)
-    if config.finetuned_dir:
-      litert_export.export_litert_finetuned(
-          model, info, tokenizer, path, length_buckets=config.buckets(int(info["max_seq_length"])),
-          quantize=config.quantize, doc_stride=config.doc_stride)
-    else:
-      litert_export.export_litert(
-          encoder, "encoder", tokenizer, path, config.max_seq_length, task="encoder",
-          length_buckets=config.buckets(config.max_seq_length), quantize=config.quantize)
+  if config.format == "litert":  # the same model and settings as the SavedModel's
+    litert_export.export_litert(
+        module.model, module.kind_name, tokenizer,
+        os.path.join(config.output_dir, litert_export.LITERT_FILE), module.seq_length,
+        labels=module.label_list, task=module.task_name, extra=module.metadata(),
+        length_buckets=module.buckets, quantize=config.quantize)
   return {"output_dir": config.output_dir, "kind": module.kind_name, "task": module.task_name,
           "vocab_file": vocab, "lower_case": tokenizer.lower_case}
 

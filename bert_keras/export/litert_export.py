@@ -1,24 +1,14 @@
 """Writes a task model as one `.tflite` file that LiteRT runs without TensorFlow.
 
-The file holds the model from packed ids to its outputs (the Keras model's reference graph, every
-weight a constant; LiteRT runs it with XNNPACK) and, as flatbuffer metadata, what the text-in
-runtime needs around it: the vocabulary and a JSON description (task, kind, labels, casing,
-length buckets, the kind's settings, the order of the model's outputs). The tokenizer stays
-outside the file: the project's in-graph tokenizer is TensorFlow ops that LiteRT has no kernels
-for, so `bert_keras.serving.litert` tokenizes with the Rust WordPiece of Hugging Face
-`tokenizers`, set to the original BERT rules, and packs, buckets and decodes in numpy. The call
-forms and outputs are those of the SavedModel's `serve`.
+The file holds the model from packed ids to its outputs (every weight a constant) and, as
+flatbuffer metadata, the vocabulary and a JSON description the text-in runtime
+(`bert_keras.serving.litert`, which tokenizes outside the file: LiteRT has no kernels for the
+in-graph tokenizer) needs: task, kind, labels, casing, length buckets, settings, output order.
 
 Measured on the real MiniLM, 2 shared cores (docs/benchmarks.md, "LiteRT export beside the
-SavedModel"): fp32 answers within 5e-6 of the SavedModel on every real position and takes less CPU
-than it on short sentences (11.8 against 16.1 ms), about as much on 128-piece documents and mixed
-batches; dynamic-range int8 (`quantize="int8"`) takes 2.2-3.3x less CPU than the SavedModel at
-batch 1, with no drop of the polarity and Lee dev metrics.
-
-Usage:
-  export_litert(model, "classification", tokenizer, "out/polarity.tflite", max_seq_length=128,
-                labels=["neg", "pos"])
-  bert_keras.serving.litert.load("out/polarity.tflite").serve(["a gripping film"])["label"]
+SavedModel"): fp32 within 5e-6 of the SavedModel and less CPU on short sentences (11.8 against
+16.1 ms); dynamic-range int8 2.2-3.3x less CPU at batch 1, with no drop of the polarity and Lee
+dev metrics.
 """
 
 from __future__ import annotations
@@ -62,12 +52,9 @@ def _model_function(task_model, kind: str):
 
 
 def convert(task_model, kind: str, quantize: str = "none") -> tuple[bytes, list[str]]:
-  """The model's .tflite bytes and the names of its outputs in the file's order.
-
-  The variables are frozen into constants first: the converter keeps Keras 3 variables as LiteRT
-  resource variables otherwise, which a fresh interpreter reads uninitialised. quantize "int8":
-  dynamic-range quantisation (int8 weights, float activations).
-  """
+  """The model's .tflite bytes and the names of its outputs in the file's order. Variables are
+  frozen first: the converter keeps Keras 3 variables as resource variables otherwise, which a
+  fresh interpreter reads uninitialised. "int8": dynamic-range quantisation."""
   from tensorflow.python.framework.convert_to_constants import (  # pylint: disable=g-import-not-at-top
       convert_variables_to_constants_v2)
 
@@ -105,10 +92,7 @@ def export_litert(task_model, kind: str, tokenizer, path: str, max_seq_length: i
                   extra: Mapping | None = None, length_buckets=None,
                   quantize: str = "none") -> str:
   """Writes `task_model` for `kind` as one .tflite file at path (atomically); returns path.
-
-  Arguments as export_task_model's (kinds: LITERT_KINDS); `extra` holds `pair` for
-  classification and regression. quantize: "none" or "int8" (dynamic range).
-  """
+  Arguments as export_task_model's (kinds: LITERT_KINDS); quantize: "none" or "int8"."""
   check_kind(kind)
   if kind in ("classification", "tagging") and not labels:
     raise UserError(f"a {kind} export needs its label names (labels=[...])")
@@ -154,27 +138,3 @@ def check_kind(kind: str) -> None:
   if kind not in LITERT_KINDS:
     raise UserError(f"export kind={kind!r} has no LiteRT export; expected one of "
                     f"{list(LITERT_KINDS)} (export a SavedModel instead: --format=saved_model)")
-
-
-def export_litert_finetuned(task_model, task_info: Mapping, tokenizer, path: str,
-                            length_buckets=None, quantize: str = "none",
-                            doc_stride: int = 0) -> str:
-  """`export_litert` with the settings of a fine-tuned model's task_info.json (as
-  export_task_model.export_finetuned reads them)."""
-  from bert_keras.export.export_task_model import kind_for  # pylint: disable=g-import-not-at-top
-
-  kind = kind_for(task_model, task_info)
-  check_kind(kind)
-  seq = int(task_info["max_seq_length"])
-  extra = {"pair": int(task_info.get("num_segments", 1)) == 2}
-  if kind == "tagging":  # export_finetuned's default: half a window
-    extra = {"doc_stride": doc_stride or max(1, (seq - 2) // 2)}
-  if kind == "squad":  # the fine-tuning's settings, as export_finetuned reads them
-    from bert_keras.export.export_task_model import _SQUAD_KEYS  # pylint: disable=g-import-not-at-top
-    extra = {k: task_info[k] for k in _SQUAD_KEYS if task_info.get(k) is not None}
-    if doc_stride:
-      extra["doc_stride"] = doc_stride
-  return export_litert(task_model, kind, tokenizer, path, seq,
-                       labels=task_info.get("label_names"), task=task_info.get("task", ""),
-                       extra=extra,
-                       length_buckets=length_buckets, quantize=quantize)

@@ -5,23 +5,20 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_keras.export.serving_module import (ServingModule, batched_function, single_or_batch,
-                                              strings, text_input, tokenized_specs)
+                                              strings, text_input)
 
 
 class MultipleChoiceServing(ServingModule):
-  """context, endings (four for SWAG) -> a probability per ending and the chosen one.
-
-  Each (context, ending_k) pair is packed as `[CLS] context [SEP] ending_k [SEP]`, as in training;
-  the model scores the k packed sequences (batch, choices, seq) -> `logits` (batch, choices).
-  Outputs: `probabilities` float32 (batch, choices) (softmax over the choices), `choice` int32
-  (batch,). The number of choices is read from the input, so any count works.
-  """
+  """context, endings (batch, choices) -> `probabilities` (batch, choices), `choice` (batch,);
+  each `[CLS] context [SEP] ending_k [SEP]` as in training, any number of choices."""
 
   def __init__(self, model, tokenizer, max_seq_length: int, **kwargs):
     super().__init__("multiple_choice", model, tokenizer, max_seq_length, **kwargs)
     self._serve_text = batched_function(self._serve_batch, strings(None), strings(None, None))
 
-  def _answers(self, inputs):
+  tokenized_rank = 3
+
+  def _outputs(self, inputs):
     logits = tf.cast(self._run_model(inputs)["logits"], tf.float32)  # (batch, choices)
     return {"probabilities": tf.nn.softmax(logits, axis=-1),
             "choice": tf.argmax(logits, axis=-1, output_type=tf.int32)}
@@ -32,22 +29,10 @@ class MultipleChoiceServing(ServingModule):
     contexts = tf.gather(self.tokenize(context), tf.repeat(tf.range(batch), choices))
     packed = self.to_bucket(self.packer([contexts, self.tokenize(tf.reshape(endings, [-1]))]))
     shape = tf.stack([batch, choices, tf.shape(packed["input_word_ids"])[1]])
-    return self._answers({name: tf.reshape(value, shape) for name, value in packed.items()})
+    return self._outputs({name: tf.reshape(value, shape) for name, value in packed.items()})
 
   @tf.function(input_signature=[text_input("context"), text_input("endings")], autograph=False)
   def _serve(self, context, endings):
     """context: string (batch,); endings: string (batch, choices). Or a scalar and (choices,)."""
     return single_or_batch(self._serve_text, {"context": context, "endings": endings},
                            extra_axes={"endings": 1})
-
-  @tf.function(autograph=False)
-  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
-    """int32 (batch, choices, seq) each."""
-    return self._answers(self.check_length({"input_word_ids": input_word_ids,
-                                            "input_mask": input_mask,
-                                            "input_type_ids": input_type_ids}))
-
-  def signatures(self) -> dict:
-    return {"serving_default": self._serve_text.get_concrete_function(),
-            "serving_tokenized": self.serve_tokenized.get_concrete_function(
-                **tokenized_specs(rank=3))}

@@ -1,8 +1,5 @@
-"""Calls an exported text-in SavedModel on JSON records, with only tensorflow + tensorflow_text.
-
-Used by scripts/predict.py; nothing here needs the rest of this project, so the same code works
-wherever the SavedModel is deployed.
-"""
+"""Calls an exported text-in SavedModel on JSON records (scripts/predict.py), with only tensorflow
+and tensorflow_text."""
 
 from __future__ import annotations
 
@@ -40,29 +37,18 @@ def load(path: str):
   return loaded
 
 
-def _finite_or_none(value):
-  """JSON has no NaN or infinity: a SQuAD passage without a valid span scores -inf, which
-  json.dumps would write as the non-standard `-Infinity`; it becomes null."""
-  if isinstance(value, float) and not math.isfinite(value):
-    return None
-  if isinstance(value, list):
-    return [_finite_or_none(v) for v in value]
-  return value
-
-
 def _to_json(value):
-  """Plain JSON data (str, finite numbers or None, lists) of one output tensor row."""
+  """Plain JSON data (str, numbers, lists) of one output tensor row. JSON has no NaN or infinity
+  (a SQuAD passage without a valid span scores -inf): those become null."""
   if isinstance(value, bytes):
     return value.decode("utf-8", errors="replace")
-  if isinstance(value, np.ndarray):
-    if value.dtype == object:
-      return [_to_json(v) for v in value.tolist()]
-    return _finite_or_none(value.tolist())
+  if isinstance(value, (np.ndarray, np.generic)):
+    value = value.tolist()
   if isinstance(value, (list, tuple)):
     return [_to_json(v) for v in value]
-  if isinstance(value, np.generic):
-    return _finite_or_none(value.item())
-  return _finite_or_none(value)
+  if isinstance(value, float) and not math.isfinite(value):
+    return None
+  return value
 
 
 _ALL_INPUTS = sorted({name for names in INPUTS.values() for name in names})
@@ -87,12 +73,8 @@ def check_input_types(records: Sequence[Mapping], where: Sequence[str] | None = 
 
 def predict(loaded, records: Iterable[Mapping], batch_size: int = 32,
             where: Sequence[str] | None = None) -> list[dict]:
-  """records: dicts keyed by the kind's input names -> one output dict per record.
-
-  `where[i]` names record i in errors (e.g. "in.jsonl:7", as from read_jsonl's line numbers);
-  default "record i" (1-based). Padded outputs (tagging entities) are cut to each record's own
-  `num_entities`.
-  """
+  """records: dicts keyed by the kind's input names -> one output dict per record (entities cut
+  to each record's `num_entities`); `where[i]` names record i in errors ("in.jsonl:7")."""
   if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
     raise UserError(f"batch_size={batch_size!r} must be an integer >= 1")
   kind = loaded.kind if isinstance(loaded.kind, str) else loaded.kind.numpy().decode()
@@ -129,9 +111,8 @@ OPTIONAL_KINDS = ("classification", "regression", "encoder")  # the kinds with O
 
 
 def _optional_inputs(loaded, kind: str) -> set:
-  """The inputs a record may leave out: text_b of a BERT text(-pair) model, unless the model was
-  fine-tuned on pairs (its serving_default signature takes text_b): text_a alone is then packed
-  unlike anything it was trained on, so text_b is required. GPT-1 exports need every input."""
+  """text_b of a BERT text(-pair) model not fine-tuned on pairs (whose serving_default takes
+  text_b); GPT-1 exports need every input."""
   if kind not in OPTIONAL_KINDS:
     return set()
   if isinstance(getattr(loaded, "pair", None), bool):  # a LiteRT export (bert_keras.serving)
@@ -143,9 +124,7 @@ def _optional_inputs(loaded, kind: str) -> set:
 
 
 def read_jsonl(path: str) -> list[tuple[int, dict]]:
-  """(line number, object) per non-empty line (1-based, for errors about a record's values);
-  UserError naming the file and line for a missing file, invalid UTF-8, invalid JSON, nesting too
-  deep or a line that is not an object."""
+  """(line number, object) per non-empty line; UserError naming the file and line for bad input."""
   if not tf.io.gfile.exists(path):
     raise UserError(f"{path}: no such JSON-lines input file")
   if tf.io.gfile.isdir(path):

@@ -1,13 +1,9 @@
 """The base of every exported task: a tf.Module holding tokenizer, packer, model and metadata.
 
-A subclass adds the task's `serve` (raw strings in, answers out) and `serve_tokenized` (packed int32
-ids in) tf.functions and lists its signatures. `tf.saved_model.save` then writes one SavedModel that
-needs only tensorflow and tensorflow_text to load and run: the Keras layers are traced into plain
-TensorFlow graphs, the WordPiece tables into tf_text ops and constants.
-
-Every tf.function here has autograph=False: no Python branch depends on a tensor value, and
-autograph's source rewriting of every called function (Keras, tensorflow_text) made tracing, which
-tf.saved_model.save does twice, several times slower.
+A subclass adds `serve` (raw strings in) and `serve_tokenized` (packed int32 ids in) and lists its
+signatures; the SavedModel then needs only tensorflow and tensorflow_text. Every tf.function has
+autograph=False: no Python branch depends on a tensor, and autograph's rewriting of every called
+function made tracing (which tf.saved_model.save does twice) several times slower.
 """
 
 from __future__ import annotations
@@ -32,27 +28,17 @@ def tokenized_specs(rank: int = 2) -> dict:
 
 
 def text_input(name: str) -> tf.TensorSpec:
-  """The input_signature entry of a text input of `serve`: strings of any shape.
-
-  One fixed signature makes tf.function convert Python strings and lists to tensors before it
-  looks up its trace, so `loaded.serve(["a new text"])` runs the saved graph. Without one, each
-  new Python value was a new trace of the loaded function: seconds and about 19 MiB per call on
-  MiniLM (tf.constant inputs took 0.02 s). The shapes are checked in the graph (single_or_batch).
-  """
+  """The input_signature entry of a text input of `serve`: strings of any shape. A fixed signature
+  converts Python strings to tensors before the trace lookup; without it each new Python value was
+  a new trace of the loaded function (seconds and about 19 MiB per call on MiniLM)."""
   return tf.TensorSpec(None, tf.string, name=name)
 
 
 def single_or_batch(fn: Callable, texts: Mapping[str, tf.Tensor],
                     extra_axes: Mapping[str, int] | None = None) -> dict:
-  """Runs the batched `fn` on one example or a batch, read from the first text's rank at run time.
-
-  texts: name -> string tensor of unknown shape (`text_input`), in `fn`'s argument order. The
-  first is a scalar (one example) or (batch,); each other has the same shape plus
-  `extra_axes[name]` axes (default 0; multiple-choice endings: 1). A scalar example runs as a
-  batch of one and its outputs lose the batch axis. Any other shape, or batches of different
-  sizes, fail with an InvalidArgumentError naming the inputs. `fn` is a tf.function with a
-  batched input_signature: every form calls the same traced graph.
-  """
+  """Runs the batched `fn` on one example (scalar first text: outputs lose the batch axis) or a
+  batch (batch,); the other texts have the first's shape plus `extra_axes[name]` axes. Any other
+  shape fails with an InvalidArgumentError naming the inputs."""
   extra_axes = extra_axes or {}
   names = list(texts)
   first = texts[names[0]]
@@ -77,9 +63,8 @@ def single_or_batch(fn: Callable, texts: Mapping[str, tf.Tensor],
 
 
 def same_rows(texts: Mapping[str, tf.Tensor]) -> list:
-  """The texts, once each is known to have as many rows as the first: a clear
-  InvalidArgumentError "text_a has 2 rows but text_b has 1" instead of a GatherV2 error deep in
-  the packing. Costs a scalar comparison and a short string format per call and input."""
+  """The texts, once each has as many rows as the first: "text_a has 2 rows but text_b has 1"
+  instead of a GatherV2 error deep in the packing."""
   names = list(texts)
   rows = [tf.shape(texts[name])[0] for name in names]
   checks = [tf.debugging.Assert(tf.equal(rows[0], count), [tf.strings.format(
@@ -100,16 +85,10 @@ def strings(*dims) -> tf.TensorSpec:
 
 
 class ServingCall(tf.Module):
-  """`loaded.serve`: a callable child of the export that keeps the export alive while it runs.
-
-  A restored tf.function holds the variables it reads only weakly (FuncGraph.variables), so when
-  `serve` was a function attribute of the export, `tf.saved_model.load(path).serve(x)` dropped the
-  last reference to the loaded export, and with it the variables, before the call ran: "Called a
-  function referencing variables which have been deleted". tf.saved_model.load makes an object
-  whose saved attribute `__call__` is a function callable, and restores its other attributes: this
-  child saves `function` as its `__call__` and the export as its `owner`, so the export lives at
-  least as long as a call through `loaded.serve` does.
-  """
+  """`loaded.serve`: a callable child that keeps the export alive while it runs. A restored
+  tf.function holds its variables only weakly, so `tf.saved_model.load(path).serve(x)` as a plain
+  function attribute dropped the export before the call ran ("Called a function referencing
+  variables which have been deleted"); this child saves the export as its `owner`."""
 
   def __init__(self, owner: tf.Module, function: Callable):
     super().__init__(name="serve")
@@ -128,27 +107,14 @@ class _Untracked:
 
 
 class ServingModule(tf.Module):
-  """Holds what every exported task needs and the metadata stored as SavedModel attributes.
+  """Holds what every exported task needs; metadata readable after `tf.saved_model.load`: `task`,
+  `kind`, `max_seq_length`, `lower_case`, `labels`, `length_buckets`, `vocab_file` (an Asset),
+  plus the subclass's settings.
 
-  Attributes readable after `tf.saved_model.load`: `task`, `kind` (string scalars),
-  `max_seq_length` (int32), `lower_case` (bool), `labels` (string (K,), empty when the task has
-  none), `length_buckets` (int32 (B,)), `vocab_file` (an Asset:
-  `loaded.vocab_file.asset_path`), plus the subclass's settings.
-
-  Text-in signatures pad each call to its longest packed row rounded up to one of
-  `length_buckets` (bert_keras/text/length_buckets.py; default 16, 24, 32, 48, 64, ... up to
-  max_seq_length), not to max_seq_length: a short sentence runs the Transformer at 16, 24 or
-  32 positions. In a batch, the encoder, classifier and tagger run each row at its own bucket
-  (`run_model_per_row_bucket`); SQuAD windows and multiple-choice endings run together at the
-  call's bucket. Per-position outputs (sequence_output, span logits, tags) are as long as the
-  call's bucket; on the real tokens they equal those of fixed padding. length_buckets="fixed" pads every
-  call to max_seq_length (one shape, what a TPU server wants). With jit_compile, XLA compiles one
-  program per bucket length (and batch size) on its first call.
-
-  The plain graph of the CPU implementation runs every Transformer block as `head_groups` groups
-  of heads side by side (default by the model's width, kernels/host_tuning.py); the SavedModel
-  then also holds the copies of the kernel columns each group reads (`head_group_weights`, 25 MB
-  for MiniLM), taken from the model when the module is built.
+  Text-in calls pad to the bucket of their longest row (default 16, 24, 32, 48, ...), not to
+  max_seq_length; per-position outputs are as long as the call's bucket and equal fixed padding's
+  on the real tokens. The CPU implementation's plain graph runs `head_groups` groups of heads side
+  by side; the SavedModel then holds their kernel copies too (25 MB for MiniLM).
   """
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int,
@@ -161,9 +127,8 @@ class ServingModule(tf.Module):
     self.buckets = length_buckets_lib.resolve_buckets(options.length_buckets, int(max_seq_length))
     self.kind_name = kind
     self.task_name = task
-    # The Keras objects stay out of the SavedModel's object graph (saving them makes
-    # tf.saved_model walk and trace every layer, for nothing a loader could use); the variables
-    # are tracked directly, as keras.export.ExportArchive does, and the traced functions use them.
+    # Keras objects stay untracked (saving them traces every layer, for nothing a loader uses);
+    # the variables are tracked directly, as keras.export.ExportArchive does.
     self._keras = _Untracked(model=model, tokenizer=tokenizer, packer=BertPacker(
         max_seq_length, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id))
     self.model_variables = list(model.variables)
@@ -179,8 +144,7 @@ class ServingModule(tf.Module):
                                       name="length_buckets")
     self.labels = tf.Variable(tf.constant(self.label_list, dtype=tf.string, shape=[len(
         self.label_list)]), trainable=False, shape=tf.TensorShape([None]), name="labels")
-    # Model-only part, optionally XLA-compiled: the tokenizer ops have no XLA kernels, so only the
-    # Transformer is compiled and the string work stays outside.
+    # Only the model is XLA-compiled: the tokenizer ops have no XLA kernels.
     if jit_compile not in (True, False, "auto"):
       raise ValueError(f"jit_compile={jit_compile!r}; expected True, False or 'auto'")
     self.jit_compile = jit_compile
@@ -189,10 +153,8 @@ class ServingModule(tf.Module):
     if int(head_groups) != head_groups or head_groups < 1:
       raise ValueError(f"head_groups={head_groups!r}; expected an integer >= 1")
     self.head_groups = int(head_groups)
-    # The traced graphs run `implementation` (bert_keras/kernels/__init__.py; None = "cpu" on a
-    # host without GPU or TPU), on the model's own variables. Head groups only for the plain
-    # graph: they give its inter-op pool independent branches, while XLA's CPU code runs one op
-    # after the other (the split only adds ops there).
+    # Head groups only for the plain graph: they give its inter-op pool independent branches,
+    # while XLA's CPU code runs one op after the other.
     implementation = options.implementation or kernels.default_implementation()
     self.implementation = implementation
     model_fn = lambda jit: tf.function(
@@ -205,12 +167,9 @@ class ServingModule(tf.Module):
     else:
       self._run_model = model_fn(bool(jit_compile))
       self._graph_model = None if jit_compile else self._run_model
-    # The batches of every text-in and tokenized signature run through one traced function
-    # (`_per_row_bucket`), made on first use; untracked, so saving does not trace it for the kinds
-    # that never call it.
+    # `_per_row_bucket`, traced on first use; untracked: kinds that never call it do not trace it.
     self._shared = _Untracked(per_row_bucket=None)
-    # One traced tokenizer shared by every signature: its normalisation tables and WordPiece model
-    # are graph constants, stored once in the SavedModel instead of once per concrete function.
+    # One traced tokenizer for every signature: its tables are stored once in the SavedModel.
     strings = [tf.TensorSpec([None], tf.string)]
     self._tokenize = tf.function(lambda text: tf.cast(tokenizer.tokenize(text), tf.int32),
                                  input_signature=strings, autograph=False)
@@ -220,6 +179,7 @@ class ServingModule(tf.Module):
     # `serve`, the subclass's text-in entry point, as a callable child (see ServingCall).
     self.serve = ServingCall(self, self._serve)
 
+  tokenized_rank = 2  # of the packed ids: (batch, seq); multiple choice (batch, choices, seq)
   model = property(lambda self: self._keras.model)
   tokenizer = property(lambda self: self._keras.tokenizer)
   packer = property(lambda self: self._keras.packer)
@@ -235,10 +195,8 @@ class ServingModule(tf.Module):
     return call
 
   def _plain_graph_caller(self, model) -> Callable:
-    """The plain graph's caller. Split blocks (CPU implementation, head_groups > 1) run that many
-    head groups side by side (kernels/cpu_transformer_block.py); the copies of the kernel
-    columns each group reads are weights of the CPU model, tracked here so the SavedModel holds
-    them."""
+    """The plain graph's caller; the head groups' kernel copies are tracked so the SavedModel
+    holds them."""
     if self.implementation != "cpu" or self.head_groups == 1:
       return self._model_caller(kernels.implementation_of(model, self.implementation))
     by_heads = kernels.implementation_of(model, self.implementation, head_groups=self.head_groups)
@@ -247,30 +205,18 @@ class ServingModule(tf.Module):
     return self._model_caller(by_heads)
 
   def _run_model_auto(self, inputs: Mapping[str, tf.Tensor]):
-    """The XLA-compiled model for up to AUTO_XLA_MAX_ROWS rows, the plain graph above that.
-
-    On 2 CPU cores XLA took less CPU time per call than the TF graph executor on one sequence
-    (about 12% less for BERT-mini at length 128; the graph pays a fixed cost per op) but more on
-    batches (about 17% more at 32 rows, where the graph's oneDNN matmuls win), so the serving
-    graph picks per call (bench/bench_serving.py measures both). One XLA compilation per input
-    shape, so the bound keeps their number small. A `lazy_cond`, so a one-row call never visits
-    the plain graph's nodes.
-    """
+    """The XLA-compiled model for up to AUTO_XLA_MAX_ROWS rows, the plain graph above that. On 2
+    CPU cores XLA took about 12% less CPU on one sequence (BERT-mini, length 128) but 17% more at
+    32 rows, where oneDNN matmuls win (bench/bench_serving.py)."""
     rows = tf.shape(inputs["input_word_ids"])[0]
     return lazy_cond(rows <= AUTO_XLA_MAX_ROWS, lambda: self._xla_model(inputs),
                      lambda: self._graph_model(inputs))
 
   def run_model_per_row_bucket(self, inputs: Mapping[str, tf.Tensor]) -> dict:
-    """The model's outputs on packed (rows, seq) inputs, each row run at its own bucket.
-
-    A batch of mixed lengths padded to its longest row spends most of its work on padding: 32
-    real sentences of 5-65 pieces padded to 64 are 2048 positions, at their own buckets about
-    1200. The rows are grouped by bucket, each group runs at its bucket's length (one model call
-    per group present; the others are skipped), and the outputs go back to the rows' order, the
-    per-position ones zero-padded to the call's length (positions past a row's `input_mask` are
-    padding, as before). One row, an XLA-compiled model (each group size would be a new program)
-    or a single bucket run the call as one.
-    """
+    """The model's outputs on packed (rows, seq) inputs, each row run at its own bucket (32
+    sentences of 5-65 pieces: 2048 positions padded to 64, about 1200 at their own buckets);
+    per-position outputs zero-padded to the call's length. XLA (each group size would be a new
+    program), one row or one bucket run the call as one."""
     if self._graph_model is None or len(self.buckets) == 1:
       return self._run_model(inputs)
     rows = tf.shape(inputs["input_word_ids"])[0]
@@ -278,9 +224,8 @@ class ServingModule(tf.Module):
         {name: inputs[name] for name in _INPUT_NAMES}), lambda: self._run_model(inputs))
 
   def _per_row_bucket(self) -> Callable:
-    """`_run_by_bucket` traced once for every signature that calls it (encoder, classifier,
-    tagger: text, text pair, tokenized), so the SavedModel stores it once. Traced per signature,
-    its branches (one per bucket) were most of an export's time."""
+    """`_run_by_bucket` traced once for every signature (per signature, its branches were most of
+    an export's time)."""
     if self._shared.per_row_bucket is None:
       with tf.init_scope():  # outside the caller's graph: one trace, whichever signature asks
         self._shared.per_row_bucket = tf.function(
@@ -330,16 +275,23 @@ class ServingModule(tf.Module):
     """Packed inputs (..., max_seq_length) cut to the bucket of their longest row."""
     return length_buckets_lib.trim_to_bucket(dict(inputs), self.buckets)
 
-  def check_length(self, inputs: Mapping[str, tf.Tensor]) -> dict:
-    """`serving_tokenized` inputs of any length up to max_seq_length; longer ones fail with a
-    clear message (the model was exported for at most that many positions)."""
-    length = tf.shape(inputs["input_word_ids"])[-1]
+  @tf.function(autograph=False)
+  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
+    """Packed ids of any length up to max_seq_length (longer ones fail clearly) -> `_outputs`."""
+    length = tf.shape(input_word_ids)[-1]
     check = tf.debugging.Assert(
         length <= self.seq_length,
         [tf.strings.format("input length {} exceeds max_seq_length={}",
                            (length, self.seq_length))])
     with tf.control_dependencies([check]):
-      return {name: tf.identity(value) for name, value in inputs.items()}
+      inputs = {name: tf.identity(value) for name, value in (
+          ("input_word_ids", input_word_ids), ("input_mask", input_mask),
+          ("input_type_ids", input_type_ids))}
+    return self._outputs(inputs)
+
+  def _outputs(self, inputs) -> dict:
+    """Packed inputs (dict of int32 (batch, ..., seq)) -> the outputs of `serving_tokenized`."""
+    raise NotImplementedError
 
   def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """string (batch,) -> int32 ragged (batch, (pieces))."""
@@ -351,8 +303,10 @@ class ServingModule(tf.Module):
     return tf.cast(ids, tf.int32), tf.cast(begin, tf.int64), tf.cast(end, tf.int64)
 
   def signatures(self) -> dict:
-    """name -> concrete function; subclasses add theirs to the tokenized one."""
-    raise NotImplementedError
+    """name -> concrete function: the text-in `serving_default` and `serving_tokenized`."""
+    return {"serving_default": self._serve_text.get_concrete_function(),
+            "serving_tokenized": self.serve_tokenized.get_concrete_function(
+                **tokenized_specs(rank=self.tokenized_rank))}
 
   def metadata(self) -> dict:
     """JSON-able description written beside the SavedModel (assets.extra/export_info.json)."""

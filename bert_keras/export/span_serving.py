@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from bert_keras.export import text_ops
 from bert_keras.export.serving_module import (ServingModule, batched_function, single_or_batch,
-                                              strings, text_input, tokenized_specs)
+                                              strings, text_input)
 
 _NEG_INF = float("-inf")
 
@@ -14,20 +14,14 @@ _NEG_INF = float("-inf")
 class SpanServing(ServingModule):
   """question, context -> answer text, its character offsets in the context, score.
 
-  Everything the released run_squad.py does around the model runs in the graph: the question is cut
-  to `max_query_length` pieces; a context longer than one window is split into windows of
-  `max_seq_length - len(question) - 3` pieces every `doc_stride` pieces; each context piece is
-  scored only in the window where it has the most context on both sides ("max context"); spans
-  start among each window's `n_best_size` best start logits and end among its best end logits,
-  end >= start and are at most `max_answer_length` pieces long. The best span over all windows is
-  the answer: S.T_i + E.T_j (section 4.2). For SQuAD v2.0 (section 4.3) the no-answer score
-  s_null = S.C + E.C (the smallest over the windows) wins when s_null - s_best > the threshold
-  tuned on dev (`null_score_diff_threshold`, also a variable of the loaded model).
+  What run_squad.py does around the model runs in the graph: the question cut to max_query_length,
+  windows every doc_stride pieces, each piece scored in its max-context window, spans from the
+  n_best_size best starts and ends, at most max_answer_length long; the best S.T_i + E.T_j over
+  the windows wins (section 4.2). v2.0 (4.3): no answer when s_null - s_best > the dev threshold.
 
-  Outputs per question: `answer` string ("" for no answer), `start` and `end` int32 character
-  offsets into the context (end exclusive; -1 for no answer), `score` float32 (s_best; -inf when
-  no span is possible), `null_score_diff` float32 (s_null - s_best) and `no_answer` bool (v1.1:
-  True only when no span is possible).
+  Outputs per question: `answer` ("" for none), `start`, `end` int32 character offsets (end
+  exclusive; -1 for none), `score` (s_best; -inf when no span is possible), `null_score_diff`
+  (s_null - s_best), `no_answer` bool.
   """
 
   def __init__(self, model, tokenizer, max_seq_length: int, version_2: bool = False,
@@ -45,16 +39,9 @@ class SpanServing(ServingModule):
                      "null_score_diff_threshold": float(null_score_diff_threshold),
                      "doc_stride": int(doc_stride), "max_query_length": int(max_query_length),
                      "max_answer_length": int(max_answer_length), "n_best_size": int(n_best_size)}
-    self.version_2 = tf.Variable(bool(version_2), trainable=False,
-                                               name="version_2")
-    self.null_score_diff_threshold = tf.Variable(float(null_score_diff_threshold),
-                                                 dtype=tf.float32, trainable=False,
-                                                 name="null_score_diff_threshold")
-    self.doc_stride = tf.Variable(int(doc_stride), trainable=False, name="doc_stride")
-    self.max_query_length = tf.Variable(int(max_query_length), trainable=False,
-                                        name="max_query_length")
-    self.max_answer_length = tf.Variable(int(max_answer_length), trainable=False,
-                                         name="max_answer_length")
+    for name in ("version_2", "null_score_diff_threshold", "doc_stride", "max_query_length",
+                 "max_answer_length"):  # variables of the loaded model too
+      setattr(self, name, tf.Variable(self.settings[name], trainable=False, name=name))
     self._serve_text = batched_function(self._serve_batch, strings(None), strings(None))
 
   def metadata(self) -> dict:
@@ -74,9 +61,8 @@ class SpanServing(ServingModule):
     # No trimming: it fits by design. Padded to the bucket of the call's longest window.
     inputs = self.to_bucket(self.packer([tf.gather(query, example), window]))
     seq = tf.shape(inputs["input_word_ids"])[1]  # the bucket length
-    outputs = self._run_model(inputs)
-    start_logits = tf.cast(outputs["start_logits"], tf.float32)  # (windows, seq)
-    end_logits = tf.cast(outputs["end_logits"], tf.float32)
+    logits = self._outputs(inputs)
+    start_logits, end_logits = logits["start_logits"], logits["end_logits"]  # (windows, seq)
     num_windows = tf.shape(example)[0]
     batch = tf.shape(question)[0]
 
@@ -148,15 +134,8 @@ class SpanServing(ServingModule):
     """question, context: string (batch,) or scalars."""
     return single_or_batch(self._serve_text, {"question": question, "context": context})
 
-  @tf.function(autograph=False)
-  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
-    """Packed windows in, the raw span logits out (batch, seq) each: post-processing is yours."""
-    outputs = self._run_model(self.check_length({"input_word_ids": input_word_ids,
-                                                 "input_mask": input_mask,
-                                                 "input_type_ids": input_type_ids}))
+  def _outputs(self, inputs):
+    """The raw span logits (windows, seq) each, float32: post-processing is the caller's."""
+    outputs = self._run_model(inputs)
     return {"start_logits": tf.cast(outputs["start_logits"], tf.float32),
             "end_logits": tf.cast(outputs["end_logits"], tf.float32)}
-
-  def signatures(self) -> dict:
-    return {"serving_default": self._serve_text.get_concrete_function(),
-            "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}

@@ -7,17 +7,14 @@ import tensorflow as tf
 
 from bert_keras.export import text_ops
 from bert_keras.export.serving_module import (ServingModule, batched_function, single_or_batch,
-                                              strings, text_input, tokenized_specs)
+                                              strings, text_input)
 
 _OUTSIDE, _BEGIN, _INSIDE = 0, 1, 2
 
 
 def parse_tags(labels) -> tuple[list[int], list[int], list[str]]:
-  """IOB tags -> (prefix per label, type index per label, type names).
-
-  "B-PER" -> (BEGIN, index of "PER"); "I-PER" -> INSIDE; "O" and anything without a type (such
-  as "[PAD]" or "X" markers) -> OUTSIDE. "S-"/"E-" of IOBES count as BEGIN/INSIDE.
-  """
+  """IOB tags -> (prefix per label, type index per label, type names): "B-PER" -> BEGIN, "I-PER"
+  -> INSIDE, anything without a type ("O", "[PAD]") -> OUTSIDE; IOBES "S-"/"E-" as B-/I-."""
   types: list[str] = []
   prefixes, type_ids = [], []
   for label in labels:
@@ -36,22 +33,14 @@ def parse_tags(labels) -> tuple[list[int], list[int], list[str]]:
 class TaggerServing(ServingModule):
   """text -> entities with their type and character offsets.
 
-  The text is tokenized into basic words (whitespace and punctuation split, as the original) and
-  WordPiece pieces; each word takes the label predicted at its first piece (section 5.3: "we use
-  the representation of the first sub-token as the input to the token-level classifier"); tags
-  are decoded into entities the conlleval way (an entity starts at B-X, or at I-X after O or after
-  another type).
+  Each word takes the label predicted at its first piece (section 5.3); tags become entities the
+  conlleval way. With `doc_stride`, a text longer than one window is tagged in windows every
+  doc_stride pieces, each piece labelled in the window where it has the most context
+  (run_squad.py's rule); doc_stride=0 tags the first window only.
 
-  A text longer than one window (max_seq_length - 2 pieces) is tagged window by window when
-  `doc_stride` is set: windows of max_seq_length - 2 pieces start every doc_stride pieces (the last
-  one ends at the text's end), as run_squad.py lays out SQuAD contexts, and each piece takes the
-  label of the window where it has the most context on both sides (run_squad.py's max-context
-  rule), so every entity keeps its character offsets in the whole text. doc_stride=0 tags the first
-  window only (text past it is dropped, never an error). export_finetuned uses half a window.
-
-  Outputs, padded to the most entities in the batch: `entity_type` and `entity_text` string
-  (batch, E) ("" padding), `entity_start`, `entity_end` int32 (batch, E) character offsets into
-  the text (end exclusive; -1 padding), `num_entities` int32 (batch,).
+  Outputs, padded to the most entities in the batch: `entity_type`, `entity_text` string (batch, E)
+  ("" padding), `entity_start`, `entity_end` int32 character offsets (end exclusive; -1 padding),
+  `num_entities` int32 (batch,).
   """
 
   def __init__(self, model, tokenizer, max_seq_length: int, labels=None, doc_stride: int = 0,
@@ -83,8 +72,7 @@ class TaggerServing(ServingModule):
     return {**super().metadata(), "doc_stride": self.stride}
 
   def _piece_tags(self, ids: tf.RaggedTensor) -> tf.Tensor:
-    """ids ragged (batch, (pieces)) -> int32 (pieces,) the tag of each piece (flat order),
-    from the window where it has the most context."""
+    """ids ragged (batch, (pieces)) -> int32 (pieces,): each piece's tag from its best window."""
     room = self.seq_length - 2
     lengths = tf.cast(ids.row_lengths(), tf.int32)  # (batch,)
     if self.stride:
@@ -168,14 +156,7 @@ class TaggerServing(ServingModule):
     """text: string (batch,) or a scalar."""
     return single_or_batch(self._serve_text, {"text": text})
 
-  @tf.function(autograph=False)
-  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
+  def _outputs(self, inputs):
     """Per-piece labels: `tag_id` int32 (batch, seq), `tag` string, `probabilities` (.., K)."""
-    tags, probabilities = self._tags(self.check_length({
-        "input_word_ids": input_word_ids, "input_mask": input_mask,
-        "input_type_ids": input_type_ids}))
+    tags, probabilities = self._tags(inputs)
     return {"tag_id": tags, "tag": tf.gather(self.labels, tags), "probabilities": probabilities}
-
-  def signatures(self) -> dict:
-    return {"serving_default": self._serve_text.get_concrete_function(),
-            "serving_tokenized": self.serve_tokenized.get_concrete_function(**tokenized_specs())}

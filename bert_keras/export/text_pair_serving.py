@@ -1,11 +1,9 @@
-"""The base of the exports that read text_a and an optional text_b: classification, regression and
-the encoder's features (Devlin et al., 2018, sections 4.1 and 5.3)."""
+"""The base of the exports of text_a and an optional text_b: classification, regression, encoder."""
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_keras.export import text_ops
 from bert_keras.export.serving_module import (ServingModule, batched_function, same_rows,
                                               single_or_batch, strings, text_input,
                                               tokenized_specs)
@@ -28,14 +26,10 @@ def _refused_alone(text_a, task: str):
 class TextPairServing(ServingModule):
   """text_a, optional text_b -> whatever the subclass's `_outputs(packed inputs)` returns.
 
-  Signatures: `serving_text` (text_a alone), `serving_text_pair` (text_a, text_b),
-  `serving_tokenized` (packed int32 ids) and `serving_default`, the pair one when `pair` is set.
-  `pair` marks a sentence-pair task: text_b is then always packed as segment B (as the task packed
-  it for training, even when empty) and required: `serve(text_a)` alone fails with an
-  InvalidArgumentError saying so, and there is no `serving_text` signature, as predict.py refuses a
-  record without text_b (an answer from text_a alone would come from an input unlike anything the
-  model was trained on). Otherwise a text_b with no pieces packs text_a alone, as the original
-  run_classifier.py does (`if tokens_b:`), so one signature serves both kinds of input.
+  Signatures: `serving_text`, `serving_text_pair`, `serving_tokenized` and `serving_default`.
+  A `pair` task always packs text_b as segment B, as in training, and requires it (no
+  `serving_text`; `serve(text_a)` fails): text_a alone is unlike anything it was trained on.
+  Otherwise a text_b with no pieces packs text_a alone, as run_classifier.py (`if tokens_b:`).
   """
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int, pair: bool = False,
@@ -54,10 +48,6 @@ class TextPairServing(ServingModule):
     self._serve_text = batched_function(text, strings(None))
     self._serve_text_pair = batched_function(text_pair, strings(None), strings(None))
 
-  def _outputs(self, inputs) -> dict:
-    """Packed inputs (dict of int32 (batch, seq)) -> the signature's outputs."""
-    raise NotImplementedError
-
   def _pack(self, text_a, text_b):
     """Packed inputs, padded to the bucket of the batch's longest row (ServingModule)."""
     segment_a = self.tokenize(text_a)
@@ -65,8 +55,9 @@ class TextPairServing(ServingModule):
       return self.to_bucket(self.packer([segment_a]))
     if self.pair:
       return self.to_bucket(self.packer([segment_a, self.tokenize(text_b)]))
-    return self.to_bucket(
-        text_ops.pack_optional_pair(self.packer, segment_a, self.tokenize(text_b)))
+    segment_b = self.tokenize(text_b)  # a row whose text_b has no pieces packs text_a alone
+    return self.to_bucket(self.packer.pack_pair(segment_a, segment_b,
+                                                has_b=segment_b.row_lengths() > 0))
 
   @tf.function(input_signature=[text_input("text_a"), text_input("text_b")], autograph=False)
   def _serve(self, text_a, text_b=NO_TEXT_B):
@@ -76,16 +67,7 @@ class TextPairServing(ServingModule):
         no_text_b, lambda: single_or_batch(self._serve_text, {"text_a": text_a}),
         lambda: single_or_batch(self._serve_text_pair, {"text_a": text_a, "text_b": text_b}))
 
-  @tf.function(autograph=False)
-  def serve_tokenized(self, input_word_ids, input_mask, input_type_ids):
-    """Packed ids of any length up to max_seq_length, run at that length."""
-    return self._outputs(self.check_length({"input_word_ids": input_word_ids,
-                                            "input_mask": input_mask,
-                                            "input_type_ids": input_type_ids}))
-
   def signatures(self) -> dict:
-    # `serve`, for Python callers, is a thin wrapper of the two graphs. A pair task's
-    # text_a-alone form only refuses (see the class docstring): not a signature.
     pair = self._serve_text_pair.get_concrete_function()
     signatures = {"serving_default": pair, "serving_text_pair": pair,
                   "serving_tokenized": self.serve_tokenized.get_concrete_function(

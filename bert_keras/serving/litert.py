@@ -4,19 +4,11 @@
   model.serve(["a gripping film", "a dull one"])["label"]  # array([b'pos', b'neg'], dtype=object)
   model.serve("a gripping film")                           # one example: no batch axis
 
-`serve` takes the call forms of the SavedModel's `serve` (text_a and an optional text_b for the
-encoder, classification and regression kinds; context and endings for multiple choice; a string
-or a batch) and returns the same outputs as numpy arrays (strings as bytes), equal to the
-SavedModel's within 1e-5: the same tokenization (the original BERT rules), packing, length
-buckets (each row of an encoder or classifier batch at its own bucket, per-position outputs
-zero-padded to the call's) and decoding.
-
-Needs numpy, `ai-edge-litert` (the LiteRT interpreter, XNNPACK on CPU) and `tokenizers`: the
-project's in-graph tokenizer is TensorFlow ops that LiteRT cannot run, so the text is tokenized
-in front of the ids-in model by Hugging Face's Rust WordPiece, set to the original's rules
-(clean text, spaces around CJK ideographs, lower case and accents stripped for uncased
-vocabularies, punctuation split, greedy longest match, [UNK] past 200 characters); a word-final
-capital sigma is lowered as the original's Python lowering does (`final_sigmas`).
+`serve` takes the call forms of the SavedModel's `serve` and returns its outputs as numpy arrays
+(strings as bytes), equal within 1e-5: the same tokenization, packing, length buckets and
+decoding. Needs numpy, `ai-edge-litert` and `tokenizers`: LiteRT cannot run the in-graph
+tokenizer's TensorFlow ops, so Hugging Face's Rust WordPiece, set to the original BERT rules,
+tokenizes in front of the ids-in model.
 """
 
 from __future__ import annotations
@@ -96,6 +88,32 @@ def _texts(value, name: str) -> tuple[list[str], bool]:
   if not all(isinstance(t, str) for t in texts):
     raise UserError(f"{name}: expected strings, got {[type(t).__name__ for t in texts][:3]}")
   return texts, False
+
+
+def _single(result: dict, single: bool) -> dict:
+  """A batch's outputs, or one example's without the batch axis."""
+  return {name: value[0, ...] for name, value in result.items()} if single else result
+
+
+def _windows(n: int, room: int, stride: int) -> list[tuple[int, int]]:
+  """(start, length) windows of `room` pieces every `stride` over n pieces (text_ops.doc_windows)."""
+  step = max(min(room, stride), 1)
+  return [(w * step, max(min(n - w * step, room), 0))
+          for w in range(1 + (max(n - room, 0) + step - 1) // step)]
+
+
+def _owners(windows, sizes) -> list[np.ndarray]:
+  """Per row, the window that owns each piece: the first with the most context on both sides,
+  min(left, right) + 0.01 * length (run_squad.py's max-context rule). windows: (row, start, length)."""
+  best = [np.full(n, -np.inf) for n in sizes]
+  owner = [np.full(n, -1) for n in sizes]
+  for w, (row, start, length) in enumerate(windows):
+    within = np.arange(length)
+    score = np.minimum(within, length - 1 - within) + 0.01 * length
+    better = score > best[row][start:start + length]
+    best[row][start:start + length][better] = score[better]
+    owner[row][start:start + length][better] = w
+  return owner
 
 
 def _bucket(length: np.ndarray, buckets: np.ndarray) -> np.ndarray:
@@ -216,14 +234,10 @@ class LiteRTModel:
 
   # === serve ===
   def serve(self, *args, **kwargs) -> dict:
-    """The SavedModel's `serve` call forms: (text_a, text_b=None) or (context, endings)."""
-    if self.kind == "multiple_choice":
-      return self._serve_choices(*args, **kwargs)
-    if self.kind == "tagging":
-      return self._serve_tags(*args, **kwargs)
-    if self.kind == "squad":
-      return self._serve_spans(*args, **kwargs)
-    return self._serve_text(*args, **kwargs)
+    """The SavedModel's `serve` call forms: (text_a, text_b=None), (context, endings), (text) or
+    (question, context)."""
+    return {"multiple_choice": self._serve_choices, "tagging": self._serve_tags,
+            "squad": self._serve_spans}.get(self.kind, self._serve_text)(*args, **kwargs)
 
   __call__ = serve
 
@@ -251,7 +265,7 @@ class LiteRTModel:
       result = self._classes(outputs["logits"])
       result["label"] = np.array([self.labels[i].encode("utf-8") for i in result["label_id"]],
                                  dtype=object).reshape(result["label_id"].shape)
-    return {name: value[0, ...] for name, value in result.items()} if single else result
+    return _single(result, single)
 
   def _serve_choices(self, context, endings) -> dict:
     contexts, single = _texts(context, "context")
@@ -272,34 +286,21 @@ class LiteRTModel:
     shape = (len(contexts), choices, packed["input_word_ids"].shape[1])
     outputs = self._run({name: value.reshape(shape) for name, value in packed.items()})
     result = self._classes(outputs["logits"])
-    result = {"probabilities": result["probabilities"], "choice": result["label_id"]}
-    return {name: value[0, ...] for name, value in result.items()} if single else result
+    return _single({"probabilities": result["probabilities"], "choice": result["label_id"]}, single)
 
   def _piece_tags(self, ids: list[list[int]]) -> list[np.ndarray]:
     """The tag of every piece of every row, from the window where it has the most context
     (TaggerServing._piece_tags: windows of max_seq_length - 2 pieces every doc_stride pieces,
     run_squad.py's max-context rule; doc_stride 0: the first window only, already cut)."""
     room, stride = self.max_seq_length - 2, int(self.info["doc_stride"])
-    windows = []  # (row, start, length)
-    for row, pieces in enumerate(ids):
-      n = len(pieces)
-      if not stride:
-        windows.append((row, 0, n))
-        continue
-      step = max(min(room, stride), 1)
-      for w in range(1 + (max(n - room, 0) + step - 1) // step):
-        windows.append((row, w * step, max(min(n - w * step, room), 0)))
+    windows = [(row, start, length) for row, pieces in enumerate(ids)
+               for start, length in (_windows(len(pieces), room, stride) if stride
+                                     else [(0, len(pieces))])]
     inputs = self._pack([ids[row][start:start + length] for row, start, length in windows])
     tags = self._run_per_row_bucket(inputs)["logits"].argmax(axis=-1)  # (windows, seq)
-    best = [np.full(len(pieces), -np.inf) for pieces in ids]
-    piece_tags = [np.zeros(len(pieces), np.int64) for pieces in ids]
-    for w, (row, start, length) in enumerate(windows):
-      within = np.arange(length)
-      score = np.minimum(within, length - 1 - within) + 0.01 * length
-      better = score > best[row][start:start + length]  # the first window wins ties
-      best[row][start:start + length][better] = score[better]
-      piece_tags[row][start:start + length][better] = tags[w, 1 + within[better]]
-    return piece_tags
+    starts = np.array([start for _, start, _ in windows], np.int64)
+    return [tags[owner, 1 + np.arange(len(owner)) - starts[owner]]
+            for owner in _owners(windows, [len(pieces) for pieces in ids])]
 
   def _serve_tags(self, text) -> dict:
     """TaggerServing's outputs: entities with their type, text and character offsets."""
@@ -342,7 +343,7 @@ class LiteRTModel:
         result["entity_type"][row, e] = entity_type.encode("utf-8")
         result["entity_text"][row, e] = texts[row][begin:end].encode("utf-8")
         result["entity_start"][row, e], result["entity_end"][row, e] = begin, end
-    return {name: value[0, ...] for name, value in result.items()} if single else result
+    return _single(result, single)
 
   def _serve_spans(self, question, context) -> dict:
     """SpanServing's outputs: the best span over a context's windows (run_squad.py's layout,
@@ -354,12 +355,8 @@ class LiteRTModel:
     s, seq = self.info, self.max_seq_length
     query = [ids[:min(s["max_query_length"], seq - 4)] for ids in self.tokenize(questions)]
     docs = self._encode(contexts)
-    windows = []  # (example, start, length)
-    for example, doc in enumerate(docs):
-      n, room = len(doc.ids), seq - 3 - len(query[example])
-      step = max(min(room, s["doc_stride"]), 1)
-      for w in range(1 + (max(n - room, 0) + step - 1) // step):
-        windows.append((example, w * step, max(min(n - w * step, room), 0)))
+    windows = [(e, start, length) for e, doc in enumerate(docs)
+               for start, length in _windows(len(doc.ids), seq - 3 - len(query[e]), s["doc_stride"])]
     example = np.array([w[0] for w in windows])
     start = np.array([w[1] for w in windows])
     length = np.array([w[2] for w in windows])
@@ -370,19 +367,10 @@ class LiteRTModel:
     width = start_logits.shape[1]
     within = np.arange(width)[None, :] - (np.array([len(query[e]) for e in example]) + 2)[:, None]
     in_context = (within >= 0) & (within < length[:, None])
-    # Max context: the first window with the highest min(left, right) + 0.01 * length owns a piece.
-    score = np.where(in_context, np.minimum(within, length[:, None] - 1 - within)
-                     + 0.01 * length[:, None], -np.inf)
-    piece = start[:, None] + within  # index inside the example's document
-    best_score = {}
-    for w in range(len(windows)):
-      for p in np.flatnonzero(in_context[w]):
-        key = (example[w], piece[w, p])
-        if key not in best_score or score[w, p] > best_score[key][0]:
-          best_score[key] = (score[w, p], w)
     max_context = np.zeros_like(in_context)
-    for (e, p), (_, w) in best_score.items():
-      max_context[w, p - start[w] + len(query[e]) + 2] = True
+    for e, owner in enumerate(_owners(windows, [len(doc.ids) for doc in docs])):
+      pieces = np.arange(len(owner))
+      max_context[owner, pieces - start[owner] + len(query[e]) + 2] = True
     k = min(s["n_best_size"], width)
     top_start = start_logits >= np.sort(start_logits, axis=1)[:, -k][:, None]
     top_end = end_logits >= np.sort(end_logits, axis=1)[:, -k][:, None]
@@ -415,7 +403,7 @@ class LiteRTModel:
       end = docs[e].offsets[start[w] + within[w, j]][1]
       result["answer"][e] = contexts[e][begin:end].encode("utf-8")
       result["start"][e], result["end"][e] = begin, end
-    return {name: value[0, ...] for name, value in result.items()} if single else result
+    return _single(result, single)
 
   @staticmethod
   def _classes(logits: np.ndarray) -> dict:

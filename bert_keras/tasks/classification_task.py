@@ -28,8 +28,7 @@ class ClassificationExample:
 
 
 class ClassificationTask(Task):
-  """Subclasses implement `read_examples` and set `labels` (None = regression), `metric_names`,
-  `is_pair`, and for F1 the `positive_label`."""
+  """Subclasses set `labels` (None = regression), `metric_names`, `is_pair`, `positive_label`."""
 
   labels: tuple | None = None
   metric_names: tuple = ("accuracy",)
@@ -123,14 +122,9 @@ class ClassificationTask(Task):
     index = {name: i for i, name in enumerate(self.label_names)}
     gold = [index[e.label] for e in examples]
     pred = [index[p["prediction"]] for p in predictions]
-    results = {}
-    for name in self.metric_names:
-      fn = metrics_lib.CLASSIFICATION_METRICS[name]
-      if name == "f1":
-        results[name] = fn(gold, pred, positive=index[self.positive_label])
-      else:
-        results[name] = fn(gold, pred)
-    return results
+    options = {"f1": {"positive": index.get(self.positive_label)}}
+    return {name: metrics_lib.CLASSIFICATION_METRICS[name](gold, pred, **options.get(name, {}))
+            for name in self.metric_names}
 
   def task_info(self, metrics: Mapping[str, Any] | None = None) -> dict:
     info = super().task_info(metrics)

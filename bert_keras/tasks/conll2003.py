@@ -1,14 +1,9 @@
 """CoNLL-2003 named entity recognition (Devlin et al., 2018, section 5.3).
 
-File layout: one `token POS chunk NER` line per word, `-DOCSTART- -X- -X- O` document lines and
-blank lines between sentences; `<data_dir>/train.txt`, `valid.txt` (or the original eng.train,
-eng.testa). Tags are IOB1 (the original English release) or IOB2 (`tagging_scheme`), with the
-entity types PER, LOC, ORG and MISC; a file whose entities begin the other scheme's way is refused.
-The model is trained on IOB2; predictions (the JSON and conlleval files) are written back in the
-file's scheme. The label of a
-word is predicted from its first WordPiece only. Entity-level precision / recall / F1 as conlleval.
-
-`approach="feature_based"` trains a two-layer BiLSTM over frozen encoder features instead (5.3).
+One `token POS chunk NER` line per word, blank or -DOCSTART- lines between sentences; tags IOB1
+(the original English release) or IOB2 (`tagging_scheme`), trained as IOB2 and written back in the
+file's scheme. A word's label is predicted from its first WordPiece; entity-level scores as
+conlleval. `approach="feature_based"`: a two-layer BiLSTM over frozen encoder features (5.3).
 """
 
 from __future__ import annotations
@@ -46,24 +41,19 @@ def _entity_type(tag: str) -> str | None:
   return None if tag == "O" else tag[2:]
 
 
+def _entity_starts_as(tags: Sequence[str], old: str, new: str) -> list[str]:
+  """`tags` with each `old` prefix that starts an entity (after O or another type) made `new`."""
+  return [new + tag[2:] if tag.startswith(old) and (i == 0 or _entity_type(tags[i - 1]) != tag[2:])
+          else tag for i, tag in enumerate(tags)]
+
+
 def iob1_to_iob2(tags: Sequence[str]) -> list[str]:
-  """I-X that starts an entity (after O or another type) becomes B-X."""
-  out = []
-  for i, tag in enumerate(tags):
-    if tag.startswith("I-") and (i == 0 or _entity_type(tags[i - 1]) != tag[2:]):
-      tag = "B-" + tag[2:]
-    out.append(tag)
-  return out
+  return _entity_starts_as(tags, "I-", "B-")
 
 
 def iob2_to_iob1(tags: Sequence[str]) -> list[str]:
-  """B-X stays only where it separates two adjacent entities of type X; otherwise I-X."""
-  out = []
-  for i, tag in enumerate(tags):
-    if tag.startswith("B-") and (i == 0 or _entity_type(tags[i - 1]) != tag[2:]):
-      tag = "I-" + tag[2:]
-    out.append(tag)
-  return out
+  """B-X stays only where it separates two adjacent entities of type X."""
+  return _entity_starts_as(tags, "B-", "I-")
 
 
 def _check_tag(tag: str, where: str) -> None:
@@ -87,12 +77,8 @@ def _scheme_evidence(tag: str, previous: str) -> str | None:
 
 
 def read_conll(path: str, scheme: str) -> list[NerExample]:
-  """Sentences of a CoNLL file whose tags are in `scheme` ("iob1" or "iob2"), tags in IOB2.
-
-  Every line must have the field count of the file's first word line, and a tag of the scheme with
-  one of CoNLL-2003's entity types; an entity beginning the other scheme's way means the file is
-  in the other scheme, which is refused (its gold column would be rewritten wrongly).
-  """
+  """Sentences of a CoNLL file in `scheme` ("iob1" or "iob2"), tags in IOB2. An entity beginning
+  the other scheme's way is refused (its gold column would be rewritten wrongly)."""
   examples, words, tags, first_line = [], [], [], 0
   fields = None  # (count, line) of the file's first word line
 
@@ -230,9 +216,8 @@ class Conll2003Task(Task):
                                      [p["predicted"] for p in predictions])
 
   def write_predictions(self, predictions: Any, path_stem: str) -> str:
-    """`<path_stem>.json` ({guid, words, gold, predicted} per sentence) and
-    `<path_stem>.conlleval.txt`, conlleval's input (`word gold predicted` per line), both in the
-    input files' scheme (--tagging_scheme): the gold tags as the file has them."""
+    """`<path_stem>.json` and `<path_stem>.conlleval.txt` (`word gold predicted` per line), in the
+    input files' scheme."""
     convert = iob2_to_iob1 if self.config.tagging_scheme == "iob1" else list
     written = [{**p, "gold": convert(p["gold"]), "predicted": convert(p["predicted"])}
                for p in predictions]

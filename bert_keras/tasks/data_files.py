@@ -1,9 +1,5 @@
-"""The files each registered task reads from `--data_dir`, in the official layouts.
-
-One table for `run_finetuning --help` and the README (tests/tasks/test_data_files.py holds both
-to it and checks every name against what the task's reader opens). Imports nothing heavy, so
-`--help` stays fast.
-"""
+"""The files each task reads from `--data_dir`: one table for `run_finetuning --help` and the
+README (imports nothing heavy, so `--help` stays fast)."""
 
 _GLUE = "train.tsv, dev.tsv, test.tsv (the GLUE download's task folder; 'tfds:' reads tensorflow-datasets instead)"
 _CONLL = ("train.txt, valid.txt, test.txt (or eng.train, eng.testa, eng.testb): token POS chunk "

@@ -1,23 +1,11 @@
 """A fine-tuned run's output directory, reloaded: evaluate-only and predict-only runs (the original
-run_classifier / run_squad `do_eval` and `do_predict` without `do_train`).
-
-  run_evaluation  reads labelled splits (default: the task's dev splits), writes into --output_dir
-                  config.json, metrics.json and predictions_<split>.json, as training does.
-  run_prediction  reads unlabeled splits (default: the test files), writes predictions_<split>.json
-                  and the benchmark's submission files: GLUE `<TASK>.tsv` (`index<TAB>prediction`,
-                  e.g. MRPC.tsv, MNLI-m.tsv, and AX.tsv when the AX file is found), SQuAD
-                  predictions.json and, for v2.0, null_odds.json, SWAG submission.csv.
-
-Both run in batches of similar length, each padded to 16, 24, 32, 48, 64, ... max_seq_length, as
-training's evaluation does (bert_keras/tasks/length_batches.py: the same metrics and the same
-predictions in the same order as fixed padding); `length_buckets="fixed"` pads every batch to
-max_seq_length, and a list of lengths ("16,32,64") sets the buckets. The fine-tuned directory is
-only read; outputs go to another directory, staged and published whole as in training
-(bert_keras.tasks.finetuning.write_staged).
+`do_eval` and `do_predict` without `do_train`), in length-bucketed batches as training's evaluation.
+Outputs go to another directory, published whole (finetuning.write_staged).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Sequence
 
@@ -29,9 +17,7 @@ FILES = ("model.keras", "config.json", "task_info.json", "vocab.txt")
 
 
 class FinetunedModel:
-  """The task, tokenizer and task model of a run_finetuning output directory; `length_buckets`:
-  the padded lengths of its prediction batches (RunConfig.length_buckets: "auto", "fixed" or a
-  list of lengths)."""
+  """The task, tokenizer and task model of a run_finetuning output directory."""
 
   def __init__(self, directory: str, length_buckets: str | bool = "auto"):
     # pylint: disable=import-outside-toplevel
@@ -53,27 +39,21 @@ class FinetunedModel:
     self.task = get_task(self.task_config)
     self.task.label_names = self.info.get("label_names")
     self.batch_lengths = batch_lengths(self.task_config.max_seq_length, length_buckets)
-    self._model = None
-    self._tokenizer = None
 
   def path(self, name: str) -> str:
     return os.path.join(self.directory, name)
 
-  @property
+  @functools.cached_property
   def tokenizer(self):
-    if self._tokenizer is None:
-      # pylint: disable-next=import-outside-toplevel
-      from bert_keras.text.bert_tokenizer import BertTokenizer
-      self._tokenizer = BertTokenizer(vocab_path=self.path("vocab.txt"),
-                                      lower_case=bool(self.info.get("lower_case", True)))
-    return self._tokenizer
+    # pylint: disable-next=import-outside-toplevel
+    from bert_keras.text.bert_tokenizer import BertTokenizer
+    return BertTokenizer(vocab_path=self.path("vocab.txt"),
+                         lower_case=bool(self.info.get("lower_case", True)))
 
-  @property
+  @functools.cached_property
   def model(self):
-    if self._model is None:
-      from bert_keras import keras_classes  # pylint: disable=import-outside-toplevel
-      self._model = keras_classes.load_model(self.path("model.keras"))
-    return self._model
+    from bert_keras import keras_classes  # pylint: disable=import-outside-toplevel
+    return keras_classes.load_model(self.path("model.keras"))
 
   def read(self, data_dir: str, splits: Sequence[str], labelled: bool) -> dict:
     """split -> examples; with `labelled`, a split without gold labels is an error."""
@@ -99,12 +79,20 @@ class FinetunedModel:
     return self.task.postprocess(examples, features, outputs)
 
 
-def _check_directories(finetuned_dir: str, output_dir: str) -> None:
+def _open(finetuned_dir: str, output_dir: str, data_dir: str, splits: Sequence[str],
+          length_buckets, labelled: bool):
+  """(FinetunedModel, resolved data_dir, splits, split -> examples), read before anything is
+  written; default splits: the dev splits (labelled) or the unlabeled test files."""
   if not output_dir:
     raise UserError("--output_dir is required")
   if os.path.realpath(output_dir) == os.path.realpath(finetuned_dir):
     raise UserError(f"--output_dir={output_dir} is the fine-tuned run's own directory: its "
                     "metrics.json and predictions would be replaced; give another directory")
+  finetuned = FinetunedModel(finetuned_dir, length_buckets)
+  task = finetuned.task
+  data_dir = task.resolve_data_dir(data_dir)
+  splits = tuple(splits) or (task.eval_splits if labelled else task.default_predict_splits(data_dir))
+  return finetuned, data_dir, splits, finetuned.read(data_dir, splits, labelled=labelled)
 
 
 def _resolved(finetuned: FinetunedModel, mode: str, data_dir: str, splits) -> dict:
@@ -115,15 +103,13 @@ def _resolved(finetuned: FinetunedModel, mode: str, data_dir: str, splits) -> di
 
 def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
                    splits: Sequence[str] = (), length_buckets: str | bool = "auto") -> dict:
-  """Evaluates the fine-tuned model on labelled `splits` (default: its task's dev splits)."""
+  """Evaluates the fine-tuned model on labelled `splits`; writes config.json, metrics.json and
+  predictions_<split>.json into output_dir, as training does."""
   # pylint: disable-next=import-outside-toplevel
   from bert_keras.tasks.finetuning import write_staged
-  _check_directories(finetuned_dir, output_dir)
-  finetuned = FinetunedModel(finetuned_dir, length_buckets)
+  finetuned, data_dir, splits, examples = _open(finetuned_dir, output_dir, data_dir, splits,
+                                                length_buckets, labelled=True)
   task = finetuned.task
-  splits = tuple(splits) or task.eval_splits
-  data_dir = task.resolve_data_dir(data_dir)
-  examples = finetuned.read(data_dir, splits, labelled=True)  # before anything is written
 
   def write(stage: str) -> dict:
     results = {"task": task.run_name(), "mode": "evaluate",
@@ -145,16 +131,14 @@ def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
 
 def run_prediction(finetuned_dir: str, output_dir: str, data_dir: str = "",
                    splits: Sequence[str] = (), length_buckets: str | bool = "auto") -> list[str]:
-  """Predicts `splits` (default: the task's unlabeled test splits) with the fine-tuned model and
-  writes them in the official submission formats; returns the names of the files written."""
+  """Predicts unlabeled `splits` and writes predictions_<split>.json and the benchmark's
+  submission files (GLUE `<TASK>.tsv`, SQuAD predictions.json / null_odds.json, SWAG
+  submission.csv); returns the names of the files written."""
   # pylint: disable-next=import-outside-toplevel
   from bert_keras.tasks.finetuning import write_staged
-  _check_directories(finetuned_dir, output_dir)
-  finetuned = FinetunedModel(finetuned_dir, length_buckets)
+  finetuned, data_dir, splits, examples = _open(finetuned_dir, output_dir, data_dir, splits,
+                                                length_buckets, labelled=False)
   task = finetuned.task
-  data_dir = task.resolve_data_dir(data_dir)
-  splits = tuple(splits) or task.default_predict_splits(data_dir)
-  examples = finetuned.read(data_dir, splits, labelled=False)
 
   def write(stage: str) -> list[str]:
     for split, split_examples in examples.items():

@@ -1,9 +1,5 @@
-"""What a run_finetuning command is checked for before TensorFlow is imported (the script calls
-these first; the library repeats the checks that need the task or the model): the output
-directory's state, the input paths present and readable, the task of an earlier run there.
-
-Imports nothing heavy: a wrong command fails in about a second.
-"""
+"""The checks of a run_finetuning command before TensorFlow is imported (output directory, input
+paths, an earlier run's task): a wrong command fails in about a second."""
 
 from __future__ import annotations
 
@@ -25,25 +21,19 @@ RUN_CONFIG = "config.json"
 _FILE_NAME = re.compile(r"[\w-]+(?:\.[\w-]+)+")
 
 
-def earlier_run_task(output_dir: str) -> tuple[bool, str | None]:
-  """(whether output_dir holds an earlier run, the task it records or None)."""
-  path = os.path.join(output_dir, RUN_CONFIG)
-  if is_remote(output_dir) or not os.path.isfile(path):
-    return False, None
-  try:
-    with open(path, encoding="utf-8") as f:
-      task = json.load(f).get("task", {}).get("task")
-  except (OSError, ValueError, AttributeError):
-    return True, None
-  return True, task if isinstance(task, str) else None
-
-
 def check_output_task(output_dir: str, task: str) -> None:
   """The exporter's rule (bert_keras/output_task.py): a run into a directory holding another
   task's run is refused; its files (SQuAD's predictions.json) would pass for this run's."""
-  held, earlier = earlier_run_task(output_dir)
-  if held:
-    check_earlier_task(f"--output_dir={output_dir}", "a fine-tuning run", earlier, task)
+  path = os.path.join(output_dir, RUN_CONFIG)
+  if is_remote(output_dir) or not os.path.isfile(path):
+    return
+  try:
+    with open(path, encoding="utf-8") as f:
+      earlier = json.load(f).get("task", {}).get("task")
+  except (OSError, ValueError, AttributeError):
+    earlier = None
+  check_earlier_task(f"--output_dir={output_dir}", "a fine-tuning run",
+                     earlier if isinstance(earlier, str) else None, task)
 
 
 def task_files(task: str) -> list[str]:

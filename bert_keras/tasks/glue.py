@@ -1,9 +1,5 @@
 """The nine GLUE tasks (Wang et al., 2018; Devlin et al., 2018, section 4.1), read from the official
-GLUE TSV files (`--data_dir` = the task's folder of glue_data/, e.g. glue_data/MRPC) or, where a
-network exists, from tensorflow-datasets (`--data_dir=tfds:` or `tfds:<tfds data dir>`).
-
-Columns follow the files written by the official download script (and the original BERT readers).
-"""
+TSV files (`--data_dir` = e.g. glue_data/MRPC) or tensorflow-datasets (`--data_dir=tfds:[dir]`)."""
 
 from __future__ import annotations
 
@@ -21,10 +17,7 @@ _TFDS_SPLITS = {"train": "train", "dev": "validation", "dev_matched": "validatio
 
 
 class GlueTask(ClassificationTask):
-  """A GLUE task described by its file layout: header row, text/label columns, label set, metrics.
-
-  Column indices may be negative (MNLI's and STS-B's label is the last column).
-  """
+  """A GLUE task described by its file layout (columns may be negative: MNLI's label is last)."""
 
   header: bool = True
   text_a_column: int = 0
@@ -34,21 +27,19 @@ class GlueTask(ClassificationTask):
   tfds_fields: tuple = ("sentence",)
   label_range: tuple | None = None  # (low, high) of a regression task's scores, both included
   num_columns: int = 0  # of a file without a header row; others have the header's
-  # The unlabeled test files: their official header, the (index, text_a, text_b) columns of it, and
-  # the submission file per split.
+  # The unlabeled test files: official header, (index, text_a, text_b) columns, submission names.
   test_header: tuple = ()
   test_columns: tuple = (0, 1, 2)
   submission_names: dict = {}
-  # Unlabeled splits in another file layout: split -> (candidate paths relative to --data_dir,
-  # header, columns); predicted by default only when one of the files exists (MNLI's AX).
+  # Unlabeled splits in another layout: split -> (candidate paths, header, columns), predicted by
+  # default when one exists (MNLI's AX).
   extra_test_files: dict = {}
 
   def split_file(self, split: str) -> str:
     return f"{split}.tsv"
 
   def split_path(self, data_dir: str, split: str) -> str:
-    """The file of `split`: `<split>.tsv`, or the first of an extra test split's candidates that
-    exists (the first when none does, for the error)."""
+    """`<split>.tsv`, or the first existing candidate of an extra test split (else the first)."""
     if split not in self.extra_test_files:
       return os.path.join(data_dir, self.split_file(split))
     paths = [os.path.normpath(os.path.join(data_dir, name))
@@ -66,71 +57,51 @@ class GlueTask(ClassificationTask):
     if data_dir.startswith(TFDS_PREFIX):
       return self._read_tfds(data_dir[len(TFDS_PREFIX):] or None, split)
     path = require_file(self.split_path(data_dir, split), f"the GLUE {self.name} {split} file")
-    if split in self.predict_splits:
-      header, columns = self.extra_test_files.get(split, (None, self.test_header,
-                                                          self.test_columns))[1:]
-      return self._read_test(path, header, columns)
-    columns = [c for c in (self.text_a_column, self.text_b_column, self.label_column)
-               if c is not None]
+    test = split in self.predict_splits
+    if test:  # unlabeled: guid = the index cell, which the submission writes back
+      header, (index, text_a, text_b) = self.extra_test_files.get(
+          split, (None, self.test_header, self.test_columns))[1:]
+      label_column = None
+    else:
+      header, index, text_a, text_b = self.header, None, self.text_a_column, self.text_b_column
+      label_column = self.label_column
+    columns = [c for c in (index, text_a, text_b, label_column) if c is not None]
     needed = max(c if c >= 0 else -c - 1 for c in columns) + 1
-    # Every row has the header's column count (CoLA has no header: its four columns); a row with
-    # more or fewer (a tab inside a sentence, a lost cell) would shift the columns read.
+    # Every row has the header's column count (CoLA: four); a tab inside a sentence shifts them.
     expected, source = max(needed, self.num_columns), f"{self.name} rows"
-    examples, header = [], self.header
-    for number, row in read_tsv(path, skip_header=False):
+    examples = []
+    for number, row in read_tsv(path):
       where = f"{path}:{number}"
       if header:
-        header = False
+        # A labelled file read as a test file would put its labels or ids in the index column.
+        if test and tuple(row) != header:
+          raise UserError(f"{where}: header {_cells(row)} is not the unlabeled GLUE "
+                          f"{self.name} test layout {_cells(header)}; a labelled "
+                          "(train/dev) file cannot give a submission")
+        header = None
         if len(row) >= needed:
           expected, source = len(row), "the header"
         continue
       if len(row) != expected:
         raise UserError(f"{where}: {len(row)} tab-separated columns; expected {expected} as in "
                         f"{source} (a tab inside a sentence adds one)")
-      label = self.check_label(row[self.label_column].strip(), where)
-      if self.label_range is not None and not (
-          self.label_range[0] <= label <= self.label_range[1]):
-        raise UserError(f"{where}: label {row[self.label_column].strip()!r} is outside "
-                        f"{self.name}'s score range [{self.label_range[0]:g}, "
-                        f"{self.label_range[1]:g}]")
-      text_b = row[self.text_b_column] if self.text_b_column is not None else None
+      label = None
+      if not test:
+        label = self.check_label(row[label_column].strip(), where)
+        if self.label_range is not None and not (
+            self.label_range[0] <= label <= self.label_range[1]):
+          raise UserError(f"{where}: label {row[label_column].strip()!r} is outside "
+                          f"{self.name}'s score range [{self.label_range[0]:g}, "
+                          f"{self.label_range[1]:g}]")
       examples.append(ClassificationExample(
-          guid=f"{split}-{len(examples)}", text_a=row[self.text_a_column], text_b=text_b,
-          label=label))
-    if not examples:
-      raise UserError(f"{path}: no examples")
-    return examples
-
-  def _read_test(self, path: str, test_header: tuple, test_columns: tuple) -> list:
-    """An unlabeled test file (the official header, then index and text columns); guid = the
-    index cell, which the submission file writes back.
-
-    Any other header is refused: a labelled file (train.tsv, dev.tsv, MSR's raw MRPC test file)
-    has the same text columns at other places, and read as a test file it would put its labels
-    or ids in the submission's index column.
-    """
-    index, text_a, text_b = test_columns
-    expected, examples = len(test_header), []
-    for number, row in read_tsv(path, skip_header=False):
-      if number == 1:
-        if tuple(row) != test_header:
-          raise UserError(f"{path}:1: header {_cells(row)} is not the unlabeled GLUE "
-                          f"{self.name} test layout {_cells(test_header)}; a labelled "
-                          "(train/dev) file cannot give a submission")
-        continue
-      if len(row) != expected:
-        raise UserError(f"{path}:{number}: {len(row)} tab-separated columns; expected {expected} "
-                        "as in the header (a tab inside a sentence adds one)")
-      examples.append(ClassificationExample(
-          guid=row[index], text_a=row[text_a],
-          text_b=row[text_b] if text_b is not None else None))
+          guid=row[index] if test else f"{split}-{len(examples)}", text_a=row[text_a],
+          text_b=row[text_b] if text_b is not None else None, label=label))
     if not examples:
       raise UserError(f"{path}: no examples")
     return examples
 
   def write_submission(self, examples, predictions, split: str, directory: str) -> list[str]:
-    """The GLUE server's file: `<TASK>.tsv` with `index<TAB>prediction` rows (e.g. MRPC.tsv;
-    MNLI-m.tsv / MNLI-mm.tsv for the matched / mismatched test sets)."""
+    """The GLUE server's `<TASK>.tsv` (`index<TAB>prediction` rows)."""
     name = self.submission_names.get(split)
     if name is None:
       return []
@@ -199,16 +170,14 @@ _glue("sst2", text_a_column=0, label_column=1, labels=_BINARY, metric_names=("ac
       tfds_name="glue/sst2", tfds_fields=("sentence",),
       test_header=("index", "sentence"), test_columns=(0, 1, None),
       submission_names={"test": "SST-2"})
-# MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String. F1 of "1" (paraphrase) and accuracy.
-# Test: index, #1 ID, #2 ID, #1 String, #2 String.
+# MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String (test: index first). F1 of "1" and accuracy.
 _glue("mrpc", is_pair=True, text_a_column=3, text_b_column=4, label_column=0, labels=_BINARY,
       metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/mrpc",
       tfds_fields=("sentence1", "sentence2"),
       test_header=("index", "#1 ID", "#2 ID", "#1 String", "#2 String"), test_columns=(0, 3, 4),
       submission_names={"test": "MRPC"})
-# STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score. Regression.
-# Scores are similarity ratings from 0 to 5; anything else is a wrong column or a corrupt row.
-# Test: the same columns without the score.
+# STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score (0 to 5;
+# anything else is a wrong column or a corrupt row). Test: the same columns without the score.
 _glue("stsb", is_pair=True, text_a_column=7, text_b_column=8, label_column=-1, labels=None,
       label_range=(0.0, 5.0),
       metric_names=("pearson", "spearman"), tfds_name="glue/stsb",
@@ -216,17 +185,14 @@ _glue("stsb", is_pair=True, text_a_column=7, text_b_column=8, label_column=-1, l
       test_header=("index", "genre", "filename", "year", "old_index", "source1", "source2",
                    "sentence1", "sentence2"),
       test_columns=(0, 7, 8), submission_names={"test": "STS-B"})
-# QQP: id qid1 qid2 question1 question2 is_duplicate. F1 of "1" and accuracy.
-# Test: id, question1, question2.
+# QQP: id qid1 qid2 question1 question2 is_duplicate (test: id, question1, question2). F1, accuracy.
 _glue("qqp", is_pair=True, text_a_column=3, text_b_column=4, label_column=5, labels=_BINARY,
       metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/qqp",
       tfds_fields=("question1", "question2"), test_header=("id", "question1", "question2"),
       submission_names={"test": "QQP"})
-# MNLI: sentence1 / sentence2 at 8 / 9, gold_label last; evaluated on matched and mismatched dev.
-# Test (test_matched.tsv, test_mismatched.tsv): the same first ten columns. The diagnostic set AX
-# (index, sentence1, sentence2), whose MNLI predictions every GLUE submission includes as AX.tsv:
-# AX.tsv or diagnostic.tsv in the MNLI folder, or glue_data/diagnostic/diagnostic.tsv beside it
-# (where the GLUE download script puts it).
+# MNLI: sentence1 / sentence2 at 8 / 9, gold_label last; matched and mismatched dev and test. The
+# diagnostic set AX, whose MNLI predictions every submission includes: AX.tsv or diagnostic.tsv
+# here, or glue_data/diagnostic/diagnostic.tsv beside it (where the download script puts it).
 _glue("mnli", is_pair=True, text_a_column=8, text_b_column=9, label_column=-1,
       labels=("contradiction", "entailment", "neutral"), metric_names=("accuracy",),
       eval_splits=("dev_matched", "dev_mismatched"), tfds_name="glue/mnli",

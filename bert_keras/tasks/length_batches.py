@@ -1,19 +1,9 @@
-"""Fine-tuning and evaluation batches of similar length, padded to a fixed set of lengths.
+"""Fine-tuning and evaluation batches of similar length, each cut to the bucket of its longest row.
 
-Task features are packed to max_seq_length (bert_keras/tasks/packing.py), but most real examples
-are far shorter (polarity sentences: 27 pieces at the median of 64). Batching examples of similar
-length and cutting each batch to the smallest bucket that holds its longest row
-(bert_keras/text/length_buckets.py: 16, 24, 32, 48, 64, ... max_seq_length) skips the padding's
-work while keeping the shapes few and static: one XLA program per bucket with jit_compile, as
-TPUs need. Cutting only removes padding columns, which attention masks out and every task loss
-ignores (classification and regression read [CLS]; tagging labels padding -1, which its loss
-ignores; span labels are positions inside the real tokens), so each example's loss is the one
-fixed padding gives.
-
-Shuffling happens at both levels: examples are shuffled before they are grouped (each bucket's
-batches hold a random subset of its examples) and the finished batches are shuffled again
-(buckets interleave in random order instead of one bucket's run after another's).
-`buckets=(max_seq_length,)` (RunConfig.length_buckets="fixed") is the fixed padding of before.
+Most real examples are far shorter than max_seq_length (polarity: 27 pieces at the median of 64);
+cutting removes only padding columns, which attention masks out and every loss ignores, while the
+shapes stay few and static (one XLA program per bucket). Examples are shuffled before grouping and
+the batches again after, so buckets interleave.
 """
 
 from __future__ import annotations
@@ -28,16 +18,13 @@ from bert_keras.text import length_buckets
 from bert_keras.progress import Progress
 from bert_keras.training.progress_callback import ProgressCallback
 
-# Batches held for the cross-bucket shuffle: enough to mix the 5-10 buckets, small enough that an
-# epoch of a small task still starts at once.
+# Batches held for the cross-bucket shuffle: enough to mix the 5-10 buckets, few enough to start fast.
 BATCH_SHUFFLE_BUFFER = 16
 
 
 def batch_lengths(max_seq_length: int, spec: str | bool = "auto") -> tuple[int, ...]:
-  """The padded lengths of a run's batches for its `length_buckets` setting (RunConfig): "auto"
-  16, 24, 32, 48, 64, ... max_seq_length; "fixed" max_seq_length alone; or the given ascending
-  lengths, max_seq_length appended (True / False: auto / fixed). A length past max_seq_length is a
-  UserError naming it."""
+  """The padded lengths of a run's batches for RunConfig.length_buckets ("auto", "fixed", lengths;
+  True / False: auto / fixed)."""
   try:
     return length_buckets.resolve_buckets(length_buckets.normalize_spec(spec), max_seq_length)
   except ValueError as e:
@@ -51,28 +38,19 @@ def example_lengths(inputs: Mapping[str, np.ndarray]) -> np.ndarray:
   return lengths.max(-1)
 
 
-def _per_position(value, word_ids_shape) -> bool:
-  """A label laid out like the inputs (one per position: tagging) is cut with them."""
-  return tuple(value.shape) == tuple(word_ids_shape)
-
-
 def _trim(inputs: dict, labels, buckets: Sequence[int]):
-  """A batch cut to the bucket of its longest row (inputs and per-position labels)."""
+  """A batch cut to the bucket of its longest row: the inputs and the labels laid out like them
+  (one per position: tagging)."""
   longest = tf.reduce_max(tf.reduce_sum(inputs["input_mask"], axis=-1))
   width = length_buckets.bucket_length(longest, buckets)
-  shape = inputs["input_word_ids"].shape
-  cut = lambda value: value[..., :width] if _per_position(value, shape) else value
+  shape = tuple(inputs["input_word_ids"].shape)
+  cut = lambda value: value[..., :width] if tuple(value.shape) == shape else value
   return {k: v[..., :width] for k, v in inputs.items()}, tf.nest.map_structure(cut, labels)
 
 
 def train_batches(inputs: Mapping[str, np.ndarray], labels: Any, batch_size: int, seed: int,
                   buckets: Sequence[int]) -> tf.data.Dataset:
-  """Endless shuffled training batches of (inputs, labels), each cut to one of `buckets`.
-
-  Every batch holds examples of one bucket (group_by_window on the bucket of each example's
-  length) and has `batch_size` rows; shapes are (batch_size, b) for b in buckets. A single
-  bucket gives plain fixed-length batches.
-  """
+  """Endless shuffled training batches of (inputs, labels), each of one bucket b: (batch_size, b)."""
   count = len(np.asarray(inputs["input_mask"]))
   ds = tf.data.Dataset.from_tensor_slices((dict(inputs), labels))
   ds = ds.shuffle(count, seed=seed, reshuffle_each_iteration=True).repeat()
@@ -94,16 +72,9 @@ def grouped_batches(ds: tf.data.Dataset, batch_size: int, buckets: Sequence[int]
 
 def predict(model, inputs: Mapping[str, np.ndarray], batch_size: int,
             buckets: Sequence[int], label: str = "predict"):
-  """model.predict over `inputs` in batches of similar length, outputs in the input order.
-
-  Examples are sorted by length (stably: equal lengths keep their order) and batched; each batch
-  runs cut to its bucket and the outputs are put back in the input order, so a task's
-  post-processing (SQuAD's windows regrouped per question, CoNLL's first pieces, SWAG's choices)
-  sees exactly the arrays fixed padding gives, up to float rounding. Per-position
-  outputs (those whose model output has a free sequence axis: span and tag logits) are padded
-  back to max_seq_length with a large negative value (a padding position never outranks a real
-  one), so the result has model.predict's shapes.
-  """
+  """model.predict over `inputs` sorted by length and batched per bucket, outputs back in the input
+  order with model.predict's shapes: per-position outputs (span, tag logits) padded with -1e9, so
+  a padding position never outranks a real one."""
   inputs = {name: np.asarray(value) for name, value in inputs.items()}
   if len(buckets) == 1 or not len(inputs["input_word_ids"]):  # no example: model.predict's answer
     return model.predict(inputs, batch_size=batch_size, verbose=0,

@@ -1,14 +1,7 @@
-"""The GLUE, SWAG and CoNLL-2003 metrics, computed the way each benchmark defines them.
+"""The GLUE (Wang et al., 2018), SWAG and CoNLL-2003 (conlleval, through seqeval) metrics.
 
-GLUE (Wang et al., 2018): CoLA Matthews correlation; MRPC/QQP F1 of the positive class and
-accuracy; STS-B Pearson and Spearman; the rest accuracy. CoNLL-2003: entity-level precision, recall
-and F1 as conlleval computes them (seqeval's default mode is the conlleval chunking).
-
-One scale for every task's reported metrics (`CLASSIFICATION_METRICS`, `REGRESSION_METRICS`,
-`entity_scores`, and SQuAD's squad_evaluation): 0-100, as the official scripts and leaderboards
-print them (SQuAD's evaluate scripts, conlleval, the GLUE leaderboard, which shows correlations
-x 100 too) and as the BERT paper's tables give them. The functions below keep their textbook
-ranges (0-1, -1..1) for callers that want those.
+Every task reports 0-100, as the official scripts, leaderboards and the BERT paper's tables do;
+the functions below keep their textbook ranges (0-1, -1..1).
 """
 
 from __future__ import annotations
@@ -55,8 +48,7 @@ def _reported(metric):
   return lambda *args, **kwargs: REPORTED_SCALE * metric(*args, **kwargs)
 
 
-# name -> (function over (labels, predictions), on the reported scale); tasks list the names they
-# report.
+# name -> function over (labels, predictions), on the reported scale.
 CLASSIFICATION_METRICS = {
     "accuracy": _reported(accuracy),
     "f1": _reported(f1),
@@ -70,11 +62,8 @@ REGRESSION_METRICS = {
 
 def entity_scores(gold_tags: Sequence[Sequence[str]],
                   predicted_tags: Sequence[Sequence[str]]) -> dict:
-  """Entity-level micro precision, recall and F1 (conlleval), plus token accuracy, 0-100 as
-  conlleval prints them.
-
-  Tags are lists of per-word tag strings (IOB1 or IOB2; conlleval's chunking reads both).
-  """
+  """Entity-level micro precision, recall and F1 (conlleval) and token accuracy, 0-100; tags per
+  word, IOB1 or IOB2."""
   if len(gold_tags) != len(predicted_tags):
     raise ValueError(f"{len(gold_tags)} gold sentences but {len(predicted_tags)} predicted")
   gold, pred = [list(t) for t in gold_tags], [list(t) for t in predicted_tags]

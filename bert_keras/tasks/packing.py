@@ -1,8 +1,7 @@
 """Python packing of token ids into BERT inputs: `[CLS] A [SEP] (B [SEP])`, padded to seq_length.
 
-Mirrors bert_keras.text.BertPacker (the in-graph packer the exported models use) so training features
-and served inputs agree: the longer segment is truncated first, one token at a time, as in the
-original `_truncate_seq_pair`.
+Mirrors bert_keras.text.BertPacker (the in-graph packer of the exports) so training features and
+served inputs agree: the longer segment loses its last token first, as `_truncate_seq_pair`.
 """
 
 from __future__ import annotations
@@ -12,25 +11,14 @@ from typing import Sequence
 import numpy as np
 
 
-def truncate_pair(a: list[int], b: list[int] | None, max_tokens: int) -> tuple[list, list | None]:
-  """Returns copies of a and b whose total length is <= max_tokens, trimming the longer one's end."""
-  a = list(a)
-  b = None if b is None else list(b)
-  if b is None:
-    return a[:max_tokens], None
-  while len(a) + len(b) > max_tokens:
-    if len(a) > len(b):
-      a.pop()
-    else:
-      b.pop()
-  return a, b
-
-
 def pack(a: Sequence[int], b: Sequence[int] | None, seq_length: int, cls_id: int, sep_id: int,
          pad_id: int = 0) -> tuple[list[int], list[int], list[int]]:
   """One example -> (input_word_ids, input_mask, input_type_ids), each of length seq_length."""
-  reserved = 2 if b is None else 3
-  a, b = truncate_pair(a, b, seq_length - reserved)
+  a = list(a)[:seq_length - 2] if b is None else list(a)
+  if b is not None:
+    b = list(b)
+    while len(a) + len(b) > seq_length - 3:
+      (a if len(a) > len(b) else b).pop()
   ids = [cls_id] + a + [sep_id]
   types = [0] * len(ids)
   if b is not None:

@@ -18,12 +18,8 @@ def require_file(path: str, what: str = "") -> str:
 
 
 def first_undecodable_line(path: str, encoding: str):
-  """(1-based line number, UnicodeDecodeError) of the first line that does not decode, or None.
-
-  The text-mode reader decodes in chunks, so its error does not say which line failed; the
-  encodings used here (UTF-8, Windows-1252) never put a newline byte inside a character, so the
-  file can be re-read line by line in binary to find it.
-  """
+  """(1-based line number, UnicodeDecodeError) of the first line that does not decode, or None:
+  the text-mode reader decodes in chunks, so its error names no line."""
   with open(path, "rb") as f:
     for number, raw in enumerate(f, 1):
       try:
@@ -51,12 +47,9 @@ def read_lines(path: str, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
                     f"{line_error.start} of the line)") from None
 
 
-def read_tsv(path: str, skip_header: bool) -> Iterator[tuple[int, list[str]]]:
+def read_tsv(path: str) -> Iterator[tuple[int, list[str]]]:
   """GLUE TSV rows: tab-separated, no quoting (the official files contain bare quote characters);
   blank lines are skipped."""
   for number, line in read_lines(path):
-    if skip_header and number == 1:
-      continue
-    if not line.strip():
-      continue
-    yield number, line.split("\t")
+    if line.strip():
+      yield number, line.split("\t")

@@ -1,6 +1,5 @@
-"""Name -> Task class registry. Every module in bert_keras/tasks/ (and EXTRA_TASK_MODULES) is
-imported on first lookup, so adding a task is adding one module that decorates its class with
-`@register_task`."""
+"""Name -> Task class registry; every module in bert_keras/tasks/ (and EXTRA_TASK_MODULES) is
+imported on first lookup."""
 
 from __future__ import annotations
 

@@ -5,10 +5,8 @@ passage window as segment B; span score S.T_i + E.T_j with j >= i, n-best 20, ma
 the answer mapped back to the original passage characters; official EM / F1.
 
 v2.0: no-answer questions point at [CLS]; s_null = S.C + E.C is compared with the best non-null span,
-and the threshold on s_null - s_best that maximises dev F1 is searched (official v2.0 script) and
-saved in task_info.json for serving.
-
-Files: `<data_dir>/train-v1.1.json`, `dev-v1.1.json` (v2: `train-v2.0.json`, `dev-v2.0.json`).
+and the threshold on s_null - s_best that maximises dev F1 (official v2.0 script) is saved in
+task_info.json for serving.
 """
 
 from __future__ import annotations
@@ -32,10 +30,7 @@ from bert_keras.models.heads.bert_span_labeler import BertSpanLabeler
 from bert_keras.tasks.readers import require_file
 from bert_keras.tasks.registry import register_task
 from bert_keras.tasks.task import Features, Task
-
-
-def is_whitespace(c: str) -> bool:
-  return c in (" ", "\t", "\r", "\n") or ord(c) == 0x202F
+from bert_keras.text.reference_tokenizer import ReferenceTokenizer
 
 
 @dataclasses.dataclass
@@ -60,7 +55,7 @@ def split_passage(context: str) -> tuple[list[str], list[int], list[int]]:
   doc_tokens, char_to_word_offset, word_starts = [], [], []
   prev_is_whitespace = True
   for i, c in enumerate(context):
-    if is_whitespace(c):
+    if c in (" ", "\t", "\r", "\n", "\u202f"):
       prev_is_whitespace = True
     else:
       if prev_is_whitespace:
@@ -89,9 +84,8 @@ def _short(value) -> str:
   return text if len(text) <= 40 else text[:37] + "..."
 
 
-# Training answers whose text is not at their answer_start are skipped, as the original skips
-# them; a file with more than this fraction of them is refused (its offsets are wrong, e.g. all
-# shifted by one, and the answers found near them would be wrong spans).
+# Training answers not at their answer_start are skipped, as the original skips them; more than
+# this fraction of them means wrong offsets (e.g. all shifted by one): the file is refused.
 MAX_MISPLACED_ANSWER_FRACTION = 0.01
 
 
@@ -107,14 +101,8 @@ def answer_end(context: str, start: int, text: str) -> int | None:
 
 def read_squad(path: str, training: bool, version_2: bool,
                notes: dict | None = None) -> list[SquadExample]:
-  """Reads the official JSON ({"version", "data": [{"title", "paragraphs": [{"context", "qas"}]}]}).
-
-  Bad input (not UTF-8, a syntax error, nesting too deep, a value of the wrong JSON type anywhere)
-  raises a UserError naming the file and the JSON path, e.g. `data[0].paragraphs[2].qas[1]`.
-  Training answers not at their answer_start are skipped and counted;
-  more than MAX_MISPLACED_ANSWER_FRACTION of them is an error. `notes` (training) receives the
-  count as notes["skipped_answers"].
-  """
+  """The official JSON's questions; bad input raises a UserError naming the file and the JSON
+  path (`data[0].paragraphs[2].qas[1]`). `notes` (training) receives notes["skipped_answers"]."""
   require_file(path, "a SQuAD JSON file")
   data = read_json_file(path, "SQuAD JSON file")
   if not isinstance(data, dict) or not isinstance(data.get("data"), list):
@@ -155,9 +143,7 @@ def read_squad(path: str, training: bool, version_2: bool,
         if version_2:
           # A JSON boolean: bool("false") is True, so a string here would flip the question.
           is_impossible = _expect(qa.get("is_impossible", False), bool, qwhere, "'is_impossible'")
-          if is_impossible and qa["answers"]:
-            # The official v2.0 files give unanswerable questions "answers": [] (the distractor
-            # span is in "plausible_answers"); answers here mean the flag or the answers are wrong.
+          if is_impossible and qa["answers"]:  # the official files: "answers": []
             raise UserError(f"{qwhere} (id {qa['id']}): is_impossible is true but 'answers' has "
                             f"{len(qa['answers'])} answer(s); unanswerable questions have "
                             "\"answers\": [] (the span goes in 'plausible_answers')")
@@ -190,10 +176,7 @@ def read_squad(path: str, training: bool, version_2: bool,
           if not text.strip():
             raise UserError(f"{qwhere} (id {qa['id']}): empty answer text")
           end = answer_end(context, offset, text)
-          if end is None:
-            # The original skips answers it cannot find near their offset. Its test (the text
-            # anywhere inside the words the offsets touch) let an offset one character early, on
-            # the space before the answer, train on a span one word wider; this one does not.
+          if end is None:  # skipped, as the original skips answers not near their offset
             logging.warning("%s (id %s): answer %r not found at answer_start=%d; skipped", qwhere,
                             qa["id"], text, offset)
             skipped.append((qloc, qa["id"], text, offset))
@@ -274,11 +257,8 @@ def _strip_spaces(text: str):
 def final_text_span(pred_text: str, orig_text: str,
                     basic_tokenize: Callable[[str], list]) -> tuple[int, int] | None:
   """The original `get_final_text` as character positions: where in `orig_text` (the original
-  words, space-joined) the normalised prediction `pred_text` lies. None = use all of orig_text.
-
-  pred_text is de-tokenized WordPiece (lower-cased, accents stripped, punctuation split); both texts
-  are aligned by deleting spaces, which the normalisation only moves.
-  """
+  words, space-joined) the de-tokenized prediction lies, aligned by deleting spaces (which the
+  normalisation only moves). None = use all of orig_text."""
   tok_text = " ".join(basic_tokenize(orig_text))
   start_position = tok_text.find(pred_text)
   if start_position == -1:
@@ -294,11 +274,6 @@ def final_text_span(pred_text: str, orig_text: str,
   if orig_start is None or orig_end is None:
     return None
   return orig_start, orig_end
-
-
-def get_final_text(pred_text: str, orig_text: str, basic_tokenize: Callable[[str], list]) -> str:
-  span = final_text_span(pred_text, orig_text, basic_tokenize)
-  return orig_text if span is None else orig_text[span[0]:span[1] + 1]
 
 
 def answer_in_context(example: SquadExample, first_word: int, last_word: int, pred_text: str,
@@ -329,6 +304,7 @@ class SquadTask(Task):
   file_version = "v1.1"
   # The test set is hidden: a submission is run on files in the dev layout (CodaLab).
   predict_splits = ("dev",)
+  _reference = None  # the original's tokenizer, for post-processing (set by make_features)
 
   def read_examples(self, data_dir: str, split: str) -> list:
     path = os.path.join(self.resolve_data_dir(data_dir), f"{split}-{self.file_version}.json")
@@ -339,11 +315,9 @@ class SquadTask(Task):
       self.data_notes.setdefault("skipped_answers", {})[split] = notes["skipped_answers"]
     return examples
 
-  # --- features ---------------------------------------------------------------------------------
-
   def make_features(self, examples: Sequence[SquadExample], tokenizer, training: bool) -> Features:
     cfg = self.config
-    self.bind_tokenizer(tokenizer)
+    self._reference = ReferenceTokenizer(tokenizer.vocabulary, lower_case=tokenizer.lower_case)
     # Tokenize every distinct word / question / answer once (in-graph tokenizer, in batches).
     texts = sorted({w for e in examples for w in e.doc_tokens} | {e.question_text for e in examples}
                    | {e.orig_answer_text for e in examples if e.orig_answer_text})
@@ -413,8 +387,6 @@ class SquadTask(Task):
                 "end_logits": np.array(rows["end_positions"], np.int32)}
     return Features(inputs=inputs, labels=labels, meta=meta)
 
-  # --- model ------------------------------------------------------------------------------------
-
   def build_model(self, encoder: keras.Model) -> keras.Model:
     return BertSpanLabeler(encoder, name=f"{self.name}_span_labeler")
 
@@ -424,29 +396,13 @@ class SquadTask(Task):
     return {"loss": {"start_logits": xent(), "end_logits": xent()},
             "loss_weights": {"start_logits": 0.5, "end_logits": 0.5}}
 
-  # --- post-processing --------------------------------------------------------------------------
-
   def postprocess(self, examples, features: Features, outputs) -> dict:
     """n-best spans per question over all its windows -> {"predictions", "nbest", ...}."""
-    if self._basic_tokenize is None:
+    if self._reference is None:
       raise UserError("SquadTask.postprocess needs make_features to have run (tokenizer)")
-    return postprocess_spans(
-        examples, features.meta, np.asarray(outputs["start_logits"], np.float32),
-        np.asarray(outputs["end_logits"], np.float32), self._id_to_token, self._basic_tokenize,
-        n_best_size=self.config.n_best_size, max_answer_length=self.config.max_answer_length,
-        version_2=self.version_2, null_score_diff_threshold=self.config.null_score_diff_threshold,
-        input_word_ids=features.inputs["input_word_ids"])
-
-  _basic_tokenize = None
-  _id_to_token = None
-
-  def bind_tokenizer(self, tokenizer) -> None:
-    """Post-processing needs the vocabulary and the original's basic tokenizer."""
-    from bert_keras.text.reference_tokenizer import ReferenceTokenizer
-    reference = ReferenceTokenizer(tokenizer.vocabulary, lower_case=tokenizer.lower_case)
-    self._basic_tokenize = reference.basic_tokenize
-    vocabulary = tokenizer.vocabulary
-    self._id_to_token = lambda i: vocabulary[int(i)]
+    return postprocess_spans(examples, features, np.asarray(outputs["start_logits"], np.float32),
+                             np.asarray(outputs["end_logits"], np.float32), self._reference,
+                             self.config, self.version_2)
 
   def has_labels(self, examples) -> bool:
     return any(e.answers for e in examples)
@@ -457,10 +413,9 @@ class SquadTask(Task):
     if not self.version_2:
       return squad_evaluation.evaluate_v1(dataset, predictions["predictions"])
     # The threshold sweep sees the best non-null span of every question (BERT's null_odds).
-    results = squad_evaluation.evaluate_v2(dataset, predictions["best_non_null"],
-                                           predictions["null_odds"],
-                                           na_prob_thresh=self.config.null_score_diff_threshold)
-    return results
+    return squad_evaluation.evaluate_v2(dataset, predictions["best_non_null"],
+                                        predictions["null_odds"],
+                                        na_prob_thresh=self.config.null_score_diff_threshold)
 
   def write_predictions(self, predictions: Any, path_stem: str) -> str:
     """`<path_stem>.json`: {id: answer}, what the official evaluate script reads; beside it
@@ -494,17 +449,12 @@ class SquadTask(Task):
     return info
 
 
-def postprocess_spans(examples: Sequence[SquadExample], meta: Sequence[Mapping],
-                      start_logits: np.ndarray, end_logits: np.ndarray,
-                      id_to_token: Callable[[int], str], basic_tokenize: Callable[[str], list],
-                      n_best_size: int = 20, max_answer_length: int = 30, version_2: bool = False,
-                      null_score_diff_threshold: float = 0.0,
-                      input_word_ids: np.ndarray | None = None) -> dict:
-  """The original `write_predictions`, on arrays (num_features, seq).
-
-  Returns {"predictions": {qid: text}, "nbest": {qid: [...]}} and for v2 also
-  {"null_odds": {qid: s_null - s_best}, "best_non_null": {qid: text}}.
-  """
+def postprocess_spans(examples: Sequence[SquadExample], features: Features,
+                      start_logits: np.ndarray, end_logits: np.ndarray, reference, config,
+                      version_2: bool) -> dict:
+  """The original `write_predictions`, on logits (num_features, seq): {"predictions": {qid: text},
+  "nbest": {qid: [...]}} and for v2 also {"null_odds": {qid: s_null - s_best}, "best_non_null"}."""
+  meta, n_best_size = features.meta, config.n_best_size
   by_example = collections.defaultdict(list)
   for feature_index, m in enumerate(meta):
     by_example[m["example_index"]].append(feature_index)
@@ -524,7 +474,7 @@ def postprocess_spans(examples: Sequence[SquadExample], meta: Sequence[Mapping],
             continue  # question, [CLS], [SEP] or padding
           if not m["max_context"].get(s, False):
             continue
-          if e < s or e - s + 1 > max_answer_length:
+          if e < s or e - s + 1 > config.max_answer_length:
             continue
           prelim.append((float(start[s] + end[e]), f, s, e))
     if version_2 and min_null is not None:
@@ -534,21 +484,17 @@ def postprocess_spans(examples: Sequence[SquadExample], meta: Sequence[Mapping],
     for score, f, s, e in prelim:
       if len(nbest) >= n_best_size:
         break
+      text, char_start = "", -1  # s == 0: the null span ([CLS])
       if s > 0:
-        m = meta[f]
-        pieces = [id_to_token(i) for i in input_word_ids[f][s:e + 1]]
+        pieces = [reference.vocabulary[int(i)] for i in features.inputs["input_word_ids"][f][s:e + 1]]
         pred_text = " ".join(pieces).replace(" ##", "").replace("##", "")
         pred_text = " ".join(pred_text.strip().split())
-        text, char_start = answer_in_context(example, m["token_to_orig"][s], m["token_to_orig"][e],
-                                             pred_text, basic_tokenize)
-        if text in seen:
-          continue
-        seen.add(text)
-      else:
-        if "" in seen:
-          continue
-        text, char_start = "", -1
-        seen.add("")
+        token_to_orig = meta[f]["token_to_orig"]
+        text, char_start = answer_in_context(example, token_to_orig[s], token_to_orig[e],
+                                             pred_text, reference.basic_tokenize)
+      if text in seen:
+        continue
+      seen.add(text)
       nbest.append({"text": text, "answer_start": char_start, "start_logit": float(start_logits[f][s]),
                     "end_logit": float(end_logits[f][e]), "score": score})
     if version_2 and "" not in seen and min_null is not None:
@@ -558,22 +504,19 @@ def postprocess_spans(examples: Sequence[SquadExample], meta: Sequence[Mapping],
     if not nbest:
       nbest.append({"text": "empty", "answer_start": -1, "start_logit": 0.0, "end_logit": 0.0,
                     "score": 0.0})
-    scores = np.array([n["score"] for n in nbest])
-    probs = np.exp(scores - scores.max())
-    probs /= probs.sum()
-    for n, p in zip(nbest, probs):
+    probs = np.exp(np.array([n["score"] for n in nbest]) - max(n["score"] for n in nbest))
+    for n, p in zip(nbest, probs / probs.sum()):
       n["probability"] = float(p)
     nbest_json[example.qas_id] = nbest
-    non_null = next((n for n in nbest if n["text"]), None)
     if not version_2:
       predictions[example.qas_id] = nbest[0]["text"]
       continue
-    best_text = non_null["text"] if non_null else ""
+    non_null = next((n for n in nbest if n["text"]), None)
     best_score = non_null["score"] if non_null else -np.inf
     diff = float(min_null[0] - best_score) if min_null is not None else 0.0
     null_odds[example.qas_id] = diff if np.isfinite(diff) else 1e9
-    best_non_null[example.qas_id] = best_text
-    predictions[example.qas_id] = "" if diff > null_score_diff_threshold else best_text
+    best_text = best_non_null[example.qas_id] = non_null["text"] if non_null else ""
+    predictions[example.qas_id] = "" if diff > config.null_score_diff_threshold else best_text
   result = {"predictions": predictions, "nbest": nbest_json}
   if version_2:
     result.update(null_odds=null_odds, best_non_null=best_non_null)

@@ -1,14 +1,8 @@
 """SWAG (Zellers et al., 2018; Devlin et al., 2018, section 4.4): pick the most plausible of four
-endings. Each (sent1, sent2 + " " + ending_k) pair is one sequence (context as segment A, the ending
-as B); a learned vector scores each [CLS] and a softmax runs over the four. Accuracy.
-
-Files: `<data_dir>/train.csv`, `val.csv` with the official header
-`,video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label`
-(the leading unnamed index column is optional), and `test.csv` without the label. An example's
-guid is that index cell (the official files' row id; `file:line` without it); predictions also
-carry video-id and fold-ind, and a predict-only run writes them with the predicted ending in
-`submission.csv` (`,video-id,fold-ind,label`: the test file's own id columns, the answer under
-the name train and val give it).
+endings. Each (sent1, sent2 + " " + ending_k) pair is one sequence; a learned vector scores each
+[CLS] and a softmax runs over the four. Accuracy. The official CSV files; a guid is the unnamed
+index cell (`file:line` without it), and test predictions go to `submission.csv` under the test
+file's own id columns.
 """
 
 from __future__ import annotations
@@ -53,8 +47,7 @@ class SwagExample:
 
 
 def read_swag(path: str, require_label: bool, require_ids: bool = False) -> list[SwagExample]:
-  """Rows of the official CSV; bad input (not UTF-8, an unclosed quote or an over-long cell, short
-  rows, bad labels) raises a UserError naming the file and the line where the row starts."""
+  """Rows of the official CSV; bad input raises a UserError naming the file and the row's line."""
   require_file(path, "a SWAG CSV file")
   try:
     return _read_swag_rows(path, require_label, require_ids)
@@ -108,8 +101,7 @@ def _read_swag_rows(path: str, require_label: bool, require_ids: bool) -> list[S
 
 
 def _next_row(reader, path: str, start_line: int):
-  """The next CSV row, None at the end; a malformed row (an unclosed quote running into a cell
-  over csv.field_size_limit(), a NUL byte, ...) is a UserError naming the line where it starts."""
+  """The next CSV row, None at the end; a malformed row is a UserError naming its line."""
   try:
     return next(reader, None)
   except csv.Error as e:

@@ -1,9 +1,5 @@
-"""The interface every fine-tuning task implements (reader, features, head, loss, metrics, output).
-
-A task is one module under bert_keras/tasks/ that subclasses `Task` and registers itself with
-`@register_task("name")`; `run_finetuning` drives any of them the same way (section 4: "we simply
-plug in the task-specific inputs and outputs into BERT and fine-tune all the parameters").
-"""
+"""The interface every fine-tuning task implements (reader, features, head, loss, metrics, output):
+section 4, "we simply plug in the task-specific inputs and outputs into BERT"."""
 
 from __future__ import annotations
 
@@ -22,12 +18,8 @@ from bert_keras.configs.tasks import TaskConfig
 
 @dataclasses.dataclass
 class Features:
-  """Packed model inputs for a list of examples.
-
-  inputs: name -> int32 array (num_features, ...), fed to the model as a dict.
-  labels: array or dict of arrays keyed like the model outputs; None when the split has no labels.
-  meta: per-feature bookkeeping the task's post-processing needs (e.g. SQuAD token maps).
-  """
+  """Packed model inputs (name -> int32 (num_features, ...)), labels keyed like the model outputs
+  (None without labels) and per-feature bookkeeping for post-processing (SQuAD token maps)."""
 
   inputs: dict[str, np.ndarray]
   labels: Any = None
@@ -45,8 +37,7 @@ class Task(abc.ABC):
   eval_splits: tuple = ("dev",)
   # Splits a predict-only run reads by default: the unlabeled test files of the benchmark.
   predict_splits: tuple = ("test",)
-  # A model family whose fine-tuning directories export their own way (GPT-1) sets this to
-  # `export_run(finetune_dir, output_dir, extra_files)`; None: the BERT exporter.
+  # `export_run(finetune_dir, output_dir, extra_files)` of a family that exports its own way (GPT-1).
   export_run = None
   # A model family with its own checkpoints, tokenizer and serving model (GPT-1's) sets this to a
   # tasks.finetuning.ModelFamily; None: BERT's.
@@ -56,19 +47,15 @@ class Task(abc.ABC):
     self.config = config
     # Output classes, in head order; None for regression and span tasks.
     self.label_names: list[str] | None = None
-    # What the readers found and did (the tagging scheme read, answers skipped, ...), recorded in
-    # metrics.json under "data".
+    # What the readers found and did (tagging scheme, answers skipped): metrics.json's "data".
     self.data_notes: dict[str, Any] = {}
-
-  # --- data -------------------------------------------------------------------------------------
 
   def embedded_data_dir(self) -> str | None:
     """The folder of the data shipped with the installed packages, None when the task has none."""
     return None
 
   def resolve_data_dir(self, data_dir: str) -> str:
-    """The one rule for --data_dir: a given folder is read as is; '' means the task's embedded data
-    and is an error for a task without any (never the current directory)."""
+    """--data_dir as given; '' is the task's embedded data (an error without any)."""
     if data_dir:
       return data_dir
     embedded = self.embedded_data_dir()
@@ -92,8 +79,6 @@ class Task(abc.ABC):
   def make_features(self, examples: Sequence, tokenizer, training: bool) -> Features:
     """Tokenizes and packs examples into fixed-length model inputs."""
 
-  # --- model ------------------------------------------------------------------------------------
-
   @abc.abstractmethod
   def build_model(self, encoder: keras.Model) -> keras.Model:
     """The serving-ready task model: encoder inputs in, task logits out."""
@@ -101,8 +86,6 @@ class Task(abc.ABC):
   @abc.abstractmethod
   def compile_kwargs(self) -> dict:
     """`loss` (and optionally `loss_weights`) for `model.compile`."""
-
-  # --- outputs ----------------------------------------------------------------------------------
 
   @abc.abstractmethod
   def postprocess(self, examples: Sequence, features: Features, outputs: Any) -> Any:
@@ -117,22 +100,19 @@ class Task(abc.ABC):
     return True
 
   def write_predictions(self, predictions: Any, path_stem: str) -> str:
-    """Writes predictions (atomically) as `<path_stem>.json`, the one naming rule of every task:
-    `predictions_<split>.json`; a task's other formats of them go beside it as
-    `<path_stem>.<what>.<ext>` (e.g. predictions_dev.nbest.json). Returns the .json path."""
+    """Writes `<path_stem>.json` atomically (other formats go beside it as `<path_stem>.<what>.<ext>`);
+    returns its path."""
     path = path_stem + ".json"
     write_text(path, json.dumps(predictions, ensure_ascii=False, indent=1))
     return path
 
   def write_submission(self, examples: Sequence, predictions: Any, split: str,
                        directory: str) -> list[str]:
-    """Writes `split`'s predictions in the benchmark's official submission format into
-    `directory`; returns the paths (none when the task has no such format)."""
+    """Writes the benchmark's official submission files into `directory`; returns their paths."""
     return []
 
   def run_name(self) -> str:
-    """What a run of this config is called in metrics.json: the task, and the approach when it
-    is not fine-tuning (`conll2003_feature_based`, as the preset)."""
+    """The run's name in metrics.json: the task, plus a non-fine-tuning approach."""
     approach = getattr(self.config, "approach", "fine_tuning")
     return self.name if approach == "fine_tuning" else f"{self.name}_{approach}"
 
