@@ -30,11 +30,8 @@ def casing_from_vocab(vocab_path: str) -> Optional[bool]:
 
 def check_tokenizer_casing(checkpoint_lower_case: Optional[bool], tokenizer_lower_case,
                            checkpoint_path: str = "the checkpoint") -> Optional[str]:
-  """Warns (and returns the message) when tokenizer and checkpoint casing disagree.
-
-  `tokenizer_lower_case` is a bool or any object with a `lower_case` attribute (BertTokenizer).
-  Returns None when they agree or the checkpoint's casing is unknown.
-  """
+  """Warns (and returns the message) when the casings disagree; `tokenizer_lower_case` is a bool
+  or has a `lower_case` attribute (BertTokenizer)."""
   lower = getattr(tokenizer_lower_case, "lower_case", tokenizer_lower_case)
   if checkpoint_lower_case is None or lower is None or bool(lower) == checkpoint_lower_case:
     return None

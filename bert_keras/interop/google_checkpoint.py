@@ -1,15 +1,8 @@
 """The original Google BERT release format: `bert_config.json` + a TF1 name-based checkpoint.
 
-A released directory (e.g. `uncased_L-12_H-768_A-12/`) holds `bert_config.json`, `vocab.txt` and
-`bert_model.ckpt.{index,data-00000-of-00001}`; variables are named `bert/embeddings/word_embeddings`,
-`bert/encoder/layer_N/attention/self/query/kernel`, `cls/predictions/output_bias`, ... (see
-`weight_map.py`). Reading uses `tf.train.load_checkpoint` (no TF1 graph code); writing uses the
-name-based `SaveV2` op, which produces the same V2 checkpoint files that `tf.compat.v1.train.Saver`
-writes, so original TF1 code (`tf.train.init_from_checkpoint`) and `tf.train.load_checkpoint` read it
-back under the exact names.
-
-Activation: google-research/bert's `gelu` is the tanh approximation (modeling.py), so a Google
-`"hidden_act": "gelu"` imports as our `gelu_tanh`; both of our GELUs export as `"gelu"`.
+Read with `tf.train.load_checkpoint`; written with the name-based `SaveV2` op, the files
+`tf.compat.v1.train.Saver` writes. google-research/bert's `gelu` is the tanh approximation
+(modeling.py): a Google "gelu" imports as our `gelu_tanh`; both our GELUs export as "gelu".
 """
 
 from __future__ import annotations
@@ -63,12 +56,8 @@ REQUIRED_CONFIG_KEYS = tuple(key for key, default in GOOGLE_CONFIG_KEYS.values()
 
 def config_from_keys(values: dict, path: str, keys: dict, activations: dict,
                      missing_hint: str = "") -> ModelConfig:
-  """A ModelConfig from a checkpoint's config JSON, by table.
-
-  keys: ModelConfig field -> (the format's key, its default or REQUIRED); activations: the format's
-  `hidden_act` names -> ours. A UserError names the file and the missing key, unsupported
-  activation, or the format's key of a value ModelConfig refuses.
-  """
+  """A ModelConfig from a config JSON by table (`keys`: field -> (the format's key, default or
+  REQUIRED); `activations`: its hidden_act -> ours); errors name the file and the format's key."""
   missing = [key for key, default in keys.values() if default is REQUIRED and key not in values]
   if missing:
     raise UserError(f"{path}: missing key(s) {missing}{missing_hint}")
@@ -120,13 +109,8 @@ def read_config(path: str) -> ModelConfig:
 
 
 def _state_file_prefix(directory: str):
-  """The prefix the `checkpoint` state file names, if it lies inside `directory`, else None.
-
-  TF1's Saver writes absolute paths there, so a release directory that was copied or moved names
-  its ORIGINAL location; reading that would silently load another directory's weights. Only files
-  inside `directory` are considered: the named path if relative and inside (bert_keras.safety),
-  else the same file name inside `directory`.
-  """
+  """The prefix the `checkpoint` state file names, if inside `directory`, else None: TF1's Saver
+  writes absolute paths, so a moved release would silently load another directory's weights."""
   path = os.path.join(directory, "checkpoint")
   if not os.path.isfile(path):
     return None
@@ -159,9 +143,7 @@ def _state_file_prefix(directory: str):
 
 
 def find_prefix(directory: str) -> str:
-  """The checkpoint prefix inside a release directory: the `checkpoint` state file's (only when
-  it names a file inside `directory`), else the conventional `bert_model.ckpt`, else the only
-  `*.index` file. Nothing outside `directory` is ever read."""
+  """The state file's prefix, else `bert_model.ckpt`, else the only `*.index` (all inside)."""
   latest = _state_file_prefix(directory)
   if latest:
     return latest
@@ -224,12 +206,8 @@ def casing_from_name(path: str):
 
 def write_checkpoint(arrays: dict, config: ModelConfig, output_dir: str,
                      extra_files: dict | None = None) -> tuple[str, list]:
-  """Writes `bert_config.json` + `bert_model.ckpt.*` (+ `checkpoint` state file) into output_dir.
-
-  `arrays` maps Google names to numpy arrays. Files are written in a temporary directory beside the
-  output and moved in, the index last, so a crash never leaves a readable half checkpoint.
-  `extra_files` {name: source path} are copied too (e.g. vocab.txt). Returns (prefix, warnings).
-  """
+  """Writes bert_config.json, bert_model.ckpt.*, the state file and `extra_files` {name: source};
+  moved in from a temporary directory, the index last (no readable half checkpoint)."""
   import tensorflow as tf
 
   values, warnings = config_to_google(config)

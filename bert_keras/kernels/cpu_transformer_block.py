@@ -1,37 +1,15 @@
 """TransformerBlock's contract, computed on a block's own variables with the CPU kernels.
 
-The same function as `models/transformer_block.TransformerBlock.call` (equality:
-tests/kernels/), in the form that measured fastest on a 2-core CPU:
-- every projection on flattened (batch * seq, hidden) rows: one 2-D GEMM whose kernel gradient is
-  one 2-D GEMM too (no batched matmul + reduction, no Tensordot reshapes);
-- q scaled instead of the (batch, heads, seq, seq) scores (exact for head_dim 64);
-- training: hashed dropout masks (bit_dropout.py), the hand-gradient LayerNorm
-  (layer_norm_grad.py) and, in a traced step with `fused_elementwise`, the fused GELU
-  (fused_gelu.py) on the widening projection with its input gradient on a transposed kernel copy
-  (wide_dense.py);
-- inference: einsum permutes (einsum_permute.py), the 9-op or fused LayerNorm
-  (fused_layer_norm.py), and `head_groups`;
-- `query_positions`: only the output rows at those positions (the last block in pretraining,
-  last_block_rows.py).
+The same function as `models/transformer_block.TransformerBlock.call` (equality: tests/kernels/):
+projections on flattened (batch * seq, hidden) rows (one 2-D GEMM each way), q scaled instead of the
+scores; in training the hashed dropout, hand-gradient LayerNorm, fused GELU and wide dense; at
+inference einsum permutes, the fused LayerNorm and `head_groups`; `query_positions` computes only
+those output rows (last_block_rows.py).
 
-`head_groups` (inference only) splits the block by heads, as tensor-parallel Transformers split
-it over devices: group g computes its heads' q, k and v, their attention and their share of the
-output projection, then its share of the feed-forward width and of the narrowing projection; the
-groups' partial products are summed before each residual add and LayerNorm. The graph gets
-independent branches that TensorFlow's inter-op thread pool runs on different cores, which
-matters on CPU for small matrices: TF's oneDNN MatMul runs single-threaded when its operands fit
-the L2 cache (mkl_matmul_ops_common.h, ExecuteSingleThreadedGemm), so MiniLM or BERT-mini at batch
-1 used one core per matmul. Each core streams only its share of every kernel (a call of a few rows
-is bound by reading the kernels), the attention runs in halves side by side, and the groups meet
-twice per block. The columns a group reads of the q-k-v and widening kernels are not contiguous,
-so they are copied once into the wrapper's own non-trainable weights (for MiniLM 25 MB on top of
-the model's 90); the output and narrowing kernels are read by rows, contiguous slices that
-tf.split hands out without a copy. MiniLM's shapes at threads 1/2, model only, same-process A/B
-against row groups (each group of positions through the whole block, meeting for one attention:
-the split exports used before): batch 1 at 16 / 32 / 64 / 128 positions 0.72 / 0.77 / 0.83 /
-0.95x the time, 32 rows of 32 / 64 positions 0.98 / 0.95x (default and measurement:
-host_tuning.py). Sums in another order than one GEMM's: outputs equal within float rounding.
-Training ignores it.
+`head_groups` (inference only) splits the block by heads, as tensor parallelism does: independent
+branches for the inter-op pool, since oneDNN runs an L2-sized matmul on one core. MiniLM, batch 1,
+16-128 positions: 0.72-0.95x the time of the row groups before (host_tuning.py, docs/design.md).
+The q-k-v and widening columns a group reads are copied once (MiniLM: 25 MB on 90).
 """
 
 import math
@@ -49,13 +27,8 @@ from bert_keras.models.transformer_block import MASK_BIAS
 
 
 class CpuTransformerBlock(keras.layers.Layer):
-  """Calls `block` (a built TransformerBlock) the CPU way, on its variables; with `head_groups`,
-  plus its own copies of the kernel columns each group reads (inference only).
-
-  Never saved as a Keras layer: the Trainer and the exporter wrap the blocks of the model they
-  were given (bert_keras/kernels/__init__.py), whose files keep naming TransformerBlock; an
-  export's SavedModel holds the head groups' copies as plain variables.
-  """
+  """Calls `block` (a built TransformerBlock) the CPU way on its variables. Never saved as a Keras
+  layer: saved files keep naming TransformerBlock."""
 
   def __init__(self, block, head_groups: int = 1, fused_elementwise: bool = True, **kwargs):
     super().__init__(dtype=block.dtype_policy, **kwargs)
@@ -68,11 +41,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     self.built = True
 
   def _head_group_weights(self):
-    """Per head group, copies of the columns it reads of the (hidden, 3 hidden) q-k-v kernel (its
-    heads' q, k and v) and of the feed-forward's widening kernel (its share of the width), with
-    their biases: columns of a row-major kernel are not contiguous, so slicing them per call
-    would copy them every call. Non-trainable weights of this layer, taken from the block's
-    values now: for inference on a trained model (an export), never for training."""
+    """Per group, copies of its q-k-v and widening kernel columns and biases (not contiguous, so a
+    per-call slice would copy them every call); taken from the block's values now: inference only."""
     block, groups = self.block, self.head_groups
     heads, head_dim = block.num_heads, block.head_dim
     width = block.intermediate_dense.kernel.shape[1]
