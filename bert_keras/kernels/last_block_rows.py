@@ -13,7 +13,7 @@ from keras import ops
 
 def pretrainer_at_rows(pretrainer, call_function) -> keras.Model:
   """The pretrainer's graph, its last block on the rows the heads read; `call_function(layer, ...)`
-  calls every layer.""""""
+  calls every layer."""
   encoder = pretrainer.encoder
   last = encoder.blocks[-1]
   inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
@@ -44,7 +44,7 @@ def pretrainer_at_rows(pretrainer, call_function) -> keras.Model:
 
 def pooled_head_at_cls(head, call_function) -> keras.Model:
   """The head's graph, its encoder's last block on the [CLS] row only, for heads that read only
-  `pooled_output` (BertClassifier, BertMultipleChoice).""""""
+  `pooled_output` (BertClassifier, BertMultipleChoice)."""
   encoder = head.encoder
   last = encoder.blocks[-1]
 

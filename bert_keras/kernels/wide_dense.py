@@ -25,7 +25,7 @@ def matmul_transposed_input_grad(x, kernel):
 
 def wide_dense(layer: keras.layers.Dense, rows, activation):
   """`activation(rows @ kernel + bias)` of `layer` (with a bias, no LoRA or quantization) for rows
-  (m, k), its input gradient on the transposed copy.""""""
+  (m, k), its input gradient on the transposed copy."""
   if (not layer.use_bias or layer.lora_enabled or layer.quantization_mode is not None
       or len(rows.shape) != 2):
     return layer(rows)
