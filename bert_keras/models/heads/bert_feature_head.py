@@ -16,12 +16,8 @@ from bert_keras.models.heads.encoder_head import EncoderHead, dropout_dense, enc
 
 class BertFeatureHead(EncoderHead):
   """Frozen encoder -> concat(encoder_outputs[feature_layers]) -> 2 x BiLSTM -> dropout -> dense.
-
-  A subclass sets PER_TOKEN (True: `logits` float32 (batch, seq, K) from every position; False:
-  (batch, K) from the second BiLSTM's last forward and backward states) and OUTPUT_NAME (the dense
-  layer's name; its dropout is OUTPUT_NAME + "_dropout"). The encoder is set non-trainable here, so
-  only the BiLSTMs and the output layer learn.
-  """
+  Subclasses set PER_TOKEN ((batch, seq, K) logits, else (batch, K) from the last states) and
+  OUTPUT_NAME."""
 
   PER_TOKEN = True
   OUTPUT_NAME = "tagger"
