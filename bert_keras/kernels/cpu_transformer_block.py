@@ -69,19 +69,15 @@ class CpuTransformerBlock(keras.layers.Layer):
     } for g in range(groups)]
 
   def call(self, x, attention_mask, query_positions=None, training=None):
-    """x: (batch, seq, hidden); attention_mask: (batch, seq, seq) -> (batch, seq, hidden).
-
-    `query_positions` (batch, Q), int: only the rows at these positions, (batch, Q, hidden) in
-    that order (see `_rows_at`).
-    """
+    """x: (batch, seq, hidden); attention_mask: (batch, seq, seq) -> (batch, seq, hidden), or
+    (batch, Q, hidden) at `query_positions` (batch, Q)."""
     if query_positions is not None:
       return self._rows_at(x, attention_mask, tf.cast(query_positions, tf.int32), training)
     if self.head_groups > 1 and not training:
       return self._by_head_groups(x, attention_mask)
     block = self.block
     batch = tf.shape(x)[0]
-    # The length from the static shape when known, never a -1 in the reshapes back to
-    # (batch, seq, ...): -1 cannot be inferred from zero elements, so an empty batch failed.
+    # The static length when known: a -1 in the reshapes fails on an empty batch.
     seq = x.shape[1] if x.shape[1] is not None else tf.shape(x)[1]
     heads, head_dim = block.num_heads, block.head_dim
     rows = tf.reshape(x, (-1, heads * head_dim))  # (batch * seq, hidden)
@@ -98,11 +94,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     return self._attend(*tf.unstack(qkv, 3), attention_mask, training)
 
   def _by_head_groups(self, x, attention_mask):
-    """Inference with `head_groups`: group g computes its heads' q, k, v and attention, its
-    heads' share of the output projection (W_o's rows for its heads: a contiguous slice), then
-    its share of the feed-forward width (its copied columns of the widening kernel, the matching
-    rows of the narrowing one); the groups' partial projections are summed twice per block,
-    before each residual add and LayerNorm."""
+    """Inference by head groups: each group's attention and share of the feed-forward width; their
+    partial projections summed before each residual add and LayerNorm."""
     block, groups = self.block, self.head_groups
     batch, seq = tf.shape(x)[0], tf.shape(x)[1]
     heads, head_dim = block.num_heads // groups, block.head_dim
@@ -128,13 +121,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     return tf.reshape(rows, tf.shape(x))
 
   def _rows_at(self, x, attention_mask, positions, training):
-    """The block's output rows at `positions` (batch, Q), each equal to the full block's row.
-
-    Keys and values are projected for every position, queries only for the Q rows, and
-    everything after the attention runs on Q rows: the fused (hidden, 3 hidden) kernel is split
-    into its query and key-value columns (tf.split, whose gradient is one concat, where slicing
-    would add zero-filled copies of the kernel).
-    """
+    """The full block's rows at `positions` (batch, Q): keys and values from every position, the
+    rest on Q rows (tf.split of the kernel: its gradient is one concat, not zero-filled copies)."""
     block = self.block
     batch, seq = tf.shape(x)[0], tf.shape(x)[1]
     heads, head_dim = block.num_heads, block.head_dim
@@ -168,9 +156,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     return permute(context, (0, 2, 1, 3), training)  # (batch, n, heads, head_dim)
 
   def _after_attention(self, context, rows, batch, size, training):
-    """Output projection, residual + LayerNorm, feed-forward, residual + LayerNorm: context
-    (batch, size, heads, head_dim), rows (batch * size, hidden) the block's input at those
-    positions -> (batch, size, hidden)."""
+    """Output projection, add & norm, feed-forward, add & norm: context (batch, size, heads,
+    head_dim), rows (batch * size, hidden) -> (batch, size, hidden)."""
     block = self.block
     hidden = block.num_heads * block.head_dim
     context = tf.reshape(context, (-1, hidden))  # (batch * size, hidden)

@@ -23,12 +23,12 @@ from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.training import distribute, precision
 from bert_keras.training.optimization import WarmupDecaySchedule, create_optimizer
-from bert_keras.training.input_files import InputFiles, list_files, resolve_input_files
+from bert_keras.training.input_files import (InputFiles, check_recorded_sizes, list_files,
+                                             resolve_input_files)
 from bert_keras.training.pretraining_input import (check_record_shapes,
                                                    corrupt_records_are_user_errors,
                                                    label_frequencies, make_dataset)
 from bert_keras.training.pretraining_task import PretrainingTask
-from bert_keras.training.recorded_sizes import check_recorded_sizes
 from bert_keras.training.records_vocab import export_vocab
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
 from bert_keras.training.vocab_fit import check_vocab_fits
@@ -146,8 +146,8 @@ RESUME_FIELDS = ("train_batch_size", "seed", "max_seq_length", "max_predictions_
 
 # A changed schedule is a warning, not an error: a longer run or a lower peak is a common, deliberate
 # resume, and google-research/bert and Model Garden both rebuild the schedule around the restored step.
-SCHEDULE_FIELDS = ("num_train_steps", "num_warmup_steps", "learning_rate", "end_learning_rate",
-                   "decay", "decay_power")
+SCHEDULE_FIELDS = ("learning_rate", "num_train_steps", "num_warmup_steps", "decay",
+                   "end_learning_rate", "decay_power")  # WarmupDecaySchedule's arguments
 
 # The hint of a changed phase (README, "TPU": phase 2's command).
 _PHASE_HINT = ("each phase has its own output directory: phase 2 takes a new --output_dir and "
@@ -228,12 +228,8 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
   step = _restored_step(config.outputs.model_dir)
   rates = ""
   try:
-    before = WarmupDecaySchedule(old["learning_rate"], old["num_train_steps"],
-                                 old["num_warmup_steps"], old["decay"], old["end_learning_rate"],
-                                 old["decay_power"])
-    o = config.optimizer
-    after = WarmupDecaySchedule(o.learning_rate, o.num_train_steps, o.num_warmup_steps, o.decay,
-                                o.end_learning_rate, o.decay_power)
+    before, after = (WarmupDecaySchedule(**{name: values[name] for name in SCHEDULE_FIELDS})
+                     for values in (old, config.to_flat()))
     rates = (f"; the update after step {step} uses learning rate "
              f"{float(after(step)):.4g}, the recorded schedule's {float(before(step)):.4g}")
   except (KeyError, TypeError, ValueError, UserError):  # a recorded schedule that no longer builds
