@@ -1,9 +1,6 @@
-"""Does the tokenizer lower-case the way the checkpoint was trained? (original tokenization.py check)
-
-An uncased checkpoint saw only lower-cased WordPiece ids; feeding it a cased tokenizer silently turns
-capitalised words into rare pieces or [UNK], and the reverse wastes a cased model. The original code
-checks the release directory name (`uncased_L-12_...`); we also read Hugging Face's
-`tokenizer_config.json` `do_lower_case` and, as a last resort, the vocabulary itself.
+"""Does the tokenizer lower-case the way the checkpoint was trained? An uncased checkpoint fed a cased
+tokenizer silently sees rare pieces or [UNK]. The original checks the release directory name; we also
+read Hugging Face's `do_lower_case` and, last, the vocabulary itself.
 """
 
 from __future__ import annotations

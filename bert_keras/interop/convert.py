@@ -1,8 +1,5 @@
-"""Checkpoint conversion between Google, Hugging Face and our Keras formats (scripts/convert_checkpoint).
-
-Every conversion goes through a Keras model: source -> BertEncoder/BertPretrainer -> target, so the
-same shape, config and vocabulary checks guard all of them. Pretraining heads are kept when the
-source has them (the MLM head, and the NSP head when `cls/seq_relationship` is present).
+"""Checkpoint conversion between Google, Hugging Face and our Keras formats (scripts/convert_checkpoint),
+through a Keras model, so every conversion gets the same checks; pretraining heads are kept.
 """
 
 from __future__ import annotations

@@ -127,9 +127,6 @@ def check_vocab_size(vocab_path, config: ModelConfig, config_path: str) -> None:
                     f"vocab_size={config.vocab_size}")
 
 
-# --- Our own Keras formats ---------------------------------------------------------------------
-
-
 def _find_encoder(model):
   from bert_keras.models.bert_encoder import BertEncoder
 
@@ -239,9 +236,6 @@ def _load_weights_file(path: str, config: ModelConfig):
                       f"{type(e).__name__}: {e}") from e
   raise UserError(f"{path}: matches neither an encoder nor a pretrainer built from its config "
                   f"({'; '.join(errors)}); save task models with model.save('x.keras') instead")
-
-
-# --- Opening any format ------------------------------------------------------------------------
 
 
 @dataclasses.dataclass

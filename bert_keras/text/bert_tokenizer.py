@@ -22,9 +22,8 @@ from bert_keras.text.reference_tokenizer import MAX_CHARS_PER_WORD
 from bert_keras.text.vocab import check_vocabulary, load_vocab
 
 UNK, PAD, CLS, SEP, MASK = "[UNK]", "[PAD]", "[CLS]", "[SEP]", "[MASK]"
-# What sends a whole string to the code-point pipeline: ASCII controls other than \t \n \r
-# (deleted, not split), and "Σ".
-# A string fully matches this unless it holds one of them, or bytes RE2 cannot decode as UTF-8.
+# Not fully matched (the string goes whole to the code-point pipeline): ASCII controls other than
+# \t \n \r (deleted, not split), "Σ", or bytes RE2 cannot decode.
 _FAST_PATH_OK = "(?s)[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\u03a3]*"
 # A string fully matches this when it is printable ASCII with \t \n \r: `_tokenize_ascii` handles it.
 _ASCII_OK = "[\\t\\n\\r -~]*"

@@ -1,8 +1,5 @@
-"""Reading a WordPiece `vocab.txt` (one token a line, the line number is the id), as the original BERT.
-
-The original `load_vocab` strips each line and silently lets a duplicate overwrite the earlier id; here a
-duplicate, an empty line or an empty file is a user error naming the file and the 1-based line, since
-any of them shifts every later id and silently breaks a pretrained checkpoint.
+"""Reading a WordPiece `vocab.txt` (the line number is the id). A duplicate, an empty line or an empty
+file, which the original accepts silently and which shifts every later id, is a UserError naming the line.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ the learning rate through, `gradient_scale` raises instead of training unclipped
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import types
 import weakref
-from typing import Any, NamedTuple
 
 import keras
 import tensorflow as tf
@@ -27,21 +27,11 @@ from bert_keras.training.bias_correction import one_minus_power
 _FUSED_DTYPES = (tf.float16, tf.bfloat16, tf.float32, tf.float64)
 
 
-class _ScaledLearningRate(NamedTuple):
-  """`update_step`'s learning rate while a `gradient_scale` is set (module docstring)."""
-  learning_rate: Any  # what Keras passed: float32 scalar tensor or variable
-  scale: Any  # scalar tensor: the gradient is applied multiplied by it
-
-
-class _StepScalars(NamedTuple):
-  """One step's scalars of `_adamw_update` for one dtype (`FusedAdamW._step_scalars`)."""
-  decay: Any  # lr * weight_decay, for the variables that decay
-  zero: Any  # the decay of those that do not
-  scale: Any
-  alpha: Any
-  one_minus_beta_1: Any
-  one_minus_beta_2: Any
-  epsilon: Any
+# `update_step`'s learning rate while a `gradient_scale` is set (module docstring).
+_ScaledLearningRate = collections.namedtuple("_ScaledLearningRate", "learning_rate scale")
+# One step's scalars of `_adamw_update` for one dtype; `zero`: the decay of excluded variables.
+_StepScalars = collections.namedtuple(
+    "_StepScalars", "decay zero scale alpha one_minus_beta_1 one_minus_beta_2 epsilon")
 
 
 @tf.function(jit_compile=True, autograph=False)

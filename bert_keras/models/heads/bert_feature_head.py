@@ -1,9 +1,7 @@
 """The feature-based approach (Devlin et al., 2018, section 5.3): no fine-tuning of BERT.
 
-Activations of chosen encoder layers (default: the last four, concatenated, the paper's best at
-96.1 dev F1 vs 96.4 fine-tuned) feed a randomly initialised two-layer BiLSTM (768 units in the
-paper) before the output layer. BertFeatureTagger labels every token (NER, as in the paper);
-BertFeatureClassifier applies the same recipe to a sentence (pair), from the BiLSTM's last states.
+Chosen encoder layers (default: the last four, concatenated, the paper's best at 96.1 dev F1 vs 96.4
+fine-tuned) feed a randomly initialised two-layer BiLSTM (768 units in the paper), then the output layer.
 """
 
 from __future__ import annotations
