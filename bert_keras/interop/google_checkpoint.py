@@ -28,18 +28,6 @@ _ACT_FROM_GOOGLE = {"gelu": "gelu_tanh", "relu": "relu"}
 _ACT_TO_GOOGLE = {"gelu": "gelu", "gelu_tanh": "gelu", "relu": "relu"}
 
 
-def model_config_from(values: dict, path: str, keys: dict, **fields) -> ModelConfig:
-  """ModelConfig(**fields), with a failed check reported under the file's own key (`keys` maps
-  ModelConfig field -> the format's key) and the expected type or range."""
-  try:
-    return ModelConfig(**fields)
-  except ConfigError as e:
-    source = keys.get(e.key)
-    if source is not None and source in values:
-      raise UserError(f"{path}: key {source!r}: {e}") from None
-    raise UserError(f"{path}: {e}") from None
-
-
 REQUIRED = object()  # a config_from_keys default: the key must be present
 
 # ModelConfig field -> (bert_config.json key, default when absent); shared with hf_checkpoint.
@@ -67,7 +55,13 @@ def config_from_keys(values: dict, path: str, keys: dict, activations: dict,
     raise UserError(f"{path}: hidden_act={act!r} is not supported; expected one of "
                     f"{sorted(activations)}")
   fields["hidden_act"] = activations[act]
-  return model_config_from(values, path, {field: key for field, (key, _) in keys.items()}, **fields)
+  try:
+    return ModelConfig(**fields)
+  except ConfigError as e:  # reported under the file's own key when it holds one
+    source = keys[e.key][0] if e.key in keys else None
+    if source is not None and source in values:
+      raise UserError(f"{path}: key {source!r}: {e}") from None
+    raise UserError(f"{path}: {e}") from None
 
 
 def config_from_google(values: dict, path: str) -> ModelConfig:
@@ -88,19 +82,8 @@ def config_to_google(config: ModelConfig) -> tuple[dict, list]:
   if config.layer_norm_epsilon != 1e-12:
     warnings.append(f"layer_norm_epsilon={config.layer_norm_epsilon} is not expressible in "
                     "bert_config.json (the original code fixes 1e-12)")
-  values = {
-      "attention_probs_dropout_prob": config.attention_dropout_rate,
-      "hidden_act": _ACT_TO_GOOGLE[config.hidden_act],
-      "hidden_dropout_prob": config.dropout_rate,
-      "hidden_size": config.hidden_size,
-      "initializer_range": config.initializer_range,
-      "intermediate_size": config.intermediate_size,
-      "max_position_embeddings": config.max_position_embeddings,
-      "num_attention_heads": config.num_heads,
-      "num_hidden_layers": config.num_layers,
-      "type_vocab_size": config.type_vocab_size,
-      "vocab_size": config.vocab_size,
-  }
+  values = {key: getattr(config, field) for field, (key, _) in GOOGLE_CONFIG_KEYS.items()}
+  values["hidden_act"] = _ACT_TO_GOOGLE[config.hidden_act]
   return values, warnings
 
 

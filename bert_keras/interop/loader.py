@@ -345,16 +345,11 @@ def _describe(config: ModelConfig, source: str) -> str:
           f"vocab_size={config.vocab_size}, from {source}")
 
 
-def _split_overrides(overrides: dict):
-  overrides = dict(overrides)
-  return overrides.pop("dtype", None), overrides
-
-
 def build_encoder(opened: OpenedCheckpoint, **overrides):
   """(BertEncoder, CheckpointInfo) from an already opened checkpoint (see `load_encoder`)."""
   from bert_keras.models.bert_encoder import BertEncoder
 
-  dtype, overrides = _split_overrides(overrides)
+  dtype = overrides.pop("dtype", None)
   config = _apply_overrides(opened.info.config, overrides, opened.config_path)
   encoder = BertEncoder.from_model_config(config, dtype=dtype)
   desc = _describe(config, opened.config_path)
@@ -366,7 +361,7 @@ def build_pretrainer(opened: OpenedCheckpoint, objective: str = "mlm_nsp", **ove
   from bert_keras.models.bert_encoder import BertEncoder
   from bert_keras.models.bert_pretrainer import BertPretrainer
 
-  dtype, overrides = _split_overrides(overrides)
+  dtype = overrides.pop("dtype", None)
   config = _apply_overrides(opened.info.config, overrides, opened.config_path)
   try:
     pretrainer = BertPretrainer(BertEncoder.from_model_config(config, dtype=dtype), objective)

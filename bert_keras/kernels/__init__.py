@@ -42,8 +42,7 @@ def implementation_of(model: keras.Model, implementation: str | None = None, *,
 
   def call_the_cpu_way(layer, *args, **kwargs):
     if isinstance(layer, TransformerBlock):
-      # Rows at query positions (the last block under a head that reads a few rows) run
-      # unsplit: no copies of kernel columns for a path that would not read them.
+      # Rows at query positions run unsplit: no kernel copies for a path that would not read them.
       at_rows = len(args) > 2 or kwargs.get("query_positions") is not None
       return CpuTransformerBlock(layer, 1 if at_rows else head_groups,
                                  fused_elementwise)(*args, **kwargs)
@@ -55,8 +54,7 @@ def implementation_of(model: keras.Model, implementation: str | None = None, *,
     return pretrainer_at_rows(model, call_the_cpu_way)
   if isinstance(model, (BertClassifier, BertMultipleChoice)):
     return pooled_head_at_cls(model, call_the_cpu_way)
-  # The same graph over the same layers (clone_function keeps each layer), nested models included,
-  # with each layer called through `call_the_cpu_way`.
+  # The same graph over the same layers, nested models included, called through call_the_cpu_way.
   return keras.models.clone_model(model, clone_function=lambda layer: layer,
                                   call_function=call_the_cpu_way, recursive=True)
 

@@ -88,8 +88,7 @@ class CpuTransformerBlock(keras.layers.Layer):
     """qkv (batch * seq, 3 * heads * head_dim), the fused q-k-v projection of `heads` heads ->
     context (batch, seq, heads, head_dim)."""
     qkv = tf.reshape(qkv, (batch, seq, 3, heads, self.block.head_dim))
-    # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
-    # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
+    # One transpose, then unstack (its gradient is a stack; a slice's is a zero-filled copy).
     qkv = permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, seq, head_dim)
     return self._attend(*tf.unstack(qkv, 3), attention_mask, training)
 
@@ -145,8 +144,7 @@ class CpuTransformerBlock(keras.layers.Layer):
   def _attend(self, q, k, v, attention_mask, training):
     """q (batch, heads, n, head_dim), k and v (batch, heads, seq, head_dim), attention_mask
     (batch, n, seq) -> context (batch, n, heads, head_dim)."""
-    # Scaling q (batch*seq*hidden values) is cheaper than scaling the (batch, heads, seq, seq)
-    # scores, and exact whenever 1/sqrt(head_dim) is a power of two (head_dim 64: every preset).
+    # Scaling q is cheaper than scaling the scores, and exact for head_dim 64 (every preset).
     q = q * tf.cast(1.0 / math.sqrt(self.block.head_dim), q.dtype)
     scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, n, seq)
     bias = (1.0 - tf.cast(attention_mask[:, None, :, :], scores.dtype)) * MASK_BIAS

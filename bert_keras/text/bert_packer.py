@@ -3,7 +3,8 @@
 "The first token of every sequence is always a special classification token ([CLS]) ... Sentence pairs
 are packed together into a single sequence ... separate them with a special token ([SEP])". Over-long
 pairs lose tokens from the longer segment first, as the original `_truncate_seq_pair` does. Dense ops
-from the segments' lengths; tests hold them to tensorflow-text's ragged packing.
+from the segments' lengths: tensorflow-text's ragged packing, which tests hold them to, cost a fifth
+of a batch-1 serving call's tokenization.
 """
 
 from __future__ import annotations
@@ -44,17 +45,12 @@ class BertPacker(keras.layers.Layer):
         segment = (tf.RaggedTensor.from_tensor(segment[None]) if unbatched
                    else tf.RaggedTensor.from_tensor(segment))
       batched.append(tf.cast(segment, tf.int32))
-    if len(batched) == 1:
-      outputs = self._pack_single(batched[0])
-    else:
+    if len(batched) == 2:
       outputs = self.pack_pair(*batched)
+    else:  # [CLS] A [SEP], A cut to seq_length - 2 tokens
+      length = tf.cast(batched[0].row_lengths(), tf.int32)[:, None]  # (batch, 1)
+      outputs = self._layout(batched[0], keep_a=tf.minimum(length, self.seq_length - 2))
     return {k: v[0] for k, v in outputs.items()} if unbatched else outputs
-
-  def _pack_single(self, segment: tf.RaggedTensor) -> dict:
-    """`[CLS] A [SEP]`, A cut to seq_length - 2 tokens (tensorflow-text's ragged ops cost a fifth
-    of a batch-1 serving call's tokenization)."""
-    length = tf.cast(segment.row_lengths(), tf.int32)[:, None]  # (batch, 1)
-    return self._layout(segment, keep_a=tf.minimum(length, self.seq_length - 2))
 
   def pack_pair(self, segment_a: tf.RaggedTensor, segment_b: tf.RaggedTensor,
                 has_b: tf.Tensor | None = None) -> dict:

@@ -86,9 +86,8 @@ def compute_tables(lower_case: bool) -> dict[str, np.ndarray]:
     char = chr(cp)
     cat = category(char)
     if cat in ("Cn", "Co", "Cs"):
-      # Unassigned or private use (no case, no decomposition: WORD), or never decoded; but the
-      # original isolates its CJK ranges by code point alone, so ideographs this Python's Unicode
-      # does not know yet (e.g. U+2B739, assigned in Unicode 15) are words on their own too.
+      # Unassigned, private use or surrogates: WORD, except the original's CJK ranges, isolated by
+      # code point even where this Python's Unicode does not know the ideograph yet.
       if ref.is_cjk(cp):
         char_class[cp] = ISOLATE
       continue
