@@ -25,7 +25,7 @@ UNK, PAD, CLS, SEP, MASK = "[UNK]", "[PAD]", "[CLS]", "[SEP]", "[MASK]"
 # Not fully matched (the string goes whole to the code-point pipeline): ASCII controls other than
 # \t \n \r (deleted, not split), "Σ", or bytes RE2 cannot decode.
 _FAST_PATH_OK = "(?s)[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\u03a3]*"
-# A string fully matches this when it is printable ASCII with \t \n \r: `_tokenize_ascii` handles it.
+# Printable ASCII with \t \n \r: `_tokenize_fast` sends a batch of such strings to tf-text whole.
 _ASCII_OK = "[\\t\\n\\r -~]*"
 
 
@@ -181,14 +181,10 @@ class BertTokenizer(keras.layers.Layer):
     """The ids of `_tokenize_code_points`; an all printable-ASCII batch skips the chunk path (188 ->
     57 ops per tokenize + pack call), and under `lazy_cond` never visits its nodes."""
     all_ascii = tf.reduce_all(tf.strings.regex_full_match(strings, _ASCII_OK))
-    return lazy_cond(all_ascii, lambda: self._tokenize_ascii(strings),
-                 lambda: self._tokenize_chunks(strings))
-
-  def _tokenize_ascii(self, strings):
-    """For strings matching `_ASCII_OK`, where the original's steps are tensorflow-text's own."""
-    if self._lower_case:
-      strings = tf.strings.lower(strings)
-    return self._ascii_wordpiece.tokenize(strings)
+    # On such strings the original's steps are tensorflow-text's own.
+    ascii_ids = lambda: self._ascii_wordpiece.tokenize(
+        tf.strings.lower(strings) if self._lower_case else strings)
+    return lazy_cond(all_ascii, ascii_ids, lambda: self._tokenize_chunks(strings))
 
   def _tokenize_chunks(self, strings):
     """Cut at ASCII whitespace (never inside a UTF-8 character, always a word end): pure-ASCII

@@ -57,11 +57,9 @@ class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
     # The fraction still to go, computed directly: 1 - progress loses float32 digits near the end.
     remaining = ops.clip((self.num_train_steps - step) / decay_steps, 0.0, 1.0)
     progress = 1.0 - remaining
-    if self.decay == "polynomial" and self.decay_power != 1.0:
-      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * ops.power(
-          remaining, self.decay_power)
-    elif self.decay in ("linear", "polynomial"):
-      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * remaining
+    if self.decay in ("linear", "polynomial"):
+      power = remaining if self.decay_power == 1.0 else ops.power(remaining, self.decay_power)
+      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * power
     elif self.decay == "cosine":
       decayed = self.end_learning_rate + (peak - self.end_learning_rate) * 0.5 * (
           1.0 + ops.cos(math.pi * progress))

@@ -176,7 +176,7 @@ def test_batch_ascii_path_agrees_with_other_paths(vocab, lower_case):
   assert len(ascii_texts) == 13
   expected = [reference.encode(t) for t in ascii_texts]
   batch = tf.constant(ascii_texts)
-  assert tokenizer._tokenize_ascii(batch).to_list() == expected
+  assert tokenizer.tokenize(batch).to_list() == expected  # the batch path
   assert tokenizer._tokenize_chunks(batch).to_list() == expected
   assert tokenizer._tokenize_code_points(batch).to_list() == expected
   tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
