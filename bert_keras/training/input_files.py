@@ -21,8 +21,7 @@ class InputFiles:
   patterns: str
   files: tuple  # the matched paths, sorted per pattern, in the order of the patterns
   sizes: tuple  # the size in bytes of each of `files`; None when it could not be looked at
-  summaries: dict  # directory -> its RecordsSummary, None without summary.json, or the
-  #                  SummaryUnreadable message when there is one that cannot be read
+  summaries: dict  # directory -> RecordsSummary, None, or the SummaryUnreadable message
 
   def __str__(self) -> str:
     return self.patterns

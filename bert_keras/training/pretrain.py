@@ -81,8 +81,6 @@ def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingCon
       tf.train.Checkpoint(model=model_variables(model)).restore(prefix).expect_partial()
     logging.info("initialized from %s at step %d", prefix, int(trainer.global_step.numpy()))
     return
-  if not (tf.io.gfile.exists(path) or tf.io.gfile.exists(path + ".index")):
-    raise UserError(f"init_checkpoint {path}: no such file or directory")
   from bert_keras.interop.loader import load_encoder_weights  # pylint: disable=import-outside-toplevel
   load_encoder_weights(model.encoder, path)
 
@@ -94,12 +92,9 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
   that cannot be copied is a warning, not a failure after training."""
   tf.io.gfile.makedirs(export_dir)
   encoder = model.encoder
-  for name in ("encoder.weights.h5", "encoder.keras"):
+  for name, save in (("encoder.weights.h5", encoder.save_weights), ("encoder.keras", encoder.save)):
     tmp = os.path.join(export_dir, "tmp-" + name)  # keeps the suffix Keras checks
-    if name.endswith(".weights.h5"):
-      encoder.save_weights(tmp)
-    else:
-      encoder.save(tmp)
+    save(tmp)
     tf.io.gfile.rename(tmp, os.path.join(export_dir, name), overwrite=True)
   gfile_write_text(os.path.join(export_dir, "model_config.json"),
                    config.model_config().to_json() + "\n")
