@@ -19,11 +19,8 @@ class TransformerStack:
   """Embeddings and the L Transformer blocks, wired on symbolic inputs.
 
   h0 = token + learned position [+ segment] embeddings, [LayerNorm,] dropout; then h_l =
-  block(h_{l-1}) under a bidirectional or causal mask (BERT section 3; GPT-1 section 3.1).
-  `type_ids=None` drops the segment embeddings (GPT-1 has none) and `embedding_layer_norm=False`
-  the embedding LayerNorm (the released GPT-1 code feeds the dropped-out sum straight into
-  block 0). Layer names are the checkpoint names: token_embedding, position_embedding,
-  type_embedding, embeddings_layer_norm, transformer_layer_{i}.
+  block(h_{l-1}) under a bidirectional or causal mask (BERT section 3; GPT-1 section 3.1, which has
+  no segments and no embedding LayerNorm: `type_ids=None`, `embedding_layer_norm=False`).
   """
 
   def __init__(self, config: ModelConfig, word_ids, mask, type_ids=None, *,
