@@ -174,14 +174,11 @@ def _model_config_beside(weights_path: str):
   """(ModelConfig, path) from `<stem>.json`, model_config.json, config.json or any JSON beside it."""
   directory = os.path.dirname(weights_path) or "."
   stem = os.path.basename(weights_path)[:-len(".weights.h5")]
-  candidates = [f"{stem}.json", *_MODEL_CONFIG_NAMES]
-  candidates += sorted(f for f in os.listdir(directory) if f.endswith(".json"))
-  seen = set()
-  for name in candidates:
+  others = sorted(f for f in os.listdir(directory) if f.endswith(".json"))
+  for name in dict.fromkeys([f"{stem}.json", *_MODEL_CONFIG_NAMES, *others]):  # in order, once
     path = os.path.join(directory, name)
-    if name in seen or not os.path.isfile(path):
+    if not os.path.isfile(path):
       continue
-    seen.add(name)
     try:
       with open(path, encoding="utf-8") as f:
         values = json.load(f)
@@ -259,23 +256,20 @@ def open_checkpoint(path: str | CheckpointPath, config_required: bool = True) ->
       raise UserError(f"{config_path}: no such file; a Google checkpoint needs its "
                       "bert_config.json beside it")
     weights = google_checkpoint.read_weights(resolved)
-    vocab = _vocab_beside(directory)
     lower_case = google_checkpoint.casing_from_name(resolved)
   elif fmt == "hf":
     config_path = os.path.join(resolved, hf_checkpoint.CONFIG_NAME)
     config = hf_checkpoint.read_config(resolved)
     weights = hf_checkpoint.read_weights(hf_checkpoint.weights_files(resolved))
-    vocab = _vocab_beside(resolved)
     lower_case = hf_checkpoint.lower_case(resolved)
   elif fmt == "keras":
     model = _load_keras_file(resolved)
     config, config_path = _find_encoder(model).model_config, resolved
     weights = _named_weights_of(model, resolved)
-    vocab = _vocab_beside(os.path.dirname(resolved) or ".")
   else:
     config, config_path = _model_config_beside(resolved)
     weights = _named_weights_of(_load_weights_file(resolved, config), resolved)
-    vocab = _vocab_beside(os.path.dirname(resolved) or ".")
+  vocab = _vocab_beside(resolved if fmt == "hf" else os.path.dirname(resolved) or ".")
   if config is not None:
     check_vocab_size(vocab, config, config_path)
   if lower_case is None and vocab is not None:
