@@ -94,17 +94,9 @@ class BertTokenizer(keras.layers.Layer):
     self.built = True
 
   # === Python helpers ===
-  @property
-  def vocabulary(self) -> list[str]:
-    return list(self._vocab)
-
-  @property
-  def vocab_size(self) -> int:
-    return len(self._vocab)
-
-  @property
-  def lower_case(self) -> bool:
-    return self._lower_case
+  vocabulary = property(lambda self: list(self._vocab))
+  vocab_size = property(lambda self: len(self._vocab))
+  lower_case = property(lambda self: self._lower_case)
 
   def token_to_id(self, token: str) -> int:
     if token not in self._token_to_id:
