@@ -8,11 +8,20 @@ import dataclasses
 from typing import Mapping
 
 import keras
+from keras import ops
 
 from bert_keras.models.attention_mask import AttentionMask
 from bert_keras.models.position_embedding import PositionEmbedding
 from bert_keras.models.transformer_block import TransformerBlock
 from bert_keras.configs.model import ModelConfig
+
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class FlattenSequences(keras.layers.Layer):
+  """(batch, k, seq) -> (batch * k, seq): each choice (or ordering) goes through the backbone alone."""
+
+  def call(self, x):
+    return ops.reshape(x, (-1, ops.shape(x)[-1]))
 
 
 class TransformerStack:
