@@ -1,9 +1,6 @@
-"""Does the tokenizer lower-case the way the checkpoint was trained? (original tokenization.py check)
-
-An uncased checkpoint saw only lower-cased WordPiece ids; feeding it a cased tokenizer silently turns
-capitalised words into rare pieces or [UNK], and the reverse wastes a cased model. The original code
-checks the release directory name (`uncased_L-12_...`); we also read Hugging Face's
-`tokenizer_config.json` `do_lower_case` and, as a last resort, the vocabulary itself.
+"""Does the tokenizer lower-case the way the checkpoint was trained? An uncased checkpoint fed a cased
+tokenizer silently sees rare pieces or [UNK]. The original checks the release directory name; we also
+read Hugging Face's `do_lower_case` and, last, the vocabulary itself.
 """
 
 from __future__ import annotations
@@ -30,11 +27,8 @@ def casing_from_vocab(vocab_path: str) -> Optional[bool]:
 
 def check_tokenizer_casing(checkpoint_lower_case: Optional[bool], tokenizer_lower_case,
                            checkpoint_path: str = "the checkpoint") -> Optional[str]:
-  """Warns (and returns the message) when tokenizer and checkpoint casing disagree.
-
-  `tokenizer_lower_case` is a bool or any object with a `lower_case` attribute (BertTokenizer).
-  Returns None when they agree or the checkpoint's casing is unknown.
-  """
+  """Warns (and returns the message) when the casings disagree; `tokenizer_lower_case` is a bool
+  or has a `lower_case` attribute (BertTokenizer)."""
   lower = getattr(tokenizer_lower_case, "lower_case", tokenizer_lower_case)
   if checkpoint_lower_case is None or lower is None or bool(lower) == checkpoint_lower_case:
     return None

@@ -1,8 +1,5 @@
-"""Checkpoint conversion between Google, Hugging Face and our Keras formats (scripts/convert_checkpoint).
-
-Every conversion goes through a Keras model: source -> BertEncoder/BertPretrainer -> target, so the
-same shape, config and vocabulary checks guard all of them. Pretraining heads are kept when the
-source has them (the MLM head, and the NSP head when `cls/seq_relationship` is present).
+"""Checkpoint conversion between Google, Hugging Face and our Keras formats (scripts/convert_checkpoint),
+through a Keras model, so every conversion gets the same checks; pretraining heads are kept.
 """
 
 from __future__ import annotations
@@ -61,12 +58,8 @@ def _save_keras(model, config, output_dir: str, name: str, vocab_path) -> str:
 def convert_checkpoint(source_format: str, target_format: str, input_path: str, output_dir: str,
                        tokenizer_lower_case: bool | None = None,
                        vocab_file: str | None = None) -> dict:
-  """Converts `input_path` (a `source_format` checkpoint) into `output_dir`; returns a summary.
-
-  `vocab_file` (default: a vocab.txt beside the input) must have vocab_size lines; it is copied to the
-  output. `tokenizer_lower_case`, when given, is checked against the checkpoint's casing (a warning).
-  The summary (also written as convert_config.json) lists the settings, files and warnings.
-  """
+  """Converts `input_path` into `output_dir` with `vocab_file` (default: the one beside it);
+  returns the summary it also writes as convert_config.json."""
   if source_format not in SOURCES:
     raise UserError(f"--from={source_format!r}; expected one of {SOURCES}")
   if target_format not in TARGETS:

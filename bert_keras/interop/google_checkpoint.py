@@ -1,15 +1,8 @@
 """The original Google BERT release format: `bert_config.json` + a TF1 name-based checkpoint.
 
-A released directory (e.g. `uncased_L-12_H-768_A-12/`) holds `bert_config.json`, `vocab.txt` and
-`bert_model.ckpt.{index,data-00000-of-00001}`; variables are named `bert/embeddings/word_embeddings`,
-`bert/encoder/layer_N/attention/self/query/kernel`, `cls/predictions/output_bias`, ... (see
-`weight_map.py`). Reading uses `tf.train.load_checkpoint` (no TF1 graph code); writing uses the
-name-based `SaveV2` op, which produces the same V2 checkpoint files that `tf.compat.v1.train.Saver`
-writes, so original TF1 code (`tf.train.init_from_checkpoint`) and `tf.train.load_checkpoint` read it
-back under the exact names.
-
-Activation: google-research/bert's `gelu` is the tanh approximation (modeling.py), so a Google
-`"hidden_act": "gelu"` imports as our `gelu_tanh`; both of our GELUs export as `"gelu"`.
+Read with `tf.train.load_checkpoint`; written with the name-based `SaveV2` op, the files
+`tf.compat.v1.train.Saver` writes. google-research/bert's `gelu` is the tanh approximation
+(modeling.py): a Google "gelu" imports as our `gelu_tanh`; both our GELUs export as "gelu".
 """
 
 from __future__ import annotations
@@ -35,18 +28,6 @@ _ACT_FROM_GOOGLE = {"gelu": "gelu_tanh", "relu": "relu"}
 _ACT_TO_GOOGLE = {"gelu": "gelu", "gelu_tanh": "gelu", "relu": "relu"}
 
 
-def model_config_from(values: dict, path: str, keys: dict, **fields) -> ModelConfig:
-  """ModelConfig(**fields), with a failed check reported under the file's own key (`keys` maps
-  ModelConfig field -> the format's key) and the expected type or range."""
-  try:
-    return ModelConfig(**fields)
-  except ConfigError as e:
-    source = keys.get(e.key)
-    if source is not None and source in values:
-      raise UserError(f"{path}: key {source!r}: {e}") from None
-    raise UserError(f"{path}: {e}") from None
-
-
 REQUIRED = object()  # a config_from_keys default: the key must be present
 
 # ModelConfig field -> (bert_config.json key, default when absent); shared with hf_checkpoint.
@@ -63,12 +44,8 @@ REQUIRED_CONFIG_KEYS = tuple(key for key, default in GOOGLE_CONFIG_KEYS.values()
 
 def config_from_keys(values: dict, path: str, keys: dict, activations: dict,
                      missing_hint: str = "") -> ModelConfig:
-  """A ModelConfig from a checkpoint's config JSON, by table.
-
-  keys: ModelConfig field -> (the format's key, its default or REQUIRED); activations: the format's
-  `hidden_act` names -> ours. A UserError names the file and the missing key, unsupported
-  activation, or the format's key of a value ModelConfig refuses.
-  """
+  """A ModelConfig from a config JSON by table (`keys`: field -> (the format's key, default or
+  REQUIRED); `activations`: its hidden_act -> ours); errors name the file and the format's key."""
   missing = [key for key, default in keys.values() if default is REQUIRED and key not in values]
   if missing:
     raise UserError(f"{path}: missing key(s) {missing}{missing_hint}")
@@ -78,7 +55,13 @@ def config_from_keys(values: dict, path: str, keys: dict, activations: dict,
     raise UserError(f"{path}: hidden_act={act!r} is not supported; expected one of "
                     f"{sorted(activations)}")
   fields["hidden_act"] = activations[act]
-  return model_config_from(values, path, {field: key for field, (key, _) in keys.items()}, **fields)
+  try:
+    return ModelConfig(**fields)
+  except ConfigError as e:  # reported under the file's own key when it holds one
+    source = keys[e.key][0] if e.key in keys else None
+    if source is not None and source in values:
+      raise UserError(f"{path}: key {source!r}: {e}") from None
+    raise UserError(f"{path}: {e}") from None
 
 
 def config_from_google(values: dict, path: str) -> ModelConfig:
@@ -99,19 +82,8 @@ def config_to_google(config: ModelConfig) -> tuple[dict, list]:
   if config.layer_norm_epsilon != 1e-12:
     warnings.append(f"layer_norm_epsilon={config.layer_norm_epsilon} is not expressible in "
                     "bert_config.json (the original code fixes 1e-12)")
-  values = {
-      "attention_probs_dropout_prob": config.attention_dropout_rate,
-      "hidden_act": _ACT_TO_GOOGLE[config.hidden_act],
-      "hidden_dropout_prob": config.dropout_rate,
-      "hidden_size": config.hidden_size,
-      "initializer_range": config.initializer_range,
-      "intermediate_size": config.intermediate_size,
-      "max_position_embeddings": config.max_position_embeddings,
-      "num_attention_heads": config.num_heads,
-      "num_hidden_layers": config.num_layers,
-      "type_vocab_size": config.type_vocab_size,
-      "vocab_size": config.vocab_size,
-  }
+  values = {key: getattr(config, field) for field, (key, _) in GOOGLE_CONFIG_KEYS.items()}
+  values["hidden_act"] = _ACT_TO_GOOGLE[config.hidden_act]
   return values, warnings
 
 
@@ -120,13 +92,8 @@ def read_config(path: str) -> ModelConfig:
 
 
 def _state_file_prefix(directory: str):
-  """The prefix the `checkpoint` state file names, if it lies inside `directory`, else None.
-
-  TF1's Saver writes absolute paths there, so a release directory that was copied or moved names
-  its ORIGINAL location; reading that would silently load another directory's weights. Only files
-  inside `directory` are considered: the named path if relative and inside (bert_keras.safety),
-  else the same file name inside `directory`.
-  """
+  """The prefix the `checkpoint` state file names, if inside `directory`, else None: TF1's Saver
+  writes absolute paths, so a moved release would silently load another directory's weights."""
   path = os.path.join(directory, "checkpoint")
   if not os.path.isfile(path):
     return None
@@ -159,9 +126,7 @@ def _state_file_prefix(directory: str):
 
 
 def find_prefix(directory: str) -> str:
-  """The checkpoint prefix inside a release directory: the `checkpoint` state file's (only when
-  it names a file inside `directory`), else the conventional `bert_model.ckpt`, else the only
-  `*.index` file. Nothing outside `directory` is ever read."""
+  """The state file's prefix, else `bert_model.ckpt`, else the only `*.index` (all inside)."""
   latest = _state_file_prefix(directory)
   if latest:
     return latest
@@ -224,12 +189,8 @@ def casing_from_name(path: str):
 
 def write_checkpoint(arrays: dict, config: ModelConfig, output_dir: str,
                      extra_files: dict | None = None) -> tuple[str, list]:
-  """Writes `bert_config.json` + `bert_model.ckpt.*` (+ `checkpoint` state file) into output_dir.
-
-  `arrays` maps Google names to numpy arrays. Files are written in a temporary directory beside the
-  output and moved in, the index last, so a crash never leaves a readable half checkpoint.
-  `extra_files` {name: source path} are copied too (e.g. vocab.txt). Returns (prefix, warnings).
-  """
+  """Writes bert_config.json, bert_model.ckpt.*, the state file and `extra_files` {name: source};
+  moved in from a temporary directory, the index last (no readable half checkpoint)."""
   import tensorflow as tf
 
   values, warnings = config_to_google(config)

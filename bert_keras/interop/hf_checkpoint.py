@@ -1,11 +1,8 @@
 """Hugging Face BERT checkpoints: `config.json` + `model.safetensors`, renamed into Google names.
 
-Read with `safetensors.numpy` only: no torch, and never a pickle (`pytorch_model.bin` is refused).
-Names look like `embeddings.word_embeddings.weight` or `encoder.layer.3.attention.self.query.weight`,
-optionally behind a `bert.` prefix (BertForPreTraining, BertForSequenceClassification, ...), plus the
-`cls.predictions.*` / `cls.seq_relationship.*` heads. torch `Linear.weight` is (out, in), the transpose
-of a TF kernel, except `cls.seq_relationship.weight`, whose (2, H) layout is already Google's
-`output_weights`. HF `"gelu"` is the exact erf GELU (our `gelu`); `gelu_new` is the tanh form.
+Read with `safetensors.numpy` only, never a pickle (`pytorch_model.bin` is refused). torch
+`Linear.weight` is (out, in), the transpose of a TF kernel, except `cls.seq_relationship.weight`,
+already Google's (2, H). HF "gelu" is the exact erf GELU (our `gelu`); `gelu_new` the tanh form.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """One entry point for every checkpoint format: detect it, build the model, copy and check weights.
 
-Formats (see `detect_format`): a Google release (directory with bert_config.json + bert_model.ckpt.*,
-or a checkpoint prefix), a Hugging Face directory (config.json + model.safetensors), our own `.keras`
-file, or our own `.weights.h5` with a model config JSON beside it. A run_pretraining model_dir
-stands for the export/ directory its run writes at the end (encoder.keras, model_config.json,
-vocab.txt). Google and HF tensors are renamed to Google names and copied through `weight_map`; our
-Keras formats are loaded with Keras (safe_mode, no code executed) and then go through the same map,
-so every format gets the same shape checks and error messages.
+Every format is renamed to Google names and copied through `weight_map` (our Keras files are loaded
+with safe_mode first), so all get the same shape checks and error messages.
 """
 
 from __future__ import annotations
@@ -35,9 +30,7 @@ PRETRAINING_EXPORT_DIR = "export"
 
 @dataclasses.dataclass(frozen=True)
 class CheckpointPath:
-  """A checkpoint path resolved once (`resolve_checkpoint`): its format and the file, prefix or
-  directory to read. Every function here that takes a path takes one of these without detecting
-  the format again; str() is the path as given, which messages name."""
+  """A checkpoint path with its format detected once; str() is the path as given."""
   given: str
   format: str
   path: str
@@ -52,7 +45,6 @@ def resolve_checkpoint(path: str) -> CheckpointPath:
 
 
 def _format_and_path(path: str | CheckpointPath) -> tuple[str, str]:
-  """(format, resolved path): a CheckpointPath's, or detect_format's for a path."""
   if isinstance(path, CheckpointPath):
     return path.format, path.path
   return detect_format(path)
@@ -109,8 +101,7 @@ def _is_pretraining_model_dir(files: set) -> bool:
 
 
 def _pretraining_export(model_dir: str) -> str:
-  """The export/ directory of a run_pretraining model_dir: the encoder its run wrote at the end
-  (the ckpt-* files beside it are the Trainer's, with optimizer state, for resuming)."""
+  """A run_pretraining model_dir's export/ (its ckpt-* files are training state)."""
   export = os.path.join(model_dir, PRETRAINING_EXPORT_DIR)
   if os.path.isdir(export) and os.listdir(export):
     return export
@@ -134,9 +125,6 @@ def check_vocab_size(vocab_path, config: ModelConfig, config_path: str) -> None:
   if size != config.vocab_size:
     raise UserError(f"{vocab_path}: {size} vocabulary entries but {config_path} says "
                     f"vocab_size={config.vocab_size}")
-
-
-# --- Our own Keras formats ---------------------------------------------------------------------
 
 
 def _find_encoder(model):
@@ -183,18 +171,14 @@ def _load_keras_file(path: str):
 
 
 def _model_config_beside(weights_path: str):
-  """The ModelConfig JSON written next to a .weights.h5: `<stem>.json`, model_config.json,
-  config.json, or any JSON with a ModelConfig under "model"/"model_config"."""
+  """(ModelConfig, path) from `<stem>.json`, model_config.json, config.json or any JSON beside it."""
   directory = os.path.dirname(weights_path) or "."
   stem = os.path.basename(weights_path)[:-len(".weights.h5")]
-  candidates = [f"{stem}.json", *_MODEL_CONFIG_NAMES]
-  candidates += sorted(f for f in os.listdir(directory) if f.endswith(".json"))
-  seen = set()
-  for name in candidates:
+  others = sorted(f for f in os.listdir(directory) if f.endswith(".json"))
+  for name in dict.fromkeys([f"{stem}.json", *_MODEL_CONFIG_NAMES, *others]):  # in order, once
     path = os.path.join(directory, name)
-    if name in seen or not os.path.isfile(path):
+    if not os.path.isfile(path):
       continue
-    seen.add(name)
     try:
       with open(path, encoding="utf-8") as f:
         values = json.load(f)
@@ -251,9 +235,6 @@ def _load_weights_file(path: str, config: ModelConfig):
                   f"({'; '.join(errors)}); save task models with model.save('x.keras') instead")
 
 
-# --- Opening any format ------------------------------------------------------------------------
-
-
 @dataclasses.dataclass
 class OpenedCheckpoint:
   info: CheckpointInfo
@@ -275,23 +256,20 @@ def open_checkpoint(path: str | CheckpointPath, config_required: bool = True) ->
       raise UserError(f"{config_path}: no such file; a Google checkpoint needs its "
                       "bert_config.json beside it")
     weights = google_checkpoint.read_weights(resolved)
-    vocab = _vocab_beside(directory)
     lower_case = google_checkpoint.casing_from_name(resolved)
   elif fmt == "hf":
     config_path = os.path.join(resolved, hf_checkpoint.CONFIG_NAME)
     config = hf_checkpoint.read_config(resolved)
     weights = hf_checkpoint.read_weights(hf_checkpoint.weights_files(resolved))
-    vocab = _vocab_beside(resolved)
     lower_case = hf_checkpoint.lower_case(resolved)
   elif fmt == "keras":
     model = _load_keras_file(resolved)
     config, config_path = _find_encoder(model).model_config, resolved
     weights = _named_weights_of(model, resolved)
-    vocab = _vocab_beside(os.path.dirname(resolved) or ".")
   else:
     config, config_path = _model_config_beside(resolved)
     weights = _named_weights_of(_load_weights_file(resolved, config), resolved)
-    vocab = _vocab_beside(os.path.dirname(resolved) or ".")
+  vocab = _vocab_beside(resolved if fmt == "hf" else os.path.dirname(resolved) or ".")
   if config is not None:
     check_vocab_size(vocab, config, config_path)
   if lower_case is None and vocab is not None:
@@ -361,16 +339,11 @@ def _describe(config: ModelConfig, source: str) -> str:
           f"vocab_size={config.vocab_size}, from {source}")
 
 
-def _split_overrides(overrides: dict):
-  overrides = dict(overrides)
-  return overrides.pop("dtype", None), overrides
-
-
 def build_encoder(opened: OpenedCheckpoint, **overrides):
   """(BertEncoder, CheckpointInfo) from an already opened checkpoint (see `load_encoder`)."""
   from bert_keras.models.bert_encoder import BertEncoder
 
-  dtype, overrides = _split_overrides(overrides)
+  dtype = overrides.pop("dtype", None)
   config = _apply_overrides(opened.info.config, overrides, opened.config_path)
   encoder = BertEncoder.from_model_config(config, dtype=dtype)
   desc = _describe(config, opened.config_path)
@@ -382,7 +355,7 @@ def build_pretrainer(opened: OpenedCheckpoint, objective: str = "mlm_nsp", **ove
   from bert_keras.models.bert_encoder import BertEncoder
   from bert_keras.models.bert_pretrainer import BertPretrainer
 
-  dtype, overrides = _split_overrides(overrides)
+  dtype = overrides.pop("dtype", None)
   config = _apply_overrides(opened.info.config, overrides, opened.config_path)
   try:
     pretrainer = BertPretrainer(BertEncoder.from_model_config(config, dtype=dtype), objective)
@@ -393,20 +366,13 @@ def build_pretrainer(opened: OpenedCheckpoint, objective: str = "mlm_nsp", **ove
 
 
 def load_encoder(path: str | CheckpointPath, **overrides):
-  """(BertEncoder, CheckpointInfo) from any supported checkpoint.
-
-  `overrides` are ModelConfig fields that do not change the architecture (dropout_rate,
-  attention_dropout_rate, hidden_act, initializer_range, layer_norm_epsilon), plus `dtype`
-  (e.g. "mixed_float16"). Architecture fields must agree with the checkpoint.
-  """
+  """(BertEncoder, CheckpointInfo) from any supported checkpoint (package docstring)."""
   return build_encoder(open_checkpoint(path), **overrides)
 
 
 def load_encoder_weights(encoder, path: str) -> CheckpointInfo:
-  """Copies a checkpoint's encoder weights into an existing BertEncoder (e.g. inside a task model).
-
-  The checkpoint's config, when it has one, must agree with the encoder on every architecture field.
-  """
+  """Copies a checkpoint's encoder weights into an existing BertEncoder, whose architecture its
+  config (when it has one) must match."""
   opened = open_checkpoint(path, config_required=False)
   if opened.info.config is not None:
     _check_architecture(opened.info.config, encoder.model_config, opened.config_path)
@@ -415,19 +381,13 @@ def load_encoder_weights(encoder, path: str) -> CheckpointInfo:
 
 
 def load_pretrainer(path: str, objective: str = "mlm_nsp", **overrides):
-  """(BertPretrainer, CheckpointInfo): the encoder plus MLM (and NSP) heads from the checkpoint.
-
-  Heads the checkpoint lacks (e.g. an encoder-only HF export) keep their fresh initialisation and are
-  listed in `info.missing`; pretraining phase 2 and further pretraining start from here.
-  """
+  """(BertPretrainer, CheckpointInfo); heads the checkpoint lacks stay fresh (`info.missing`)."""
   return build_pretrainer(open_checkpoint(path), objective, **overrides)
 
 
 def save_google_checkpoint(model, output_dir: str, vocab_path: str | None = None):
-  """Writes a BertEncoder or BertPretrainer as a Google release directory; returns (prefix, warnings).
-
-  Heads are written when `model` is a pretrainer (the NSP head only for objective "mlm_nsp").
-  """
+  """Writes a BertEncoder or BertPretrainer (with its heads) as a Google release directory;
+  returns (prefix, warnings)."""
   from bert_keras.models.bert_pretrainer import BertPretrainer
 
   encoder = _find_encoder(model)

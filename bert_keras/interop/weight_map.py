@@ -1,16 +1,8 @@
-"""The one mapping between our Keras variables and the original Google BERT checkpoint names.
-
-Google's TF1 names (google-research/bert, modeling.py) are the interchange vocabulary of this package:
-the Hugging Face reader renames its tensors into them, the Google writer writes them as they are, and
-only this file knows which Keras variable each name lands in. Layer attribute names never mention
-checkpoint names (see STYLE.md).
-
-Two layouts differ from a plain copy:
-- Our TransformerBlock fuses query, key and value into one (H, 3H) `qkv` kernel (and a (3H,) bias), in
-  q|k|v order, each third laid out (heads, head_dim) like the original per-projection kernels. The
-  checkpoint's separate `query`, `key` and `value` tensors are column slices of it.
-- `cls/seq_relationship/output_weights` is stored (2, H), the transpose of a Dense kernel (H, 2): the
-  original computes `logits = matmul(pooled, output_weights, transpose_b=True)`.
+"""The one mapping between our Keras variables and the original Google BERT checkpoint names
+(google-research/bert modeling.py), the interchange vocabulary of this package: the Hugging Face
+reader renames into them, the Google writer writes them. Two layouts differ from a plain copy: our
+fused (H, 3H) `qkv` kernel holds the checkpoint's query, key and value as q|k|v column thirds, and
+`cls/seq_relationship/output_weights` is stored (2, H), the transpose of a Dense kernel.
 """
 
 from __future__ import annotations
@@ -36,12 +28,8 @@ def is_training_state(name: str) -> bool:
 
 @dataclasses.dataclass
 class NamedWeights:
-  """Checkpoint tensors under Google names, read lazily (BERT-Large is 1.3 GB).
-
-  `shapes` maps each Google name to its shape; `read(name)` returns the float numpy array already in
-  Google layout (a Hugging Face reader transposes torch Linear weights before handing them out).
-  `path` is the file named in every error message.
-  """
+  """Checkpoint tensors under Google names and layout, read lazily (BERT-Large is 1.3 GB); `path`
+  is the file error messages name."""
   path: str
   shapes: dict
   read: Callable[[str], np.ndarray]
@@ -50,11 +38,8 @@ class NamedWeights:
 
 @dataclasses.dataclass(frozen=True)
 class Slot:
-  """One checkpoint tensor and where it lives in a Keras variable.
-
-  `columns` selects a slice of the variable's last axis (the fused qkv projection); `transpose` says
-  the checkpoint stores the transpose of the Keras layout.
-  """
+  """One checkpoint tensor in a Keras variable: `columns` of its last axis (the fused qkv), or its
+  transpose."""
   name: str
   variable: object  # keras.Variable
   columns: Optional[slice] = None
@@ -106,10 +91,7 @@ def encoder_slots(encoder) -> list:
 
 
 def pretrainer_slots(pretrainer, optional_heads: bool = True) -> list:
-  """Encoder slots plus the masked-LM head and, for "mlm_nsp", the next-sentence head.
-
-  The MLM output projection is tied to `word_embeddings`, so only its (vocab,) bias is a new tensor.
-  """
+  """Encoder slots plus the heads (the MLM projection is tied to word_embeddings: only its bias)."""
   head = pretrainer.mlm_head
   slots = encoder_slots(pretrainer.encoder)
   slots += _dense("cls/predictions/transform/dense", head.transform, optional_heads)
@@ -133,12 +115,8 @@ def _shape_error(weights: NamedWeights, slot: Slot, shape: tuple, model_desc: st
 
 
 def assign(slots: Iterable[Slot], weights: NamedWeights, model_desc: str = "") -> dict:
-  """Copies checkpoint tensors into the slots' variables, after checking every shape first.
-
-  Returns {"loaded": [...], "missing": [optional names kept at their initialisation]}. A missing
-  required name or any shape disagreement raises UserError naming the variable and both shapes, before
-  any variable changes, so a failed load never leaves a half-converted model.
-  """
+  """Copies checkpoint tensors into the slots' variables; {"loaded", "missing"}. Every name and
+  shape is checked before any variable changes: a failed load leaves no half-converted model."""
   slots = list(slots)
   missing_required = [s.name for s in slots if s.name not in weights.shapes and not s.optional]
   if missing_required:

@@ -1,10 +1,5 @@
-"""MaskedLMHead's contract, computed on a head's own variables with the fused GELU in training.
-
-The head's transform runs its GELU on (batch * P, hidden) rows; in the Trainer's traced step the
-fused kernel (fused_gelu.py, measured there) replaces TensorFlow's ~6 forward and ~12 backward
-element-wise ops, as in the CPU block. The logits read the (vocab, hidden) table transposed in
-place (`transpose_b`). Fallback: outside a traced training step, the reference activation.
-Equality: tests/kernels/test_cpu_models.py.
+"""MaskedLMHead's contract on a head's own variables: the fused GELU in a traced training step (as in
+the CPU block), the logits reading the (vocab, hidden) table with `transpose_b`.
 """
 
 import keras

@@ -1,37 +1,15 @@
 """TransformerBlock's contract, computed on a block's own variables with the CPU kernels.
 
-The same function as `models/transformer_block.TransformerBlock.call` (equality:
-tests/kernels/), in the form that measured fastest on a 2-core CPU:
-- every projection on flattened (batch * seq, hidden) rows: one 2-D GEMM whose kernel gradient is
-  one 2-D GEMM too (no batched matmul + reduction, no Tensordot reshapes);
-- q scaled instead of the (batch, heads, seq, seq) scores (exact for head_dim 64);
-- training: hashed dropout masks (bit_dropout.py), the hand-gradient LayerNorm
-  (layer_norm_grad.py) and, in a traced step with `fused_elementwise`, the fused GELU
-  (fused_gelu.py) on the widening projection with its input gradient on a transposed kernel copy
-  (wide_dense.py);
-- inference: einsum permutes (einsum_permute.py), the 9-op or fused LayerNorm
-  (fused_layer_norm.py), and `head_groups`;
-- `query_positions`: only the output rows at those positions (the last block in pretraining,
-  last_block_rows.py).
+The same function as `models/transformer_block.TransformerBlock.call` (equality: tests/kernels/):
+projections on flattened (batch * seq, hidden) rows (one 2-D GEMM each way), q scaled instead of the
+scores; in training the hashed dropout, hand-gradient LayerNorm, fused GELU and wide dense; at
+inference einsum permutes, the fused LayerNorm and `head_groups`; `query_positions` computes only
+those output rows (last_block_rows.py).
 
-`head_groups` (inference only) splits the block by heads, as tensor-parallel Transformers split
-it over devices: group g computes its heads' q, k and v, their attention and their share of the
-output projection, then its share of the feed-forward width and of the narrowing projection; the
-groups' partial products are summed before each residual add and LayerNorm. The graph gets
-independent branches that TensorFlow's inter-op thread pool runs on different cores, which
-matters on CPU for small matrices: TF's oneDNN MatMul runs single-threaded when its operands fit
-the L2 cache (mkl_matmul_ops_common.h, ExecuteSingleThreadedGemm), so MiniLM or BERT-mini at batch
-1 used one core per matmul. Each core streams only its share of every kernel (a call of a few rows
-is bound by reading the kernels), the attention runs in halves side by side, and the groups meet
-twice per block. The columns a group reads of the q-k-v and widening kernels are not contiguous,
-so they are copied once into the wrapper's own non-trainable weights (for MiniLM 25 MB on top of
-the model's 90); the output and narrowing kernels are read by rows, contiguous slices that
-tf.split hands out without a copy. MiniLM's shapes at threads 1/2, model only, same-process A/B
-against row groups (each group of positions through the whole block, meeting for one attention:
-the split exports used before): batch 1 at 16 / 32 / 64 / 128 positions 0.72 / 0.77 / 0.83 /
-0.95x the time, 32 rows of 32 / 64 positions 0.98 / 0.95x (default and measurement:
-host_tuning.py). Sums in another order than one GEMM's: outputs equal within float rounding.
-Training ignores it.
+`head_groups` (inference only) splits the block by heads, as tensor parallelism does: independent
+branches for the inter-op pool, since oneDNN runs an L2-sized matmul on one core. MiniLM, batch 1,
+16-128 positions: 0.72-0.95x the time of the row groups before (host_tuning.py, docs/design.md).
+The q-k-v and widening columns a group reads are copied once (MiniLM: 25 MB on 90).
 """
 
 import math
@@ -49,13 +27,8 @@ from bert_keras.models.transformer_block import MASK_BIAS
 
 
 class CpuTransformerBlock(keras.layers.Layer):
-  """Calls `block` (a built TransformerBlock) the CPU way, on its variables; with `head_groups`,
-  plus its own copies of the kernel columns each group reads (inference only).
-
-  Never saved as a Keras layer: the Trainer and the exporter wrap the blocks of the model they
-  were given (bert_keras/kernels/__init__.py), whose files keep naming TransformerBlock; an
-  export's SavedModel holds the head groups' copies as plain variables.
-  """
+  """Calls `block` (a built TransformerBlock) the CPU way on its variables. Never saved as a Keras
+  layer: saved files keep naming TransformerBlock."""
 
   def __init__(self, block, head_groups: int = 1, fused_elementwise: bool = True, **kwargs):
     super().__init__(dtype=block.dtype_policy, **kwargs)
@@ -68,11 +41,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     self.built = True
 
   def _head_group_weights(self):
-    """Per head group, copies of the columns it reads of the (hidden, 3 hidden) q-k-v kernel (its
-    heads' q, k and v) and of the feed-forward's widening kernel (its share of the width), with
-    their biases: columns of a row-major kernel are not contiguous, so slicing them per call
-    would copy them every call. Non-trainable weights of this layer, taken from the block's
-    values now: for inference on a trained model (an export), never for training."""
+    """Per group, copies of its q-k-v and widening kernel columns and biases (not contiguous, so a
+    per-call slice would copy them every call); taken from the block's values now: inference only."""
     block, groups = self.block, self.head_groups
     heads, head_dim = block.num_heads, block.head_dim
     width = block.intermediate_dense.kernel.shape[1]
@@ -99,19 +69,15 @@ class CpuTransformerBlock(keras.layers.Layer):
     } for g in range(groups)]
 
   def call(self, x, attention_mask, query_positions=None, training=None):
-    """x: (batch, seq, hidden); attention_mask: (batch, seq, seq) -> (batch, seq, hidden).
-
-    `query_positions` (batch, Q), int: only the rows at these positions, (batch, Q, hidden) in
-    that order (see `_rows_at`).
-    """
+    """x: (batch, seq, hidden); attention_mask: (batch, seq, seq) -> (batch, seq, hidden), or
+    (batch, Q, hidden) at `query_positions` (batch, Q)."""
     if query_positions is not None:
       return self._rows_at(x, attention_mask, tf.cast(query_positions, tf.int32), training)
     if self.head_groups > 1 and not training:
       return self._by_head_groups(x, attention_mask)
     block = self.block
     batch = tf.shape(x)[0]
-    # The length from the static shape when known, never a -1 in the reshapes back to
-    # (batch, seq, ...): -1 cannot be inferred from zero elements, so an empty batch failed.
+    # The static length when known: a -1 in the reshapes fails on an empty batch.
     seq = x.shape[1] if x.shape[1] is not None else tf.shape(x)[1]
     heads, head_dim = block.num_heads, block.head_dim
     rows = tf.reshape(x, (-1, heads * head_dim))  # (batch * seq, hidden)
@@ -122,17 +88,13 @@ class CpuTransformerBlock(keras.layers.Layer):
     """qkv (batch * seq, 3 * heads * head_dim), the fused q-k-v projection of `heads` heads ->
     context (batch, seq, heads, head_dim)."""
     qkv = tf.reshape(qkv, (batch, seq, 3, heads, self.block.head_dim))
-    # One transpose for q, k and v together; unstacking (its gradient is a stack) instead of
-    # slicing, whose gradient writes each slice into a zero-filled copy of the whole tensor.
+    # One transpose, then unstack (its gradient is a stack; a slice's is a zero-filled copy).
     qkv = permute(qkv, (2, 0, 3, 1, 4), training)  # (3, batch, heads, seq, head_dim)
     return self._attend(*tf.unstack(qkv, 3), attention_mask, training)
 
   def _by_head_groups(self, x, attention_mask):
-    """Inference with `head_groups`: group g computes its heads' q, k, v and attention, its
-    heads' share of the output projection (W_o's rows for its heads: a contiguous slice), then
-    its share of the feed-forward width (its copied columns of the widening kernel, the matching
-    rows of the narrowing one); the groups' partial projections are summed twice per block,
-    before each residual add and LayerNorm."""
+    """Inference by head groups: each group's attention and share of the feed-forward width; their
+    partial projections summed before each residual add and LayerNorm."""
     block, groups = self.block, self.head_groups
     batch, seq = tf.shape(x)[0], tf.shape(x)[1]
     heads, head_dim = block.num_heads // groups, block.head_dim
@@ -158,13 +120,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     return tf.reshape(rows, tf.shape(x))
 
   def _rows_at(self, x, attention_mask, positions, training):
-    """The block's output rows at `positions` (batch, Q), each equal to the full block's row.
-
-    Keys and values are projected for every position, queries only for the Q rows, and
-    everything after the attention runs on Q rows: the fused (hidden, 3 hidden) kernel is split
-    into its query and key-value columns (tf.split, whose gradient is one concat, where slicing
-    would add zero-filled copies of the kernel).
-    """
+    """The full block's rows at `positions` (batch, Q): keys and values from every position, the
+    rest on Q rows (tf.split of the kernel: its gradient is one concat, not zero-filled copies)."""
     block = self.block
     batch, seq = tf.shape(x)[0], tf.shape(x)[1]
     heads, head_dim = block.num_heads, block.head_dim
@@ -187,8 +144,7 @@ class CpuTransformerBlock(keras.layers.Layer):
   def _attend(self, q, k, v, attention_mask, training):
     """q (batch, heads, n, head_dim), k and v (batch, heads, seq, head_dim), attention_mask
     (batch, n, seq) -> context (batch, n, heads, head_dim)."""
-    # Scaling q (batch*seq*hidden values) is cheaper than scaling the (batch, heads, seq, seq)
-    # scores, and exact whenever 1/sqrt(head_dim) is a power of two (head_dim 64: every preset).
+    # Scaling q is cheaper than scaling the scores, and exact for head_dim 64 (every preset).
     q = q * tf.cast(1.0 / math.sqrt(self.block.head_dim), q.dtype)
     scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, n, seq)
     bias = (1.0 - tf.cast(attention_mask[:, None, :, :], scores.dtype)) * MASK_BIAS
@@ -198,9 +154,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     return permute(context, (0, 2, 1, 3), training)  # (batch, n, heads, head_dim)
 
   def _after_attention(self, context, rows, batch, size, training):
-    """Output projection, residual + LayerNorm, feed-forward, residual + LayerNorm: context
-    (batch, size, heads, head_dim), rows (batch * size, hidden) the block's input at those
-    positions -> (batch, size, hidden)."""
+    """Output projection, add & norm, feed-forward, add & norm: context (batch, size, heads,
+    head_dim), rows (batch * size, hidden) -> (batch, size, hidden)."""
     block = self.block
     hidden = block.num_heads * block.head_dim
     context = tf.reshape(context, (-1, hidden))  # (batch * size, hidden)

@@ -1,23 +1,9 @@
-"""LayerNorm at inference in fewer ops, and for wide layers in the form TF's grappler turns into
-one oneDNN kernel.
-
-Why: at batch 1 a LayerNorm's time is mostly the fixed cost per op, not arithmetic. Keras 3's
-LayerNormalization is 11-13 ops; `inference_layer_norm` is the same function in 9:
-(x - mean) * (rsqrt(var + eps) * gamma) + beta, mean and biased variance over the row. The single
-oneDNN `_MklLayerNorm` kernel (`fused_layer_norm`) makes one pass but builds its oneDNN primitive
-on every call: measured on 2 CPU cores, float32, per LayerNorm, it is ~2.5x slower than the 9 ops
-at 64-256 rows and hidden 256, 5x faster at 2048 rows (batch 32); at hidden 768 even at 128 rows
-and 2-3.7x faster at 1024-4096. A tf.cond on the row count would serve both, but its Switch/Merge
-nodes cost BERT-mini ~4% at batch 1 and gave back most of the batch-32 gain, so the choice is
-static, by width (host_tuning.FUSED_LAYER_NORM_MIN_HIDDEN).
-
-Grappler's remapper (remapper.cc, FindMklLayerNorm, the pattern of Keras 2's fused
-LayerNormalization) only forms the kernel from
+"""LayerNorm at inference in 9 ops instead of Keras' 11-13, and for wide layers in the form grappler
+turns into one oneDNN `_MklLayerNorm` kernel (which rebuilds its primitive per call: ~2.5x slower at
+hidden 256 and 64-256 rows, 2-3.7x faster at hidden 768 and 1024-4096 rows; chosen statically by
+width, host_tuning.FUSED_LAYER_NORM_MIN_HIDDEN). Grappler's remapper matches only
   beta + Reshape(FusedBatchNormV3[is_training](Reshape(x), Fill(1), Fill(0), {}, {})) * gamma
-with a dynamic row count (a static one constant-folds the Fills and the match fails), on a
-oneDNN build (TF's default on x86); elsewhere the same ops run unfused, with the same result.
-Fallback: other dtypes (mixed precision) and LayerNorm variants take the Keras layer. Equality:
-tests/kernels/test_fused_layer_norm.py.
+with a dynamic row count. Other dtypes and variants take the Keras layer.
 """
 
 import tensorflow as tf
@@ -37,13 +23,8 @@ def inference_layer_norm(layer, rows):
 
 
 def fused_layer_norm(layer, rows):
-  """`layer` (keras LayerNormalization, float32, center and scale) on rows (n, hidden).
-
-  Batch normalization of the (1, n, hidden, 1) NCHW view normalizes each of the n "channels"
-  over its hidden values with the biased variance: LayerNorm without gamma and beta. The raw op
-  keeps BERT's epsilon (1e-12); tf.nn.fused_batch_norm would raise it to 1.001e-5. Inference
-  only: the fused kernel has no gradient.
-  """
+  """`layer` on rows (n, hidden) as batch norm of the (1, n, hidden, 1) NCHW view. The raw op
+  keeps BERT's epsilon 1e-12 (tf.nn.fused_batch_norm raises it to 1.001e-5). Inference only."""
   n, hidden = tf.shape(rows)[0], tf.shape(rows)[1]  # no -1 in the reshape: n may be 0
   unit = lambda value: tf.fill(tf.reshape(n, [1]), tf.constant(value, rows.dtype))  # (n,)
   empty = tf.constant([], rows.dtype)

@@ -1,22 +1,10 @@
-"""Graphs whose last Transformer block computes only the rows the model's heads read.
+"""Graphs whose last Transformer block computes only the rows the model's heads read (keys and values
+still from every position: the same logits and gradients).
 
-Pretraining: the masked-LM and next-sentence heads read [CLS] and the masked positions only (21
-rows of 128 at the paper's settings), so the last block needs only those rows as queries (its keys
-and values still come from every position): the same logits and gradients, 13% of the FLOPs off a
-BERT-mini step and 5.6% at Base (CpuTransformerBlock's `query_positions`). The "ltr" objective
-reads every position and keeps the plain graph (the fallback).
-
-Classification and multiple choice: the head reads the pooled [CLS] row alone, so the last block
-computes one query row per sequence (keys and values still at every position): 14% of the
-encoder's FLOPs for MiniLM's 6 blocks at any length. In the exported text-in models (the CPU
-implementation), MiniLM's shapes at threads 1/2, model only, same-process A/B: batch 1 at 24-48
-positions 2-4% less time, at 128 8%; batch 32 at 32 and 64 positions 11-12%. Served against
-torch: bench/bench_serving_real.py --head=classifier.
-Heads that read every position (spans, tags, features) keep the plain graph.
-
-Equality of outputs and gradients: tests/kernels/test_last_block_rows.py. Each graph is built from
-the model's own layers (no copies), as a separate Keras model that the Trainer or the exporter
-calls; the model they save and checkpoint is untouched.
+Pretraining: [CLS] and the masked positions, 13% of a BERT-mini step's FLOPs off, 5.6% at Base ("ltr"
+reads every position: the plain graph). Classifier and multiple choice: the [CLS] row, 14% of
+MiniLM's encoder FLOPs; exported, batch 1 2-8% less time, batch 32 11-12%. Built from the model's own
+layers; the model saved and checkpointed is untouched.
 """
 
 import keras
@@ -24,9 +12,8 @@ from keras import ops
 
 
 def pretrainer_at_rows(pretrainer, call_function) -> keras.Model:
-  """A model with the pretrainer's inputs, outputs and variables whose last block computes only
-  the rows the heads read. `call_function(layer, *args, **kwargs)` calls every other layer (the
-  CPU implementation's substitutions); `query_block(block)` wraps the last block."""
+  """The pretrainer's graph, its last block on the rows the heads read; `call_function(layer, ...)`
+  calls every layer."""
   encoder = pretrainer.encoder
   last = encoder.blocks[-1]
   inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
@@ -56,10 +43,8 @@ def pretrainer_at_rows(pretrainer, call_function) -> keras.Model:
 
 
 def pooled_head_at_cls(head, call_function) -> keras.Model:
-  """A model with the head's inputs, outputs and variables whose encoder's last block computes
-  only the [CLS] row, the one row the pooler reads; for heads that read nothing but the encoder's
-  `pooled_output` (BertClassifier, BertMultipleChoice). `call_function` as in
-  `pretrainer_at_rows`."""
+  """The head's graph, its encoder's last block on the [CLS] row only, for heads that read only
+  `pooled_output` (BertClassifier, BertMultipleChoice)."""
   encoder = head.encoder
   last = encoder.blocks[-1]
 

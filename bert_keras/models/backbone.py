@@ -1,10 +1,5 @@
-"""What the two Transformer stacks share, and what every model built around one shares.
-
-`Backbone`: BertEncoder and GPTDecoder are built from the same `TransformerStack` and carry their
-ModelConfig the same way (attributes, `from_model_config`, `get_config`). `BackboneTaskModel`: the
-models that take a backbone by composition (BertPretrainer, GPTLanguageModel, GPTTaskModel, the
-task heads' EncoderHead) store
-it and their own arguments, and (de)serialise it nested in their config.
+"""What BertEncoder and GPTDecoder share (`TransformerStack`, `Backbone`), and what every model
+taking one by composition shares (`BackboneTaskModel`: the backbone nested in its config).
 """
 
 from __future__ import annotations
@@ -13,6 +8,7 @@ import dataclasses
 from typing import Mapping
 
 import keras
+from keras import ops
 
 from bert_keras.models.attention_mask import AttentionMask
 from bert_keras.models.position_embedding import PositionEmbedding
@@ -20,18 +16,20 @@ from bert_keras.models.transformer_block import TransformerBlock
 from bert_keras.configs.model import ModelConfig
 
 
+@keras.saving.register_keras_serializable(package="bert_keras")
+class FlattenSequences(keras.layers.Layer):
+  """(batch, k, seq) -> (batch * k, seq): each choice (or ordering) goes through the backbone alone."""
+
+  def call(self, x):
+    return ops.reshape(x, (-1, ops.shape(x)[-1]))
+
+
 class TransformerStack:
   """Embeddings and the L Transformer blocks, wired on symbolic inputs.
 
   h0 = token + learned position [+ segment] embeddings, [LayerNorm,] dropout; then h_l =
-  block(h_{l-1}) under a bidirectional or causal mask (BERT section 3; GPT-1 section 3.1).
-  `type_ids=None` drops the segment embeddings (GPT-1 has none) and `embedding_layer_norm=False`
-  the embedding LayerNorm (the released GPT-1 code feeds the dropped-out sum straight into
-  block 0). Layer names are the checkpoint names: token_embedding, position_embedding,
-  type_embedding, embeddings_layer_norm, transformer_layer_{i}.
-
-  Attributes: `token_embedding`, `position_embedding`, `blocks`, `sequence_output`
-  (batch, seq, H) and `encoder_outputs` (L tensors (batch, seq, H)).
+  block(h_{l-1}) under a bidirectional or causal mask (BERT section 3; GPT-1 section 3.1, which has
+  no segments and no embedding LayerNorm: `type_ids=None`, `embedding_layer_norm=False`).
   """
 
   def __init__(self, config: ModelConfig, word_ids, mask, type_ids=None, *,
@@ -82,11 +80,8 @@ def model_config_from(arguments: Mapping) -> ModelConfig:
 
 
 class Backbone(keras.Model):
-  """A functional Transformer stack described by a ModelConfig (BertEncoder, GPTDecoder).
-
-  Subclasses build their graph, call `super().__init__(inputs=..., outputs=...)`, then
-  `self.set_model_config(config)`.
-  """
+  """A functional Transformer stack described by a ModelConfig; subclasses build their graph, call
+  `super().__init__(inputs=..., outputs=...)`, then `self.set_model_config(config, stack)`."""
 
   def set_model_config(self, config: ModelConfig, stack: TransformerStack) -> None:
     """Every config field as an attribute (`hidden_size`, ...), and the layers heads reuse."""
@@ -110,12 +105,8 @@ class Backbone(keras.Model):
 
 
 class BackboneTaskModel(keras.Model):
-  """A functional model around a backbone passed in (attribute and argument `BACKBONE`).
-
-  `set_task_config(backbone, **arguments)` stores the backbone and the subclass's other
-  constructor arguments; `get_config` returns them with the backbone serialised, which
-  `from_config` deserialises before calling the constructor.
-  """
+  """A functional model around a backbone passed in (argument `BACKBONE`); `set_task_config` stores
+  it and the other constructor arguments, which `get_config` returns (the backbone serialised)."""
 
   BACKBONE = "encoder"
 

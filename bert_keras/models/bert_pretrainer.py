@@ -33,9 +33,6 @@ class BertPretrainer(BackboneTaskModel):
   """
 
   def __init__(self, encoder: BertEncoder, objective: str = "mlm_nsp", **kwargs):
-    # Configs saved when the last block's query rows were an option of this model still load;
-    # the Trainer's CPU implementation now takes them (bert_keras/kernels/last_block_rows.py).
-    kwargs.pop("last_block_all_positions", None)
     if objective not in OBJECTIVES:
       raise ValueError(f"objective={objective!r}; expected one of {OBJECTIVES}")
     if objective == "ltr" and encoder.attention != "causal":

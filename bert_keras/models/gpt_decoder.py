@@ -11,15 +11,10 @@ from bert_keras.models.backbone import Backbone, TransformerStack, model_config_
 class GPTDecoder(Backbone):
   """h0 = U W_e + W_p, then L masked (causal) post-LN Transformer blocks: h_l = block(h_{l-1}).
 
-  Differs from `BertEncoder(attention="causal")` exactly where GPT-1 differs from BERT: no segment
-  embeddings, no LayerNorm on the embedding sum (the released GPT-1 code feeds the sum, after dropout,
-  straight into block 0), and no pooler (task heads read the final extract token's state instead).
-  Both are built by the same `TransformerStack` (backbone.py), so layer and weight names match
-  (token_embedding, position_embedding, transformer_layer_{i}) and weights of the first k blocks
-  move between the two by name.
-
-  Inputs (int32, (batch, seq)): `input_word_ids`, `input_mask` (1 = real token; right padding).
-  Outputs: `sequence_output` (batch, seq, H) and `encoder_outputs`, every block's output.
+  `BertEncoder(attention="causal")` without what GPT-1 lacks: segment embeddings, the embedding
+  LayerNorm (the released code feeds the dropped-out sum straight into block 0) and the pooler.
+  Same `TransformerStack`, so weights move between the two by name. Inputs `input_word_ids`,
+  `input_mask` (batch, seq); outputs `sequence_output` (batch, seq, H), `encoder_outputs`.
   """
 
   def __init__(self, vocab_size: int = 40481, hidden_size: int = 768, num_layers: int = 12,

@@ -6,12 +6,8 @@ from keras import ops
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class GPTExtractPooler(keras.layers.Layer):
-  """(N, seq, H) states and the (N, seq) right-padded mask -> (N, H), the state at the last real token.
-
-  The input transforms (`bert_keras.gpt.input_transform`) always end a sequence with the extract
-  token, so the last real position is the extract token; in a causal model only that position has
-  seen the whole input.
-  """
+  """(N, seq, H) states and the (N, seq) right-padded mask -> (N, H), the state at the last real
+  token: the extract token, the only position of a causal model that has seen the whole input."""
 
   def call(self, sequence, input_mask):
     length = ops.sum(ops.cast(input_mask, "int32"), axis=1)  # (N,)

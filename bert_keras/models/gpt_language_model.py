@@ -13,8 +13,7 @@ from bert_keras.models.gpt_lm_head import GPTLMHead
 class GPTLanguageModel(BackboneTaskModel):
   """decoder -> `lm_logits` (batch, seq, vocab), where position i scores token i+1.
 
-  The loss L1 = sum_i log P(u_i | u_<i) lives in `bert_keras.gpt.losses.lm_loss_sums`, not in the model,
-  so the same model serves pretraining, the zero-shot probes and the auxiliary loss of fine-tuning.
+  The loss L1 = sum_i log P(u_i | u_<i) lives in `bert_keras.gpt.losses.lm_loss_sums`, not the model.
   """
 
   BACKBONE = "decoder"

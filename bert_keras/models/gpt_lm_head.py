@@ -8,9 +8,8 @@ from keras import ops
 class GPTLMHead(keras.layers.Layer):
   """P(u) = softmax(h_n W_e^T): logits are the final states projected on the tied embedding table.
 
-  Unlike BERT's `MaskedLMHead` there is no transform, LayerNorm or output bias: the released GPT-1
-  code computes `lm_logits = matmul(h, we, transpose_b=True)` and nothing else. This layer owns no
-  weights; the embedding layer is passed in and the owning model wires it again in `from_config`.
+  No transform, LayerNorm or bias: the released code computes `matmul(h, we, transpose_b=True)`.
+  Owns no weights; the owning model rewires the embedding layer in `from_config`.
   """
 
   def __init__(self, token_embedding: keras.layers.Embedding, **kwargs):

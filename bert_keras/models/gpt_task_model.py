@@ -5,20 +5,12 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_keras.models.backbone import BackboneTaskModel
+from bert_keras.models.backbone import BackboneTaskModel, FlattenSequences
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.models.gpt_extract_pooler import GPTExtractPooler
 from bert_keras.models.gpt_lm_head import GPTLMHead
 
 TASK_TYPES = ("classification", "similarity", "multiple_choice")
-
-
-@keras.saving.register_keras_serializable(package="bert_keras")
-class FlattenSequences(keras.layers.Layer):
-  """(batch, k, seq) -> (batch * k, seq): every candidate sequence goes through the decoder alone."""
-
-  def call(self, x):
-    return ops.reshape(x, (-1, ops.shape(x)[-1]))
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")

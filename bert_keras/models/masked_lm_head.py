@@ -10,9 +10,8 @@ from bert_keras.models.activations import get_activation
 class MaskedLMHead(keras.layers.Layer):
   """Dense + activation + LayerNorm, then logits = x @ E^T + b with E the token embedding table.
 
-  Tying the projection to the input embedding follows the released BERT code (and GPT-1 section 3.1);
-  only the (vocab,) output bias is new. The embedding layer is passed in, not copied, and is not part
-  of this layer's config: the model that owns both wires them again in `from_config`.
+  Tied to the input embedding as in the released BERT code; only the (vocab,) bias is new. The
+  embedding layer is passed in, not part of this layer's config (the owning model rewires it).
   """
 
   def __init__(self, token_embedding: keras.layers.Embedding, hidden_act: str = "gelu",
@@ -40,9 +39,7 @@ class MaskedLMHead(keras.layers.Layer):
 
   def call(self, x):
     # x: (batch, positions, hidden) -> logits (batch, positions, vocab)
-    # Flattened to (batch * positions, hidden) so the projection is one 2-D GEMM against the
-    # (vocab, hidden) table; its gradient for the table is one 2-D GEMM too. (A batched einsum
-    # here computed a (batch, vocab, hidden) gradient and then summed it.)
+    # Flattened rows: one 2-D GEMM each way (a batched einsum made a (batch, vocab, hidden) gradient).
     shape = ops.shape(x)
     rows = ops.reshape(x, (-1, shape[-1]))  # (batch * positions, hidden)
     rows = self.layer_norm(self.transform(rows))

@@ -1,9 +1,5 @@
-"""Reverses each row's real tokens in place: the right-to-left half of an ELMo-style encoder pair.
-
-The ELMo-style variant of the ablation study (BERT section 5.1) runs a causal encoder on the
-reversed input and reverses its states back, so both directions line up token by token. A layer of
-its own, apart from the study's training code, so that loading a .keras file holding it
-(`bert_keras.keras_classes`) imports no more than the layer.
+"""Reverses each row's real tokens in place: the right-to-left half of an ELMo-style encoder pair
+(the ablation of BERT section 5.1); a layer of its own so that loading a .keras file imports only it.
 """
 
 import keras

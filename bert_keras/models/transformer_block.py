@@ -1,9 +1,5 @@
-"""One post-LayerNorm Transformer block (Vaswani et al. 2017, section 3), as in BERT and GPT-1.
-
-The reference implementation: Keras layers and `keras.ops` only, on every device. A faster
-implementation of the same contract, measured on CPU, runs this layer's own variables
-(bert_keras/kernels/cpu_transformer_block.py); the Trainer and the exporter choose it by name
-(bert_keras/kernels/__init__.py).
+"""One post-LayerNorm Transformer block (Vaswani et al. 2017, section 3), as in BERT and GPT-1: the
+reference implementation (faster CPU version of the same contract: kernels/cpu_transformer_block.py).
 """
 
 import math

@@ -1,11 +1,10 @@
 """Packs one or two token-id segments into BERT's fixed-length inputs (Devlin et al., 2018, section 3).
 
 "The first token of every sequence is always a special classification token ([CLS]) ... Sentence pairs
-are packed together into a single sequence ... separate them with a special token ([SEP])" and a
-learned segment embedding tells A from B. Over-long pairs lose tokens from the longer segment first,
-one at a time, as the original `_truncate_seq_pair` does (when both are long A keeps ceil(n/2), B
-floor(n/2)). The packing is dense ops from the segments' lengths; tests hold it to tensorflow-text's
-ragged RoundRobinTrimmer + combine_segments + pad_model_inputs and to the original's layout.
+are packed together into a single sequence ... separate them with a special token ([SEP])". Over-long
+pairs lose tokens from the longer segment first, as the original `_truncate_seq_pair` does. Dense ops
+from the segments' lengths: tensorflow-text's ragged packing, which tests hold them to, cost a fifth
+of a batch-1 serving call's tokenization.
 """
 
 from __future__ import annotations
@@ -18,12 +17,9 @@ from bert_keras.errors import UserError
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class BertPacker(keras.layers.Layer):
-  """[seg_a] or [seg_a, seg_b] ragged int (batch, (tokens)) -> dict of int32 (batch, seq_length).
-
-  Output: `input_word_ids` = [CLS] A [SEP] (B [SEP]) then `pad_id`; `input_mask` 1 on real tokens;
-  `input_type_ids` 0 for [CLS] A [SEP], 1 for B [SEP], 0 on padding. Unbatched 1-D segments (one
-  example in a `tf.data` map) give (seq_length,) outputs.
-  """
+  """[seg_a] or [seg_a, seg_b] ragged int (batch, (tokens)) -> dict of int32 (batch, seq_length):
+  `input_word_ids` [CLS] A [SEP] (B [SEP]) then pad_id, `input_mask`, `input_type_ids` (1 for B).
+  Unbatched 1-D segments give (seq_length,) outputs."""
 
   def __init__(self, seq_length: int, cls_id: int, sep_id: int, pad_id: int = 0, **kwargs):
     super().__init__(**kwargs)
@@ -49,37 +45,18 @@ class BertPacker(keras.layers.Layer):
         segment = (tf.RaggedTensor.from_tensor(segment[None]) if unbatched
                    else tf.RaggedTensor.from_tensor(segment))
       batched.append(tf.cast(segment, tf.int32))
-    if len(batched) == 1:
-      outputs = self._pack_single(batched[0])
-    else:
+    if len(batched) == 2:
       outputs = self.pack_pair(*batched)
+    else:  # [CLS] A [SEP], A cut to seq_length - 2 tokens
+      length = tf.cast(batched[0].row_lengths(), tf.int32)[:, None]  # (batch, 1)
+      outputs = self._layout(batched[0], keep_a=tf.minimum(length, self.seq_length - 2))
     return {k: v[0] for k, v in outputs.items()} if unbatched else outputs
-
-  def _pack_single(self, segment: tf.RaggedTensor) -> dict:
-    """`[CLS] A [SEP]` then padding, A cut to its first seq_length - 2 tokens: `_layout` alone.
-
-    The same three tensors as tensorflow-text's ragged packing of [segment] (RoundRobinTrimmer
-    with one segment keeps its first seq_length - 2 tokens), from dense ops instead of the
-    trimmer's, combine_segments' and pad_model_inputs' ragged ops, whose fixed cost was about a
-    fifth of the in-graph tokenization of a serving call at batch 1. segment: int32 ragged
-    (batch, (tokens)). Returns dict of int32 (batch, seq_length).
-    """
-    length = tf.cast(segment.row_lengths(), tf.int32)[:, None]  # (batch, 1)
-    return self._layout(segment, keep_a=tf.minimum(length, self.seq_length - 2))
 
   def pack_pair(self, segment_a: tf.RaggedTensor, segment_b: tf.RaggedTensor,
                 has_b: tf.Tensor | None = None) -> dict:
-    """`[CLS] A [SEP] B [SEP]` then padding, truncated as the original, with dense ops.
-
-    The same three tensors as tensorflow-text's ragged packing of [segment_a, segment_b]: the original
-    `_truncate_seq_pair` (pop from the longer, B on ties) keeps ka = min(la, max(m - lb,
-    ceil(m / 2))) pieces of A and kb = min(lb, m - ka) of B, m = seq_length - 3, so each row's
-    layout follows from its two lengths (`_layout`: a gather and a few elementwise ops instead of
-    the trimmer's, combine_segments' and padding's ragged ops). has_b: optional bool (batch,);
-    rows where it is False are packed `[CLS] A [SEP]` alone: m = seq_length - 2 and no B, the
-    single-segment layout of `_pack_single` (one packing serves an optional text_b).
-    segments: int ragged (batch, (tokens)). Returns dict of int32 (batch, seq_length).
-    """
+    """`[CLS] A [SEP] B [SEP]`: the original `_truncate_seq_pair` (pop from the longer, B on ties)
+    keeps ka = min(la, max(m - lb, ceil(m / 2))) of A and kb = min(lb, m - ka) of B, m = seq_length
+    - 3. Rows where `has_b` (optional bool (batch,)) is False are packed `[CLS] A [SEP]` alone."""
     segment_a, segment_b = tf.cast(segment_a, tf.int32), tf.cast(segment_b, tf.int32)
     length_a = tf.cast(segment_a.row_lengths(), tf.int32)[:, None]  # (batch, 1)
     length_b = tf.cast(segment_b.row_lengths(), tf.int32)[:, None]
@@ -94,15 +71,8 @@ class BertPacker(keras.layers.Layer):
     return self._layout(segment_a, keep_a, (segment_b, keep_b, num_b))
 
   def _layout(self, segment_a: tf.RaggedTensor, keep_a: tf.Tensor, b=None) -> dict:
-    """The packing both entry points share, given how many tokens of each segment to keep.
-
-    Position 0 [CLS], 1..keep_a A's first tokens, keep_a + 1 [SEP]; with b = (segment_b, keep_b,
-    num_b), B's first keep_b tokens follow and then num_b (0 or 1) [SEP]s; padding after. The
-    single-segment packing is this without b (no B gather at all), so the two cannot drift apart.
-    segment_a, segment_b: int32 ragged (batch, (tokens)); keep_a, keep_b, num_b: int32
-    (batch, 1), keep_a + keep_b + 2 + num_b <= seq_length. Returns dict of int32
-    (batch, seq_length).
-    """
+    """[CLS], A's first keep_a tokens, [SEP]; with b = (segment_b, keep_b, num_b) B's first keep_b
+    tokens and num_b (0 or 1) [SEP]s; then padding. keep_*, num_b: int32 (batch, 1)."""
     seq_length = self.seq_length
     pad = tf.constant(self.pad_id, tf.int32)
     sep = tf.constant(self.sep_id, tf.int32)

@@ -1,16 +1,11 @@
 """In-graph WordPiece tokenizer that gives exactly the ids of the original BERT tokenizer.
 
 Devlin et al. (2018), section 3: "We use WordPiece embeddings (Wu et al., 2016) with a 30,000 token
-vocabulary." The original google-research/bert `FullTokenizer` (re-implemented in pure Python in
-`reference_tokenizer.py`) cleans, lowercases, strips accents and splits punctuation before WordPiece.
-tensorflow-text's own BERT normaliser folds characters the NFKC / case-folding way ("…" -> "...",
-"ß" -> "ss"), splits at control characters and caps words at 100 bytes, so for anything beyond
-ASCII only its WordPiece step is used (`FastWordpieceTokenizer`, the original's greedy
-longest-match-first in linear time) and the normalisation runs here on code points, with tables
-computed from `unicodedata` (`unicode_tables.py`), keeping track of where each piece came from in the
-input bytes. Pure-ASCII text, where tensorflow-text agrees with the original, takes its fast
-end-to-end path in `tokenize`: a whole batch at once when every string is printable ASCII (see
-`_tokenize_fast`), else chunk by chunk (`_tokenize_chunks`); tests hold every path to the reference.
+vocabulary." tensorflow-text's own normaliser differs from the original beyond ASCII (NFKC folding,
+control characters, a 100-byte word cap), so there only its WordPiece step is used and the
+original's normalisation runs here on code points (`unicode_tables.py`). Printable-ASCII batches,
+where tensorflow-text agrees, take its end-to-end path (docs/design.md, "In-graph tokenizer fast
+path"); tests hold every path to `reference_tokenizer.py`.
 """
 
 from __future__ import annotations
@@ -27,11 +22,10 @@ from bert_keras.text.reference_tokenizer import MAX_CHARS_PER_WORD
 from bert_keras.text.vocab import check_vocabulary, load_vocab
 
 UNK, PAD, CLS, SEP, MASK = "[UNK]", "[PAD]", "[CLS]", "[SEP]", "[MASK]"
-# What sends a whole string to the code-point pipeline: ASCII controls other than \t \n \r
-# (deleted, not split), and "Σ".
-# A string fully matches this unless it holds one of them, or bytes RE2 cannot decode as UTF-8.
+# Not fully matched (the string goes whole to the code-point pipeline): ASCII controls other than
+# \t \n \r (deleted, not split), "Σ", or bytes RE2 cannot decode.
 _FAST_PATH_OK = "(?s)[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\u03a3]*"
-# A string fully matches this when it is printable ASCII with \t \n \r: `_tokenize_ascii` handles it.
+# Printable ASCII with \t \n \r: `_tokenize_fast` sends a batch of such strings to tf-text whole.
 _ASCII_OK = "[\\t\\n\\r -~]*"
 
 
@@ -63,13 +57,11 @@ def _utf8_length(cp: tf.Tensor) -> tf.Tensor:
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class BertTokenizer(keras.layers.Layer):
-  """Strings (batch,) -> WordPiece ids, ragged int32 (batch, (pieces)); usable in tf.data and SavedModels.
+  """Strings (batch,) -> WordPiece ids, ragged int32 (batch, (pieces)); a scalar -> (pieces,).
 
-  Pass the original `vocab.txt` (`vocab_path`) or its token list (`vocabulary`). `lower_case=True` is
-  the uncased models' normalisation (Python `str.lower`, NFD, Mn marks dropped); False keeps case and
-  accents (the cased models). Special tokens in the text are not special: "[CLS]" is split into
-  "[", "cl", "##s", "]" exactly as the original does; packing adds the real ones (`BertPacker`).
-  A scalar string gives unbatched results ((pieces,) dense for `tokenize`).
+  `vocab_path` (the original vocab.txt) or `vocabulary`. `lower_case`: the uncased models'
+  normalisation (str.lower, NFD, Mn marks dropped). "[CLS]" in the text is split like any text, as
+  the original does; `BertPacker` adds the real special tokens.
   """
 
   def __init__(self, vocab_path: str | None = None, vocabulary=None, lower_case: bool = True,
@@ -102,17 +94,9 @@ class BertTokenizer(keras.layers.Layer):
     self.built = True
 
   # === Python helpers ===
-  @property
-  def vocabulary(self) -> list[str]:
-    return list(self._vocab)
-
-  @property
-  def vocab_size(self) -> int:
-    return len(self._vocab)
-
-  @property
-  def lower_case(self) -> bool:
-    return self._lower_case
+  vocabulary = property(lambda self: list(self._vocab))
+  vocab_size = property(lambda self: len(self._vocab))
+  lower_case = property(lambda self: self._lower_case)
 
   def token_to_id(self, token: str) -> int:
     if token not in self._token_to_id:
@@ -144,21 +128,10 @@ class BertTokenizer(keras.layers.Layer):
     ids = self._tokenize_fast(strings)
     return ids[0] if scalar else ids
 
-  def tokenize_words(self, strings):
-    """(batch,) strings -> ragged int32 (batch, (words), (pieces)): pieces grouped by basic word."""
-    strings, scalar = self._as_batch(strings)
-    pre = self._pretokenize(strings)
-    ids = self._wordpiece.tokenize(pre["words"])  # (words, (pieces))
-    ids = tf.RaggedTensor.from_row_splits(ids, pre["word_splits"], validate=False)
-    return ids[0] if scalar else ids
-
   def tokenize_with_offsets(self, strings):
-    """Like `tokenize`, plus each piece's [begin, end) byte offsets into the ORIGINAL input string.
-
-    Returns (ids, begin, end), each ragged (batch, (pieces)) (int32, int64, int64). A piece inside a
-    character that normalises to several (a Hangul syllable into jamo) spans that whole character; an
-    [UNK] spans its whole word. `input[begin:end]` is the text the piece came from, before lowercasing.
-    """
+    """(ids, begin, end), ragged (batch, (pieces)): `input[begin:end]` is the text a piece came
+    from, before lowercasing (a piece of a character that normalises to several spans all of it;
+    an [UNK] its whole word)."""
     strings, scalar = self._as_batch(strings)
     pre = self._pretokenize(strings)
     ids, piece_begin, piece_end = self._wordpiece.tokenize_with_offsets(pre["words"])
@@ -166,7 +139,8 @@ class BertTokenizer(keras.layers.Layer):
     char_bytes = _utf8_length(pre["word_chars"])
     char_start = tf.cumsum(char_bytes, exclusive=True)  # (chars,)
     word_first = pre["word_char_splits"][:-1]
-    word_base = tf.gather(char_start, tf.minimum(word_first, tf.maximum(tf.size(char_start, tf.int64) - 1, 0)))
+    last_start = tf.maximum(tf.size(char_start, tf.int64) - 1, 0)
+    word_base = tf.gather(char_start, tf.minimum(word_first, last_start))
     piece_word = ids.value_rowids()  # (pieces,)
     base = tf.gather(word_base, piece_word)
     first_char = tf.searchsorted(char_start, piece_begin.flat_values + base, side="right") - 1
@@ -196,44 +170,19 @@ class BertTokenizer(keras.layers.Layer):
     return strings, False
 
   def _tokenize_fast(self, strings):
-    """(batch,) strings -> ragged int32 (batch, (pieces)), the same ids as `_tokenize_code_points`.
-
-    When every string is printable ASCII (tab, newline and carriage return allowed; one regex
-    over the batch decides), the whole batch takes `_tokenize_ascii`: lowercase and WordPiece,
-    without the chunk path's splitting, routing of chunks and putting them back together, whose
-    fixed and per-chunk costs were more than half of tokenizing and packing a sentence at batch 1
-    (188 ops run per call -> 57, with packing) and of a batch of long documents. Any other batch
-    takes `_tokenize_chunks`. The choice is a `lazy_cond`, so an ASCII batch never visits the chunk
-    path's nodes.
-    """
+    """The ids of `_tokenize_code_points`; an all printable-ASCII batch skips the chunk path (188 ->
+    57 ops per tokenize + pack call), and under `lazy_cond` never visits its nodes."""
     all_ascii = tf.reduce_all(tf.strings.regex_full_match(strings, _ASCII_OK))
-    return lazy_cond(all_ascii, lambda: self._tokenize_ascii(strings),
-                 lambda: self._tokenize_chunks(strings))
-
-  def _tokenize_ascii(self, strings):
-    """`_tokenize_chunks` for (batch,) strings that all fully match `_ASCII_OK`.
-
-    On such text the original's steps are tensorflow-text's own: split at whitespace (here only
-    space, \t, \n and \r, which both split at) and around punctuation (the original's ASCII
-    punctuation is tf-text's), lowercase ASCII letters, WordPiece with at most 200 bytes (=
-    characters) per word; `_tokenize_chunks` runs the same WordPiece on each whitespace chunk.
-    """
-    if self._lower_case:
-      strings = tf.strings.lower(strings)
-    return self._ascii_wordpiece.tokenize(strings)
+    # On such strings the original's steps are tensorflow-text's own.
+    ascii_ids = lambda: self._ascii_wordpiece.tokenize(
+        tf.strings.lower(strings) if self._lower_case else strings)
+    return lazy_cond(all_ascii, ascii_ids, lambda: self._tokenize_chunks(strings))
 
   def _tokenize_chunks(self, strings):
-    """(batch,) strings -> ragged int32 (batch, (pieces)), the same ids as `_tokenize_code_points`.
-
-    Most text is ASCII, where the original's steps reduce to tensorflow-text's own: split at ASCII
-    whitespace and around punctuation, lowercase ASCII, WordPiece (at most 200 bytes = characters).
-    So strings are cut at ASCII whitespace (an ASCII byte is never part of a multi-byte character,
-    even in invalid UTF-8, and whitespace always ends a word), pure-ASCII chunks go through
-    `FastWordpieceTokenizer` end to end, and the other chunks through the code-point pipeline.
-    Strings holding an ASCII control character (deleted, so it joins its neighbours), a capital
-    sigma (whose final form depends on letters beyond the punctuation) or undecodable bytes go
-    through it whole.
-    """
+    """Cut at ASCII whitespace (never inside a UTF-8 character, always a word end): pure-ASCII
+    chunks go through tensorflow-text end to end, the rest through the code-point pipeline. A
+    string with an ASCII control (deleted: joins its neighbours), a capital sigma (context-dependent
+    final form) or undecodable bytes goes through it whole."""
     special = ~tf.strings.regex_full_match(strings, _FAST_PATH_OK)  # (batch,)
     special_at, normal_at = tf.where(special), tf.where(~special)
     normal = tf.gather_nd(strings, normal_at)
@@ -253,12 +202,8 @@ class BertTokenizer(keras.layers.Layer):
                        self._tokenize_code_points_if_any(tf.gather_nd(strings, special_at)))
 
   def _tokenize_code_points_if_any(self, strings):
-    """`_tokenize_code_points`, skipped when `strings` (n,) is empty, as it is for ASCII text.
-
-    The pipeline is some 500 small ops whose fixed cost (about 1.5 ms a call on one core) dominated
-    tokenizing a short ASCII batch; under a `lazy_cond` its ops are not even visited when there is no
-    input.
-    """
+    """`_tokenize_code_points` under a `lazy_cond`: its ~500 ops (1.5 ms a call) not visited for
+    no input."""
     def empty():
       return tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.int32), tf.zeros([1], tf.int64),
                                              validate=False)
@@ -271,11 +216,8 @@ class BertTokenizer(keras.layers.Layer):
     return tf.RaggedTensor.from_row_splits(ids, pre["word_splits"], validate=False).merge_dims(1, 2)
 
   def _final_sigma(self, cp, row, row_splits):
-    """Replaces "Σ" by "ς" where `str.lower` would (Unicode's Final_Sigma context); cp (N,) int32.
-
-    Final: a cased letter before it and none after it, skipping case-ignorable characters (and the
-    control characters the cleaning step deletes), within the same input string.
-    """
+    """"Σ" -> "ς" where `str.lower` would (Final_Sigma: a cased letter before it, none after it,
+    skipping case-ignorable characters, within one string); cp (N,) int32."""
     context = _range_lookup(self._tables["sigma_starts"], self._tables["sigma_values"], cp)
     significant = context != ut.CASE_IGNORABLE
     n = tf.size(cp, tf.int64)
@@ -296,12 +238,9 @@ class BertTokenizer(keras.layers.Layer):
     return tf.tensor_scatter_nd_update(cp, sigma_at[:, None], updates)
 
   def _pretokenize(self, strings):
-    """The original BasicTokenizer on code points: (batch,) strings -> normalised words (words,).
-
-    Also returns `word_splits` (batch + 1,) words per string, `word_chars` (chars,) and
-    `word_char_splits` (words + 1,) their code points, and per original character its byte span
-    (`char_begin`, `char_end`) indexed the way the words' characters refer to it.
-    """
+    """The original BasicTokenizer on code points: `words` (words,), `word_splits` (batch + 1,),
+    `word_chars` (chars,), `word_char_splits` (words + 1,), and each word character's source byte
+    span (`char_begin`, `char_end`)."""
     t = self._tables
     cps, offsets = tf.strings.unicode_decode_with_offsets(strings, "UTF-8", errors="ignore")
     row_splits = cps.row_splits  # (batch + 1,) int64

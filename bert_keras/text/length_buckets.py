@@ -1,23 +1,10 @@
 """Length buckets: pad a batch to its longest row rounded up to one of a few fixed lengths.
 
-Real inputs are mostly short (movie-review sentences: 10-40 WordPiece pieces), so padding every
-batch to max_seq_length spends most of the Transformer's work on padding (attention is quadratic
-in the padded length, everything else linear). Padding to the batch's longest row alone would
-make a new shape for almost every batch: a new XLA program each time, and a new graph shape for
-TPUs. Rounding up to a few fixed lengths (16, 24, 32, 48, 64, 96, ...: each power of two and
-1.5 times it, then max_seq_length) bounds the shapes to about 2 log2(max_seq_length / 16) + 1
-while keeping padding under a third of each row's bucket above the smallest. Outputs on the real
-tokens do not change: padding is masked out of attention and of every per-token reduction.
-
-Why the half steps: with doubling alone (16, 32, 64, ...) a row pads up to half of its bucket. On
-the embedded polarity sentences (median 27 pieces) the half steps cut the positions run per
-sentence from 39.1 to 33.2; a MiniLM export served one sentence 2-9% faster and mixed batches of 32
-with 4-14% more throughput, and a fine-tuning epoch at length 64 ran 1.82x faster than fixed
-padding where doubling gave 1.33x, with the same dev metric (docs/benchmarks.md). The price is
-more shapes: with XLA, one more program per length.
-
-Shared by the fine-tuning input pipeline (bert_keras/tasks/length_batches.py) and the serving
-signatures (bert_keras/export/serving_module.py), so training and serving use the same shapes.
+Padding to max_seq_length spends most of the work on padding; padding to the longest row alone makes
+a new shape (XLA program, TPU graph) per batch. Each power of two from 16 and 1.5 times it bound the
+shapes and keep padding under a third of a bucket: on the polarity sentences 33.2 positions per
+sentence against 39.1 with doubling alone, a fine-tuning epoch at length 64 1.82x faster than fixed
+padding (docs/benchmarks.md). Shared by fine-tuning and the serving signatures.
 """
 
 from __future__ import annotations
@@ -31,12 +18,7 @@ SMALLEST_BUCKET = 16  # one row of [CLS] + a few words + [SEP]; smaller buckets 
 
 
 def default_buckets(max_seq_length: int) -> tuple[int, ...]:
-  """SMALLEST_BUCKET and each power of two from it, with 1.5 times each, below max_seq_length,
-  then max_seq_length itself.
-
-  128 -> (16, 24, 32, 48, 64, 96, 128); 384 -> (16, 24, 32, 48, 64, 96, 128, 192, 256, 384);
-  40 -> (16, 24, 32, 40); 10 -> (10,).
-  """
+  """128 -> (16, 24, 32, 48, 64, 96, 128); 40 -> (16, 24, 32, 40); 10 -> (10,)."""
   buckets, length = [], SMALLEST_BUCKET
   while length < max_seq_length:
     buckets.append(length)
@@ -47,10 +29,7 @@ def default_buckets(max_seq_length: int) -> tuple[int, ...]:
 
 
 def normalize_spec(spec) -> str:
-  """A bucket setting as the string configs store: "auto", "fixed" or "16,24,32" (checked for
-  syntax; the length it must not exceed is known only with max_seq_length). True / False, the
-  fine-tuning setting of earlier versions, read as "auto" / "fixed". ValueError names a bad
-  value."""
+  """A bucket setting as configs store it: "auto", "fixed" or "16,24,32" (syntax checked)."""
   if spec is None or spec is True:
     return "auto"
   if spec is False:
@@ -61,9 +40,8 @@ def normalize_spec(spec) -> str:
 
 
 def resolve_buckets(spec, max_seq_length: int | None) -> tuple[int, ...]:
-  """Bucket lengths from a user setting: None or "auto" (default_buckets), "fixed" (pad to
-  max_seq_length only, the layout TPUs prefer) or ascending lengths, to which max_seq_length is
-  appended when missing. ValueError names the bad value."""
+  """Bucket lengths from "auto", "fixed" (max_seq_length only, as TPUs prefer) or ascending
+  lengths (max_seq_length appended). ValueError names the bad value."""
   if spec is None or spec == "auto":
     return default_buckets(max_seq_length)
   if spec == "fixed":
@@ -88,10 +66,7 @@ def resolve_buckets(spec, max_seq_length: int | None) -> tuple[int, ...]:
 
 
 def bucket_length(longest: tf.Tensor, buckets: Sequence[int]) -> tf.Tensor:
-  """The smallest bucket >= `longest` (int32 scalar or any shape); the last bucket above them.
-
-  buckets: ascending Python ints. Works inside tf.data maps and serving graphs alike.
-  """
+  """The smallest bucket >= `longest` (any shape); the last bucket above them all."""
   import tensorflow as tf  # here, so that configs and flag checks read settings without it
   table = tf.constant(list(buckets), tf.int32)
   index = tf.searchsorted(table, tf.reshape(tf.cast(longest, tf.int32), [-1]), side="left")
@@ -100,9 +75,7 @@ def bucket_length(longest: tf.Tensor, buckets: Sequence[int]) -> tf.Tensor:
 
 
 def trim_to_bucket(inputs: dict, buckets: Sequence[int]) -> dict:
-  """Packed inputs (dict of int (..., max_seq_length), padding at the end of every row) cut to
-  the bucket of their longest row, read from `input_mask`. Every tensor keeps its leading axes;
-  positions past the bucket are padding in every row, so nothing real is dropped."""
+  """Packed inputs (..., max_seq_length) cut to the bucket of their longest row (`input_mask`)."""
   import tensorflow as tf  # (see bucket_length)
   if len(buckets) == 1:  # fixed padding: nothing to compute
     return inputs

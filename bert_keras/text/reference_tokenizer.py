@@ -1,7 +1,6 @@
 """A pure-Python re-implementation of the original BERT tokenizer (google-research/bert tokenization.py).
 
-It is the golden reference the in-graph `BertTokenizer` is tested against, and the "original pure-Python
-tokenizer" of bench/bench_tokenizer.py. It follows the original's steps one by one, in order:
+The golden reference of the in-graph `BertTokenizer`'s tests and bench/bench_tokenizer.py; the steps:
   1. decode UTF-8, dropping undecodable bytes;
   2. drop NUL, U+FFFD and control characters (Cc/Cf except \\t \\n \\r), map whitespace to " ";
   3. put spaces around CJK ideographs (the original's code point ranges);

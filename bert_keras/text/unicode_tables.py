@@ -1,26 +1,11 @@
 """Per-code-point tables that let `BertTokenizer` run the original BERT normalisation in-graph.
 
-The original BasicTokenizer cleans, lowercases (Python `str.lower`), NFD-decomposes and strips Mn marks
-whole strings. All of that is per character except two things: the Greek final sigma (`str.lower` maps
-"Σ" to "ς" at the end of a word) and NFD's canonical reordering of combining marks. The tables below are
-computed once per process from this Python's `unicodedata`, the very tables the reference tokenizer
-uses, and baked into the graph as constants so a SavedModel tokenizes the same way everywhere:
-
-  * `expansions`: every code point whose normalised form is not itself -> its replacement sequence
-    (empty for dropped control characters; e.g. "É" -> "e", "İ" -> "i", "각" -> its three jamo);
-  * `char_class`: for every code point, WORD (joins its neighbours), ISOLATE (punctuation and CJK
-    ideographs are words on their own) or SPACE (a word boundary that is dropped);
-  * `sigma_context` (uncased only): Unicode's Cased / Case_Ignorable properties, which decide final sigma.
-
-The tables are shipped precomputed in `unicode_tables.npz` (package data, ~100 KB) because computing
-them walks all 1.1M code points in Python (seconds per tokenizer, per process); the file records the
-`unicodedata.unidata_version` it was made from and is used only when this Python has the same one
-(otherwise the tables are computed as before). Regenerate with `python -m bert_keras.text.unicode_tables`;
-tests/text/test_unicode_tables_cache.py checks the file against the generator.
-
-Canonical reordering is not reproduced: after Mn marks are dropped it can only change the order of two
-adjacent non-Mn combining characters with different combining classes (a few Brahmic viramas, Hangul
-tone marks and musical stems), which no real text contains.
+From this Python's `unicodedata` (the reference tokenizer's tables), baked into the graph:
+`expansions` (code point -> its normalised sequence, empty when dropped), `char_class` (WORD, ISOLATE:
+punctuation and CJK, SPACE) and, uncased, `sigma_context` (Cased / Case_Ignorable, for the final
+sigma). Shipped precomputed in `unicode_tables.npz` for the same `unidata_version` (walking 1.1M code
+points takes seconds); regenerate with `python -m bert_keras.text.unicode_tables`. NFD's canonical
+reordering is not reproduced: after Mn marks are dropped it only affects a few rare mark pairs.
 """
 
 from __future__ import annotations
@@ -101,9 +86,8 @@ def compute_tables(lower_case: bool) -> dict[str, np.ndarray]:
     char = chr(cp)
     cat = category(char)
     if cat in ("Cn", "Co", "Cs"):
-      # Unassigned or private use (no case, no decomposition: WORD), or never decoded; but the
-      # original isolates its CJK ranges by code point alone, so ideographs this Python's Unicode
-      # does not know yet (e.g. U+2B739, assigned in Unicode 15) are words on their own too.
+      # Unassigned, private use or surrogates: WORD, except the original's CJK ranges, isolated by
+      # code point even where this Python's Unicode does not know the ideograph yet.
       if ref.is_cjk(cp):
         char_class[cp] = ISOLATE
       continue

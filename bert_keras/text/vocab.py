@@ -1,8 +1,5 @@
-"""Reading a WordPiece `vocab.txt` (one token a line, the line number is the id), as the original BERT.
-
-The original `load_vocab` strips each line and silently lets a duplicate overwrite the earlier id; here a
-duplicate, an empty line or an empty file is a user error naming the file and the 1-based line, since
-any of them shifts every later id and silently breaks a pretrained checkpoint.
+"""Reading a WordPiece `vocab.txt` (the line number is the id). A duplicate, an empty line or an empty
+file, which the original accepts silently and which shifts every later id, is a UserError naming the line.
 """
 
 from __future__ import annotations
@@ -30,14 +27,8 @@ def check_vocabulary(tokens, source: str = "vocabulary") -> list[str]:
 
 
 def load_vocab(path: str) -> list[str]:
-  """Returns the tokens of a `vocab.txt` in id order (token i is on line i + 1).
-
-  Lines are stripped of surrounding whitespace like the original `tokenization.load_vocab`. A final
-  newline is allowed; any other empty line, a duplicate token, a missing or empty file is a `UserError`.
-  A local file is read without importing TensorFlow (data-pipeline workers never import it); other
-  filesystems (gs://...) go through `tf.io.gfile`. A file that cannot be read (permissions; for
-  gs://, no network or credentials) is a `UserError` naming it and the filesystem's reason.
-  """
+  """The tokens of a `vocab.txt` in id order, lines stripped as the original's. A local file is read
+  without TensorFlow (data workers never import it); gs://... through `tf.io.gfile`."""
   if "://" in path:
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
     exists, is_dir, open_file = tf.io.gfile.exists, tf.io.gfile.isdir, tf.io.gfile.GFile

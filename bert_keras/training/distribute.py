@@ -1,8 +1,4 @@
-"""Picks the tf.distribute strategy by name, so one training code path serves every setup.
-
-The Trainer owns its train step (strategy.run inside a tf.function), which works the same under all
-of these; Keras `fit` does not (it fails under MultiWorkerMirroredStrategy in TF 2.21 / Keras 3.15).
-"""
+"""Picks the tf.distribute strategy by name, so one training code path serves every setup."""
 
 from __future__ import annotations
 
@@ -21,18 +17,9 @@ TPU_CONNECT_TIMEOUT_SEC = 10.0
 
 def get_strategy(name: str = "default", tpu: str | None = None,
                  num_gpus: int = 0) -> tf.distribute.Strategy:
-  """Returns the strategy `name`.
-
-  - default: no distribution (the default strategy: one device, no-op collectives).
-  - one_device: everything on /gpu:0 if `num_gpus` > 0 (an error when no GPU is visible) else
-    /cpu:0.
-  - mirrored: synchronous data parallelism over `num_gpus` local GPUs (all visible ones when 0;
-    the CPU when there is none).
-  - multi_worker_mirrored: synchronous across the workers named in the TF_CONFIG environment variable.
-  - tpu: a TPU system at address `tpu` (grpc://host:port, or a Cloud TPU name); a grpc:// address
-    that does not answer within TPU_CONNECT_TIMEOUT_SEC is an error, not a hang; so is a name
-    off Google Cloud, where no metadata server resolves it.
-  """
+  """default, one_device (/gpu:0 with num_gpus > 0, else /cpu:0), mirrored (`num_gpus` local GPUs,
+  0: all, else the CPU), multi_worker_mirrored (TF_CONFIG) or tpu (grpc://host:port or a Cloud TPU
+  name; one that does not answer is an error, not a hang)."""
   if name == "default":
     return tf.distribute.get_strategy()
   if name == "one_device":
@@ -61,12 +48,8 @@ def get_strategy(name: str = "default", tpu: str | None = None,
 
 
 def check_tpu_reachable(tpu: str, timeout: float | None = None) -> None:
-  """For a grpc://host:port address, a TCP connection within `timeout` seconds, else a UserError.
-
-  TensorFlow's connect_to_cluster waits forever for an address nobody answers; this answers in
-  seconds. Cloud TPU names are resolved by TensorFlow itself, not checked here (see
-  `_tpu_cluster_resolver`).
-  """
+  """UserError unless a grpc://host:port address accepts a TCP connection within `timeout` s
+  (TensorFlow's connect_to_cluster waits forever)."""
   if not tpu.startswith("grpc://"):
     return
   timeout = TPU_CONNECT_TIMEOUT_SEC if timeout is None else timeout
@@ -94,13 +77,8 @@ def _metadata_server() -> tuple[str, int]:
 
 
 def _tpu_cluster_resolver(tpu: str) -> tf.distribute.cluster_resolver.TPUClusterResolver:
-  """TPUClusterResolver(tpu), with a Cloud TPU name that cannot be resolved here as a UserError.
-
-  TensorFlow resolves a name (anything but grpc://... and "local") through the GCE metadata
-  server, which exists only on Google Cloud: elsewhere its lookup dies with a urllib URLError
-  traceback, or waits for as long as the connection does when the address swallows packets. The
-  server is first given TPU_CONNECT_TIMEOUT_SEC to accept a connection.
-  """
+  """TPUClusterResolver(tpu); a Cloud TPU name needs the GCE metadata server (only on Google
+  Cloud; elsewhere a URLError traceback or a hang), which is first given a few seconds to answer."""
   if tpu.startswith("grpc://") or tpu == "local":
     return tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
   host, port = _metadata_server()

@@ -1,11 +1,5 @@
-"""The input files of a pretraining run, resolved once: comma-separated glob patterns -> the sorted
-file list with each file's size, and the summary.json of every directory holding them.
-
-At corpus scale on GCS every file call is a network round trip. run_pretraining resolves each of
---input_files and --eval_input_files once (a glob per pattern, one stat per matched file, one read
-of each directory's summary.json) and hands the same `InputFiles` to every check before training
-(resume, record shapes, recorded sizes, vocabulary) and to the tf.data pipeline, which therefore
-neither list the files nor read a summary again.
+"""The input files of a pretraining run, resolved once (on GCS every file call is a round trip):
+glob patterns -> sorted files, their sizes, and each directory's summary.json.
 """
 
 from __future__ import annotations
@@ -23,27 +17,23 @@ from bert_keras.training.records_summary import (RecordsSummary, SummaryUnreadab
 
 @dataclasses.dataclass(frozen=True)
 class InputFiles:
-  """What one input flag's patterns resolved to. str() gives the patterns as given, which the
-  error messages name."""
+  """What one input flag's patterns resolved to; str() gives the patterns, as messages name them."""
   patterns: str
   files: tuple  # the matched paths, sorted per pattern, in the order of the patterns
   sizes: tuple  # the size in bytes of each of `files`; None when it could not be looked at
-  summaries: dict  # directory -> its RecordsSummary, None without summary.json, or the
-  #                  SummaryUnreadable message when there is one that cannot be read
+  summaries: dict  # directory -> RecordsSummary, None, or the SummaryUnreadable message
 
   def __str__(self) -> str:
     return self.patterns
 
   def by_directory(self) -> dict[str, list[str]]:
-    """The files grouped by their directory (the one their summary.json would be in)."""
     groups: dict[str, list[str]] = {}
     for path in self.files:
       groups.setdefault(split_path(path)[0], []).append(path)
     return groups
 
   def summary(self, directory: str) -> RecordsSummary | None:
-    """The summary.json of `directory` as read at resolution (read_records_summary): None when
-    there is none; SummaryUnreadable (its message) when it could not be read."""
+    """`directory`'s RecordsSummary, None without one; SummaryUnreadable when unreadable."""
     found = self.summaries[directory]
     if isinstance(found, str):
       raise SummaryUnreadable(found)
@@ -51,8 +41,7 @@ class InputFiles:
 
 
 def resolve_input_files(patterns: str) -> InputFiles:
-  """Lists `patterns` (list_files' checks and errors) and reads each directory's summary.json once.
-  """
+  """Lists `patterns` (as list_files) and reads each directory's summary.json once."""
   matched = _matched(patterns)
   files = tuple(path for path, _ in matched)
   directories = sorted({split_path(path)[0] for path in files})
@@ -68,17 +57,12 @@ def _read_summary(directory: str) -> RecordsSummary | str | None:
 
 
 def list_files(patterns: str) -> list[str]:
-  """Comma-separated glob patterns -> sorted file list.
-
-  UserError naming the pattern if it matches nothing, and naming the directory if the pattern is a
-  directory or matches one (reading a directory as records fails only inside tf.data, mid-run).
-  """
+  """Comma-separated glob patterns -> sorted files; UserError for a pattern that matches nothing or
+  a directory (which would fail only inside tf.data, mid-run)."""
   return [path for path, _ in _matched(patterns)]
 
 
 def _matched(patterns: str) -> list[tuple[str, int | None]]:
-  """(path, size in bytes) of every file `patterns` match (see list_files). One stat per match
-  tells a directory from a file and gives the size, in one call."""
   files = []
   for pattern in split_patterns(patterns):
     if tf.io.gfile.isdir(pattern):
@@ -98,8 +82,7 @@ def _matched(patterns: str) -> list[tuple[str, int | None]]:
 
 
 def _stat(path: str) -> tuple[bool, int | None]:
-  """(is a directory, size in bytes) of a matched path; (False, None) when it cannot be looked at
-  (gone since the glob, a broken link): reading it, next, names the error."""
+  """(is a directory, size); (False, None) when unreadable: reading it next names the error."""
   try:
     stat = tf.io.gfile.stat(path)
   except tf.errors.OpError:
@@ -108,9 +91,7 @@ def _stat(path: str) -> tuple[bool, int | None]:
 
 
 def each_file(fn, items: list) -> list:
-  """[fn(item) for item in items], run on a few threads: on GCS every call is a network round trip,
-  and TF's file calls wait outside the GIL. Order is kept: the first bad file reported is the first
-  in order."""
+  """[fn(item) for item in items] on a few threads (TF's file calls wait outside the GIL)."""
   if len(items) < 2:
     return [fn(item) for item in items]
   with concurrent.futures.ThreadPoolExecutor(min(16, len(items))) as pool:
@@ -118,10 +99,29 @@ def each_file(fn, items: list) -> list:
 
 
 def _parent(pattern: str) -> str:
-  """The directory part of a glob pattern ('.' for a bare name)."""
   head = pattern.rstrip("/").rpartition("/")[0]
   return head or "."
 
 
 def join_path(directory: str, name: str) -> str:
   return directory.rstrip("/") + "/" + name
+
+
+def check_recorded_sizes(inputs: InputFiles, flag: str) -> None:
+  """UserError naming the first file whose size differs from its summary.json's record: a file cut
+  short (an interrupted copy) otherwise fails hours into training, or never (a `.gz` shard that lost
+  only gzip's trailer reads without error). Files without a recorded size are not checked."""
+  for path, size in zip(inputs.files, inputs.sizes):
+    directory, name = split_path(path)
+    try:
+      summary = inputs.summary(directory)
+    except SummaryUnreadable:
+      continue
+    recorded = summary.sizes.get(name) if summary else None
+    if recorded is None or size is None or size == recorded:
+      continue
+    raise UserError(
+        f"{path}: {size} bytes on disk, but {summary.path} records {recorded} bytes for it: the "
+        f"file is {'cut short' if size < recorded else 'not the one written'} (e.g. an "
+        f"interrupted copy); copy it again intact or write the records again "
+        f"(--{flag}={inputs.patterns})")

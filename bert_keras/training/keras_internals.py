@@ -1,15 +1,7 @@
-"""Every private Keras API the training code relies on, in one module, checked against the
-installed Keras (`check`, run by tests/training/test_keras_internals.py).
-
-Why private APIs at all: the Trainer sums gradients over replicas itself (to clip by the global norm
-of the summed gradient), so the optimizer's own all-reduce must be switched off, and FusedAdamW's
-one-pass update needs each variable's Adam slots and a per-replica gradient scale carried across
-Keras' merge call (training/fused_adamw.py explains that route, the only one that crosses it),
-which also carries the global-norm clip factor in place of Keras' pass multiplying every gradient.
-Keras offers no public hook for any of these. Everything here was read from Keras 3.15
-(keras/src/optimizers/base_optimizer.py, keras/src/backend/tensorflow/optimizer.py); a Keras
-release that changes it fails `check` with a message naming the installed version, instead of
-training wrongly.
+"""Every private Keras 3.15 API the training code relies on, in one module; `check` fails naming
+the installed version when a release changes one. Needed because the Trainer sums gradients over
+replicas itself (to clip the summed gradient), and FusedAdamW needs the Adam slots and a per-replica
+gradient scale carried across Keras' merge call; Keras has no public hook for either.
 """
 
 from __future__ import annotations
@@ -77,17 +69,9 @@ def distribution_strategy(optimizer: keras.optimizers.Optimizer):
 
 
 class CollectiveUpdateHooks:
-  """Mixin for a Keras (TensorFlow backend) optimizer: Keras' private per-`apply` hooks, routed to
-  two public-named methods the subclass may override.
-
-  - `before_collective_update(grads, variables, learning_rate)`: runs once per `apply`, in replica
-    context, with every gradient; returns the learning rate handed on to each `update_step`
-    (Keras passes it through its merge call unchanged: training/fused_adamw.py).
-  - `keras_weight_decay(variables)`: Keras' own decoupled decay of `variables`; the mixin's
-    `decays_before_update = False` skips the pass Keras runs before every update.
-  - `clip_gradients(grads)`: the gradients after clipping, just before that update (default:
-    Keras' `clipnorm` / `global_clipnorm` / `clipvalue`).
-  """
+  """Keras' private per-`apply` hooks as public-named methods: `before_collective_update` (once per
+  apply, in replica context; returns the learning rate each `update_step` gets), `clip_gradients`,
+  `keras_weight_decay`; `decays_before_update = False` skips Keras' decay pass."""
 
   decays_before_update = True
 

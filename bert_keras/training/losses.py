@@ -18,14 +18,8 @@ def _weighted_xent(labels, logits, weights):
 
 
 def _argmax_equals(logits, labels):
-  """1.0 where argmax(logits, -1) == labels, else 0.0; logits (..., vocab), labels (...) int32.
-
-  argmax's tie rule included (the first maximal index wins): the label is the arg-max iff no
-  logit is above the label's and none equal to it sits at a smaller index. One compare-and-reduce
-  pass instead of an arg-max, whose (value, index) reduction is the costliest part of the jitted
-  loss: under the Trainer's `jit_loss` at BERT-mini (320 x 30522 logits) the loss forward and
-  backward took 78 -> 64 CPU-ms.
-  """
+  """1.0 where argmax(logits, -1) == labels (ties: the first index wins), as one compare-and-reduce
+  pass: the arg-max was the costliest part of the jitted loss (BERT-mini 78 -> 64 CPU-ms)."""
   label_logit = tf.gather(logits, labels, axis=-1, batch_dims=labels.shape.rank)[..., None]
   index = tf.range(tf.shape(logits)[-1], dtype=tf.int32)
   ahead = (logits > label_logit) | ((logits == label_logit) & (index < labels[..., None]))
@@ -34,15 +28,9 @@ def _argmax_equals(logits, labels):
 
 def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp",
                           unigram_id: int | None = None):
-  """Returns per-batch SUMS (not means), so callers can aggregate exactly across replicas and
-  micro-batches: {mlm_loss_sum, mlm_weight, mlm_correct, nsp_loss_sum, nsp_count, nsp_correct}.
-
-  features: the parsed TFRecord features (masked_lm_ids, masked_lm_weights, next_sentence_labels;
-  for "ltr": input_ids and input_mask). outputs: the BertPretrainer outputs.
-  With `unigram_id` (the most frequent label of the training data) also the baselines' sums:
-  `mlm_unigram_correct`, how often always predicting that one token would be right (what a model
-  that ignores the context reaches), and `nsp_random_next`, the count of NSP label 1.
-  """
+  """Per-batch SUMS (exact to aggregate over replicas and micro-batches): mlm_loss_sum, mlm_weight,
+  mlm_correct[, nsp_loss_sum, nsp_count, nsp_correct]. With `unigram_id` also the baselines'
+  mlm_unigram_correct and nsp_random_next (the count of NSP label 1)."""
   logits = tf.cast(outputs["mlm_logits"], tf.float32)
   if objective == "ltr":
     # Position i predicts token i+1 among real tokens.
@@ -73,30 +61,20 @@ def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp",
 
 
 def loss_from_sums(sums, nsp_weight: float = 1.0):
-  """The paper's loss from (possibly globally aggregated) sums: mean MLM xent + mean NSP xent.
-
-  `nsp_weight` scales the NSP term (1.0 in the paper; TrainingConfig.nsp_loss_weight).
-  """
+  """The paper's loss from sums: mean MLM xent + nsp_weight (1.0 in the paper) * mean NSP xent."""
   loss = sums["mlm_loss_sum"] / tf.maximum(sums["mlm_weight"], 1.0)
   if "nsp_loss_sum" in sums:
     loss += nsp_weight * (sums["nsp_loss_sum"] / tf.maximum(sums["nsp_count"], 1.0))
   return loss
 
 
-# The reported names of an "ltr" run's language-model metrics: it predicts the next token, not
-# masked ones, so its curves must not read as masked-LM ones. Only the reported names change: the
-# sums keep their mlm_* keys (one loss code path for every objective).
+# An "ltr" run predicts the next token, not masked ones: its reported metrics are named lm_*.
 LTR_METRIC_NAMES = {"mlm_loss": "lm_loss", "mlm_accuracy": "lm_accuracy",
                     "mlm_unigram_accuracy": "lm_unigram_accuracy"}
 
 
 def metrics_from_sums(sums, objective: str = "mlm_nsp"):
-  """LM accuracy, NSP accuracy and the two losses, from aggregated sums.
-
-  Masked-LM objectives report mlm_loss / mlm_accuracy / mlm_unigram_accuracy; "ltr" reports the
-  same quantities of its next-token predictions as lm_loss / lm_accuracy / lm_unigram_accuracy
-  (`LTR_METRIC_NAMES`): console log, TensorBoard, history.jsonl and eval_metrics.json take these.
-  """
+  """The losses and accuracies (and baselines) from aggregated sums; "ltr" names them lm_*."""
   out = {"mlm_loss": sums["mlm_loss_sum"] / tf.maximum(sums["mlm_weight"], 1.0),
          "mlm_accuracy": sums["mlm_correct"] / tf.maximum(sums["mlm_weight"], 1.0)}
   if "mlm_unigram_correct" in sums:
@@ -119,12 +97,8 @@ def pretraining_loss(features, outputs, objective: str = "mlm_nsp", nsp_weight: 
 
 
 def pretraining_counts(features, objective: str = "mlm_nsp"):
-  """The label-only denominators of `loss_from_sums` ({mlm_weight[, nsp_count]}), as sums.
-
-  They do not depend on the model, so a trainer can all-reduce them over replicas and micro-batches
-  BEFORE the backward pass: with these global counts substituted, `loss_from_sums` is linear in the
-  per-micro-batch loss sums, and summing micro-batch gradients gives exactly the big-batch gradient.
-  """
+  """The label-only denominators {mlm_weight[, nsp_count]}: known before the backward pass, so
+  with their global values the loss is linear in each micro-batch's sums (exact accumulation)."""
   if objective == "ltr":
     weights = tf.cast(features["input_mask"], tf.float32)[:, 1:]
   else:

@@ -1,13 +1,9 @@
 """The paper's optimizer: Adam with decoupled weight decay, linear warmup then linear decay.
 
 BERT (appendix A.2): Adam, lr 1e-4, beta1 0.9, beta2 0.999, L2 weight decay 0.01, warmup over the
-first 10,000 steps then linear decay; weight decay is not applied to LayerNorm weights or biases, and
-gradients are clipped to global norm 1.0 as in the released code. LAMB (You et al. 2019; lamb.py) is
-offered for large batches, and cosine decay for GPT-1 (section 4.1: 2,000 warmup steps, max lr
-2.5e-4, cosine to 0).
-Polynomial decay (`decay="polynomial"`, `decay_power`) is the one of Keras' `PolynomialDecay` and
-Model Garden's "polynomial" schedule: power 1 is the linear decay; a power above 1 spends fewer
-steps near the peak (power 3 is at 0.30 of the peak one third of the way through the decay).
+first 10,000 steps then linear decay; no decay of LayerNorm weights or biases; gradients clipped to
+global norm 1.0 as in the released code. LAMB (lamb.py) is for large batches, cosine decay for GPT-1
+(section 4.1: 2,000 warmup steps, max lr 2.5e-4, cosine to 0).
 """
 
 from __future__ import annotations
@@ -28,15 +24,9 @@ NO_DECAY_NAMES = ("layer_norm", "LayerNorm", "bias", "beta", "gamma")
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
-  """Linear warmup from 0 to `learning_rate`, then a decay to `end_learning_rate` at `num_train_steps`.
-
-  With r = (num_train_steps - step) / (num_train_steps - num_warmup_steps), the fraction of the
-  decay still to go (clipped to [0, 1]), the decayed lr is
-    linear:     end + (peak - end) * r
-    polynomial: end + (peak - end) * r ** decay_power   (power 1: exactly the linear one)
-    cosine:     end + (peak - end) * (1 + cos(pi * (1 - r))) / 2
-    constant:   peak.
-  """
+  """Linear warmup to `learning_rate`, then, with r the fraction of the decay still to go:
+  linear end + (peak - end) r, polynomial (Keras' PolynomialDecay) end + (peak - end) r^decay_power,
+  cosine end + (peak - end) (1 + cos(pi (1 - r))) / 2, or constant."""
 
   def __init__(self, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
                decay: str = "linear", end_learning_rate: float = 0.0, decay_power: float = 1.0):
@@ -67,11 +57,9 @@ class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
     # The fraction still to go, computed directly: 1 - progress loses float32 digits near the end.
     remaining = ops.clip((self.num_train_steps - step) / decay_steps, 0.0, 1.0)
     progress = 1.0 - remaining
-    if self.decay == "polynomial" and self.decay_power != 1.0:
-      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * ops.power(
-          remaining, self.decay_power)
-    elif self.decay in ("linear", "polynomial"):
-      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * remaining
+    if self.decay in ("linear", "polynomial"):
+      power = remaining if self.decay_power == 1.0 else ops.power(remaining, self.decay_power)
+      decayed = self.end_learning_rate + (peak - self.end_learning_rate) * power
     elif self.decay == "cosine":
       decayed = self.end_learning_rate + (peak - self.end_learning_rate) * 0.5 * (
           1.0 + ops.cos(math.pi * progress))
@@ -88,15 +76,8 @@ class WarmupDecaySchedule(keras.optimizers.schedules.LearningRateSchedule):
 
 
 def create_optimizer(config: OptimizerConfig, fused: bool = True) -> keras.optimizers.Optimizer:
-  """Builds AdamW (default, the paper's) or LAMB with the warmup/decay schedule of `config`.
-
-  Global-norm clipping (`config.clip_global_norm`; 0 turns it off) is done by Keras
-  (`global_clipnorm`), before the update. For "adamw", `fused=True` returns `FusedAdamW` (the same
-  update as one fused XLA pass per variable, much faster on CPU; see fused_adamw.py),
-  `fused=False` the plain `keras.optimizers.AdamW`; their checkpoints are interchangeable. "lamb"
-  is the paper's LAMB (lamb.py), whose LayerNorm weights and biases skip both the weight decay and
-  the trust ratio. `decay` and `decay_power`: see `WarmupDecaySchedule`.
-  """
+  """AdamW (the paper's; `fused`: FusedAdamW, else Keras AdamW, same checkpoints), LAMB or Adam,
+  with `config`'s schedule and Keras' global-norm clipping (clip_global_norm 0: none)."""
   schedule = WarmupDecaySchedule(config.learning_rate, config.num_train_steps,
                                  config.num_warmup_steps, config.decay, config.end_learning_rate,
                                  config.decay_power)
@@ -107,7 +88,7 @@ def create_optimizer(config: OptimizerConfig, fused: bool = True) -> keras.optim
   if optimizer_type == "adamw":
     optimizer = (FusedAdamW if fused else keras.optimizers.AdamW)(**common)
   elif optimizer_type == "lamb":
-    optimizer = Lamb(**common)  # the paper's LAMB, not keras.optimizers.Lamb (see lamb.py)
+    optimizer = Lamb(**common)
   elif optimizer_type == "adam":
     common.pop("weight_decay")
     optimizer = keras.optimizers.Adam(**common)

@@ -9,11 +9,7 @@ from bert_keras.errors import UserError
 
 
 def set_precision(name: str) -> None:
-  """Sets Keras' global dtype policy; call it before building the model.
-
-  Mixed policies compute in 16 bits and keep float32 variables; the pretrainer's logits stay
-  float32 for a stable softmax.
-  """
+  """Sets Keras' global dtype policy; call it before building the model."""
   if name not in PRECISIONS:
     raise UserError(f"precision={name!r}; expected one of {PRECISIONS}")
   keras.mixed_precision.set_global_policy(name)

@@ -1,14 +1,9 @@
 """BERT pretraining as a library call: `run_pretraining(TrainingConfig)` (paper section 3.1).
 
-Builds the strategy, precision policy, BertPretrainer and optimizer, then hands them to the generic
-`Trainer`. Restarting the same call resumes from the last checkpoint in `model_dir` (step, optimizer
-state, data position); phase 2 starts from the phase-1 checkpoint (`init_checkpoint`). A resume keeps
-the model and the RESUME_FIELDS of the training_config.json beside the checkpoint (a change is a
-UserError naming each field: another config is a new phase, a new model_dir with init_checkpoint),
-and history.jsonl keeps the rows of the run's earlier processes.
-Outputs in model_dir: checkpoints, tensorboard/, training_config.json, history.jsonl,
-export/{encoder.weights.h5, encoder.keras, model_config.json, vocab.txt}, and with
-`eval_input_files` eval_metrics.json (the held-out curve beside the unigram baseline, rewritten after every evaluation).
+Re-running the same call resumes from output_dir's last checkpoint (step, optimizer, data position);
+phase 2 starts from the phase-1 checkpoint (`init_checkpoint`). Writes to output_dir: checkpoints,
+tensorboard/, training_config.json, history.jsonl, export/ (encoder.weights.h5, encoder.keras,
+model_config.json, vocab.txt) and, with eval_input_files, eval_metrics.json.
 """
 
 from __future__ import annotations
@@ -28,12 +23,12 @@ from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.training import distribute, precision
 from bert_keras.training.optimization import WarmupDecaySchedule, create_optimizer
-from bert_keras.training.input_files import InputFiles, list_files, resolve_input_files
+from bert_keras.training.input_files import (InputFiles, check_recorded_sizes, list_files,
+                                             resolve_input_files)
 from bert_keras.training.pretraining_input import (check_record_shapes,
                                                    corrupt_records_are_user_errors,
                                                    label_frequencies, make_dataset)
 from bert_keras.training.pretraining_task import PretrainingTask
-from bert_keras.training.recorded_sizes import check_recorded_sizes
 from bert_keras.training.records_vocab import export_vocab
 from bert_keras.training.trainer import Trainer, check_workers_agree, model_variables
 from bert_keras.training.vocab_fit import check_vocab_fits
@@ -54,13 +49,12 @@ def build_optimizer(config: TrainingConfig) -> keras.optimizers.Optimizer:
 
 
 def _dataset_fn(config: TrainingConfig, files: str | InputFiles, training: bool):
-  """The Trainer's dataset function (input context, batches to skip) over `files`."""
   return lambda ctx, skip_batches=0: make_dataset(config, files, training=training,
                                                    input_context=ctx, skip_batches=skip_batches)
 
 
 def _is_our_checkpoint(path: str) -> str | None:
-  """A tf.train checkpoint prefix written by the Trainer (a model_dir or a ckpt-N prefix)."""
+  """The prefix of a Trainer checkpoint (a model_dir or a ckpt-N prefix), else None."""
   prefix = tf.train.latest_checkpoint(path) if tf.io.gfile.isdir(path) else path
   if prefix and tf.io.gfile.exists(prefix + ".index"):
     names = [name for name, _ in tf.train.list_variables(prefix)]
@@ -70,14 +64,9 @@ def _is_our_checkpoint(path: str) -> str | None:
 
 
 def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingConfig) -> None:
-  """Phase 2 / warm start from `config.model.init_checkpoint`.
-
-  - A Trainer checkpoint with phase=2: model, optimizer state and global step continue (the paper's
-    one schedule, whose last 10% runs at length 512); the new data stream starts at that step.
-  - A Trainer checkpoint otherwise: model weights only.
-  - Anything else (Google or Hugging Face release, encoder .keras / .weights.h5): encoder weights
-    only, through bert_keras.interop.loader.
-  """
+  """Warm start from `config.model.init_checkpoint`: a Trainer checkpoint with phase=2 continues
+  model, optimizer and step (the paper's one schedule, its last 10% at length 512); another Trainer
+  checkpoint gives the model weights; anything else the encoder's, through interop.loader."""
   path = config.model.init_checkpoint
   prefix = _is_our_checkpoint(path)
   if prefix is not None:
@@ -92,30 +81,20 @@ def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingCon
       tf.train.Checkpoint(model=model_variables(model)).restore(prefix).expect_partial()
     logging.info("initialized from %s at step %d", prefix, int(trainer.global_step.numpy()))
     return
-  if not (tf.io.gfile.exists(path) or tf.io.gfile.exists(path + ".index")):
-    raise UserError(f"init_checkpoint {path}: no such file or directory")
-  # Google / Hugging Face / .keras checkpoints: the interop loader checks shapes and names.
   from bert_keras.interop.loader import load_encoder_weights  # pylint: disable=import-outside-toplevel
   load_encoder_weights(model.encoder, path)
 
 
 def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: str,
                    vocab: tuple[str | None, str]) -> None:
-  """encoder.weights.h5 + encoder.keras + model_config.json, and vocab.txt, each written atomically
-  (a temporary name, then a rename). The directory is then a checkpoint that run_finetuning and
-  convert_checkpoint take as it is (the model_dir itself leads there).
-
-  `vocab`: (the vocab.txt to copy, how it was found) or (None, why none), as PretrainingInputs
-  holds it (`export_vocab`, before training). A vocabulary that cannot be copied now is a warning:
-  the encoder files are written and the run is not failed after training for it."""
+  """encoder.weights.h5, encoder.keras, model_config.json and vocab.txt, each written atomically: a
+  checkpoint fine-tuning takes as it is. `vocab`: (path, how found) or (None, why none); a vocab
+  that cannot be copied is a warning, not a failure after training."""
   tf.io.gfile.makedirs(export_dir)
   encoder = model.encoder
-  for name in ("encoder.weights.h5", "encoder.keras"):
+  for name, save in (("encoder.weights.h5", encoder.save_weights), ("encoder.keras", encoder.save)):
     tmp = os.path.join(export_dir, "tmp-" + name)  # keeps the suffix Keras checks
-    if name.endswith(".weights.h5"):
-      encoder.save_weights(tmp)
-    else:
-      encoder.save(tmp)
+    save(tmp)
     tf.io.gfile.rename(tmp, os.path.join(export_dir, name), overwrite=True)
   gfile_write_text(os.path.join(export_dir, "model_config.json"),
                    config.model_config().to_json() + "\n")
@@ -133,12 +112,8 @@ def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: st
 
 
 def unigram_baseline(config: TrainingConfig, inputs: InputFiles) -> dict:
-  """The most frequent prediction target of the TRAINING data (see `label_frequencies`; `inputs`:
-  config.data.input_files as resolved and checked before training).
-
-  Always predicting it is what a model that ignores the context can do best on average; held-out
-  masked-LM accuracy has to rise clearly above it to show that the model reads the context.
-  """
+  """The training data's most frequent target: held-out accuracy must rise clearly above always
+  predicting it to show the model reads the context."""
   counts = label_frequencies(inputs, seq_length=config.data.max_seq_length,
                              max_predictions=config.data.max_predictions_per_seq,
                              objective=config.model.objective,
@@ -149,10 +124,7 @@ def unigram_baseline(config: TrainingConfig, inputs: InputFiles) -> dict:
 
 
 def write_eval_metrics(path: str, baseline: dict, history: list, earlier: list = ()) -> None:
-  """eval_metrics.json: the baseline, every evaluation (step, elapsed_sec, metrics), the last.
-
-  `earlier`: the evaluations of the runs this one resumed (kept when before this run's first).
-  """
+  """eval_metrics.json: the baseline, every evaluation (with `earlier`, the resumed runs'), the last."""
   curve = [row for row in history if row["split"] == "eval"]
   first = curve[0]["step"] if curve else float("inf")
   curve = [row for row in earlier if row["step"] < first] + curve
@@ -161,30 +133,16 @@ def write_eval_metrics(path: str, baseline: dict, history: list, earlier: list =
                                     indent=2, sort_keys=True) + "\n")
 
 
-# Fields a resume must keep (the checkpoint's layout, the data stream's position, the step's
-# meaning). A new phase (another sequence length, batch, model size) starts from the old run's
-# checkpoint with --init_checkpoint and a new model_dir.
-# Accumulation only splits the same global batch, and float32 <-> mixed_bfloat16 keep the same
-# variables: both may change. input_files is compared as the files it names, not as text.
-# `phase` gives the restored step its meaning: a phase-2 run starts its data stream at the phase-1
-# checkpoint's step (data_start_step, set from init_checkpoint), so a phase-2 command resuming a
-# phase-1 model_dir would skip a phase-1 number of batches of the phase-2 data and run phase 2's
-# step range on a checkpoint that never was a phase-2 start: neither run.
+# Fields a resume must keep: the checkpoint's layout, the data position, the step's meaning (a
+# phase-2 data stream starts at the phase-1 step). Accumulation and float32 <-> mixed_bfloat16 may
+# change; input_files is compared as the files it names.
 RESUME_FIELDS = ("train_batch_size", "seed", "max_seq_length", "max_predictions_per_seq",
                  "shuffle_buffer_size", "cycle_length", "optimizer", "objective", "phase")
 
-# The learning-rate schedule is NOT compared; a change is logged with the rate the resumed step gets
-# under both schedules. Changing it on resume is a deliberate, common operation: a longer run
-# (a larger num_train_steps), a lower peak after a divergence, another warmup or decay. Neither
-# reference refuses it: google-research/bert rebuilds polynomial_decay(num_train_steps) from the
-# flags around the restored global_step, and Model Garden (orbit) rebuilds the schedule from the
-# experiment config and only restores the optimizer's iterations, with train_steps apart from the
-# decay. Such a resume equals neither run's schedule (the steps before it followed the old one),
-# which the warning says with numbers; it does not corrupt the checkpoint or the data position.
-# phase1_fraction is not compared either: it moves only phase 1's last step (the steps so far are
-# the same) or phase 2's planned first step, which initialize_from checks against init_checkpoint.
-SCHEDULE_FIELDS = ("num_train_steps", "num_warmup_steps", "learning_rate", "end_learning_rate",
-                   "decay", "decay_power")
+# A changed schedule is a warning, not an error: a longer run or a lower peak is a common, deliberate
+# resume, and google-research/bert and Model Garden both rebuild the schedule around the restored step.
+SCHEDULE_FIELDS = ("learning_rate", "num_train_steps", "num_warmup_steps", "decay",
+                   "end_learning_rate", "decay_power")  # WarmupDecaySchedule's arguments
 
 # The hint of a changed phase (README, "TPU": phase 2's command).
 _PHASE_HINT = ("each phase has its own output directory: phase 2 takes a new --output_dir and "
@@ -193,8 +151,7 @@ _PHASE_HINT = ("each phase has its own output directory: phase 2 takes a new --o
 
 
 def _resume_values(values: dict, files: tuple | None) -> dict:
-  """The values of a config (training_config.json or the new one) that a resume compares.
-  `files`: what its input_files matched; None when they match nothing (compared as written)."""
+  """What a resume compares; `files`: what input_files matched (None: compared as written)."""
   out = {name: values.get(name) for name in RESUME_FIELDS}
   out["loss scaling (mixed_precision mixed_float16)"] = (
       values.get("mixed_precision") == "mixed_float16")
@@ -204,7 +161,6 @@ def _resume_values(values: dict, files: tuple | None) -> dict:
 
 
 def _recorded_files(patterns) -> tuple | None:
-  """The files a recorded config's input_files match now; None when they match nothing."""
   try:
     return tuple(list_files(patterns))
   except (UserError, TypeError, AttributeError):
@@ -212,8 +168,7 @@ def _recorded_files(patterns) -> tuple | None:
 
 
 def _model_fields(values: dict) -> dict:
-  """The resolved encoder config of a training_config.json's values (preset + overrides); the raw
-  model / model_overrides when they no longer resolve."""
+  """The resolved encoder config (raw preset and overrides when they no longer resolve)."""
   overrides = dict(values.get("model_overrides") or {})
   if values.get("objective") == "ltr":
     overrides["attention"] = "causal"
@@ -224,14 +179,8 @@ def _model_fields(values: dict) -> dict:
 
 
 def check_resume_config(config: TrainingConfig, inputs: InputFiles | None) -> None:
-  """UserError when model_dir holds a checkpoint of a run whose training_config.json differs from
-  `config` in a field that a resume cannot change (RESUME_FIELDS, the model): restoring it would
-  fail mid-way (another model or optimizer, or loss scaling on or off, changes the checkpoint's
-  variables) or go on silently wrong (another batch, seed or input changes which records the
-  resume skips; another phase, which step range and data stream the checkpoint continues).
-  A changed learning-rate schedule is allowed, with a warning (see SCHEDULE_FIELDS).
-  `inputs`: config.data.input_files as resolved once (also taken for the recorded input_files
-  when they are the same patterns); None when they resolve to no file (compared as written)."""
+  """UserError naming each field (RESUME_FIELDS, the model) in which output_dir's checkpointed run
+  differs from `config`: its restore would fail mid-way or go on silently wrong."""
   path = os.path.join(config.outputs.output_dir, "training_config.json")
   if not (tf.train.latest_checkpoint(config.outputs.output_dir) and tf.io.gfile.exists(path)):
     return
@@ -268,20 +217,14 @@ def check_resume_config(config: TrainingConfig, inputs: InputFiles | None) -> No
 
 
 def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
-  """A warning when the resumed run's learning-rate schedule (SCHEDULE_FIELDS) differs from the
-  recorded one: each field with both values, and the rate of the next update under each."""
   changed = [name for name in SCHEDULE_FIELDS if old.get(name) != config.flat(name)]
   if not changed:
     return
   step = _restored_step(config.outputs.output_dir)
   rates = ""
   try:
-    before = WarmupDecaySchedule(old["learning_rate"], old["num_train_steps"],
-                                 old["num_warmup_steps"], old["decay"], old["end_learning_rate"],
-                                 old["decay_power"])
-    o = config.optimizer
-    after = WarmupDecaySchedule(o.learning_rate, o.num_train_steps, o.num_warmup_steps, o.decay,
-                                o.end_learning_rate, o.decay_power)
+    before, after = (WarmupDecaySchedule(**{name: values[name] for name in SCHEDULE_FIELDS})
+                     for values in (old, config.to_flat()))
     rates = (f"; the update after step {step} uses learning rate "
              f"{float(after(step)):.4g}, the recorded schedule's {float(before(step)):.4g}")
   except (KeyError, TypeError, ValueError, UserError):  # a recorded schedule that no longer builds
@@ -297,22 +240,16 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingInputs:
-  """A run's inputs, resolved once before training (`resolve_inputs`): every check before training
-  and the run itself (the input pipelines, the unigram baseline, the vocab.txt of export/) read
-  these, and none lists a file or reads a summary.json again."""
+  """A run's inputs, resolved once before training; nothing lists a file again."""
   train: InputFiles  # --input_files
   evaluation: InputFiles | None  # --eval_input_files, None without
   vocab: tuple  # (the vocab.txt export/ gets, how it was found), or (None, why none)
 
 
 def resolve_inputs(config: TrainingConfig) -> PretrainingInputs:
-  """Resolves each input flag once (input_files.resolve_input_files: one listing, one read of each
-  summary.json) and runs on that result the checks a run can fail before it trains, before
-  model_dir is created or written: the resumed config (first: a changed length or input names its
-  fields), the input files (the pipelines' own checks, the sizes their summary.json records, then
-  that their token ids fit the model's vocabulary), the init checkpoint's path, the given
-  vocab_file. The vocabulary export/ gets (`export_vocab`) is resolved now too, so that a
-  summary.json that cannot be read shows before training, not after it."""
+  """Resolves each input flag once and runs every check a run can fail before it trains (and
+  before output_dir is written): the resumed config first, the records, their recorded sizes and
+  vocabulary, init_checkpoint, and the vocab.txt export/ will get."""
   try:
     train = resolve_input_files(config.data.input_files)
   except UserError:
@@ -345,15 +282,14 @@ def resolve_inputs(config: TrainingConfig) -> PretrainingInputs:
 
 
 def _check_records(config: TrainingConfig, inputs: InputFiles, training: bool) -> None:
-  """The first record of every file has the configured lengths (check_record_shapes), and the
-  input pipeline builds: the one check of the files that the pipelines built later rely on."""
+  """Every file's first record has the configured lengths, and the input pipeline builds."""
   check_record_shapes(list(inputs.files), config.data.max_seq_length,
                       config.data.max_predictions_per_seq)
   make_dataset(config, inputs, training=training)
 
 
 def _restored_step(model_dir: str) -> int:
-  """The global step of model_dir's latest checkpoint (0 without one), read without a model."""
+  """The latest checkpoint's global step (0 without one), read without a model."""
   latest = tf.train.latest_checkpoint(model_dir)
   if not latest:
     return 0
@@ -363,8 +299,6 @@ def _restored_step(model_dir: str) -> int:
 
 
 def _after_corrupt_input(config: TrainingConfig) -> str:
-  """What to do after a corrupt input stopped the run: the last checkpoint (written before the
-  failure, so intact) and how to resume from it."""
   latest = tf.train.latest_checkpoint(config.outputs.output_dir)
   resume = (f"the last checkpoint, {latest} (step {_restored_step(config.outputs.output_dir)}), is "
             "intact" if latest else "no checkpoint was written yet")
@@ -385,8 +319,7 @@ def run_pretraining(config: TrainingConfig) -> dict:
   keras.utils.set_random_seed(config.runtime.seed)
   if not config.runtime.deterministic or tf_config.is_op_determinism_enabled():
     return _run_pretraining(config)
-  # Determinism is a process-wide switch: turned off again afterwards, so that code running later
-  # in the same process (the pipeline's next components, a caller's own unseeded ops) is unaffected.
+  # Process-wide: turned off again so that later code in the process is unaffected.
   tf.config.experimental.enable_op_determinism()
   try:
     return _run_pretraining(config)
@@ -400,9 +333,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
                                      tpu=config.runtime.tpu or None,
                                      num_gpus=config.runtime.num_gpus)
   is_chief = distribute.is_chief(strategy)
-  # Workers agree on the checkpoint they will restore (so on the step and weights the restore
-  # gives), before any of them can fail alone on its model_dir's config (a lone failure would
-  # leave the others waiting in a collective).
+  # Workers agree on the checkpoint before any can fail alone (the rest would hang in a collective).
   check_workers_agree(strategy, _restored_step(config.outputs.output_dir), config.outputs.output_dir)
   inputs = resolve_inputs(config)
   train_files, eval_files = inputs.train, inputs.evaluation
@@ -423,7 +354,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
                     history_path=os.path.join(config.outputs.output_dir, "history.jsonl"))
   if not trainer.restore() and config.model.init_checkpoint:
     initialize_from(trainer, model, config)
-  # Only now (inputs checked, the checkpoint restored) does the run create and write model_dir.
+  # Only now (inputs checked, the checkpoint restored) does the run create and write output_dir.
   tf.io.gfile.makedirs(config.outputs.output_dir)
   if is_chief:
     gfile_write_text(os.path.join(config.outputs.output_dir, "training_config.json"),
@@ -447,8 +378,7 @@ def _run_pretraining(config: TrainingConfig) -> dict:
       return metrics
   _, end_step = config.phase_steps()
   train_data = _dataset_fn(config, train_files, True)
-  # A file damaged past its first record (which the checks before training do not read) fails
-  # inside tf.data with an error naming no file: the files are read through only then, to name it.
+  # A file damaged past its first record fails in tf.data naming no file: then it is found and named.
   with corrupt_records_are_user_errors(train_files, "input_files",
                                        lambda: _after_corrupt_input(config)):
     history = trainer.train(train_data, end_step, eval_fn=eval_fn,
@@ -457,7 +387,4 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   if is_chief:
     trainer.write_history()
     export_encoder(model, config, os.path.join(config.outputs.output_dir, "export"), inputs.vocab)
-  last = {}
-  for row in history:
-    last[row["split"]] = row
-  return last
+  return {row["split"]: row for row in history}  # the last row of each split

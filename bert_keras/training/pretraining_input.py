@@ -1,17 +1,9 @@
 """tf.data input for pretraining: the original BERT TFRecords -> batches of (accum, micro, ...).
 
-Order of the pipeline (why each step is where it is):
-  files (shuffled, repeated) -> parallel interleave -> shuffle -> enumerate -> skip -> shard
-  -> parse (+ dynamic masking / LTR unmasking) -> batch (drop_remainder) -> split into micro-batches
-  -> prefetch(AUTOTUNE); tf.data's autotuner off (training/dataset_options.py).
-- Every worker reads every file and keeps its 1/N share AFTER the seeded shuffle, so the global batch
-  of a step is the same set of examples whatever the number of workers: results do not depend on the
-  cluster size (a two-worker run reproduces a one-worker run with the same global batch).
-- `skip` counts whole global batches, before sharding, so a resumed run continues at the exact record
-  where the checkpoint was taken (deterministic given the seed; the skipped records are read, not
-  parsed).
-- `enumerate` gives every record a global index that seeds its dynamic masking, so a resumed run
-  masks exactly as an uninterrupted one would.
+files (shuffled, repeated) -> interleave -> shuffle -> enumerate -> skip -> shard -> parse (+ dynamic
+masking) -> batch -> micro-batches -> prefetch. Sharding comes AFTER the seeded shuffle, so a step's
+global batch is the same whatever the number of workers; `skip` counts global batches and
+`enumerate` seeds each record's masking, so a resumed run reads and masks as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -35,12 +27,10 @@ AUTOTUNE = tf.data.AUTOTUNE
 
 
 def check_record_shapes(files: list[str], seq_length: int, max_predictions: int) -> None:
-  """Fails fast, naming the file, when a file is not BERT pretraining TFRecords of the configured
-  lengths: checks the FIRST record of EVERY file (cheap: one record each, read concurrently), so a
-  stray file among the inputs (a summary.json, records of another max_seq_length) is refused before
-  training rather than crashing tf.data mid-run. Empty files are allowed (a shard may be empty),
-  but not all of them."""
-  with deprecation.silence():  # tf_record_iterator (_first_record) is deprecated for tf.data
+  """UserError naming the first file whose FIRST record is not BERT pretraining TFRecords of these
+  lengths (a stray summary.json, another max_seq_length), before training rather than mid-run.
+  Empty files are allowed (a shard may be empty), but not all of them."""
+  with deprecation.silence():  # tf_record_iterator is deprecated
     problems = each_file(lambda path: _check_file(path, seq_length, max_predictions), files)
   for problem in problems:
     if problem:
@@ -81,18 +71,13 @@ def _first_line(error: Exception) -> str:
 
 
 def record_options(path: str) -> tf.io.TFRecordOptions:
-  """Reader options of one input file: `.gz` shards (bert_keras.data's compression="gzip") are
-  GZIP TFRecords."""
+  """`.gz` shards are GZIP TFRecords."""
   return tf.io.TFRecordOptions(compression_type=compression_type(path))
 
 
 def _first_record(path: str):
-  """The bytes of the first record of a (possibly GZIP) TFRecord file, None if it has none;
-  a corrupt, truncated or unreadable file is a UserError naming it.
-
-  The record iterator reads just one record: 200 local files take 7 ms, against 5 s with a tf.data
-  pipeline per file, which would add up over a thousand shards.
-  """
+  """The first record's bytes, None if none; a corrupt or unreadable file is a UserError.
+  (The record iterator: 200 local files in 7 ms, a tf.data pipeline per file 5 s.)"""
   options = record_options(path)
   try:
     raw = next(tf.compat.v1.io.tf_record_iterator(path, options), None)
@@ -112,23 +97,15 @@ def _first_record(path: str):
 
 
 def _expected(path: str) -> str:
-  """What the inputs should be, and how to leave out a stray file (a summary.json) a glob caught."""
   directory = path.rsplit("/", 1)[0] if "/" in path else "."
   return ("expected TFRecords written by create_pretraining_data (if this file is not an input, "
           f"narrow --input_files, e.g. to '{join_path(directory, 'pretraining-*')}')")
 
 
 def find_corrupt_records(files: list[str]) -> list[tuple[str, str]]:
-  """(path, message) per file of `files` that cannot be read to its end, the message naming the
-  file, the record (1-based) and, when TensorFlow gives it, the byte offset where the reading failed
-  (the record's start, or its data 12 bytes later; in the uncompressed stream for `.gz`).
-
-  For after a DataLossError of tf.data, whose message names an offset but not the file: every file
-  is read through in C++ (records and checksums, not parsed; a few files at a time), then the
-  records of a bad file are counted up to the one that fails. A read of the whole input: done
-  only after a failure, never before training.
-  """
-  with deprecation.silence():  # tf_record_iterator (_bad_record) is deprecated for tf.data
+  """(path, message naming the record and byte offset) per file that cannot be read to its end.
+  Reads the whole input: only after a tf.data DataLossError, whose message names no file."""
+  with deprecation.silence():  # tf_record_iterator is deprecated
     return [(path, problem) for path, problem in zip(files, each_file(_bad_record, files)) if problem]
 
 
@@ -162,10 +139,8 @@ def _bad_record(path: str) -> str | None:
 
 @contextlib.contextmanager
 def corrupt_records_are_user_errors(input_files: str | InputFiles, flag: str, hint=None):
-  """Within: a DataLossError of tf.data reading `input_files` (a file truncated or damaged past
-  its first record, which check_record_shapes cannot see) becomes a UserError naming the file and
-  record (find_corrupt_records) and the `--flag` that gave it, followed by `hint()` (what to do,
-  built when the error happens). Left as it is when no input file is at fault."""
+  """A tf.data DataLossError within becomes a UserError naming the file, record and `--flag`,
+  then `hint()` (what to do); left as it is when no input file is at fault."""
   try:
     yield
   except tf.errors.DataLossError as e:
@@ -185,10 +160,7 @@ def corrupt_records_are_user_errors(input_files: str | InputFiles, flag: str, hi
 
 def _files_to_read(input_files: str | InputFiles, seq_length: int,
                    max_predictions: int) -> list[str]:
-  """The files to read. Patterns are listed and every file's first record is checked here
-  (check_record_shapes). An InputFiles is read as it was resolved, unchecked: its caller checks it
-  once (run_pretraining, before training) instead of every dataset build listing the files and
-  reading each one's first record again (per worker, per evaluation, for the unigram baseline)."""
+  """Patterns are listed and checked; an InputFiles was checked once by its caller."""
   if isinstance(input_files, InputFiles):
     return list(input_files.files)
   files = list_files(input_files)
@@ -197,7 +169,6 @@ def _files_to_read(input_files: str | InputFiles, seq_length: int,
 
 
 def _read_records(path):
-  """One file's records; `.gz` shards (bert_keras.data's compression="gzip") are GZIP TFRecords."""
   return tf.data.TFRecordDataset(path, compression_type=compression_type(path))
 
 
@@ -211,11 +182,8 @@ def unmask(features: dict) -> tf.Tensor:
 
 def dynamic_mask(features: dict, index: tf.Tensor, seed: int, masked_lm_prob: float,
                  mask_token_id: int, vocab_size: int, special_token_ids) -> dict:
-  """Re-masks one example (RoBERTa-style dynamic masking) with the paper's 80/10/10 rule (A.1).
-
-  The random stream is keyed by (seed, global record index): deterministic, resumable, and different
-  each time the same example comes round again in a later epoch.
-  """
+  """Re-masks one example (RoBERTa-style) with the paper's 80/10/10 rule (A.1), keyed by (seed,
+  global record index): deterministic, resumable, and new in each epoch."""
   ids = unmask(features)  # (seq,)
   num_predictions = features["masked_lm_positions"].shape[0]
   rng = tf.random.experimental.stateless_split(
@@ -248,13 +216,8 @@ def dynamic_mask(features: dict, index: tf.Tensor, seed: int, masked_lm_prob: fl
 
 def label_frequencies(input_files: str | InputFiles, *, seq_length: int, max_predictions: int,
                       objective: str = "mlm_nsp", max_records: int = 100_000) -> np.ndarray:
-  """How often each token id is a prediction target in (the first `max_records` of) the files
-  (`input_files`: as make_dataset takes them).
-
-  Masked-LM objectives: the real `masked_lm_ids` (weight > 0); "ltr": every real token after the
-  first (the next-token targets). Its argmax is the unigram baseline's constant prediction.
-  Returns float64 counts indexed by token id.
-  """
+  """float64 counts per token id of the prediction targets in the first `max_records` records
+  (masked-LM: real masked_lm_ids; "ltr": every real token after the first)."""
   files = _files_to_read(input_files, seq_length, max_predictions)
 
   def targets(record):
@@ -280,15 +243,9 @@ def label_frequencies(input_files: str | InputFiles, *, seq_length: int, max_pre
 def make_dataset(config: TrainingConfig, input_files: str | InputFiles, *, training: bool = True,
                  input_context: tf.distribute.InputContext | None = None,
                  skip_batches: int = 0) -> tf.data.Dataset:
-  """Per-replica dataset of dicts of int32/float32 tensors shaped (accum, micro, ...), read as
-  `config` (a TrainingConfig) says: its lengths, objective, seed, shuffle and dynamic masking.
-
-  Training reads `config.data.train_batch_size` examples per step (the GLOBAL batch: each of the R
-  replicas gets batch/R examples, split into `gradient_accumulation_steps` micro-batches);
-  evaluation (`training=False`) reads eval_batch_size (0: train_batch_size) in one micro-batch, in
-  file order without shuffling, repeated. `skip_batches` global batches are skipped (resuming).
-  `input_files`: comma-separated glob patterns, or their InputFiles (see `_files_to_read`).
-  """
+  """Per-replica dicts shaped (accum, micro, ...). Training reads the GLOBAL train_batch_size per
+  step, split over replicas and micro-batches; evaluation reads eval_batch_size (0: the training
+  batch) in file order, unshuffled. `skip_batches` global batches are skipped (resuming)."""
   data, seed, objective = config.data, config.runtime.seed, config.model.objective
   seq_length, max_predictions = data.max_seq_length, data.max_predictions_per_seq
   batch_size = data.train_batch_size if training else data.eval_batch_size or data.train_batch_size

@@ -6,20 +6,9 @@ from bert_keras.training import losses
 
 
 class PretrainingTask:
-  """Maps TFRecord features to model inputs and defines the loss by sums (see `Trainer`).
-
-  The Trainer's contract, which any task (GPT-1, fine-tuning) can fill in:
-  - `model_inputs(features)`: the model's input dict;
-  - `loss_sums(features, outputs)`: per-batch SUMS (losses, counts, correct predictions);
-  - `counts(features)`: the label-only denominators among those sums;
-  - `loss(sums)`: the scalar loss, linear in the non-count sums once the counts are fixed;
-  - `metrics(sums)`: the logged metrics.
-
-  `unigram_id`: the most frequent masked-LM label of the training data (see
-  `pretraining_input.label_frequencies`); when given, the metrics include `mlm_unigram_accuracy`
-  (`lm_unigram_accuracy` for "ltr", whose LM metrics are lm_*: see `losses.metrics_from_sums`),
-  the accuracy of always predicting it, the bar a context-using model has to clear.
-  """
+  """The Trainer's task contract: `model_inputs`, `loss_sums` (per-batch SUMS), `counts` (their
+  label-only denominators), `loss(sums)` (linear in the sums once counts are fixed), `metrics`.
+  `unigram_id`: the training data's most frequent label; adds the baseline's accuracy."""
 
   def __init__(self, objective: str = "mlm_nsp", unigram_id: int | None = None,
                nsp_weight: float = 1.0):

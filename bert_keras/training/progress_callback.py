@@ -1,11 +1,7 @@
-"""Keras `fit` / `predict` progress through the project's one progress line (bert_keras/progress.py):
-a step counter over the whole run (all epochs), rate and ETA, at a steady cadence in seconds.
-Replaces Keras' own per-epoch (verbose=2) or per-step (verbose=1) output.
+"""Keras `fit` / `predict` progress through the project's one progress line (bert_keras/progress.py).
 
-Only batch *begin* hooks are used: a callback with a batch *end* hook turns off Keras' asynchronous
-callback dispatch and converts every step's logs to Python numbers, waiting for each step to
-finish; at a batch's begin the steps before it are done. The loss is read from the model's metrics
-only when a line is printed.
+Only batch *begin* hooks: a batch *end* hook turns off Keras' asynchronous callback dispatch and waits
+for every step; the loss is read only when a line is printed.
 """
 
 from __future__ import annotations

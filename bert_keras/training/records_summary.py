@@ -1,14 +1,5 @@
-"""The summary.json that create_pretraining_data writes beside the shards it publishes (its name and
-contents: bert_keras.data.pretraining_records), read in one place for run_pretraining: the vocabulary check before training (vocab_fit), the vocab.txt copied
-into export/ (records_vocab) and the size check of the shards (recorded_sizes) take what this module
-reads, once per directory (input_files.InputFiles holds it).
-
-What a summary gives: the shard names it describes (`files`) and each one's size in bytes when it
-was published, the vocabulary size (`vocab_size`) and the vocab.txt (`config.vocab_file`).
-create_pretraining_data records an absolute vocab_file for a local one; a summary written before
-that may hold a path relative to the working directory of the run that wrote it, resolved here
-against the summary's directory when the file is there, else against the current working
-directory (the resolution says which).
+"""Reads the summary.json create_pretraining_data writes beside its shards (format:
+bert_keras.data.pretraining_records): the shard names and sizes, the vocab_size and the vocab_file.
 """
 
 from __future__ import annotations
@@ -24,8 +15,7 @@ from bert_keras.data.pretraining_records import SUMMARY_NAME
 
 
 class SummaryUnreadable(Exception):
-  """A summary.json exists (or cannot be looked for) but cannot be read as a summary: the message
-  names the file and the reason (a filesystem error, not JSON, not an object)."""
+  """A summary.json that cannot be read; the message names the file and the reason."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +30,6 @@ class RecordsSummary:
 
 
 def split_path(path: str) -> tuple[str, str]:
-  """(directory, file name) of a local or remote (gs://...) path; "." for a bare name."""
   directory, _, name = path.rstrip("/").rpartition("/")
   return directory or ".", name
 
@@ -50,8 +39,8 @@ def is_remote(path: str) -> bool:
 
 
 def resolve_vocab_file(vocab_file: str, directory: str) -> tuple[str, str]:
-  """(path, note) of a summary's vocab_file: absolute and remote paths as they are; a relative one
-  against `directory` (the summary's) when the file is there, else against the working directory."""
+  """(path, note): a relative vocab_file against the summary's directory when it is there, else
+  against the working directory (the note says which)."""
   if is_remote(vocab_file) or os.path.isabs(vocab_file):
     return vocab_file, ""
   beside = f"{directory.rstrip('/')}/{vocab_file}"
@@ -68,9 +57,7 @@ def resolve_vocab_file(vocab_file: str, directory: str) -> tuple[str, str]:
 
 
 def read_records_summary(directory: str) -> RecordsSummary | None:
-  """The summary.json in `directory`; None when there is none. SummaryUnreadable when it cannot be
-  read (tf.errors.OpError / OSError: permissions, offline gs://, a directory of that name) or is
-  not a JSON object."""
+  """`directory`'s summary.json, None without one; SummaryUnreadable when unreadable or no object."""
   path = f"{directory.rstrip('/')}/{SUMMARY_NAME}"
   try:
     if not tf.io.gfile.exists(path):
@@ -99,13 +86,11 @@ def read_records_summary(directory: str) -> RecordsSummary | None:
 
 
 def _is_count(value) -> bool:
-  """A JSON integer >= 0 (not a bool, which Python counts as an int)."""
   return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def count_lines(path: str) -> int:
-  """The number of lines of a vocab.txt (its token count). tf.errors.OpError / OSError when it
-  cannot be read; a directory is an IsADirectoryError."""
+  """A vocab.txt's line count; OpError / OSError when unreadable (IsADirectoryError: a directory)."""
   if tf.io.gfile.isdir(path):
     raise IsADirectoryError(f"{path} is a directory")
   with tf.io.gfile.GFile(path, "rb") as f:

@@ -1,12 +1,6 @@
-"""The vocab.txt that run_pretraining copies into model_dir/export/, resolved once before training.
-
-The exported encoder is then a complete checkpoint: fine-tuning and conversion read vocab.txt
-beside it, as they do for a Google or Hugging Face release. The vocabulary is TrainingConfig's
-`vocab_file` when the caller knows it (a bad one is a UserError before training), else the one the
-records' summary.json names (create_pretraining_data; read by records_summary, as the vocabulary
-check before training reads it). A summary that cannot be read, names no usable vocabulary, or
-describes none of the files is a reason for no vocab.txt, never a failure: the run trains and
-exports the encoder all the same.
+"""The vocab.txt run_pretraining copies into export/ (so it is a complete checkpoint), resolved
+before training: `vocab_file` when given (a bad one is a UserError), else the one the records'
+summary.json names; none found is a warning, never a failure.
 """
 
 from __future__ import annotations
@@ -21,12 +15,8 @@ from bert_keras.training.records_summary import SummaryUnreadable, count_lines, 
 
 
 def records_vocab(inputs: InputFiles, vocab_size: int) -> tuple[str | None, str]:
-  """(vocab path, how it was found) when the summary.json files describing the files of `inputs`
-  (as resolved, with their summaries, by input_files.resolve_input_files) name one and the same
-  readable vocabulary of `vocab_size` lines (their recorded vocab_size too); else (None, why not).
-  Files that no summary describes (another directory, a name its `files` do not list) do not
-  count: the vocabulary check before training read their token ids. Filesystem errors
-  (tf.errors.OpError, OSError) are reasons, not raised."""
+  """(vocab path, how found) when the inputs' summaries name one readable vocabulary of
+  `vocab_size` lines; else (None, why not). Filesystem errors are reasons, not raised."""
   try:
     return _records_vocab(inputs, vocab_size)
   except (tf.errors.OpError, OSError) as e:
@@ -47,8 +37,7 @@ def _records_vocab(inputs: InputFiles, vocab_size: int) -> tuple[str | None, str
       continue
     if not summary.vocab_file:
       return None, f"{summary.path} names no vocab_file"
-    # One vocabulary under two spellings (an old summary's relative path, a new one's absolute)
-    # is one vocabulary: local paths are compared normalised.
+    # Local paths compared normalised: one vocabulary under two spellings is one.
     key = summary.vocab_file if "://" in summary.vocab_file else os.path.normpath(
         summary.vocab_file)
     found.setdefault(key, (summary.path, summary.vocab_size, summary.vocab_note))
@@ -73,9 +62,7 @@ def _records_vocab(inputs: InputFiles, vocab_size: int) -> tuple[str | None, str
 
 
 def export_vocab(vocab_file: str, inputs: InputFiles, vocab_size: int) -> tuple[str | None, str]:
-  """(the vocab.txt to copy into export/, how it was found) or (None, why none). `vocab_file`
-  (TrainingConfig.vocab_file) when given: a UserError, before training, when it cannot be read or
-  its line count is not the model's `vocab_size`. Else `records_vocab`."""
+  """`vocab_file` (UserError when unreadable or not `vocab_size` lines), else `records_vocab`."""
   if not vocab_file:
     return records_vocab(inputs, vocab_size)
   try:

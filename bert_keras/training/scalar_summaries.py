@@ -1,6 +1,4 @@
-"""TensorBoard scalar events of a run, written the same way by pretraining (<model_dir>/tensorboard)
-and fine-tuning, BERT's and GPT-1's (<output_dir>/tensorboard): `tensorboard --logdir <dir>` opens
-any of them."""
+"""TensorBoard scalar events of every run (<output directory>/tensorboard)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,9 @@
 """Refuses pretraining records whose token ids do not fit the model's vocabulary, before training.
 
-A model whose vocab_size is below the vocabulary the records were made with trains until a batch
-holds an id past its embedding table, then dies in the gather with a raw InvalidArgumentError
-(`indices[12,3] = 2290 is not in [0, 2000)`), after model_dir was created. The usual cause:
-learn_vocab.py's --vocab_size is a target, and the vocab.txt it writes has another number of lines
-(learn_vocab_config.json's `vocab_tokens`), which is the size the model needs.
-
-Where the vocabulary size comes from, the cheapest reliable source first:
-- summary.json beside the shards (create_pretraining_data): its `vocab_size`, or for a summary
-  written before that was recorded, the line count of its config's `vocab_file` when that file can
-  be read here. Used only for the matched files the summary lists (it describes those shards).
-- for the other files: the largest token id (input_ids and masked_lm_ids) in the first
-  RECORDS_PER_FILE records of each, a lower bound of the vocabulary the records were made with.
-A model larger than the vocabulary is left alone (unused rows, not a failure).
+Otherwise the run dies mid-training in the embedding gather with a raw InvalidArgumentError (the
+usual cause: learn_vocab.py's --vocab_size is a target; its vocab.txt has another line count). The
+size comes from the shards' summary.json, else from the largest token id of each file's first
+records. A model larger than the vocabulary is left alone.
 """
 
 from __future__ import annotations
@@ -35,10 +26,8 @@ RECORDS_PER_FILE = 8
 
 def summary_vocabulary(directory: str, read=read_records_summary
                        ) -> tuple[int, str, set] | None:
-  """(vocabulary size, where it comes from, names of the shards described) from the summary.json
-  in `directory` (`read`: read_records_summary, or InputFiles.summary, which gives the one read
-  when the inputs were resolved); None without a readable summary that gives the size (the records
-  themselves are checked instead)."""
+  """(vocabulary size, where from, the shard names it describes) from `directory`'s summary.json,
+  its vocab_size or its vocab_file's line count; None when it gives no size."""
   try:
     summary = read(directory)
   except SummaryUnreadable:
@@ -61,9 +50,8 @@ def summary_vocabulary(directory: str, read=read_records_summary
 
 
 def largest_token_ids(files: list[str], records: int = RECORDS_PER_FILE) -> list[int | None]:
-  """Per file, the largest input_ids / masked_lm_ids value of its first `records` records (None
-  when it has none). Reading stops at a record that cannot be read or parsed: the shape check and
-  the corrupt-record handling of pretraining_input report those."""
+  """Per file, the largest token id of its first `records` records (None when none); a bad record
+  stops the reading (pretraining_input reports those)."""
 
   def largest(path: str) -> int | None:
     options = record_options(path)
@@ -97,10 +85,8 @@ def _fix(overrides: dict, size: int | None) -> str:
 
 def check_vocab_fits(inputs: InputFiles, flag: str, vocab_size: int, model_preset: str,
                      model_overrides: dict) -> None:
-  """UserError when the records of `inputs` (given by `--flag`, as resolved with their summaries)
-  hold, or were made with a vocabulary holding, token ids at or above the model's `vocab_size`.
-  The message names the files, the vocabulary size or largest id found, the model's vocab_size
-  and the --model_overrides that fits."""
+  """UserError when the records of `inputs` hold (or their vocabulary holds) ids >= `vocab_size`,
+  naming the files, the size found and the --model_overrides that fits."""
   model = (f"the model's vocab_size is {vocab_size} (model={model_preset!r} with "
            f"model_overrides {json.dumps(model_overrides, sort_keys=True)})")
   unchecked = []

@@ -88,9 +88,8 @@ def test_one_training_step_reduces_the_loss(objective):
   assert after < before - 0.1
 
 
-def test_the_saved_layout_nests_the_encoder_and_old_configs_load(tmp_path):
-  """Files keep `layers/bert_encoder/...` (the checkpoint loader recognises it), and configs saved
-  with the former `last_block_all_positions` option still deserialise."""
+def test_the_saved_layout_nests_the_encoder(tmp_path):
+  """Files keep `layers/bert_encoder/...` (the checkpoint loader recognises it)."""
   model = BertPretrainer(BertEncoder(**TINY))
   path = str(tmp_path / "pretrainer.weights.h5")
   model.save_weights(path)
@@ -98,7 +97,3 @@ def test_the_saved_layout_nests_the_encoder_and_old_configs_load(tmp_path):
     names = []
     f.visit(names.append)
   assert any(name.startswith("layers/bert_encoder/") for name in names)
-  config = model.get_config()
-  for old in (True, False):
-    clone = BertPretrainer.from_config({**config, "last_block_all_positions": old})
-    assert clone.get_config() == config

@@ -111,7 +111,7 @@ def _ragged(lengths, rng):
 
 @pytest.mark.parametrize("seq_length", [3, 4, 16])
 def test_single_segment_fast_path_matches_the_ragged_packing(seq_length):
-  # One segment takes the dense path (`_pack_single`); it must equal tf_text's trimmer +
+  # One segment takes the dense path; it must equal tf_text's trimmer +
   # combine_segments + padding (`tf_text_pack`) and the original layout.
   rng = np.random.default_rng(seq_length)
   packer = BertPacker(seq_length, cls_id=CLS, sep_id=SEP, pad_id=7)

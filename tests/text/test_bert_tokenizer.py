@@ -144,11 +144,10 @@ def test_wikipedia_dump_every_line(tokenizer, reference, tokenize_fn):
 
 
 def test_fast_path_agrees_with_code_point_path(tokenizer):
-  # tokenize() sends pure-ASCII chunks through tensorflow-text's end-to-end WordPiece; tokenize_words
-  # and tokenize_with_offsets run every character through the code-point pipeline.
+  # tokenize() sends pure-ASCII chunks through tensorflow-text's end-to-end WordPiece;
+  # tokenize_with_offsets runs every character through the code-point pipeline.
   lines = tf.constant(corpora.lee_lines()[:200] + [t.encode() for t in HARD_TEXTS])
   fast = tokenizer.tokenize(lines).to_list()
-  assert tokenizer.tokenize_words(lines).merge_dims(1, 2).to_list() == fast
   assert tokenizer.tokenize_with_offsets(lines)[0].to_list() == fast
 
 
@@ -177,7 +176,7 @@ def test_batch_ascii_path_agrees_with_other_paths(vocab, lower_case):
   assert len(ascii_texts) == 13
   expected = [reference.encode(t) for t in ascii_texts]
   batch = tf.constant(ascii_texts)
-  assert tokenizer._tokenize_ascii(batch).to_list() == expected
+  assert tokenizer.tokenize(batch).to_list() == expected  # the batch path
   assert tokenizer._tokenize_chunks(batch).to_list() == expected
   assert tokenizer._tokenize_code_points(batch).to_list() == expected
   tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
@@ -232,11 +231,9 @@ def test_huge_and_empty_inputs(tokenizer, tokenize_fn):
   assert tokenize_fn(tf.constant([], tf.string)).to_list() == []
 
 
-def test_scalar_input_and_words(tokenizer):
+def test_scalar_input(tokenizer):
   ids = tokenizer.tokenize("Hello unaffable world")
   assert isinstance(ids, tf.Tensor) and ids.numpy().tolist() == [7592, 14477, 20961, 3468, 2088]
-  words = tokenizer.tokenize_words(tf.constant(["Hello unaffable world", ""]))
-  assert words.to_list() == [[[7592], [14477, 20961, 3468], [2088]], []]
 
 
 def _check_offsets(tokenizer, reference, texts):

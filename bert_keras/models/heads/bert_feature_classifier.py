@@ -1,9 +1,5 @@
-"""The feature-based approach (Devlin et al., 2018, section 5.3) for sentence-level tasks.
-
-Section 5.3 applies it to NER (BertFeatureTagger); the same recipe classifies a sentence (pair):
-frozen encoder features of chosen layers (default the last four, concatenated) feed a two-layer
-BiLSTM whose final forward and backward states go to the output layer. This lets the embedded
-real polarity / similarity sets compare feature-based and fine-tuned BERT on the same data.
+"""The feature-based approach (Devlin et al., 2018, section 5.3), applied to a sentence (pair) as the
+paper applies it to NER: frozen features of chosen layers -> two BiLSTMs -> the output layer.
 """
 
 from __future__ import annotations

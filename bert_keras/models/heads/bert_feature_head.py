@@ -1,9 +1,7 @@
 """The feature-based approach (Devlin et al., 2018, section 5.3): no fine-tuning of BERT.
 
-Activations of chosen encoder layers (default: the last four, concatenated, the paper's best at
-96.1 dev F1 vs 96.4 fine-tuned) feed a randomly initialised two-layer BiLSTM (768 units in the
-paper) before the output layer. BertFeatureTagger labels every token (NER, as in the paper);
-BertFeatureClassifier applies the same recipe to a sentence (pair), from the BiLSTM's last states.
+Chosen encoder layers (default: the last four, concatenated, the paper's best at 96.1 dev F1 vs 96.4
+fine-tuned) feed a randomly initialised two-layer BiLSTM (768 units in the paper), then the output layer.
 """
 
 from __future__ import annotations
@@ -16,12 +14,8 @@ from bert_keras.models.heads.encoder_head import EncoderHead, dropout_dense, enc
 
 class BertFeatureHead(EncoderHead):
   """Frozen encoder -> concat(encoder_outputs[feature_layers]) -> 2 x BiLSTM -> dropout -> dense.
-
-  A subclass sets PER_TOKEN (True: `logits` float32 (batch, seq, K) from every position; False:
-  (batch, K) from the second BiLSTM's last forward and backward states) and OUTPUT_NAME (the dense
-  layer's name; its dropout is OUTPUT_NAME + "_dropout"). The encoder is set non-trainable here, so
-  only the BiLSTMs and the output layer learn.
-  """
+  Subclasses set PER_TOKEN ((batch, seq, K) logits, else (batch, K) from the last states) and
+  OUTPUT_NAME."""
 
   PER_TOKEN = True
   OUTPUT_NAME = "tagger"

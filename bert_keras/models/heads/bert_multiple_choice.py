@@ -5,14 +5,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_keras.models.backbone import FlattenSequences
 from bert_keras.models.heads.encoder_head import EncoderHead, dropout_dense, encoder_inputs
-
-
-class _FoldChoices(keras.layers.Layer):
-  """(batch, choices, seq) -> (batch * choices, seq)."""
-
-  def call(self, x):
-    return ops.reshape(x, (-1, ops.shape(x)[-1]))
 
 
 class _UnfoldChoices(keras.layers.Layer):
@@ -33,7 +27,7 @@ class BertMultipleChoice(EncoderHead):
   def __init__(self, encoder: keras.Model, dropout_rate: float = 0.1,
                initializer_range: float = 0.02, **kwargs):
     inputs = encoder_inputs(rank=3)
-    fold = _FoldChoices(name="fold_choices")
+    fold = FlattenSequences(name="fold_choices")
     flat = {name: fold(x) for name, x in inputs.items()}
     pooled = encoder(flat)["pooled_output"]  # (batch * choices, H)
     scores = dropout_dense(pooled, 1, "choice_score", "choice_dropout", dropout_rate,

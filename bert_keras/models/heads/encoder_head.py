@@ -1,9 +1,6 @@
 """What every task head shares: the encoder's packed inputs, the output layer and the config.
 
-Section 4: "we simply plug in the task-specific inputs and outputs into BERT". Each head is the
-encoder plus one small output layer, built as a Keras functional model over the encoder's dict
-inputs; storing the encoder and (de)serialising it with the head's own arguments is the same for all
-of them, so it lives here once.
+Section 4: "we simply plug in the task-specific inputs and outputs into BERT".
 """
 
 from __future__ import annotations
@@ -24,11 +21,8 @@ def encoder_inputs(rank: int = 2) -> dict:
 
 
 def output_layer(units: int, name: str, initializer_range: float | None = None):
-  """The task's new layer: float32 even under mixed precision, so logits and losses stay exact.
-
-  initializer_range: stddev of the truncated-normal kernel init (the original's 0.02); None keeps
-  Keras's default (the feature-based heads, whose input is not a Transformer layer).
-  """
+  """The task's new layer, float32 even under mixed precision; `initializer_range`: the truncated-
+  normal stddev (the original's 0.02), None: Keras' default (the feature-based heads)."""
   init = ("glorot_uniform" if initializer_range is None
           else keras.initializers.TruncatedNormal(stddev=initializer_range))
   return keras.layers.Dense(units, name=name, dtype="float32", kernel_initializer=init)
@@ -42,12 +36,8 @@ def dropout_dense(x, units: int, name: str, dropout_name: str, dropout_rate: flo
 
 
 class EncoderHead(BackboneTaskModel):
-  """Base of the heads: a functional model over `inputs` holding `encoder` and its own arguments.
-
-  config: the head's constructor arguments besides the encoder (name -> value); each is stored as
-  an attribute and returned by get_config, so `cls.from_config(head.get_config())` rebuilds it and a
-  saved `.keras` file loads without running any code from the file.
-  """
+  """Base of the heads: a functional model holding `encoder` and `config`, the head's other
+  constructor arguments (stored, and returned by get_config)."""
 
   def __init__(self, encoder: keras.Model, inputs: Mapping, outputs: Mapping,
                config: Mapping | None = None, **kwargs):
