@@ -24,18 +24,18 @@ from bert_keras.tasks.registry import get_task
 TASK_MODEL_FILE = "model.keras"
 
 
-def export_gpt_finetuned(finetune_dir: str, export_dir: str,
+def export_gpt_finetuned(finetuned_dir: str, export_dir: str,
                          extra_files: dict[str, str] | None = None) -> dict:
   """Exports a gpt/<task> fine-tuning directory (model.keras, bpe.model, task_info.json): the
   exporter finds this function through the task registry (`GPTTask.export_run`), and the task's
   layout fixes the serving signature. Returns the task info."""
-  info = read_json_file(os.path.join(finetune_dir, "task_info.json"), "task_info.json",
+  info = read_json_file(os.path.join(finetuned_dir, "task_info.json"), "task_info.json",
                         expected=dict)
   task = get_task(TaskConfig(task=info["task"], max_seq_length=int(info["max_seq_length"])))
   task.label_names = info.get("label_names")
-  tokenizer = GPTTokenizer(model_path=os.path.join(finetune_dir, info.get("tokenizer_file",
+  tokenizer = GPTTokenizer(model_path=os.path.join(finetuned_dir, info.get("tokenizer_file",
                                                                           TOKENIZER_FILE)))
-  model = keras_classes.load_model(os.path.join(finetune_dir, info.get("model_file",
+  model = keras_classes.load_model(os.path.join(finetuned_dir, info.get("model_file",
                                                                        TASK_MODEL_FILE)),
                                    compile=False)
   export_text_model(model, tokenizer, task, export_dir, num_choices=info.get("num_choices"),

@@ -37,7 +37,7 @@ class Task(abc.ABC):
   eval_splits: tuple = ("dev",)
   # Splits a predict-only run reads by default: the unlabeled test files of the benchmark.
   predict_splits: tuple = ("test",)
-  # `export_run(finetune_dir, output_dir, extra_files)` of a family that exports its own way (GPT-1).
+  # `export_run(finetuned_dir, output_dir, extra_files)` of a family that exports its own way (GPT-1).
   export_run = None
   # A model family with its own checkpoints, tokenizer and serving model (GPT-1's) sets this to a
   # tasks.finetuning.ModelFamily; None: BERT's.

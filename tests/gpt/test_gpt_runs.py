@@ -88,7 +88,7 @@ def test_bpe_pretrain_finetune_export(tmp_path, monkeypatch, capsys):
 
   # The exporter finds GPT-1's export through the task registry; it serves the fine-tuned model.
   export_dir = str(tmp_path / "export")
-  assert run_export(ExportConfig(output_dir=export_dir, finetune_dir=fine_dir))["task"] == \
+  assert run_export(ExportConfig(output_dir=export_dir, finetuned_dir=fine_dir))["task"] == \
       "gpt/polarity"
   texts = ["a moving film", "dull"]
   served = tf.saved_model.load(export_dir)
