@@ -14,7 +14,6 @@ import tensorflow as tf
 from bert_keras import beam_runner
 from bert_keras.data import pretraining_data_pipeline as pdp
 from bert_keras.data import wordpiece_vocab_pipeline as wvp
-from bert_keras.errors import UserError
 from bert_keras.resources import uncased_vocab_path
 from bert_keras.text import vocab
 from tests.reliability import bad_inputs as B

@@ -10,7 +10,6 @@ import json
 import os
 
 import keras
-import numpy as np
 import pytest
 import tensorflow as tf
 

@@ -10,7 +10,7 @@ import pytest
 from bert_keras.orchestration.component import Component
 from bert_keras.orchestration.local_runner import LocalRunner, PipelineRunError
 from bert_keras.orchestration.pipeline import Pipeline
-from tests.pipeline.tiny_components import AddSpec, BeamSpec, PlainSpec, SourceSpec, read_number
+from tests.pipeline.tiny_components import AddSpec, BeamSpec, PlainSpec, SourceSpec
 
 
 def _diamond(root, offset=0, fail="", source_file=""):

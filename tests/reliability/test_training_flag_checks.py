@@ -17,7 +17,6 @@ from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.configs.model import ConfigError, ModelConfig, get_model_config
 from bert_keras.configs.training import DECAYS, DISTRIBUTIONS, OBJECTIVES, OPTIMIZERS, PRECISIONS
 from bert_keras.configs.training import TrainingConfig
-from configs import recipe_path
 from tests.reliability import bad_inputs as B
 
 
