@@ -14,9 +14,10 @@ test time (a diagram, a block without a language, is not code).
   point exists and accepts every flag of ours as written (absl parses and checks every flag before
   it prints the help; the Beam scripts' argparse converts the values before `--help`, Beam's own
   options are then not checked). `scripts/predict.py`, cheap and with its input (the tiny export)
-  in place, also runs as written. `python -c` code is parsed, and run only when every module it
-  imports is installed here and none is a Google Cloud client (google.cloud.*, e.g. aiplatform,
-  which Beam's GCP extras install: its calls would reach Google Cloud): otherwise parsed only.
+  in place, also runs as written (after the blocks, all of them in one process). `python -c` code
+  is parsed, and run only when every module it imports is installed here and none is a Google
+  Cloud client (google.cloud.*, e.g. aiplatform, which Beam's GCP extras install: its calls would
+  reach Google Cloud): otherwise parsed only.
   `docker run [options] IMAGE CMD` checks CMD the same way here (the image is this repository);
   `docker build` / `push` need a daemon and a registry and are not run; `kfp ...` is not run (even its
   `--help` contacts the cluster first): the test checks that the pinned kfp CLI is installed.
@@ -26,6 +27,7 @@ hardware a test does not have.
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -80,7 +82,7 @@ sys.exit(3 if cloud or [w for w in wanted if not available(*w)] else 0)' "$2" ||
   local target="$1"; shift
   if [ "$target" != "-m" ] && [ ! -e "$target" ]; then target="$ROOT/$target"; fi
   "$PY" "$target" "$@" --help > /dev/null
-  case "$target" in */scripts/predict.py) "$PY" "$target" "$@" | grep -q '^{' ;; esac
+  case "$target" in */scripts/predict.py) printf '%s\0' "$PWD" "$@" $'\x1e' >> "$PREDICT_CALLS" ;; esac
 }
 make() { command make -C "$ROOT" -n "$@" > /dev/null; }
 docker() {
@@ -123,8 +125,12 @@ def workdir(tmp_path_factory):
   paths = {p for lang in ("python", "bash") for block in _blocks(lang)
            for p in _EXPORT_PATH.findall(block) + re.findall(r"=([\w./-]+[_/]export)\b", block)}
   readme = "".join(_blocks("python") + _blocks("bash"))
+  made = {}  # kind -> the first path exported; others of that kind are copies (the same model)
   for path in sorted(paths):
-    tiny_exports.export(_kind(path), str(work / path), vocab)
+    if _kind(path) in made:
+      shutil.copytree(made[_kind(path)], work / path)
+    else:
+      made[_kind(path)] = tiny_exports.export(_kind(path), str(work / path), vocab)
     if f"{path}/model.tflite" in readme:  # --format=litert's file beside the SavedModel
       from bert_keras.export.litert_export import export_litert  # pylint: disable=import-outside-toplevel
       export_kind, model, options = tiny_exports.build(_kind(path), vocab)
@@ -147,12 +153,45 @@ def test_python_blocks_run_as_written(workdir):
     assert run.returncode == 0, f"README python block {i}:\n{block}\n{run.stderr[-3000:]}"
 
 
+# Runs the README's scripts/predict.py commands (recorded by the shell blocks: the directory, then
+# the arguments, NUL-separated) as `python scripts/predict.py ...` runs each, one after the other in
+# one process: flags parsed afresh each time, JSON lines expected on stdout.
+_PREDICT = r"""
+import contextlib, io, os, runpy, sys
+from absl import app, flags
+from bert_keras.errors import parse_flags, run_main
+script = sys.argv[1]
+predict = runpy.run_path(script, run_name="readme_predict")
+for call in open(sys.argv[2], encoding="utf-8").read().split("\x1e\0")[:-1]:
+  directory, *args = call.rstrip("\0").split("\0")
+  os.chdir(directory)
+  flags.FLAGS.unparse_flags()
+  out, code = io.StringIO(), None
+  try:
+    with contextlib.redirect_stdout(out):
+      app.run(run_main(predict["main"]), argv=[script] + args, flags_parser=parse_flags)
+  except SystemExit as e:
+    code = e.code
+  if code or not out.getvalue().startswith("{"):
+    print(f"failed (exit {code}): predict.py {' '.join(args)}", file=sys.stderr)
+"""
+
+
 def test_shell_blocks_commands_are_valid(workdir):
+  calls = workdir / "predict_calls"
+  calls.write_text("")
   for i, block in enumerate(_blocks("bash")):
     script = workdir / f"block_{i}.sh"
     script.write_text(_SHELL_PRELUDE + block, encoding="utf-8")
     run = subprocess.run(["bash", str(script)], cwd=workdir, capture_output=True, text=True,
-                         timeout=900, env=dict(_env(), PY=sys.executable, ROOT=ROOT))
+                         timeout=900, env=dict(_env(), PY=sys.executable, ROOT=ROOT,
+                                               PREDICT_CALLS=str(calls)))
     errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
     assert run.returncode == 0 and not errors, (
         f"README bash block {i}:\n{block}\n{run.stderr[-3000:]}")
+  assert calls.read_text().count("\x1e") >= 5  # the README's predict.py commands were recorded
+  run = subprocess.run([sys.executable, "-c", _PREDICT, os.path.join(ROOT, "scripts", "predict.py"),
+                        str(calls)], cwd=workdir, capture_output=True, text=True, timeout=900,
+                       env=_env())
+  failed = [line for line in run.stderr.splitlines() if line.startswith(("failed", "error:"))]
+  assert run.returncode == 0 and not failed, run.stderr[-3000:]

@@ -208,8 +208,10 @@ def main():
   # One MirroredStrategy for the whole process: two over the same devices would reuse collective
   # instance keys and abort each other's all-reduces.
   strategy = tf.distribute.MirroredStrategy(cpus[:2])
-  fused, initial, ran = train(strategy, True, 4, EXACT_BETAS)
-  plain, _, _ = train(strategy, False, 4, EXACT_BETAS)
+  # Unclipped and clipped, 3 steps each (warm-up and after); keras AdamW unclipped is also the
+  # control that the clip changed the updates.
+  fused, initial, ran = train(strategy, True, 3, EXACT_BETAS)
+  plain = train(strategy, False, 3, EXACT_BETAS)[0]
   # Each replica applies its own scale (what the Trainer's clip factor relies on), also when a
   # LossScaleOptimizer re-enters the replicas from its merge call: replica r of the fused run
   # equals keras AdamW given gradients * scales[r] on both replicas. One step: after it the
@@ -223,7 +225,6 @@ def main():
   # FusedAdamW must not fold one replica's factor into the summed update there.
   clipped_fused = train(strategy, True, 3, EXACT_BETAS, clip_global_norm=CLIP)[0]
   clipped_plain = train(strategy, False, 3, EXACT_BETAS, clip_global_norm=CLIP)[0]
-  unclipped_plain = train(strategy, False, 3, EXACT_BETAS)[0]
   print(json.dumps({
       "replicas": strategy.num_replicas_in_sync, "fused_kernel_ran": ran and scaled_ran,
       "max_scaled": max_scaled_difference(fused, plain),
@@ -233,7 +234,7 @@ def main():
           for got, want in zip(per_replica, references)),
       "scales_apart": max_scaled_difference(references[0], references[1]),
       "clipped_max_scaled": max_scaled_difference(clipped_fused, clipped_plain),
-      "clip_moved": max_scaled_difference(clipped_plain, unclipped_plain)}))
+      "clip_moved": max_scaled_difference(clipped_plain, plain)}))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 """Trains a tiny BertPretrainer with --optimizer=lamb through build_optimizer and the Trainer.
 
 `run(...)` is imported by test_lamb.py, test_lamb_accumulation.py and test_lamb_mixed_precision.py
-(default strategy). Run as `python -m tests.training.lamb_probe DATA_GLOB OUT_DIR [MODE]` it
-configures two logical CPUs (which must happen before TensorFlow initialises, hence a separate
-process) and prints one JSON line comparing two LAMB steps under a two-replica MirroredStrategy
-with the same steps under the default strategy. MODE "replicas" (the default): each replica takes
-its 4 examples at once; "accumulation": each accumulates 2 micro-batches of 2.
+(default strategy). Run as `python -m tests.training.lamb_probe DATA_GLOB OUT_DIR` it configures
+two logical CPUs (which must happen before TensorFlow initialises, hence a separate process) and
+prints one JSON line comparing two LAMB steps under a two-replica MirroredStrategy with the same
+steps under the default strategy, twice: "replicas", each replica taking its 4 examples at once, and
+"accumulation", each accumulating 2 micro-batches of 2.
 """
 
 from __future__ import annotations
@@ -81,23 +81,23 @@ def run(strategy, cfg, model_dir: str, steps: int = STEPS, first_gradients: bool
   return out
 
 
-def main(pattern: str, out_dir: str, mode: str = "replicas"):
-  if mode not in ("replicas", "accumulation"):
-    raise ValueError(f"mode={mode!r}; expected 'replicas' or 'accumulation'")
+def main(pattern: str, out_dir: str):
   cpus = [d.name for d in tf.config.list_logical_devices("CPU")]
   cfg = config(pattern)
   default = run(tf.distribute.get_strategy(), cfg, os.path.join(out_dir, "default"))
+  # One MirroredStrategy for the whole process: two over the same devices would reuse collective
+  # instance keys and abort each other's all-reduces.
   mirrored_strategy = tf.distribute.MirroredStrategy(cpus[:2])
-  accum = 2 if mode == "accumulation" else 1
-  mirrored = run(mirrored_strategy, cfg, os.path.join(out_dir, f"mirrored-accum{accum}"),
-                 accum=accum)
   diff = lambda a, b: max(float(np.max(np.abs(a[k] - b[k]))) for k in a)
-  print(json.dumps({
-      "replicas": mirrored_strategy.num_replicas_in_sync,
-      "optimizers": [default["optimizer"], mirrored["optimizer"]],
-      "weights_diff": diff(mirrored["final"], default["final"]),
-      "slots_diff": diff(mirrored["slots"], default["slots"]),
-      "moved": diff(default["final"], default["initial"])}))
+  result = {"num_replicas": mirrored_strategy.num_replicas_in_sync,
+            "moved": diff(default["final"], default["initial"])}
+  for mode, accum in (("replicas", 1), ("accumulation", 2)):
+    mirrored = run(mirrored_strategy, cfg, os.path.join(out_dir, f"mirrored-accum{accum}"),
+                   accum=accum)
+    result[mode] = {"optimizers": [default["optimizer"], mirrored["optimizer"]],
+                    "weights_diff": diff(mirrored["final"], default["final"]),
+                    "slots_diff": diff(mirrored["slots"], default["slots"])}
+  print(json.dumps(result))
 
 
 if __name__ == "__main__":

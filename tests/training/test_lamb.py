@@ -2,7 +2,8 @@
 against an independent float64 numpy implementation (weight decay inside the trust ratio; biases and
 LayerNorm weights neither decayed nor adapted; zero norms), which keras.optimizers.Lamb fails; the
 project's schedule and clipping; sparse gradients; checkpoints; one Trainer step under the default
-strategy and two replicas of a MirroredStrategy (subprocess probe: two logical CPUs)."""
+strategy and two replicas of a MirroredStrategy (subprocess probe: two logical CPUs), also each
+replica accumulating micro-batches (the probe's one process serves both)."""
 
 import json
 import subprocess
@@ -234,14 +235,32 @@ def test_trainer_step_default_strategy_matches_the_reference(pattern, tmp_path):
   assert sum(n.startswith("optimizer/_variables/") for n in names) == 2 * len(out["initial"])
 
 
-@pytest.mark.slow  # a subprocess: two logical CPUs must be configured before TensorFlow starts
-def test_mirrored_strategy_matches_the_default_strategy(pattern, tmp_path):
+@pytest.fixture(scope="module")
+def mirrored(pattern, tmp_path_factory):
+  """lamb_probe's report: a subprocess, as two logical CPUs must be configured before TensorFlow
+  starts."""
   done = subprocess.run([sys.executable, "-m", "tests.training.lamb_probe", pattern,
-                         str(tmp_path)], env=env(), cwd=ROOT, capture_output=True, text=True,
-                        timeout=900)
+                         str(tmp_path_factory.mktemp("mirrored"))], env=env(), cwd=ROOT,
+                        capture_output=True, text=True, timeout=900)
   assert done.returncode == 0, done.stderr[-3000:]
   result = json.loads(done.stdout.strip().splitlines()[-1])
-  assert result["replicas"] == 2 and result["optimizers"] == ["Lamb", "Lamb"], result
+  assert result["num_replicas"] == 2, result
   assert result["moved"] > 1e-3, result  # the steps really changed the weights
+  return result
+
+
+@pytest.mark.slow
+def test_mirrored_strategy_matches_the_default_strategy(mirrored):
+  result = mirrored["replicas"]
+  assert result["optimizers"] == ["Lamb", "Lamb"], result
   # Two replicas' all-reduced, clipped gradients vs one device's: float32 summation order only.
+  assert result["weights_diff"] < 2e-6 and result["slots_diff"] < 2e-6, result
+
+
+@pytest.mark.slow
+def test_mirrored_strategy_accumulation_equals_one_big_batch(mirrored):
+  # 2 replicas x 2 micro-batches vs 8 examples at once (the default strategy's accumulation:
+  # test_lamb_accumulation.py): float32 summation order only.
+  result = mirrored["accumulation"]
+  assert result["optimizers"] == ["Lamb", "Lamb"], result
   assert result["weights_diff"] < 2e-6 and result["slots_diff"] < 2e-6, result
