@@ -1,9 +1,5 @@
-"""Typed config of BERT-style encoders and GPT-style decoders; its presets: presets.yaml.
-
-Defaults are BERT-Base (Devlin et al., 2018, section 3): L=12, H=768, A=12, feed-forward 4H, erf
-GELU, dropout 0.1, 512 learned positions, 2 segment types, N(0, 0.02) initialisation, LayerNorm
-epsilon 1e-12 (the released TF code).
-"""
+"""Typed config of BERT-style encoders and GPT-style decoders; its presets: presets.yaml. Defaults:
+BERT-Base (Devlin et al., 2018, section 3; LayerNorm epsilon 1e-12 from the released TF code)."""
 
 from __future__ import annotations
 
@@ -44,9 +40,6 @@ class ModelConfig(Config):
 _MODELS = {name: ModelConfig(**values) for name, values in presets()["models"].items()}
 MODEL_PRESETS = {name: c for name, c in _MODELS.items() if not name.startswith("gpt")}
 GPT_PRESETS = {name: c for name, c in _MODELS.items() if name.startswith("gpt")}
-# GPT-1's BPE vocabulary (section 4.1) and the special tokens fine-tuning appends (section 3.3).
-GPT1_BPE_VOCAB_SIZE = 40478
-NUM_SPECIAL_TOKENS = 3
 
 
 def get_model_config(name: str, **overrides: Any) -> ModelConfig:

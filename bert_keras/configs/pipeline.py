@@ -1,8 +1,5 @@
-"""Typed pipeline configs: which corpora, model, tasks and budgets (recipes: configs/pipelines/).
-
-`pipeline.definitions.build_pipeline(config, root)` turns one into components. Every part is typed
-and checked when the config is built or loaded, each error naming its key's path.
-"""
+"""Typed pipeline configs: which corpora, model, tasks and budgets (recipes: configs/pipelines/);
+`pipeline.definitions.build_pipeline(config, root)` turns one into components."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Typed fine-tuning task configs, one class per task family, and their named presets.
-
-Defaults are the paper's fine-tuning hyperparameters (Devlin et al., 2018, section 4, appendix
-A.3): batch 32, 3 epochs, lr in {5e-5, 4e-5, 3e-5, 2e-5}, 10% linear warmup, dropout 0.1. Span
-extraction (SQuAD), tagging (CoNLL) and the feature-based approach (section 5.3) add their own
-fields in their own classes. The presets (presets.yaml) name registered tasks (bert_keras.tasks).
-"""
+"""Typed fine-tuning task configs, one class per task family, and their presets (presets.yaml).
+Defaults: the paper's fine-tuning hyperparameters (Devlin et al., 2018, section 4, appendix A.3)."""
 
 from __future__ import annotations
 
