@@ -203,7 +203,7 @@ class Config:
   @classmethod
   def from_file(cls, path: str, **overrides: Any):
     """The file's config, `overrides` (the flags given) over its values; errors name the file."""
-    values = _updated(read_config_file(path, cls.__name__), overrides)
+    values = updated(read_config_file(path, cls.__name__), overrides)
     try:
       return cls.from_dict(values)
     except ConfigError as e:
@@ -252,11 +252,11 @@ class SectionedConfig(Config):
             if isinstance(values.get(section), Mapping) and name in values[section]}
 
 
-def _updated(values: Mapping, overrides: Mapping) -> dict:  # nested objects key by key
+def updated(values: Mapping, overrides: Mapping) -> dict:  # nested objects key by key
   out = dict(values)
   for key, value in overrides.items():
     nested = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
-    out[key] = _updated(out[key], value) if nested else value
+    out[key] = updated(out[key], value) if nested else value
   return out
 
 
