@@ -43,6 +43,11 @@ def under(path: str, make: Callable, *args: Any, **kwargs: Any) -> Any:
     raise e.under(path) from None
 
 
+def require(ok: Any, message: str, key: str | None = None) -> None:
+  if not ok:
+    raise ConfigError(message, key=key)
+
+
 def is_int(value: Any) -> bool:  # true/false is not a size, though bool is an int in Python
   return isinstance(value, int) and not isinstance(value, bool)
 

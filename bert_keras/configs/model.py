@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from bert_keras.configs.base import Config, ConfigError, presets
+from bert_keras.configs.base import Config, ConfigError, presets, require  # noqa: F401 (re-exported)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,9 +32,8 @@ class ModelConfig(Config):
   CHOICES = dict(hidden_act=("gelu", "gelu_tanh", "relu"), attention=("bidirectional", "causal"))
 
   def validate(self) -> None:
-    if self.hidden_size % self.num_heads:
-      raise ConfigError(
-          f"hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}")
+    require(self.hidden_size % self.num_heads == 0,
+            f"hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}")
 
 
 _MODELS = {name: ModelConfig(**values) for name, values in presets()["models"].items()}
@@ -44,12 +43,10 @@ GPT_PRESETS = {name: c for name, c in _MODELS.items() if name.startswith("gpt")}
 
 def get_model_config(name: str, **overrides: Any) -> ModelConfig:
   """The named preset (bert_tiny ... bert_large, gpt_nano ... gpt1) with field overrides."""
-  if name not in _MODELS:
-    raise ConfigError(f"unknown model preset {name!r}; expected one of {sorted(_MODELS)}")
+  require(name in _MODELS, f"unknown model preset {name!r}; expected one of {sorted(_MODELS)}")
   return _MODELS[name].replace(**overrides)
 
 
 def get_gpt_config(name: str, **overrides: Any) -> ModelConfig:
-  if name not in GPT_PRESETS:
-    raise ConfigError(f"unknown GPT preset {name!r}; expected one of {sorted(GPT_PRESETS)}")
+  require(name in GPT_PRESETS, f"unknown GPT preset {name!r}; expected one of {sorted(GPT_PRESETS)}")
   return GPT_PRESETS[name].replace(**overrides)

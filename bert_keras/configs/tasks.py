@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from bert_keras.configs.base import Config, ConfigError, presets
+from bert_keras.configs.base import Config, ConfigError, presets, require
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,9 +118,8 @@ def task_config_class(task: str, approach: str = "fine_tuning") -> type:
   cls = GPTTaskConfig if task.startswith("gpt/") else _FAMILIES.get(task, TaskConfig)
   if approach != "feature_based":
     return cls
-  if cls not in _FEATURE_BASED:
-    raise ConfigError(f"approach='feature_based': task {task!r} has no feature-based head",
-                      key="approach")
+  require(cls in _FEATURE_BASED, f"approach='feature_based': task {task!r} has no feature-based head",
+          key="approach")
   return _FEATURE_BASED[cls]
 
 
@@ -131,8 +130,7 @@ TASK_PRESETS: dict[str, TaskConfig] = {
 
 def get_task_config(name: str, **overrides: Any) -> TaskConfig:
   """The named preset with field overrides; `approach` picks the preset family's class for it."""
-  if name not in TASK_PRESETS:
-    raise ConfigError(f"unknown task preset {name!r}; expected one of {sorted(TASK_PRESETS)}")
+  require(name in TASK_PRESETS, f"unknown task preset {name!r}; expected one of {sorted(TASK_PRESETS)}")
   preset = TASK_PRESETS[name]
   cls = task_config_class(preset.task, overrides.get("approach", preset.approach))
   cls.check_keys(overrides)

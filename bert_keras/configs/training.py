@@ -7,7 +7,7 @@ import dataclasses
 import json
 from typing import Any, Mapping
 
-from bert_keras.configs.base import Config, ConfigError, SectionedConfig, field, is_int
+from bert_keras.configs.base import Config, ConfigError, SectionedConfig, field, is_int, require
 from bert_keras.configs.model import ModelConfig, get_model_config
 
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
@@ -55,9 +55,8 @@ class TrainingDataConfig(Config):
 
   def validate(self):
     ids = self.special_token_ids
-    if not isinstance(ids, (list, tuple)) or not all(is_int(i) for i in ids):
-      raise ConfigError(f"special_token_ids={ids!r} must be a list of integers",
-                        key="special_token_ids")
+    require(isinstance(ids, (list, tuple)) and all(is_int(i) for i in ids),
+            f"special_token_ids={ids!r} must be a list of integers", key="special_token_ids")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,10 +103,9 @@ class OptimizerConfig(Config):
   CHOICES = dict(optimizer=OPTIMIZERS, decay=DECAYS, phase=(0, 1, 2))
 
   def validate(self):
-    if self.decay != "polynomial" and self.decay_power != 1.0:
-      raise ConfigError(f"decay_power={self.decay_power!r} applies only to decay='polynomial' "
-                        f"(decay={self.decay!r}); expected 1.0 or --decay=polynomial",
-                        key="decay_power")
+    require(self.decay == "polynomial" or self.decay_power == 1.0,
+            f"decay_power={self.decay_power!r} applies only to decay='polynomial' (decay="
+            f"{self.decay!r}); expected 1.0 or --decay=polynomial", key="decay_power")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,12 +125,12 @@ class RuntimeConfig(Config):
   CHOICES = dict(distribution_strategy=DISTRIBUTIONS, mixed_precision=PRECISIONS)
 
   def validate(self):
-    if self.distribution_strategy == "tpu" and not self.tpu:
-      raise ConfigError("distribution_strategy='tpu' needs a tpu address (--tpu)", key="tpu")
-    if self.distribution_strategy == "one_device" and self.num_gpus > 1:
-      raise ConfigError(f"num_gpus={self.num_gpus} with distribution_strategy='one_device', which "
-                        "uses one device; expected 0 (the CPU) or 1 (/gpu:0), or "
-                        "--distribution_strategy=mirrored", key="num_gpus")
+    strategy = self.distribution_strategy
+    require(strategy != "tpu" or self.tpu, "distribution_strategy='tpu' needs a tpu address (--tpu)",
+            key="tpu")
+    require(strategy != "one_device" or self.num_gpus <= 1, f"num_gpus={self.num_gpus} with "
+            "distribution_strategy='one_device', which uses one device; expected 0 (the CPU) or 1 "
+            "(/gpu:0), or --distribution_strategy=mirrored", key="num_gpus")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,28 +161,24 @@ class TrainingConfig(SectionedConfig):
 
   def validate(self) -> None:
     d, m, o = self.data, self.model, self.optimizer
-    if d.train_batch_size % o.gradient_accumulation_steps:
-      raise ConfigError(f"train_batch_size={d.train_batch_size} is not divisible by "
-                        f"gradient_accumulation_steps={o.gradient_accumulation_steps}")
-    if o.phase == 2 and not m.init_checkpoint:
-      raise ConfigError("phase=2 needs init_checkpoint (the phase-1 checkpoint)")
-    if m.objective == "ltr" and d.dynamic_masking:
-      raise ConfigError("dynamic_masking does not apply to objective='ltr' (nothing is masked)")
+    require(d.train_batch_size % o.gradient_accumulation_steps == 0, f"train_batch_size="
+            f"{d.train_batch_size} is not divisible by gradient_accumulation_steps="
+            f"{o.gradient_accumulation_steps}")
+    require(o.phase != 2 or m.init_checkpoint, "phase=2 needs init_checkpoint (the phase-1 checkpoint)")
+    require(m.objective != "ltr" or not d.dynamic_masking,
+            "dynamic_masking does not apply to objective='ltr' (nothing is masked)")
     model = self.model_config()
-    if d.max_seq_length > model.max_position_embeddings:
-      raise ConfigError(
-          f"max_seq_length={d.max_seq_length} exceeds max_position_embeddings="
-          f"{model.max_position_embeddings} of model={m.model!r}; expected at most that many "
-          "positions (or a model_overrides max_position_embeddings)", key="max_seq_length")
+    require(d.max_seq_length <= model.max_position_embeddings,
+            f"max_seq_length={d.max_seq_length} exceeds max_position_embeddings="
+            f"{model.max_position_embeddings} of model={m.model!r}; expected at most that many "
+            "positions (or a model_overrides max_position_embeddings)", key="max_seq_length")
     if d.dynamic_masking:  # its tokens must be inside the embedding table, or a gather fails mid-run
       where = (f"the model's vocabulary (vocab_size={model.vocab_size} of model={m.model!r} and "
                "model_overrides)")
-      if d.vocab_size > model.vocab_size:
-        raise ConfigError(f"vocab_size={d.vocab_size} (dynamic masking's random tokens) exceeds "
-                          f"{where}; expected at most that, or 0 for the model's", key="vocab_size")
-      if d.mask_token_id >= model.vocab_size:
-        raise ConfigError(f"mask_token_id={d.mask_token_id} is outside {where}",
-                          key="mask_token_id")
+      require(d.vocab_size <= model.vocab_size, f"vocab_size={d.vocab_size} (dynamic masking's random "
+              f"tokens) exceeds {where}; expected at most that, or 0 for the model's", key="vocab_size")
+      require(d.mask_token_id < model.vocab_size, f"mask_token_id={d.mask_token_id} is outside {where}",
+              key="mask_token_id")
 
   def masking_vocab_size(self) -> int:  # dynamic masking's random tokens are in [0, n)
     return self.data.vocab_size or self.model_config().vocab_size
