@@ -88,15 +88,12 @@ class FeatureBased(Config):
 
   def validate(self):
     super().validate()
-    layers = self.feature_layers
-    if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
-      raise ConfigError(f"feature_layers={layers!r} must be a list of encoder layer indices",
-                        key="feature_layers")
-    # Flags give strings; floats and bools are not layer indices.
-    if not layers or not all(isinstance(i, (int, str)) and not isinstance(i, bool)
-                             and str(i).lstrip("-").isdigit() for i in layers):
-      raise ConfigError(f"feature_layers={list(layers)!r} must be integer encoder layer indices, "
-                        "at least one, e.g. -4,-3,-2,-1", key="feature_layers")
+    layers = self.feature_layers  # flags give strings; floats and bools are not layer indices
+    require(not isinstance(layers, (str, bytes)) and hasattr(layers, "__iter__"),
+            f"feature_layers={layers!r} must be a list of encoder layer indices", key="feature_layers")
+    require(layers and all(type(i) in (int, str) and str(i).lstrip("-").isdigit() for i in layers),
+            f"feature_layers={list(layers)!r} must be integer encoder layer indices, at least one, "
+            "e.g. -4,-3,-2,-1", key="feature_layers")
     object.__setattr__(self, "feature_layers", tuple(int(i) for i in layers))
 
 

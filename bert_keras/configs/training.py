@@ -117,7 +117,8 @@ class RuntimeConfig(Config):
   num_gpus: int = field(0, "GPUs: mirrored uses that many (0: all), one_device /gpu:0 when 1")
   mixed_precision: str = field("float32", f"Keras precision policy: {'|'.join(PRECISIONS)}")
   jit_compile: bool = field(False, "compile the train step with XLA")
-  steps_per_execution: int = field(1, "train steps per call, capped at log/checkpoint/eval boundaries")
+  steps_per_execution: int = field(1, "train steps per call, capped at log_every, checkpoint_every "
+                                   "and eval_every boundaries")
   seed: int = field(42, "random seed of initialisation, shuffling and dynamic masking")
   deterministic: bool = field(False, "deterministic TensorFlow ops (slower)")
 
