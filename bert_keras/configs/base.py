@@ -85,13 +85,10 @@ def read_config_file(path: str, what: str) -> dict:
   if kind is None:
     raise ConfigError(f"{path}: expected a .json, .yaml or .yml {what} file")
   what = f"{what} {kind} file"
-  if kind == "JSON":
-    try:
-      return read_json_file(path, what, expected=dict)
-    except UserError as e:
-      raise ConfigError(str(e)) from None
   import yaml  # pylint: disable=import-outside-toplevel
   try:
+    if kind == "JSON":
+      return read_json_file(path, what, expected=dict)
     with open(path, "rb") as f:
       values = yaml.safe_load(decode_utf8(f.read(), path))  # data only: no Python tags
   except FileNotFoundError:
