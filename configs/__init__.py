@@ -3,7 +3,7 @@
 
 import os
 
-from bert_keras.configs.base import ConfigError
+from bert_keras.configs.base import require
 
 DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -14,7 +14,6 @@ def recipe_names(kind: str) -> list[str]:
 
 def recipe_path(kind: str, name: str) -> str:
   """configs/<kind>/<name>.json; an error naming the recipes of `kind` when there is none."""
-  if name not in recipe_names(kind):
-    raise ConfigError(f"unknown recipe {name!r}: no configs/{kind}/{name}.json; expected one of "
-                      f"{recipe_names(kind)}")
+  require(name in recipe_names(kind), f"unknown recipe {name!r}: no configs/{kind}/{name}.json; "
+          f"expected one of {recipe_names(kind)}")
   return os.path.join(DIR, kind, f"{name}.json")

@@ -1,12 +1,12 @@
 """The pipeline's recipes: the main job (`make demo`, configs/pipelines/demo.yaml, whose comments
-say why each value) and the end-to-end tests' slice of it."""
+say why each value) and the end-to-end tests' slice of it (smoke.yaml, values over demo.yaml's)."""
 
 from __future__ import annotations
 
 import copy
 import os
 
-from bert_keras.configs.base import read_config_file
+from bert_keras.configs.base import read_config_file, updated
 from bert_keras.configs.pipeline import PipelineConfig
 from configs import DIR
 
@@ -18,7 +18,7 @@ LEE_SERVING_PEARSON = next(t["thresholds"]["pearson"]["lower_bound"] for t in _R
 
 
 def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: float = _EPOCHS,
-                max_documents: int = 0) -> PipelineConfig:
+                max_documents: int = 0, smoke: bool = False) -> PipelineConfig:
   """The recipe with the embedded data's paths, at this budget (every epoch count scaled)."""
   from bert_keras import resources  # pylint: disable=import-outside-toplevel
 
@@ -34,21 +34,13 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
     for config in (task["task_config"], *task["base_task_config"].values()):
       if "num_epochs" in config:
         config["num_epochs"] = config["num_epochs"] * finetune_epochs / _EPOCHS
+  if smoke:
+    values = updated(values, read_config_file(os.path.join(DIR, "pipelines", "smoke.yaml"), "smoke"))
+    each = values.pop("each_task")
+    for task in values["tasks"]:
+      task.update(each, task_config={**task["task_config"], **each["task_config"]})
   return PipelineConfig.from_dict(values)
 
 
 def smoke_config(max_documents: int = 12) -> PipelineConfig:
-  """The end-to-end test's slice: a dozen Wikipedia articles, a few steps, tiny fine-tuning."""
-  config = demo_config(pretrain_steps=4, finetune_epochs=1.0, max_documents=max_documents)
-  pretraining = config.pretraining
-  return config.replace(
-      name="bert_smoke",
-      pretraining=pretraining.replace(
-          vocab_size=600, max_input_words=2000,
-          data=pretraining.data.replace(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1),
-          training=dict(pretraining.training, num_train_steps=4, num_warmup_steps=1,
-                        train_batch_size=8, checkpoint_every=4, log_every=2, eval_every=2)),
-      tasks=tuple(t.replace(task_config=t.task_config.replace(max_seq_length=32, train_batch_size=8),
-                            max_train_examples=32, bases=("pretrained",), base_task_config={},
-                            thresholds={})
-                  for t in config.tasks))
+  return demo_config(pretrain_steps=4, finetune_epochs=1.0, max_documents=max_documents, smoke=True)

@@ -1,3 +1,1 @@
-"""Typed config schemas and the presets the library needs (model sizes, tasks); recipes are in the
-top-level configs/. Every config derives from `bert_keras.configs.base.Config` (to and from dicts
-and JSON, unknown keys refused with their path, types and ranges checked)."""
+"""Typed config schemas (each a `base.Config`) and the library's presets; recipes: top-level configs/."""

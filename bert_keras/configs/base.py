@@ -43,13 +43,16 @@ def under(path: str, make: Callable, *args: Any, **kwargs: Any) -> Any:
     raise e.under(path) from None
 
 
-def is_int(value: Any) -> bool:
-  """A JSON integer (true/false is not a size, though bool is an int in Python)."""
+def require(ok: Any, message: str, key: str | None = None) -> None:
+  if not ok:
+    raise ConfigError(message, key=key)
+
+
+def is_int(value: Any) -> bool:  # true/false is not a size, though bool is an int in Python
   return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_number(value: Any) -> bool:
-  """A finite JSON number (not bool, NaN or infinity)."""
+def is_number(value: Any) -> bool:  # finite: not NaN or infinity
   return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -82,25 +85,23 @@ def read_config_file(path: str, what: str) -> dict:
   if kind is None:
     raise ConfigError(f"{path}: expected a .json, .yaml or .yml {what} file")
   what = f"{what} {kind} file"
+  import yaml  # pylint: disable=import-outside-toplevel
   try:
     if kind == "JSON":
       return read_json_file(path, what, expected=dict)
-    import yaml  # pylint: disable=import-outside-toplevel
-    try:
-      with open(path, "rb") as f:
-        values = yaml.safe_load(decode_utf8(f.read(), path))  # data only: no Python tags
-    except FileNotFoundError:
-      raise UserError(f"{path}: no such {what}") from None
-    except yaml.YAMLError as e:
-      mark = getattr(e, "problem_mark", None)
-      at = f":{mark.line + 1}" if mark else ""
-      raise UserError(f"{path}{at}: not valid YAML ({getattr(e, 'problem', None) or e})") from None
-    if not isinstance(values, dict):
-      raise UserError(f"{path}: expected an object at the top level of the YAML, got "
-                      f"{json_type_name(values)}")
-    return values
+    with open(path, "rb") as f:
+      values = yaml.safe_load(decode_utf8(f.read(), path))  # data only: no Python tags
+  except FileNotFoundError:
+    raise ConfigError(f"{path}: no such {what}") from None
   except UserError as e:
     raise ConfigError(str(e)) from None
+  except yaml.YAMLError as e:
+    at = f":{e.problem_mark.line + 1}" if getattr(e, "problem_mark", None) else ""
+    raise ConfigError(f"{path}{at}: not valid YAML ({getattr(e, 'problem', None) or e})") from None
+  if not isinstance(values, dict):
+    raise ConfigError(f"{path}: expected an object at the top level of the YAML, got "
+                      f"{json_type_name(values)}")
+  return values
 
 
 @functools.lru_cache(maxsize=None)
@@ -109,44 +110,28 @@ def presets() -> dict:
   return read_config_file(os.path.join(os.path.dirname(__file__), "presets.yaml"), "presets")
 
 
-def plain_data(value: Any) -> Any:
-  """JSON-ready data: configs as dicts, tuples as lists."""
+def plain_data(value: Any) -> Any:  # JSON-ready: configs as dicts, tuples as lists
   if isinstance(value, Config):
     return value.to_dict()
   if isinstance(value, Mapping):
     return {k: plain_data(v) for k, v in value.items()}
-  if isinstance(value, (list, tuple)):
-    return [plain_data(v) for v in value]
-  return value
+  return [plain_data(v) for v in value] if isinstance(value, (list, tuple)) else value
 
 
 def _is_config(hint: Any) -> bool:
   return isinstance(hint, type) and issubclass(hint, Config)
 
 
-@functools.lru_cache(maxsize=None)
-def _field_kinds(cls) -> dict:
-  """{field: (the Config class it holds, a tuple of them?), "tuple", or None}."""
-  out = {}
-  for name, hint in typing.get_type_hints(cls).items():
-    args = typing.get_args(hint)
-    if _is_config(hint):
-      out[name] = (hint, False)
-    elif typing.get_origin(hint) is tuple and len(args) == 2 and _is_config(args[0]):
-      out[name] = (args[0], True)  # tuple[SomeConfig, ...]
-    elif hint is tuple or typing.get_origin(hint) is tuple:
-      out[name] = "tuple"
-    else:
-      out[name] = None
-  return {f.name: out[f.name] for f in dataclasses.fields(cls)}
-
-
-def _nested(cls: type, value: Any, key: str) -> tuple:
-  if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
-    raise ConfigError(f"{key} must be a list of {cls.__name__} objects, got "
-                      f"{type(value).__name__}", key=key)
-  return tuple(v if isinstance(v, Config) else under(f"{key}[{i}]", cls.from_dict, v)
-               for i, v in enumerate(value))
+def _nested(hint: Any, value: Any, key: str) -> Any:
+  """`value` as the config, or tuple of configs, the field's annotation `hint` names."""
+  args = typing.get_args(hint)
+  if typing.get_origin(hint) is tuple and args and _is_config(args[0]):  # tuple[SomeConfig, ...]
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+      raise ConfigError(f"{key} must be a list of {args[0].__name__} objects, got "
+                        f"{type(value).__name__}", key=key)
+    return tuple(v if isinstance(v, Config) else under(f"{key}[{i}]", args[0].from_dict, v)
+                 for i, v in enumerate(value))
+  return under(key, hint.from_dict, value) if _is_config(hint) and not isinstance(value, Config) else value
 
 
 class Config:
@@ -156,14 +141,13 @@ class Config:
   CHOICES: ClassVar[Mapping[str, tuple]] = {}  # field -> its allowed values
 
   def __post_init__(self):
-    kinds = _field_kinds(type(self))
     for f in dataclasses.fields(self):
       value = getattr(self, f.name)
       kind = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", str(f.type))  # None allowed
       check, expected = _TYPES.get(kind.split("[")[0], (None, None))
       if check and not check(value) and not (value is None and kind != f.type):
         raise ConfigError(f"{f.name}={value!r} must be {expected}", key=f.name)
-      if (kinds[f.name] == "tuple" and isinstance(value, list)) or kind.startswith("Mapping"):
+      if (kind.split("[")[0] == "tuple" and isinstance(value, list)) or kind.startswith("Mapping"):
         object.__setattr__(self, f.name, (tuple if isinstance(value, list) else dict)(value))
     for name, bounds in self._merged("RANGES").items():  # a bound may name another field
       value, other = getattr(self, name), lambda m: getattr(self, m[0])
@@ -193,7 +177,7 @@ class Config:
   @classmethod
   def check_keys(cls, values: Mapping[str, Any], known: Any = None) -> None:
     """The first key of `values` not in `known` (default: the fields) is an error."""
-    known = _field_kinds(cls) if known is None else known
+    known = cls.field_names() if known is None else known
     for key in values:
       if key not in known:
         raise ConfigError(f"{key}: unknown key in {cls.__name__}; expected one of "
@@ -205,12 +189,8 @@ class Config:
     if not isinstance(values, Mapping):
       raise ConfigError(f"{cls.__name__} must be a JSON object, got {type(values).__name__}")
     cls.check_keys(values)
-    values = dict(values)
-    for key, kind in _field_kinds(cls).items():
-      if isinstance(kind, tuple) and key in values and not isinstance(values[key], Config):
-        values[key] = (_nested(kind[0], values[key], key) if kind[1]
-                       else under(key, kind[0].from_dict, values[key]))
-    return cls(**values)
+    hints = typing.get_type_hints(cls)
+    return cls(**{key: _nested(hints[key], value, key) for key, value in values.items()})
 
   def to_dict(self) -> dict:
     return {f.name: plain_data(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -225,7 +205,7 @@ class Config:
   @classmethod
   def from_file(cls, path: str, **overrides: Any):
     """The file's config, `overrides` (the flags given) over its values; errors name the file."""
-    values = _updated(read_config_file(path, cls.__name__), overrides)
+    values = updated(read_config_file(path, cls.__name__), overrides)
     try:
       return cls.from_dict(values)
     except ConfigError as e:
@@ -240,13 +220,13 @@ class SectionedConfig(Config):
   """A config of sections whose fields' names are unique: their flat names (the flags)."""
 
   @classmethod
+  def flat_fields(cls) -> dict[str, dataclasses.Field]:  # {flat name: its field}
+    return {f.name: f for s in dataclasses.fields(cls) for f in dataclasses.fields(s.default)}
+
+  @classmethod
   @functools.lru_cache(maxsize=None)
   def sections(cls) -> dict[str, str]:  # {flat name: its section}
     return {f: s.name for s in dataclasses.fields(cls) for f in s.default.field_names()}
-
-  @classmethod
-  def flat_fields(cls) -> dict[str, dataclasses.Field]:
-    return {f.name: f for s in dataclasses.fields(cls) for f in dataclasses.fields(s.default)}
 
   def flat(self, name: str) -> Any:
     return getattr(getattr(self, self.sections()[name]), name)
@@ -274,11 +254,11 @@ class SectionedConfig(Config):
             if isinstance(values.get(section), Mapping) and name in values[section]}
 
 
-def _updated(values: Mapping, overrides: Mapping) -> dict:  # nested objects key by key
+def updated(values: Mapping, overrides: Mapping) -> dict:  # nested objects key by key
   out = dict(values)
   for key, value in overrides.items():
     nested = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
-    out[key] = _updated(out[key], value) if nested else value
+    out[key] = updated(out[key], value) if nested else value
   return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from bert_keras.configs.base import Config, ConfigError
+from bert_keras.configs.base import Config, ConfigError, require
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,13 +35,11 @@ class ExportConfig(Config):
                  quantize=("none", "int8"))
 
   def validate(self):
-    if not self.output_dir:
-      raise ConfigError("output_dir is required")
-    if bool(self.finetuned_dir) == bool(self.init_checkpoint):
-      raise ConfigError("give exactly one of finetuned_dir (a run_finetuning output directory) or "
-                        "init_checkpoint")
-    if self.quantize != "none" and self.format != "litert":
-      raise ConfigError(f"quantize={self.quantize}: applies to format=litert only")
+    require(self.output_dir, "output_dir is required")
+    require(bool(self.finetuned_dir) != bool(self.init_checkpoint), "give exactly one of finetuned_dir "
+            "(a run_finetuning output directory) or init_checkpoint")
+    require(self.quantize == "none" or self.format == "litert",
+            f"quantize={self.quantize}: applies to format=litert only")
     self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
 
   def buckets(self, max_seq_length: int) -> tuple[int, ...]:

@@ -1,16 +1,12 @@
-"""Typed config of BERT-style encoders and GPT-style decoders; its presets: presets.yaml.
-
-Defaults are BERT-Base (Devlin et al., 2018, section 3): L=12, H=768, A=12, feed-forward 4H, erf
-GELU, dropout 0.1, 512 learned positions, 2 segment types, N(0, 0.02) initialisation, LayerNorm
-epsilon 1e-12 (the released TF code).
-"""
+"""Typed config of BERT-style encoders and GPT-style decoders; its presets: presets.yaml. Defaults:
+BERT-Base (Devlin et al., 2018, section 3; LayerNorm epsilon 1e-12 from the released TF code)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from bert_keras.configs.base import Config, ConfigError, presets
+from bert_keras.configs.base import Config, ConfigError, presets, require  # noqa: F401 (re-exported)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,27 +32,21 @@ class ModelConfig(Config):
   CHOICES = dict(hidden_act=("gelu", "gelu_tanh", "relu"), attention=("bidirectional", "causal"))
 
   def validate(self) -> None:
-    if self.hidden_size % self.num_heads:
-      raise ConfigError(
-          f"hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}")
+    require(self.hidden_size % self.num_heads == 0,
+            f"hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}")
 
 
 _MODELS = {name: ModelConfig(**values) for name, values in presets()["models"].items()}
 MODEL_PRESETS = {name: c for name, c in _MODELS.items() if not name.startswith("gpt")}
 GPT_PRESETS = {name: c for name, c in _MODELS.items() if name.startswith("gpt")}
-# GPT-1's BPE vocabulary (section 4.1) and the special tokens fine-tuning appends (section 3.3).
-GPT1_BPE_VOCAB_SIZE = 40478
-NUM_SPECIAL_TOKENS = 3
 
 
 def get_model_config(name: str, **overrides: Any) -> ModelConfig:
   """The named preset (bert_tiny ... bert_large, gpt_nano ... gpt1) with field overrides."""
-  if name not in _MODELS:
-    raise ConfigError(f"unknown model preset {name!r}; expected one of {sorted(_MODELS)}")
+  require(name in _MODELS, f"unknown model preset {name!r}; expected one of {sorted(_MODELS)}")
   return _MODELS[name].replace(**overrides)
 
 
 def get_gpt_config(name: str, **overrides: Any) -> ModelConfig:
-  if name not in GPT_PRESETS:
-    raise ConfigError(f"unknown GPT preset {name!r}; expected one of {sorted(GPT_PRESETS)}")
+  require(name in GPT_PRESETS, f"unknown GPT preset {name!r}; expected one of {sorted(GPT_PRESETS)}")
   return GPT_PRESETS[name].replace(**overrides)

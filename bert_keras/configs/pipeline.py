@@ -1,15 +1,12 @@
-"""Typed pipeline configs: which corpora, model, tasks and budgets (recipes: configs/pipelines/).
-
-`pipeline.definitions.build_pipeline(config, root)` turns one into components. Every part is typed
-and checked when the config is built or loaded, each error naming its key's path.
-"""
+"""Typed pipeline configs: which corpora, model, tasks and budgets (recipes: configs/pipelines/);
+`pipeline.definitions.build_pipeline(config, root)` turns one into components."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Mapping, Optional
 
-from bert_keras.configs.base import Config, ConfigError, field, under
+from bert_keras.configs.base import Config, ConfigError, field, require, under
 from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.configs.tasks import TaskConfig, get_task_config
 from bert_keras.configs.training import TrainingConfig
@@ -82,13 +79,12 @@ class FineTuneConfig(Config):
     elif self.task_config.task != preset.task:
       raise ConfigError(f"task_config: a config of task {self.task_config.task!r}; expected one "
                         f"of {preset.task!r}", key="task_config")
-    if not self.bases or set(self.bases) - set(BASES):
-      raise ConfigError(f"bases={self.bases!r}; expected a subset of {BASES}", key="bases")
+    require(self.bases and set(self.bases) <= set(BASES), f"bases={self.bases!r}; expected a subset of "
+            f"{BASES}", key="bases")
     for base in self.base_task_config:
-      if base not in self.bases:
-        raise ConfigError(f"base_task_config.{base}: not one of bases={self.bases}",
-                          key=f"base_task_config.{base}")
-      under(f"base_task_config.{base}", self.config_for, base)
+      key = f"base_task_config.{base}"
+      require(base in self.bases, f"{key}: not one of bases={self.bases}", key=key)
+      under(key, self.config_for, base)
 
   def config_for(self, base: str) -> TaskConfig:
     """The task config of the fine-tuning from `base`."""
@@ -106,13 +102,10 @@ class PipelineConfig(Config):
   serving_dir: str = "serving"  # pushes go to <serving_dir>/<base>/<task>/<version>/
 
   def validate(self) -> None:
-    c = self.corpus
-    if not (c.wikipedia_dumps or c.bert_text_corpora or c.line_corpora):
-      raise ConfigError(f"pipeline {self.name!r}: the corpus config names no source")
-    tasks = [t.task for t in self.tasks]
-    if len(set(tasks)) != len(tasks):
-      raise ConfigError(f"pipeline {self.name!r}: a task is listed twice in {tasks}")
+    c, tasks = self.corpus, [t.task for t in self.tasks]
+    require(c.wikipedia_dumps or c.bert_text_corpora or c.line_corpora,
+            f"pipeline {self.name!r}: the corpus config names no source")
+    require(len(set(tasks)) == len(tasks), f"pipeline {self.name!r}: a task is listed twice in {tasks}")
     for i, t in enumerate(self.tasks):
-      if "imported" in t.bases and not self.checkpoint_dir:
-        raise ConfigError(f"tasks[{i}].bases: task {t.task!r} fine-tunes the imported checkpoint "
-                          "but checkpoint_dir is empty")
+      require("imported" not in t.bases or self.checkpoint_dir, f"tasks[{i}].bases: task {t.task!r} "
+              "fine-tunes the imported checkpoint but checkpoint_dir is empty")

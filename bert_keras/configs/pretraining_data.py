@@ -7,7 +7,7 @@ import dataclasses
 import math
 from typing import Optional
 
-from bert_keras.configs.base import Config, ConfigError, field
+from bert_keras.configs.base import Config, field, require
 
 INPUT_FORMATS = ("wikipedia", "bert_text", "lines", "jsonl", "tfds")
 COMPRESSIONS = ("none", "gzip")
@@ -61,12 +61,11 @@ class PretrainingDataConfig(Config):
     if self.max_predictions_per_seq is None:
       object.__setattr__(self, "max_predictions_per_seq",
                          default_max_predictions(self.max_seq_length, self.masked_lm_prob))
-    if self.max_predictions_per_seq > self.max_seq_length:
-      # Each prediction masks a distinct position: more slots would only be padding.
-      raise ConfigError(f"max_predictions_per_seq={self.max_predictions_per_seq} > max_seq_length="
-                        f"{self.max_seq_length}: a sequence has no more positions to mask than its "
-                        f"length; expected max_predictions_per_seq <= max_seq_length",
-                        key="max_predictions_per_seq")
+    # Each prediction masks a distinct position: more slots would only be padding.
+    require(self.max_predictions_per_seq <= self.max_seq_length, f"max_predictions_per_seq="
+            f"{self.max_predictions_per_seq} > max_seq_length={self.max_seq_length}: a sequence has no "
+            "more positions to mask than its length; expected max_predictions_per_seq <= max_seq_length",
+            key="max_predictions_per_seq")
 
   @property
   def shard_suffix(self) -> str:

@@ -1,17 +1,12 @@
-"""Typed fine-tuning task configs, one class per task family, and their named presets.
-
-Defaults are the paper's fine-tuning hyperparameters (Devlin et al., 2018, section 4, appendix
-A.3): batch 32, 3 epochs, lr in {5e-5, 4e-5, 3e-5, 2e-5}, 10% linear warmup, dropout 0.1. Span
-extraction (SQuAD), tagging (CoNLL) and the feature-based approach (section 5.3) add their own
-fields in their own classes. The presets (presets.yaml) name registered tasks (bert_keras.tasks).
-"""
+"""Typed fine-tuning task configs, one class per task family, and their presets (presets.yaml).
+Defaults: the paper's fine-tuning hyperparameters (Devlin et al., 2018, section 4, appendix A.3)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Mapping
 
-from bert_keras.configs.base import Config, ConfigError, presets
+from bert_keras.configs.base import Config, ConfigError, presets, require
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,15 +88,12 @@ class FeatureBased(Config):
 
   def validate(self):
     super().validate()
-    layers = self.feature_layers
-    if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
-      raise ConfigError(f"feature_layers={layers!r} must be a list of encoder layer indices",
-                        key="feature_layers")
-    # Flags give strings; floats and bools are not layer indices.
-    if not layers or not all(isinstance(i, (int, str)) and not isinstance(i, bool)
-                             and str(i).lstrip("-").isdigit() for i in layers):
-      raise ConfigError(f"feature_layers={list(layers)!r} must be integer encoder layer indices, "
-                        "at least one, e.g. -4,-3,-2,-1", key="feature_layers")
+    layers = self.feature_layers  # flags give strings; floats and bools are not layer indices
+    require(not isinstance(layers, (str, bytes)) and hasattr(layers, "__iter__"),
+            f"feature_layers={layers!r} must be a list of encoder layer indices", key="feature_layers")
+    require(layers and all(type(i) in (int, str) and str(i).lstrip("-").isdigit() for i in layers),
+            f"feature_layers={list(layers)!r} must be integer encoder layer indices, at least one, "
+            "e.g. -4,-3,-2,-1", key="feature_layers")
     object.__setattr__(self, "feature_layers", tuple(int(i) for i in layers))
 
 
@@ -123,9 +115,8 @@ def task_config_class(task: str, approach: str = "fine_tuning") -> type:
   cls = GPTTaskConfig if task.startswith("gpt/") else _FAMILIES.get(task, TaskConfig)
   if approach != "feature_based":
     return cls
-  if cls not in _FEATURE_BASED:
-    raise ConfigError(f"approach='feature_based': task {task!r} has no feature-based head",
-                      key="approach")
+  require(cls in _FEATURE_BASED, f"approach='feature_based': task {task!r} has no feature-based head",
+          key="approach")
   return _FEATURE_BASED[cls]
 
 
@@ -136,8 +127,7 @@ TASK_PRESETS: dict[str, TaskConfig] = {
 
 def get_task_config(name: str, **overrides: Any) -> TaskConfig:
   """The named preset with field overrides; `approach` picks the preset family's class for it."""
-  if name not in TASK_PRESETS:
-    raise ConfigError(f"unknown task preset {name!r}; expected one of {sorted(TASK_PRESETS)}")
+  require(name in TASK_PRESETS, f"unknown task preset {name!r}; expected one of {sorted(TASK_PRESETS)}")
   preset = TASK_PRESETS[name]
   cls = task_config_class(preset.task, overrides.get("approach", preset.approach))
   cls.check_keys(overrides)

@@ -1,11 +1,5 @@
-"""Typed pretraining config (BERT section 3.1, appendix A.2); its recipes are configs/training/*.json.
-
-`TrainingConfig` nests five sections, as Model Garden nests its experiment configs: data, model,
-optimizer, runtime, outputs. Every field is a flag of scripts/run_pretraining.py under its own name.
-The defaults are the paper's: AdamW (decay 0.01, not on LayerNorm weights or biases), beta1 0.9,
-beta2 0.999, epsilon 1e-6, lr 1e-4, 10,000 warmup steps then linear decay, clipping at global norm
-1.0; length 128 for 90% of the steps, then 512 (phase 2).
-"""
+"""Typed pretraining config (BERT section 3.1, appendix A.2: the defaults); recipes: configs/training/.
+Every field is a flag of scripts/run_pretraining.py under its own name."""
 
 from __future__ import annotations
 
@@ -13,7 +7,7 @@ import dataclasses
 import json
 from typing import Any, Mapping
 
-from bert_keras.configs.base import Config, ConfigError, SectionedConfig, field, is_int
+from bert_keras.configs.base import Config, ConfigError, SectionedConfig, field, is_int, require
 from bert_keras.configs.model import ModelConfig, get_model_config
 
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
@@ -38,8 +32,7 @@ class TrainingDataConfig(Config):
   """What the pretrainer reads. `train_batch_size` is the GLOBAL batch of one update, split into
   `gradient_accumulation_steps` micro-batches (trainer.py, "Gradient accumulation")."""
 
-  input_files: str = field("", "comma-separated globs of the training TFRecords (not summary.json); "
-                          "for a GPT-1 preset (gpt_*) plain text, one document per line")
+  input_files: str = field("", "comma-separated globs of the training TFRecords; gpt_*: text lines")
   eval_input_files: str = field("", "globs of held-out TFRecords for MLM / NSP accuracy; empty: none")
   max_seq_length: int = field(128, "tokens per example; must equal the records' length")
   max_predictions_per_seq: int = field(20, "masked positions per example; must equal the records'")
@@ -50,24 +43,20 @@ class TrainingDataConfig(Config):
   dynamic_masking: bool = field(False, "re-mask each time an example is read (RoBERTa-style)")
   masked_lm_prob: float = field(0.15, "fraction of the tokens dynamic masking masks")
   mask_token_id: int = field(103, "id of [MASK] for dynamic masking (bert-base-uncased: 103)")
-  special_token_ids: tuple = field((0, 100, 101, 102, 103), "ids dynamic masking never masks "
-                                   "([PAD] [UNK] [CLS] [SEP] [MASK])")
+  special_token_ids: tuple = field((0, 100, 101, 102, 103), "ids dynamic masking never masks")
   vocab_size: int = field(0, "dynamic masking's random tokens are in [0, vocab_size); 0: the model's")
   vocab_file: str = field("", "vocab.txt copied to output_dir/export/; empty: summary.json's, if any")
   bpe_model: str = field("", "GPT-1 presets (gpt_*): the BPE model of scripts/train_bpe.py")
-  corpora: str = field("", "GPT-1 presets (gpt_*): embedded corpora read before input_files, "
-                       "comma-separated: wikipedia, lee_background")
+  corpora: str = field("", "gpt_*: embedded corpora read first: wikipedia,lee_background")
 
   RANGES = dict(max_seq_length="> 0", max_predictions_per_seq="(0, max_seq_length]",
-                train_batch_size="> 0",
-                eval_batch_size=">= 0", shuffle_buffer_size="> 0", cycle_length="> 0",
+                train_batch_size="> 0", eval_batch_size=">= 0", shuffle_buffer_size="> 0", cycle_length="> 0",
                 masked_lm_prob="(0, 1)", mask_token_id=">= 0", vocab_size=">= 0")
 
   def validate(self):
     ids = self.special_token_ids
-    if not isinstance(ids, (list, tuple)) or not all(is_int(i) for i in ids):
-      raise ConfigError(f"special_token_ids={ids!r} must be a list of integers",
-                        key="special_token_ids")
+    require(isinstance(ids, (list, tuple)) and all(is_int(i) for i in ids),
+            f"special_token_ids={ids!r} must be a list of integers", key="special_token_ids")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,10 +64,8 @@ class TrainingModelConfig(Config):
   """Which encoder, with which heads and loss, from which weights."""
 
   model: str = field("bert_base", "model preset (bert_tiny ... bert_large, gpt_*)")
-  model_overrides: Mapping[str, Any] = field({}, "ModelConfig fields over the preset's, a JSON "
-                                             "object (e.g. '{\"vocab_size\": 8000}')")
-  objective: str = field("mlm_nsp", f"{'|'.join(OBJECTIVES)}: MLM + NSP (the paper), MLM only or "
-                         "left-to-right LM (section 5.1)")
+  model_overrides: Mapping[str, Any] = field({}, "ModelConfig fields over the preset's, a JSON object")
+  objective: str = field("mlm_nsp", f"{'|'.join(OBJECTIVES)}: the paper's, MLM only, left-to-right")
   # A larger weight moves a small encoder's capacity to NSP at a cost in MLM
   # (studies/pretraining_evidence/README.md).
   nsp_loss_weight: float = field(1.0, "weight of the NSP cross-entropy in the loss (the paper: 1)")
@@ -93,8 +80,7 @@ class OptimizerConfig(Config):
   """The update: optimizer, learning-rate schedule, clipping, accumulation, phases. Out of range
   is not harmless: a negative rate ascends, a negative clip would turn clipping off."""
 
-  optimizer: str = field("adamw", f"{'|'.join(OPTIMIZERS)}: AdamW (the paper's), LAMB or Adam "
-                         "without decay")
+  optimizer: str = field("adamw", f"{'|'.join(OPTIMIZERS)}: AdamW (the paper's), LAMB, Adam")
   learning_rate: float = field(1e-4, "peak learning rate, reached after the warmup")
   num_train_steps: int = field(1_000_000, "optimizer steps of the whole schedule (both phases)")
   num_warmup_steps: int = field(10_000, "steps of linear warmup from 0 to learning_rate")
@@ -117,10 +103,9 @@ class OptimizerConfig(Config):
   CHOICES = dict(optimizer=OPTIMIZERS, decay=DECAYS, phase=(0, 1, 2))
 
   def validate(self):
-    if self.decay != "polynomial" and self.decay_power != 1.0:
-      raise ConfigError(f"decay_power={self.decay_power!r} applies only to decay='polynomial' "
-                        f"(decay={self.decay!r}); expected 1.0 or --decay=polynomial",
-                        key="decay_power")
+    require(self.decay == "polynomial" or self.decay_power == 1.0,
+            f"decay_power={self.decay_power!r} applies only to decay='polynomial' (decay="
+            f"{self.decay!r}); expected 1.0 or --decay=polynomial", key="decay_power")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,20 +126,19 @@ class RuntimeConfig(Config):
   CHOICES = dict(distribution_strategy=DISTRIBUTIONS, mixed_precision=PRECISIONS)
 
   def validate(self):
-    if self.distribution_strategy == "tpu" and not self.tpu:
-      raise ConfigError("distribution_strategy='tpu' needs a tpu address (--tpu)", key="tpu")
-    if self.distribution_strategy == "one_device" and self.num_gpus > 1:
-      raise ConfigError(f"num_gpus={self.num_gpus} with distribution_strategy='one_device', which "
-                        "uses one device; expected 0 (the CPU) or 1 (/gpu:0), or "
-                        "--distribution_strategy=mirrored", key="num_gpus")
+    strategy = self.distribution_strategy
+    require(strategy != "tpu" or self.tpu, "distribution_strategy='tpu' needs a tpu address (--tpu)",
+            key="tpu")
+    require(strategy != "one_device" or self.num_gpus <= 1, f"num_gpus={self.num_gpus} with "
+            "distribution_strategy='one_device', which uses one device; expected 0 (the CPU) or 1 "
+            "(/gpu:0), or --distribution_strategy=mirrored", key="num_gpus")
 
 
 @dataclasses.dataclass(frozen=True)
 class OutputsConfig(Config):
   """What the run writes, and how often."""
 
-  output_dir: str = field("", "checkpoints, tensorboard/, training_config.json, history.jsonl, "
-                          "export/; a rerun resumes")
+  output_dir: str = field("", "checkpoints, tensorboard/, history.jsonl, export/; a rerun resumes")
   checkpoint_every: int = field(1000, "steps between checkpoints")
   keep_checkpoints: int = field(3, "checkpoints kept in output_dir (older ones are deleted)")
   log_every: int = field(100, "steps between logged / TensorBoard training metrics")
@@ -168,9 +152,7 @@ class OutputsConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class TrainingConfig(SectionedConfig):
-  """Everything `run_pretraining` needs; written as output_dir/training_config.json. Phase 1 runs
-  the first `phase1_fraction` of the steps (the paper: 90% at length 128), phase 2 the rest from
-  `init_checkpoint`."""
+  """Everything `run_pretraining` needs, in five sections; written as output_dir/training_config.json."""
 
   data: TrainingDataConfig = TrainingDataConfig()
   model: TrainingModelConfig = TrainingModelConfig()
@@ -180,31 +162,26 @@ class TrainingConfig(SectionedConfig):
 
   def validate(self) -> None:
     d, m, o = self.data, self.model, self.optimizer
-    if d.train_batch_size % o.gradient_accumulation_steps:
-      raise ConfigError(f"train_batch_size={d.train_batch_size} is not divisible by "
-                        f"gradient_accumulation_steps={o.gradient_accumulation_steps}")
-    if o.phase == 2 and not m.init_checkpoint:
-      raise ConfigError("phase=2 needs init_checkpoint (the phase-1 checkpoint)")
-    if m.objective == "ltr" and d.dynamic_masking:
-      raise ConfigError("dynamic_masking does not apply to objective='ltr' (nothing is masked)")
+    require(d.train_batch_size % o.gradient_accumulation_steps == 0, f"train_batch_size="
+            f"{d.train_batch_size} is not divisible by gradient_accumulation_steps="
+            f"{o.gradient_accumulation_steps}")
+    require(o.phase != 2 or m.init_checkpoint, "phase=2 needs init_checkpoint (the phase-1 checkpoint)")
+    require(m.objective != "ltr" or not d.dynamic_masking,
+            "dynamic_masking does not apply to objective='ltr' (nothing is masked)")
     model = self.model_config()
-    if d.max_seq_length > model.max_position_embeddings:
-      raise ConfigError(
-          f"max_seq_length={d.max_seq_length} exceeds max_position_embeddings="
-          f"{model.max_position_embeddings} of model={m.model!r}; expected at most that many "
-          "positions (or a model_overrides max_position_embeddings)", key="max_seq_length")
+    require(d.max_seq_length <= model.max_position_embeddings,
+            f"max_seq_length={d.max_seq_length} exceeds max_position_embeddings="
+            f"{model.max_position_embeddings} of model={m.model!r}; expected at most that many "
+            "positions (or a model_overrides max_position_embeddings)", key="max_seq_length")
     if d.dynamic_masking:  # its tokens must be inside the embedding table, or a gather fails mid-run
       where = (f"the model's vocabulary (vocab_size={model.vocab_size} of model={m.model!r} and "
                "model_overrides)")
-      if d.vocab_size > model.vocab_size:
-        raise ConfigError(f"vocab_size={d.vocab_size} (dynamic masking's random tokens) exceeds "
-                          f"{where}; expected at most that, or 0 for the model's", key="vocab_size")
-      if d.mask_token_id >= model.vocab_size:
-        raise ConfigError(f"mask_token_id={d.mask_token_id} is outside {where}",
-                          key="mask_token_id")
+      require(d.vocab_size <= model.vocab_size, f"vocab_size={d.vocab_size} (dynamic masking's random "
+              f"tokens) exceeds {where}; expected at most that, or 0 for the model's", key="vocab_size")
+      require(d.mask_token_id < model.vocab_size, f"mask_token_id={d.mask_token_id} is outside {where}",
+              key="mask_token_id")
 
-  def masking_vocab_size(self) -> int:
-    """The range [0, n) of dynamic masking's random tokens."""
+  def masking_vocab_size(self) -> int:  # dynamic masking's random tokens are in [0, n)
     return self.data.vocab_size or self.model_config().vocab_size
 
   def model_config(self) -> ModelConfig:
@@ -217,8 +194,7 @@ class TrainingConfig(SectionedConfig):
     except ConfigError as e:
       raise (e.under("model_overrides") if e.key in overrides else e) from None
 
-  def phase_steps(self) -> tuple[int, int]:
-    """[first, last) global steps of this run within the schedule."""
+  def phase_steps(self) -> tuple[int, int]:  # [first, last) global steps of this run
     o = self.optimizer
     split = int(round(o.phase1_fraction * o.num_train_steps))
     return {0: (0, o.num_train_steps), 1: (0, split), 2: (split, o.num_train_steps)}[o.phase]
