@@ -20,12 +20,11 @@ from typing import Sequence
 import numpy as np
 
 from bert_keras.errors import UserError
-from bert_keras.text.reference_tokenizer import is_control
+from bert_keras.text.reference_tokenizer import MAX_CHARS_PER_WORD, is_control
 
 INFO_NAME = "bert_keras_info"  # as bert_keras/export/litert_export.py writes them
 VOCAB_NAME = "bert_keras_vocab"
 FORMAT = "bert_keras.litert/1"
-MAX_CHARS_PER_WORD = 200  # the original BERT's WordPiece: a longer word is [UNK]
 
 
 def _metadata(data: bytes) -> dict:
@@ -238,8 +237,6 @@ class LiteRTModel:
     (question, context)."""
     return {"multiple_choice": self._serve_choices, "tagging": self._serve_tags,
             "squad": self._serve_spans}.get(self.kind, self._serve_text)(*args, **kwargs)
-
-  __call__ = serve
 
   def _serve_text(self, text_a, text_b=None) -> dict:
     texts_a, single = _texts(text_a, "text_a")
