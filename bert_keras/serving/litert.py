@@ -27,18 +27,6 @@ VOCAB_NAME = "bert_keras_vocab"
 FORMAT = "bert_keras.litert/1"
 
 
-def _metadata(data: bytes) -> dict:
-  """name -> bytes of the flatbuffer metadata entries of a .tflite model."""
-  from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
-
-  model = schema.Model.GetRootAs(data, 0)
-  entries = {}
-  for i in range(model.MetadataLength()):
-    entry = model.Metadata(i)
-    entries[entry.Name().decode("utf-8")] = model.Buffers(entry.Buffer()).DataAsNumpy().tobytes()
-  return entries
-
-
 def wordpiece_tokenizer(vocabulary: Sequence[str], lower_case: bool):
   """A `tokenizers.Tokenizer` with the original BERT rules over `vocabulary` (no special tokens
   added: packing adds [CLS] and [SEP])."""
@@ -125,10 +113,16 @@ class LiteRTModel:
   `kind`, `labels`, `max_seq_length`, `lower_case`, `length_buckets`, `pair`, `quantize`)."""
 
   def __init__(self, path: str, num_threads: int | None = None):
-    from ai_edge_litert.interpreter import Interpreter  # pylint: disable=g-import-not-at-top
+    # pylint: disable=g-import-not-at-top
+    from ai_edge_litert import schema_py_generated as schema
+    from ai_edge_litert.interpreter import Interpreter
 
     with open(path, "rb") as f:
-      entries = _metadata(f.read())
+      flatbuffer = schema.Model.GetRootAs(f.read(), 0)
+    entries = {}  # name -> bytes of the flatbuffer's metadata entries
+    for i in range(flatbuffer.MetadataLength()):
+      entry = flatbuffer.Metadata(i)
+      entries[entry.Name().decode("utf-8")] = flatbuffer.Buffers(entry.Buffer()).DataAsNumpy().tobytes()
     if INFO_NAME not in entries or VOCAB_NAME not in entries:
       raise UserError(f"{path}: a .tflite model without the metadata of a bert_keras LiteRT "
                       "export; expected a file written by export_model.py --format=litert")
