@@ -99,19 +99,8 @@ def pass_flags_to_main(argv):
   return argv
 
 
-@contextlib.contextmanager
-def _argparse_errors_are_user_errors():
-  """Within `main`, argparse's `parser.error` raises UserError instead of a usage and exit 2."""
-  original = argparse.ArgumentParser.error
-
-  def error(parser, message):
-    raise UserError(f"{parser.prog}: {message} (see --help)")
-
-  argparse.ArgumentParser.error = error
-  try:
-    yield
-  finally:
-    argparse.ArgumentParser.error = original
+def _argparse_error(parser, message):
+  raise UserError(f"{parser.prog}: {message} (see --help)")
 
 
 def run_main(main):
@@ -119,9 +108,11 @@ def run_main(main):
 
   @functools.wraps(main)
   def wrapped(argv):
+    # Within `main`, argparse's `parser.error` raises UserError instead of a usage and exit 2.
+    original = argparse.ArgumentParser.error
+    argparse.ArgumentParser.error = _argparse_error
     try:
-      with _argparse_errors_are_user_errors():
-        return main(argv)
+      return main(argv)
     except UserError as e:
       _fail(str(e))
     except KeyboardInterrupt:
@@ -133,6 +124,8 @@ def run_main(main):
       if message is None:
         raise
       _fail(message)
+    finally:
+      argparse.ArgumentParser.error = original
 
   return wrapped
 

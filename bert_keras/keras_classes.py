@@ -21,6 +21,7 @@ MODULES = (
     "bert_keras.models.gpt_language_model",
     "bert_keras.models.gpt_task_model",
     "bert_keras.models.reverse_real_tokens",
+    "bert_keras.models.backbone",
     "bert_keras.models.heads.bert_classifier",
     "bert_keras.models.heads.bert_feature_classifier",
     "bert_keras.models.heads.bert_feature_tagger",

@@ -46,15 +46,11 @@ def pack_varints(values: Sequence[int]) -> bytes:
   return b"".join([_varint(int(v)) for v in values])
 
 
-def _map_key_order(name: str):
-  """upb's deterministic map order: bytewise, but a key after the longer keys it prefixes."""
-  return tuple(name.encode("utf-8")) + (256,)
-
-
 @functools.lru_cache(maxsize=64)
 def _feature_layout(names: Tuple[str, ...]) -> List[Tuple[str, bytes]]:
   layout = []
-  for name in sorted(names, key=_map_key_order):
+  # upb's deterministic map order: bytewise, but a key after the longer keys it prefixes.
+  for name in sorted(names, key=lambda name: tuple(name.encode("utf-8")) + (256,)):
     key = name.encode("utf-8")
     layout.append((name, b"\x0a" + _length(len(key)) + key))
   return layout

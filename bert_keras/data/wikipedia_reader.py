@@ -127,31 +127,22 @@ def check_dump_head(path: str, open_file: Callable[[str], BinaryIO], head_bytes:
   raise _not_a_dump(path, 1, 1)
 
 
-def _keep_node(node) -> bool:
-  import mwparserfromhell  # pylint: disable=g-import-not-at-top
-
-  nodes = mwparserfromhell.nodes
-  if isinstance(node, nodes.Heading):
-    return False
-  if isinstance(node, nodes.Tag) and str(node.tag).lower() in ("table", "li", "dt", "dd", "ref", "gallery"):
-    return False
-  if isinstance(node, nodes.Wikilink) and _NON_TEXT_LINK.match(str(node.title)):
-    return False
-  return True
-
-
 def _strip_nodes(wikicode) -> None:
   """Removes top-level headings, tables, lists, refs, non-text links and the end sections, in one
   pass (`Wikicode.remove` searches the tree per call: quadratic)."""
-  import mwparserfromhell  # pylint: disable=g-import-not-at-top
+  from mwparserfromhell import nodes  # pylint: disable=g-import-not-at-top
 
   kept = []
   for node in wikicode.nodes:
-    if (isinstance(node, mwparserfromhell.nodes.Heading)
-        and node.title.strip_code().strip().lower() in _END_SECTIONS):
-      break
-    if _keep_node(node):
-      kept.append(node)
+    if isinstance(node, nodes.Heading):
+      if node.title.strip_code().strip().lower() in _END_SECTIONS:
+        break
+      continue
+    if isinstance(node, nodes.Tag) and str(node.tag).lower() in ("table", "li", "dt", "dd", "ref", "gallery"):
+      continue
+    if isinstance(node, nodes.Wikilink) and _NON_TEXT_LINK.match(str(node.title)):
+      continue
+    kept.append(node)
   wikicode.nodes = kept
 
 

@@ -142,22 +142,18 @@ def find_prefix(directory: str) -> str:
                   f"{os.path.join(directory, indexes[-1][:-len('.index')])}")
 
 
-def _open_reader(prefix: str):
+def read_weights(prefix: str) -> NamedWeights:
+  """All variables of a name-based checkpoint, read lazily; errors name the file that failed."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
   index = prefix + ".index"
   if not os.path.exists(index):
     raise UserError(f"{index}: no such checkpoint index file")
   try:
-    return tf.train.load_checkpoint(prefix)
+    reader = tf.train.load_checkpoint(prefix)
   except Exception as e:  # OpError, ValueError, IndexError...: the C++ reader's errors vary.
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     raise UserError(f"{index}: cannot read the checkpoint (truncated or corrupt?): {first}") from e
-
-
-def read_weights(prefix: str) -> NamedWeights:
-  """All variables of a name-based checkpoint, read lazily; errors name the file that failed."""
-  reader = _open_reader(prefix)
   shapes = {name: tuple(shape) for name, shape in reader.get_variable_to_shape_map().items()}
   if "_CHECKPOINTABLE_OBJECT_GRAPH" in shapes and not any(n.startswith("bert/") for n in shapes):
     raise UserError(f"{prefix}.index: an object-based TF2 checkpoint (tf.train.Checkpoint), not a "

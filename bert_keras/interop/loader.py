@@ -112,11 +112,6 @@ def _pretraining_export(model_dir: str) -> str:
                   f"instead, pass run_pretraining --init_checkpoint={model_dir}")
 
 
-def _vocab_beside(directory: str):
-  path = os.path.join(directory, "vocab.txt")
-  return path if os.path.isfile(path) else None
-
-
 def check_vocab_size(vocab_path, config: ModelConfig, config_path: str) -> None:
   if vocab_path is None:
     return
@@ -269,7 +264,8 @@ def open_checkpoint(path: str | CheckpointPath, config_required: bool = True) ->
   else:
     config, config_path = _model_config_beside(resolved)
     weights = _named_weights_of(_load_weights_file(resolved, config), resolved)
-  vocab = _vocab_beside(resolved if fmt == "hf" else os.path.dirname(resolved) or ".")
+  vocab = os.path.join(resolved if fmt == "hf" else os.path.dirname(resolved) or ".", "vocab.txt")
+  vocab = vocab if os.path.isfile(vocab) else None
   if config is not None:
     check_vocab_size(vocab, config, config_path)
   if lower_case is None and vocab is not None:
@@ -305,13 +301,6 @@ def _apply_overrides(config: ModelConfig, overrides: dict, config_path: str) -> 
     return config.replace(**overrides)
   except ConfigError as e:
     raise UserError(f"overrides {overrides}: {e}") from e
-
-
-def _check_architecture(checkpoint: ModelConfig, model: ModelConfig, config_path: str) -> None:
-  for name in ARCHITECTURE_FIELDS:
-    if getattr(checkpoint, name) != getattr(model, name):
-      raise UserError(f"{config_path}: checkpoint has {name}={getattr(checkpoint, name)!r} but "
-                      f"the model has {name}={getattr(model, name)!r}")
 
 
 def _fill(opened: OpenedCheckpoint, slots: list, model_desc: str, config: ModelConfig) -> CheckpointInfo:
@@ -374,8 +363,11 @@ def load_encoder_weights(encoder, path: str) -> CheckpointInfo:
   """Copies a checkpoint's encoder weights into an existing BertEncoder, whose architecture its
   config (when it has one) must match."""
   opened = open_checkpoint(path, config_required=False)
-  if opened.info.config is not None:
-    _check_architecture(opened.info.config, encoder.model_config, opened.config_path)
+  for name in ARCHITECTURE_FIELDS if opened.info.config is not None else ():
+    ours, theirs = getattr(encoder.model_config, name), getattr(opened.info.config, name)
+    if theirs != ours:
+      raise UserError(f"{opened.config_path}: checkpoint has {name}={theirs!r} but the model has "
+                      f"{name}={ours!r}")
   desc = _describe(encoder.model_config, "the given encoder")
   return _fill(opened, weight_map.encoder_slots(encoder), desc, encoder.model_config)
 
@@ -388,15 +380,9 @@ def load_pretrainer(path: str, objective: str = "mlm_nsp", **overrides):
 def save_google_checkpoint(model, output_dir: str, vocab_path: str | None = None):
   """Writes a BertEncoder or BertPretrainer (with its heads) as a Google release directory;
   returns (prefix, warnings)."""
-  from bert_keras.models.bert_pretrainer import BertPretrainer
-
   encoder = _find_encoder(model)
   if encoder is None:
     raise UserError(f"{type(model).__name__} holds no BertEncoder to export")
-  if isinstance(model, BertPretrainer):
-    slots = weight_map.pretrainer_slots(model, optional_heads=False)
-  else:
-    slots = weight_map.encoder_slots(encoder)
   extra = {"vocab.txt": vocab_path} if vocab_path else None
-  return google_checkpoint.write_checkpoint(weight_map.collect(slots), encoder.model_config,
-                                            output_dir, extra)
+  return google_checkpoint.write_checkpoint(weight_map.collect(_keras_slots(model)),
+                                            encoder.model_config, output_dir, extra)

@@ -14,16 +14,12 @@ import numpy as np
 
 from bert_keras.errors import UserError
 
-# Variables that released checkpoints carry but a model never needs: optimizer slots and step counters.
+# Variables that released checkpoints carry but a model never needs, skipped on purpose: optimizer
+# slots and step counters.
 _TRAINING_STATE_SUFFIXES = ("/adam_m", "/adam_v", "/Adam", "/Adam_1", "/lamb_m", "/lamb_v",
                             "/Momentum")
 _TRAINING_STATE_NAMES = ("global_step", "_CHECKPOINTABLE_OBJECT_GRAPH", "beta1_power",
                          "beta2_power")
-
-
-def is_training_state(name: str) -> bool:
-  """True for optimizer slots and counters, which conversion skips on purpose."""
-  return name in _TRAINING_STATE_NAMES or name.endswith(_TRAINING_STATE_SUFFIXES)
 
 
 @dataclasses.dataclass
@@ -105,15 +101,6 @@ def pretrainer_slots(pretrainer, optional_heads: bool = True) -> list:
   return slots
 
 
-def _shape_error(weights: NamedWeights, slot: Slot, shape: tuple, model_desc: str) -> UserError:
-  message = (f"{weights.path}: variable {slot.name} has shape {tuple(shape)} in the checkpoint but "
-             f"shape {slot.checkpoint_shape} in the model ({model_desc})")
-  if slot.name == "bert/embeddings/word_embeddings" and shape[0] != slot.checkpoint_shape[0]:
-    message += (f"; the checkpoint's vocabulary has {shape[0]} entries, the model's vocab_size is "
-                f"{slot.checkpoint_shape[0]}")
-  return UserError(message)
-
-
 def assign(slots: Iterable[Slot], weights: NamedWeights, model_desc: str = "") -> dict:
   """Copies checkpoint tensors into the slots' variables; {"loaded", "missing"}. Every name and
   shape is checked before any variable changes: a failed load leaves no half-converted model."""
@@ -128,7 +115,12 @@ def assign(slots: Iterable[Slot], weights: NamedWeights, model_desc: str = "") -
   for slot in present:
     shape = tuple(int(d) for d in weights.shapes[slot.name])
     if shape != slot.checkpoint_shape:
-      raise _shape_error(weights, slot, shape, model_desc)
+      message = (f"{weights.path}: variable {slot.name} has shape {shape} in the checkpoint but "
+                 f"shape {slot.checkpoint_shape} in the model ({model_desc})")
+      if slot.name == "bert/embeddings/word_embeddings" and shape[0] != slot.checkpoint_shape[0]:
+        message += (f"; the checkpoint's vocabulary has {shape[0]} entries, the model's vocab_size "
+                    f"is {slot.checkpoint_shape[0]}")
+      raise UserError(message)
 
   # Fused variables receive several slices: assemble each variable's full value, then assign once.
   values = {}
@@ -163,5 +155,5 @@ def collect(slots: Iterable[Slot]) -> dict:
 def unexpected_names(slots: Iterable[Slot], weights: NamedWeights, prefixes=("bert/",)) -> list:
   """Checkpoint names under `prefixes` that no slot takes (e.g. layer_12 for a 12-layer config)."""
   taken = {s.name for s in slots}
-  return sorted(n for n in weights.shapes
-                if n.startswith(prefixes) and n not in taken and not is_training_state(n))
+  return sorted(n for n in weights.shapes if n.startswith(prefixes) and n not in taken
+                and n not in _TRAINING_STATE_NAMES and not n.endswith(_TRAINING_STATE_SUFFIXES))

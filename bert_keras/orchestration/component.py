@@ -7,7 +7,6 @@ import re
 from typing import Any, Mapping, Optional
 
 from bert_keras.errors import UserError
-from bert_keras.orchestration.artifact import Artifact
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 
@@ -34,20 +33,8 @@ class Component:
       raise UserError(f"component name {name!r} must match {_NAME.pattern}")
     self.spec_class = spec_class
     self.name = name
-    self.inputs: dict[str, Any] = {}
-    for key, value in (inputs or {}).items():
-      if key not in spec_class.INPUTS:
-        raise UserError(f"{name}: unknown input {key!r}; expected one of {sorted(spec_class.INPUTS)}")
-      if value is None:
-        continue
-      expected = spec_class.INPUTS[key].type
-      got = value.type if isinstance(value, Channel) else type(value)
-      if not isinstance(value, (Channel, Artifact)) or got.TYPE_NAME != expected.TYPE_NAME:
-        raise UserError(f"{name}: input {key!r} must be a {expected.TYPE_NAME} channel, got {value!r}")
-      self.inputs[key] = value
-    for key, spec in spec_class.INPUTS.items():
-      if not spec.optional and key not in self.inputs:
-        raise UserError(f"{name}: input {key!r} ({spec.type.TYPE_NAME}) is not connected")
+    spec_class.check_inputs(inputs or {}, where=name)
+    self.inputs = {key: value for key, value in (inputs or {}).items() if value is not None}
     self.parameters = spec_class.resolve_parameters(parameters or {}, where=name)
     self.outputs = {out: Channel(self, out, t) for out, t in spec_class.OUTPUTS.items()}
 

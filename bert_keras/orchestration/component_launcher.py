@@ -43,13 +43,14 @@ def path_signature(path: str) -> list:
   return [[path, "missing"]]
 
 
-def _paths_of(value: Any) -> list[str]:
+def strings_in(value: Any) -> list[str]:
+  """The non-empty strings in `value` and in the lists, tuples and dicts nested in it, in order."""
   if isinstance(value, str):
     return [value] if value else []
   if isinstance(value, (list, tuple)):
-    return [p for v in value for p in _paths_of(v)]
+    return [p for v in value for p in strings_in(v)]
   if isinstance(value, dict):
-    return [p for v in value.values() for p in _paths_of(v)]
+    return [p for v in value.values() for p in strings_in(v)]
   return []
 
 
@@ -58,7 +59,7 @@ def execution_fingerprint(spec_class, parameters: Mapping[str, Any],
   files = {}
   for name, param in spec_class.PARAMETERS.items():
     if param.is_path:
-      files[name] = [path_signature(p) for p in _paths_of(parameters.get(name))]
+      files[name] = [path_signature(p) for p in strings_in(parameters.get(name))]
   key = {
       "spec": spec_class.type_name(),
       "version": spec_class.VERSION,

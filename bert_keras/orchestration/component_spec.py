@@ -87,21 +87,23 @@ class ComponentSpec:
     return resolved
 
   @classmethod
-  def check_inputs(cls, inputs: Mapping[str, Artifact], where: str = "") -> None:
-    """Every required input present, no unknown input, and each of the declared artifact type."""
+  def check_inputs(cls, inputs: Mapping[str, Any], where: str = "") -> None:
+    """Every required input present, no unknown input, and each an Artifact (or, in a pipeline, a
+    Channel) of the declared artifact type."""
     where = where or cls.__name__
     unknown = sorted(set(inputs) - set(cls.INPUTS))
     if unknown:
       raise UserError(f"{where}: unknown inputs {unknown}; expected a subset of {sorted(cls.INPUTS)}")
     for name, spec in cls.INPUTS.items():
-      artifact = inputs.get(name)
-      if artifact is None:
+      value = inputs.get(name)
+      if value is None:
         if not spec.optional:
           raise UserError(f"{where}: input {name!r} ({spec.type.TYPE_NAME}) is required")
         continue
-      if artifact.TYPE_NAME != spec.type.TYPE_NAME:
-        raise UserError(f"{where}: input {name!r} must be a {spec.type.TYPE_NAME}, got "
-                        f"{artifact.TYPE_NAME} from {artifact.uri}")
+      kind = getattr(value, "type", type(value))  # a Channel's artifact type, or the artifact's own
+      if getattr(kind, "TYPE_NAME", None) != spec.type.TYPE_NAME:
+        got = f"{value.TYPE_NAME} from {value.uri}" if isinstance(value, Artifact) else repr(value)
+        raise UserError(f"{where}: input {name!r} must be a {spec.type.TYPE_NAME}, got {got}")
 
   @classmethod
   def check_runtime_options(cls, beam_pipeline_args: Sequence[str]) -> None:

@@ -21,6 +21,7 @@ from kfp.dsl import component_factory, python_component, structures
 
 from bert_keras.errors import UserError
 from bert_keras.orchestration.component import Channel
+from bert_keras.orchestration.component_launcher import strings_in
 from bert_keras.orchestration.standard_artifacts import ModelBlessing
 from bert_keras.orchestration.pipeline import Pipeline
 
@@ -297,22 +298,11 @@ def host_paths(pipeline: Pipeline) -> list[str]:
   """The existing local paths compiling `pipeline` writes into the spec (parameter values, nested
   too, and imported artifacts): a step finds them only inside the image."""
   found = []
-
-  def walk(value):
-    if isinstance(value, str):
-      if os.path.isabs(value) and os.path.exists(value) and value not in found:
-        found.append(value)
-    elif isinstance(value, Mapping):
-      for v in value.values():
-        walk(v)
-    elif isinstance(value, (list, tuple)):
-      for v in value:
-        walk(v)
-
   for component in pipeline.components:
-    walk(component.parameters)
-    walk([value.uri for value in component.inputs.values() if not isinstance(value, Channel)])
-  return found
+    imported = [value.uri for value in component.inputs.values() if not isinstance(value, Channel)]
+    found += [p for p in strings_in([component.parameters, imported])
+              if os.path.isabs(p) and os.path.exists(p)]
+  return list(dict.fromkeys(found))
 
 
 def compile_pipeline(pipeline: Pipeline, options: KfpOptions, output_path: str) -> None:

@@ -47,7 +47,8 @@ class RunRecord:
     """A plain-text table: one row per component, the metrics it produced in the last column."""
     rows = [("component", "status", "time", "metrics")]
     for c in self.components:
-      metrics = ", ".join(f"{k.split('/', 1)[-1]}={_fmt(v)}" for k, v in sorted(c.metrics.items()))
+      metrics = ", ".join(f"{k.split('/', 1)[-1]}={f'{v:.4g}' if isinstance(v, float) else v}"
+                          for k, v in sorted(c.metrics.items()))
       if c.error:
         metrics = (metrics + "  " if metrics else "") + f"ERROR {c.error}"
       rows.append((c.name, c.status, f"{c.duration_s:.1f}s", metrics))
@@ -59,9 +60,3 @@ class RunRecord:
         lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 7)
     lines.append(f"{self.pipeline}: {self.status} in {self.duration_s:.1f}s (run {self.run_id})")
     return "\n".join(lines)
-
-
-def _fmt(v) -> str:
-  if isinstance(v, float):
-    return f"{v:.4g}"
-  return str(v)

@@ -20,24 +20,11 @@ from typing import Sequence
 import numpy as np
 
 from bert_keras.errors import UserError
-from bert_keras.text.reference_tokenizer import is_control
+from bert_keras.text.reference_tokenizer import MAX_CHARS_PER_WORD, is_control
 
 INFO_NAME = "bert_keras_info"  # as bert_keras/export/litert_export.py writes them
 VOCAB_NAME = "bert_keras_vocab"
 FORMAT = "bert_keras.litert/1"
-MAX_CHARS_PER_WORD = 200  # the original BERT's WordPiece: a longer word is [UNK]
-
-
-def _metadata(data: bytes) -> dict:
-  """name -> bytes of the flatbuffer metadata entries of a .tflite model."""
-  from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
-
-  model = schema.Model.GetRootAs(data, 0)
-  entries = {}
-  for i in range(model.MetadataLength()):
-    entry = model.Metadata(i)
-    entries[entry.Name().decode("utf-8")] = model.Buffers(entry.Buffer()).DataAsNumpy().tobytes()
-  return entries
 
 
 def wordpiece_tokenizer(vocabulary: Sequence[str], lower_case: bool):
@@ -126,10 +113,16 @@ class LiteRTModel:
   `kind`, `labels`, `max_seq_length`, `lower_case`, `length_buckets`, `pair`, `quantize`)."""
 
   def __init__(self, path: str, num_threads: int | None = None):
-    from ai_edge_litert.interpreter import Interpreter  # pylint: disable=g-import-not-at-top
+    # pylint: disable=g-import-not-at-top
+    from ai_edge_litert import schema_py_generated as schema
+    from ai_edge_litert.interpreter import Interpreter
 
     with open(path, "rb") as f:
-      entries = _metadata(f.read())
+      flatbuffer = schema.Model.GetRootAs(f.read(), 0)
+    entries = {}  # name -> bytes of the flatbuffer's metadata entries
+    for i in range(flatbuffer.MetadataLength()):
+      entry = flatbuffer.Metadata(i)
+      entries[entry.Name().decode("utf-8")] = flatbuffer.Buffers(entry.Buffer()).DataAsNumpy().tobytes()
     if INFO_NAME not in entries or VOCAB_NAME not in entries:
       raise UserError(f"{path}: a .tflite model without the metadata of a bert_keras LiteRT "
                       "export; expected a file written by export_model.py --format=litert")
@@ -238,8 +231,6 @@ class LiteRTModel:
     (question, context)."""
     return {"multiple_choice": self._serve_choices, "tagging": self._serve_tags,
             "squad": self._serve_spans}.get(self.kind, self._serve_text)(*args, **kwargs)
-
-  __call__ = serve
 
   def _serve_text(self, text_a, text_b=None) -> dict:
     texts_a, single = _texts(text_a, "text_a")
