@@ -18,9 +18,11 @@ write convert_config.json (the resolved settings and what was loaded). Bad input
 
 from absl import app, flags
 
-from bert_keras.errors import parse_flags, run_main
+from bert_keras.configs.flag_file import HELP, parse_flags_with_config_file
+from bert_keras.errors import run_main
 
 FLAGS = flags.FLAGS
+flags.DEFINE_string("config_file", None, HELP)
 flags.DEFINE_enum("from", None, ["google", "hf", "keras"], "Format of --init_checkpoint.")
 flags.DEFINE_enum("to", None, ["keras", "google"], "Format to write into --output_dir.")
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint directory, TF checkpoint prefix, .keras or "
@@ -45,4 +47,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main), flags_parser=parse_flags)
+  app.run(run_main(main), flags_parser=parse_flags_with_config_file)

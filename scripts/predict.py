@@ -18,10 +18,12 @@ import os
 from absl import app, flags
 
 from bert_keras.atomic_io import write_text  # an earlier output stays whole if this run dies
-from bert_keras.errors import UserError, parse_flags, run_main
+from bert_keras.configs.flag_file import HELP, parse_flags_with_config_file
+from bert_keras.errors import UserError, run_main
 from bert_keras.input_checks import check_readable_dir, check_readable_file, is_remote, local_input_files
 
 FLAGS = flags.FLAGS
+flags.DEFINE_string("config_file", None, HELP)
 flags.DEFINE_string("saved_model", None, "Directory written by export_model.py, or the "
                     "model.tflite its --format=litert writes (run with ai-edge-litert).")
 flags.DEFINE_string("input_files", "", "JSON lines, one record per example: comma-separated "
@@ -96,4 +98,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main), flags_parser=parse_flags)
+  app.run(run_main(main), flags_parser=parse_flags_with_config_file)

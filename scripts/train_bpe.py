@@ -13,9 +13,11 @@ import os
 from absl import app, flags
 
 from bert_keras.atomic_io import check_output_dir
-from bert_keras.errors import parse_flags, run_main
+from bert_keras.configs.flag_file import HELP, parse_flags_with_config_file
+from bert_keras.errors import run_main
 from bert_keras.input_checks import local_input_files
 
+flags.DEFINE_string("config_file", None, HELP)
 flags.DEFINE_string("output_dir", None, "Where bpe.model (SentencePiece) and its settings go.")
 flags.DEFINE_integer("vocab_size", 8000, "Pieces in total: specials, characters and merges.")
 flags.DEFINE_list("corpora", ["wikipedia", "lee_background"], "Embedded corpora to read.")
@@ -37,4 +39,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(run_main(main), flags_parser=parse_flags)
+  app.run(run_main(main), flags_parser=parse_flags_with_config_file)
