@@ -327,8 +327,8 @@ def last_block_rows():
   from bert_keras import kernels
   from bert_keras.models.bert_encoder import BertEncoder
   from bert_keras.models.bert_pretrainer import BertPretrainer
-  from bert_keras.tasks.heads.bert_classifier import BertClassifier
-  from bert_keras.tasks.heads.bert_multiple_choice import BertMultipleChoice
+  from bert_keras.models.heads.bert_classifier import BertClassifier
+  from bert_keras.models.heads.bert_multiple_choice import BertMultipleChoice
   tiny = dict(vocab_size=60, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64)
   rng = np.random.default_rng(4)
   ids = rng.integers(5, 60, (4, 12)).astype("int32")
@@ -672,7 +672,7 @@ def corpus_ingestion_runs():
   import pathlib
   from bert_keras.data import sorted_shards
   from bert_keras.data.pretraining_instances import stable_hash
-  from tests.data.test_corpus_ingestion_shards import _ingest, _unicode_corpus
+  from tests.data.corpus_fixtures import ingest, unicode_corpus
   written = []
   write_run = sorted_shards.write_run
 
@@ -685,8 +685,8 @@ def corpus_ingestion_runs():
   with tempfile.TemporaryDirectory() as root, patched(sorted_shards, "write_run",
                                                       recording_write_run):
     root = pathlib.Path(root)
-    docs = _unicode_corpus(root)
-    paths = _ingest(root, "out", num_shards=2, run_bytes=run_bytes,
+    docs = unicode_corpus(root)
+    paths = ingest(root, "out", num_shards=2, run_bytes=run_bytes,
                     beam_args=["--runner=FnApiRunner"])  # in this process: the recording sees it
     largest = max(len(("\n".join(s) + "\n\n").encode("utf-8")) + len(i.encode("utf-8"))
                   for i, s in docs.items())
@@ -761,7 +761,7 @@ def pretraining_file_calls():
   from bert_keras.training import pretrain
   from bert_keras.training.pretraining_input import label_frequencies, make_dataset
   from tests.training import pretraining_runs as R
-  from tests.training.test_input_files import PRED, SEQ, _shards
+  from tests.training.pretraining_records import PRED, SEQ, write_shards
   counts = collections.Counter()
 
   def counted(name, fn):
@@ -785,9 +785,9 @@ def pretraining_file_calls():
         "record reads", tf.compat.v1.io.tf_record_iterator)))
     for resumed in (False, True):
       with tempfile.TemporaryDirectory() as root:
-        train = f"{_shards(os.path.join(root, 'a'))},{_shards(os.path.join(root, 'b'), seed=1)}"
+        train = f"{write_shards(os.path.join(root, 'a'))},{write_shards(os.path.join(root, 'b'), seed=1)}"
         config = TrainingConfig.from_flat(
-            input_files=train, eval_input_files=_shards(os.path.join(root, "c"), seed=2),
+            input_files=train, eval_input_files=write_shards(os.path.join(root, "c"), seed=2),
             model="bert_tiny", model_overrides=dict(R.TINY_MODEL, num_layers=1,
                                                            vocab_size=128),
             max_seq_length=SEQ, max_predictions_per_seq=PRED, train_batch_size=8,

@@ -4,46 +4,11 @@ is a merge of sorted runs, byte for byte the documents sorted by id in memory.""
 import glob
 import os
 
-import apache_beam as beam
 import pytest
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from bert_keras.data.pretraining_instances import stable_hash
 from bert_keras.data import corpus_ingestion
-
-
-def _corpus(path, documents):
-  with open(path, "w", encoding="utf-8") as f:
-    for sentences in documents:
-      f.write("\n".join(sentences) + "\n\n")
-
-
-def _ingest(tmp_path, name, num_shards, max_documents=0, beam_args=None, **kwargs):
-  prefix = str(tmp_path / name / corpus_ingestion.SHARD_PREFIX)
-  parameters = dict(wikipedia_dumps=[], bert_text_corpora=[str(tmp_path / "src" / "*.txt")],
-                    line_corpora=[], max_documents=max_documents, num_shards=num_shards)
-  with beam.Pipeline(options=PipelineOptions(beam_args) if beam_args else None) as p:
-    corpus_ingestion.build_pipeline(p, parameters, prefix, **kwargs)
-  assert sorted(os.listdir(tmp_path / name)) == [  # the run files' directory is removed
-      f"corpus-{i:05d}-of-{num_shards:05d}.txt" for i in range(num_shards)]
-  return sorted(glob.glob(prefix + "-*" + corpus_ingestion.SHARD_SUFFIX))
-
-
-def _unicode_corpus(tmp_path):
-  """Files whose names (so document ids) hold 1- to 4-byte UTF-8 characters; line numbers of 1 and
-  2 digits (as strings "a.txt:10" sorts before "a.txt:9")."""
-  os.makedirs(tmp_path / "src")
-  docs = {}
-  for f, name in enumerate(["a.txt", "é.txt", "ﬀ.txt", "😀.txt", "z.txt"]):
-    line = 1
-    texts = []
-    for d in range(12):
-      sentences = [f"file {f} doc {d} sentence {s} " + "x" * (7 * d) + "." for s in range(1 + d % 4)]
-      texts.append(sentences)
-      docs[f"{name}:{line}"] = sentences
-      line += len(sentences) + 1
-    _corpus(tmp_path / "src" / name, texts)
-  return docs
+from tests.data.corpus_fixtures import ingest, unicode_corpus, write_corpus
 
 
 def _in_memory_reference(docs, num_shards):
@@ -59,15 +24,15 @@ def _in_memory_reference(docs, num_shards):
 def test_a_shard_larger_than_a_run_gives_the_in_memory_bytes(tmp_path):
   # Each shard's several kilobytes are sorted in runs of about run_bytes, then merged (the runs'
   # sizes: bench/check_graphs.py).
-  docs = _unicode_corpus(tmp_path)
-  paths = _ingest(tmp_path, "out", num_shards=2, run_bytes=400, beam_args=["--runner=FnApiRunner"])
+  docs = unicode_corpus(tmp_path)
+  paths = ingest(tmp_path, "out", num_shards=2, run_bytes=400, beam_args=["--runner=FnApiRunner"])
   assert [open(p, "rb").read() for p in paths] == _in_memory_reference(docs, 2)
 
 
 @pytest.mark.slow
 def test_multi_process_runs_give_the_in_memory_bytes(tmp_path):
-  docs = _unicode_corpus(tmp_path)
-  paths = _ingest(tmp_path, "out", num_shards=3, run_bytes=300, beam_args=[
+  docs = unicode_corpus(tmp_path)
+  paths = ingest(tmp_path, "out", num_shards=3, run_bytes=300, beam_args=[
       "--runner=FnApiRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
   assert [open(p, "rb").read() for p in paths] == _in_memory_reference(docs, 3)
 
@@ -80,10 +45,10 @@ def _documents(path):
 def test_shards_follow_the_document_ids_and_reruns_give_the_same_bytes(tmp_path):
   os.makedirs(tmp_path / "src")
   docs = [[f"doc {d} sentence {s}." for s in range(1 + d % 3)] for d in range(40)]
-  _corpus(tmp_path / "src" / "a.txt", docs[:25])
-  _corpus(tmp_path / "src" / "b.txt", docs[25:])
-  first = _ingest(tmp_path, "one", num_shards=3)
-  second = _ingest(tmp_path, "two", num_shards=3)
+  write_corpus(tmp_path / "src" / "a.txt", docs[:25])
+  write_corpus(tmp_path / "src" / "b.txt", docs[25:])
+  first = ingest(tmp_path, "one", num_shards=3)
+  second = ingest(tmp_path, "two", num_shards=3)
   assert [os.path.basename(p) for p in first] == [
       f"corpus-0000{i}-of-00003.txt" for i in range(3)]
   assert [open(p, "rb").read() for p in first] == [open(p, "rb").read() for p in second]
@@ -108,8 +73,8 @@ def test_shards_follow_the_document_ids_and_reruns_give_the_same_bytes(tmp_path)
 
 def test_a_shard_without_documents_is_still_written(tmp_path):
   os.makedirs(tmp_path / "src")
-  _corpus(tmp_path / "src" / "a.txt", [["only one document."]])
-  paths = _ingest(tmp_path, "out", num_shards=4)
+  write_corpus(tmp_path / "src" / "a.txt", [["only one document."]])
+  paths = ingest(tmp_path, "out", num_shards=4)
   assert len(paths) == 4
   assert corpus_ingestion.count_corpus(paths)["documents"] == 1
   assert sum(os.path.getsize(p) == 0 for p in paths) == 3

@@ -8,6 +8,7 @@ can beat chance quickly. Masking follows the 80/10/10 rule with [MASK] = 103.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -123,3 +124,25 @@ def write_real_records(directory, num_documents=24, seq_length=32, max_predictio
   pattern = _create_pretraining_data(corpus, os.path.join(directory, "records"), vocab,
                                      seq_length, max_predictions, num_shards, compression)
   return pattern, 1000 + len(used)
+
+
+SEQ, PRED = 32, 5
+GZIP = tf.io.TFRecordOptions(compression_type="GZIP")
+
+
+def write_shards(directory, num_files=2, per_file=16, seed=0, listed=None):
+  """`.tfrecord.gz` shards named as create_pretraining_data names them and a summary.json beside
+  them recording the size of those in `listed` (default: all) and the vocabulary size; returns
+  their glob."""
+  os.makedirs(directory, exist_ok=True)
+  rng = np.random.default_rng(seed)
+  names = [f"pretraining-{i:05d}-of-{num_files:05d}.tfrecord.gz" for i in range(num_files)]
+  for name in names:
+    with tf.io.TFRecordWriter(os.path.join(directory, name), GZIP) as writer:
+      for _ in range(per_file):
+        writer.write(make_example(rng, SEQ, PRED, 128).SerializeToString())
+  files = [{"name": name, "bytes": os.path.getsize(os.path.join(directory, name))}
+           for name in (names if listed is None else listed)]
+  with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as f:
+    json.dump({"files": files, "vocab_size": 128}, f)
+  return os.path.join(directory, "pretraining-*.tfrecord.gz")

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -19,29 +18,7 @@ from bert_keras.training import pretrain
 from bert_keras.training.pretraining_input import label_frequencies, make_dataset
 from bert_keras.configs.training import TrainingConfig
 from tests.training import pretraining_runs as R
-from tests.training.pretraining_records import make_example, write_real_records
-
-SEQ, PRED = 32, 5
-GZIP = tf.io.TFRecordOptions(compression_type="GZIP")
-
-
-def _shards(directory, num_files=2, per_file=16, seed=0, listed=None):
-  """`.tfrecord.gz` shards named as create_pretraining_data names them and a summary.json beside
-  them recording the size of those in `listed` (default: all) and the vocabulary size; returns
-  their glob."""
-  os.makedirs(directory, exist_ok=True)
-  rng = np.random.default_rng(seed)
-  names = [f"pretraining-{i:05d}-of-{num_files:05d}.tfrecord.gz" for i in range(num_files)]
-  for name in names:
-    with tf.io.TFRecordWriter(os.path.join(directory, name), GZIP) as writer:
-      for _ in range(per_file):
-        writer.write(make_example(rng, SEQ, PRED, 128).SerializeToString())
-  files = [{"name": name, "bytes": os.path.getsize(os.path.join(directory, name))}
-           for name in (names if listed is None else listed)]
-  with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as f:
-    json.dump({"files": files, "vocab_size": 128}, f)
-  return os.path.join(directory, "pretraining-*.tfrecord.gz")
-
+from tests.training.pretraining_records import PRED, SEQ, write_real_records, write_shards
 
 def _cut(path, tail=10):
   """Drops the last `tail` bytes, as a copy interrupted near its end does; returns the sizes."""
@@ -76,8 +53,8 @@ def _checkpoint_of(config):
 def test_patterns_resolve_to_their_files_and_the_pipelines_read_them(tmp_path, resumed):
   """Two training patterns in two directories and a held-out one, fresh or resumed: every file
   once, and the input pipelines and the unigram baseline built on the result read them."""
-  train = f"{_shards(str(tmp_path / 'a'))},{_shards(str(tmp_path / 'b'), seed=1)}"
-  heldout = _shards(str(tmp_path / "c"), seed=2)
+  train = f"{write_shards(str(tmp_path / 'a'))},{write_shards(str(tmp_path / 'b'), seed=1)}"
+  heldout = write_shards(str(tmp_path / "c"), seed=2)
   config = _config(train, tmp_path / "run", eval_input_files=heldout)
   if resumed:
     _checkpoint_of(config)
@@ -96,7 +73,7 @@ def test_patterns_resolve_to_their_files_and_the_pipelines_read_them(tmp_path, r
 def test_a_truncated_gzip_shard_is_refused_naming_it_and_both_sizes(tmp_path, tail):
   """Refused before model_dir is created, whether tf.data would read the shard through (4 bytes of
   gzip's trailer lost: every record is there) or fail at the cut mid-run (100 bytes)."""
-  pattern = _shards(str(tmp_path / "data"))
+  pattern = write_shards(str(tmp_path / "data"))
   bad = str(tmp_path / "data" / "pretraining-00001-of-00002.tfrecord.gz")
   recorded, actual = _cut(bad, tail)
   model_dir = tmp_path / "run"
@@ -112,7 +89,7 @@ def test_a_truncated_gzip_shard_is_refused_naming_it_and_both_sizes(tmp_path, ta
 def test_intact_shards_pass_and_unlisted_files_are_not_checked(tmp_path):
   """The sizes match; a shard the summary does not list (nothing says its size) and a summary
   entry without bytes are left alone."""
-  pattern = _shards(str(tmp_path / "data"), num_files=3,
+  pattern = write_shards(str(tmp_path / "data"), num_files=3,
                     listed=["pretraining-00000-of-00003.tfrecord.gz"])
   summary = tmp_path / "data" / "summary.json"
   values = json.loads(summary.read_text())
@@ -125,8 +102,8 @@ def test_intact_shards_pass_and_unlisted_files_are_not_checked(tmp_path):
 
 
 def test_a_truncated_held_out_shard_is_refused_naming_eval_input_files(tmp_path):
-  pattern = _shards(str(tmp_path / "train"))
-  heldout = _shards(str(tmp_path / "eval"), num_files=1, seed=1)
+  pattern = write_shards(str(tmp_path / "train"))
+  heldout = write_shards(str(tmp_path / "eval"), num_files=1, seed=1)
   bad = str(tmp_path / "eval" / "pretraining-00000-of-00001.tfrecord.gz")
   recorded, actual = _cut(bad, tail=100)
   with pytest.raises(UserError) as info:
@@ -138,7 +115,7 @@ def test_a_truncated_held_out_shard_is_refused_naming_eval_input_files(tmp_path)
 
 
 def test_the_script_exits_2_with_one_error_line(tmp_path):
-  pattern = _shards(str(tmp_path / "data"))
+  pattern = write_shards(str(tmp_path / "data"))
   bad = str(tmp_path / "data" / "pretraining-00000-of-00002.tfrecord.gz")
   _cut(bad)
   model_dir = str(tmp_path / "run")
