@@ -38,6 +38,7 @@ checkpoint in --output_dir.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from absl import app, flags, logging
@@ -46,7 +47,7 @@ from bert_keras.errors import UserError, parse_flags, run_main
 from bert_keras.input_checks import check_reachable, split_patterns
 from bert_keras.json_io import parse_json
 from bert_keras.configs.model import GPT_PRESETS
-from bert_keras.configs.training import TrainingConfig, field_help
+from bert_keras.configs.training import TrainingConfig
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("config_file", None, "start from this TrainingConfig file, JSON or YAML (a "
@@ -56,7 +57,9 @@ flags.DEFINE_string("config_file", None, "start from this TrainingConfig file, J
 for _name, _field in TrainingConfig.flat_fields().items():
   # The field's own documentation (bert_keras/configs/training.py); a --config_file replaces the
   # default, so the flags themselves default to None ("not given").
-  _help = field_help(_name)
+  _default = _field.default_factory() if _field.default is dataclasses.MISSING else _field.default
+  _shown = ",".join(map(str, _default)) if isinstance(_default, tuple) else json.dumps(_default)
+  _help = f"{_field.metadata['help']} (default {_shown})"
   if _field.type in ("str", str):
     flags.DEFINE_string(_name, None, _help)
   elif _field.type in ("bool", bool):

@@ -46,7 +46,3 @@ def get_model_config(name: str, **overrides: Any) -> ModelConfig:
   require(name in _MODELS, f"unknown model preset {name!r}; expected one of {sorted(_MODELS)}")
   return _MODELS[name].replace(**overrides)
 
-
-def get_gpt_config(name: str, **overrides: Any) -> ModelConfig:
-  require(name in GPT_PRESETS, f"unknown GPT preset {name!r}; expected one of {sorted(GPT_PRESETS)}")
-  return GPT_PRESETS[name].replace(**overrides)

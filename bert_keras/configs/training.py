@@ -4,7 +4,6 @@ Every field is a flag of scripts/run_pretraining.py under its own name."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any, Mapping
 
 from bert_keras.configs.base import Config, ConfigError, SectionedConfig, field, is_int, require
@@ -17,14 +16,6 @@ DISTRIBUTIONS = ("default", "one_device", "mirrored", "multi_worker_mirrored", "
 # Those Keras `fit` supports (fine-tuning, the pipeline, the component CLIs but the pretrainer's).
 FINETUNE_DISTRIBUTIONS = ("default", "one_device", "mirrored")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
-
-
-def field_help(name: str) -> str:
-  """The help of the TrainingConfig field `name` (its flag), with its default."""
-  f = TrainingConfig.flat_fields()[name]
-  default = f.default_factory() if f.default is dataclasses.MISSING else f.default
-  shown = ",".join(map(str, default)) if isinstance(default, tuple) else json.dumps(default)
-  return f"{f.metadata['help']} (default {shown})"
 
 
 @dataclasses.dataclass(frozen=True)
