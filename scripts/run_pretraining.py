@@ -54,7 +54,8 @@ flags.DEFINE_string("config_file", None, "start from this TrainingConfig file, J
                     "recipe of configs/training/, or a run's training_config.json); other flags "
                     "override its values")
 
-for _name, _field in TrainingConfig.flat_fields().items():
+for _field in (f for s in dataclasses.fields(TrainingConfig) for f in dataclasses.fields(s.default)):
+  _name = _field.name
   # The field's own documentation (bert_keras/configs/training.py); a --config_file replaces the
   # default, so the flags themselves default to None ("not given").
   _default = _field.default_factory() if _field.default is dataclasses.MISSING else _field.default
@@ -77,7 +78,7 @@ for _name, _field in TrainingConfig.flat_fields().items():
 def config_from_flags() -> TrainingConfig:
   config = TrainingConfig.from_file(FLAGS.config_file) if FLAGS.config_file else None
   changes = {}
-  for name in TrainingConfig.flat_fields():
+  for name in TrainingConfig.sections():
     value = FLAGS[name].value
     if value is None:
       continue

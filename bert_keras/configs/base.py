@@ -1,9 +1,6 @@
-"""The one base class of every config: frozen dataclasses to and from dicts, JSON and YAML files.
-
-Fields may be configs (nested by concern, as Model Garden nests its experiment configs). Every error
-names the key's path on one line (`pretraining.training.learning_rte: unknown key ...`). Checks are
-declared: a scalar's annotation, `RANGES` and `CHOICES`; `validate` adds those across fields.
-"""
+"""The base class of every config: frozen dataclasses (nested by concern) to and from dicts, JSON and
+YAML. Errors name the key's path (`pretraining.training.learning_rte: unknown key ...`); checks are declared
+(a scalar's annotation, `RANGES`, `CHOICES`); `validate` adds those across fields."""
 
 from __future__ import annotations
 
@@ -220,10 +217,6 @@ class SectionedConfig(Config):
   """A config of sections whose fields' names are unique: their flat names (the flags)."""
 
   @classmethod
-  def flat_fields(cls) -> dict[str, dataclasses.Field]:  # {flat name: its field}
-    return {f.name: f for s in dataclasses.fields(cls) for f in dataclasses.fields(s.default)}
-
-  @classmethod
   @functools.lru_cache(maxsize=None)
   def sections(cls) -> dict[str, str]:  # {flat name: its section}
     return {f: s.name for s in dataclasses.fields(cls) for f in s.default.field_names()}
@@ -235,7 +228,6 @@ class SectionedConfig(Config):
     return {name: plain_data(self.flat(name)) for name in self.sections()}
 
   def override(self, **flat: Any):
-    """A copy with fields given by their flat names."""
     self.check_keys(flat, self.sections())
     changes: dict[str, dict] = {}
     for name, value in flat.items():
@@ -245,7 +237,6 @@ class SectionedConfig(Config):
 
   @classmethod
   def from_flat(cls, flat: Mapping[str, Any] | None = None, **more: Any):
-    """The defaults with fields given by their flat names (see `override`)."""
     return cls().override(**dict(flat or {}), **more)
 
   @classmethod

@@ -20,8 +20,7 @@ PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 
 @dataclasses.dataclass(frozen=True)
 class TrainingDataConfig(Config):
-  """What the pretrainer reads. `train_batch_size` is the GLOBAL batch of one update, split into
-  `gradient_accumulation_steps` micro-batches (trainer.py, "Gradient accumulation")."""
+  """What the pretrainer reads (the batch's split into micro-batches: trainer.py)."""
 
   input_files: str = field("", "comma-separated globs of the training TFRecords; gpt_*: text lines")
   eval_input_files: str = field("", "globs of held-out TFRecords for MLM / NSP accuracy; empty: none")
@@ -57,8 +56,7 @@ class TrainingModelConfig(Config):
   model: str = field("bert_base", "model preset (bert_tiny ... bert_large, gpt_*)")
   model_overrides: Mapping[str, Any] = field({}, "ModelConfig fields over the preset's, a JSON object")
   objective: str = field("mlm_nsp", f"{'|'.join(OBJECTIVES)}: the paper's, MLM only, left-to-right")
-  # A larger weight moves a small encoder's capacity to NSP at a cost in MLM
-  # (studies/pretraining_evidence/README.md).
+  # A larger weight moves a small encoder's capacity to NSP, at a cost in MLM (studies/pretraining_evidence).
   nsp_loss_weight: float = field(1.0, "weight of the NSP cross-entropy in the loss (the paper: 1)")
   init_checkpoint: str = field("", "start from this checkpoint (phase 2: the phase-1 output_dir)")
 
@@ -68,8 +66,7 @@ class TrainingModelConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class OptimizerConfig(Config):
-  """The update: optimizer, learning-rate schedule, clipping, accumulation, phases. Out of range
-  is not harmless: a negative rate ascends, a negative clip would turn clipping off."""
+  """The update. Out of range is not harmless: a negative rate ascends, a negative clip skips clipping."""
 
   optimizer: str = field("adamw", f"{'|'.join(OPTIMIZERS)}: AdamW (the paper's), LAMB, Adam")
   learning_rate: float = field(1e-4, "peak learning rate, reached after the warmup")
@@ -108,8 +105,7 @@ class RuntimeConfig(Config):
   num_gpus: int = field(0, "GPUs: mirrored uses that many (0: all), one_device /gpu:0 when 1")
   mixed_precision: str = field("float32", f"Keras precision policy: {'|'.join(PRECISIONS)}")
   jit_compile: bool = field(False, "compile the train step with XLA")
-  steps_per_execution: int = field(1, "train steps per call, capped at log_every, checkpoint_every "
-                                   "and eval_every boundaries")
+  steps_per_execution: int = field(1, "train steps per call, capped at log_every/checkpoint_every/eval_every")
   seed: int = field(42, "random seed of initialisation, shuffling and dynamic masking")
   deterministic: bool = field(False, "deterministic TensorFlow ops (slower)")
 

@@ -23,7 +23,7 @@ def test_sections_and_flat_names():
   assert config.flat("optimizer") == "lamb" and config.to_flat()["max_seq_length"] == 64
   assert TrainingConfig.from_flat(config.to_flat()) == config
   assert sorted(config.to_dict()) == ["data", "model", "optimizer", "outputs", "runtime"]
-  assert len(TrainingConfig.flat_fields()) == 51  # every field, each under one flat name
+  assert len(TrainingConfig.sections()) == 51  # every field, each under one flat name
   assert TrainingConfig.flat_values(json.loads(config.to_json())) == config.to_flat()  # a resume
 
 
