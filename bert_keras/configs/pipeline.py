@@ -1,5 +1,4 @@
-"""Typed pipeline configs: which corpora, model, tasks and budgets (recipes: configs/pipelines/);
-`pipeline.definitions.build_pipeline(config, root)` turns one into components."""
+"""Pipeline configs: corpora, model, tasks, budgets (pipeline.definitions.build_pipeline's input)."""
 
 from __future__ import annotations
 
@@ -21,7 +20,6 @@ _PIPELINE_TRAINING = ("input_files", "eval_input_files", "max_seq_length", "max_
 @dataclasses.dataclass(frozen=True)
 class CorpusConfig(Config):
   """The corpus_ingestion component's parameters."""
-
   wikipedia_dumps: tuple = ()
   bert_text_corpora: tuple = ()
   line_corpora: tuple = ()
@@ -33,9 +31,7 @@ class CorpusConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingConfig(Config):
-  """The vocabulary's parameters, the examples' (`data`, but those the artifacts give) and the
-  pretrainer's TrainingConfig fields by flat name (`training`)."""
-
+  """The vocabulary's, the examples' (`data`) and the pretrainer's (`training`, flat names) parameters."""
   vocab_size: int = 8000
   lower_case: bool = True
   max_input_words: int = 5_000_000  # the learner's cost grows with the distinct words it sees
@@ -59,9 +55,7 @@ class PretrainingConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class FineTuneConfig(Config):
-  """One task: its TaskConfig (or fields over the task's preset), per-base fields over it (e.g.
-  {"imported": {"learning_rate": 1e-4}}), a budget and blessing thresholds."""
-
+  """One task: its TaskConfig (or fields over the preset's), per-base fields over it, budget, thresholds."""
   task: str
   task_config: Optional[TaskConfig] = None
   max_train_examples: int = 0

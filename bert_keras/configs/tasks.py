@@ -37,8 +37,8 @@ class TaskConfig(Config):
     require(self.approach == "fine_tuning" or type(self) in (TaskConfig, TaggingTaskConfig),
             f"approach='feature_based': task {self.task!r} has no feature-based head", key="approach")
     layers = self.feature_layers  # flags give strings; floats and bools are not layer indices
-    require(not isinstance(layers, (str, bytes)) and hasattr(layers, "__iter__"),
-            f"feature_layers={layers!r} must be a list of encoder layer indices", key="feature_layers")
+    require(isinstance(layers, tuple), f"feature_layers={layers!r} must be a list of encoder layer indices",
+            key="feature_layers")
     require(layers and all(type(i) in (int, str) and str(i).lstrip("-").isdigit() for i in layers),
             f"feature_layers={list(layers)!r} must be integer encoder layer indices, at least one, "
             "e.g. -4,-3,-2,-1", key="feature_layers")
@@ -58,7 +58,6 @@ class TaskConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class SpanTaskConfig(TaskConfig):
   """Reading comprehension (sections 4.2, 4.3 and the released run_squad.py)."""
-
   doc_stride: int = 128
   max_query_length: int = 64
   n_best_size: int = 20
@@ -72,7 +71,6 @@ class SpanTaskConfig(TaskConfig):
 @dataclasses.dataclass(frozen=True)
 class TaggingTaskConfig(TaskConfig):
   """Sequence labelling (section 5.3): the scheme of the input files; the model trains on IOB2."""
-
   tagging_scheme: str = "iob1"
 
   CHOICES = dict(tagging_scheme=("iob1", "iob2"))
@@ -81,7 +79,6 @@ class TaggingTaskConfig(TaskConfig):
 @dataclasses.dataclass(frozen=True)
 class GPTTaskConfig(TaskConfig):
   """GPT-1 fine-tuning (gpt/<task>): loss L2 + lm_coef * L1 (3.2); lm_coef = 0: Table 5's no-aux-LM."""
-
   lm_coef: float = 0.5
 
   RANGES = dict(lm_coef=">= 0")

@@ -21,7 +21,6 @@ PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 @dataclasses.dataclass(frozen=True)
 class TrainingDataConfig(Config):
   """What the pretrainer reads (the batch's split into micro-batches: trainer.py)."""
-
   input_files: str = field("", "comma-separated globs of the training TFRecords; gpt_*: text lines")
   eval_input_files: str = field("", "globs of held-out TFRecords for MLM / NSP accuracy; empty: none")
   max_seq_length: int = field(128, "tokens per example; must equal the records' length")
@@ -52,7 +51,6 @@ class TrainingDataConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class TrainingModelConfig(Config):
   """Which encoder, with which heads and loss, from which weights."""
-
   model: str = field("bert_base", "model preset (bert_tiny ... bert_large, gpt_*)")
   model_overrides: Mapping[str, Any] = field({}, "ModelConfig fields over the preset's, a JSON object")
   objective: str = field("mlm_nsp", f"{'|'.join(OBJECTIVES)}: the paper's, MLM only, left-to-right")
@@ -67,7 +65,6 @@ class TrainingModelConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class OptimizerConfig(Config):
   """The update. Out of range is not harmless: a negative rate ascends, a negative clip skips clipping."""
-
   optimizer: str = field("adamw", f"{'|'.join(OPTIMIZERS)}: AdamW (the paper's), LAMB, Adam")
   learning_rate: float = field(1e-4, "peak learning rate, reached after the warmup")
   num_train_steps: int = field(1_000_000, "optimizer steps of the whole schedule (both phases)")
@@ -99,7 +96,6 @@ class OptimizerConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class RuntimeConfig(Config):
   """Where and how the steps run."""
-
   distribution_strategy: str = field("default", f"tf.distribute strategy: {'|'.join(DISTRIBUTIONS)}")
   tpu: str = field("", "TPU address for --distribution_strategy=tpu (grpc://host:port or a name)")
   num_gpus: int = field(0, "GPUs: mirrored uses that many (0: all), one_device /gpu:0 when 1")
@@ -124,7 +120,6 @@ class RuntimeConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class OutputsConfig(Config):
   """What the run writes, and how often."""
-
   output_dir: str = field("", "checkpoints, tensorboard/, history.jsonl, export/; a rerun resumes")
   checkpoint_every: int = field(1000, "steps between checkpoints")
   keep_checkpoints: int = field(3, "checkpoints kept in output_dir (older ones are deleted)")
@@ -140,7 +135,6 @@ class OutputsConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class TrainingConfig(SectionedConfig):
   """Everything `run_pretraining` needs, in five sections; written as output_dir/training_config.json."""
-
   data: TrainingDataConfig = TrainingDataConfig()
   model: TrainingModelConfig = TrainingModelConfig()
   optimizer: OptimizerConfig = OptimizerConfig()
