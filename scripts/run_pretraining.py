@@ -101,7 +101,7 @@ def main(argv):
   logging.set_verbosity(logging.INFO)
   config = config_from_flags()  # a bad flag or config file fails here, before TensorFlow loads
   for name in ("input_files", "eval_input_files", "init_checkpoint", "output_dir"):
-    for path in split_patterns(str(config.flat(name) or "")):
+    for path in split_patterns(str(config.to_flat()[name] or "")):
       check_reachable(path, name)  # gs:// without network: one line, not minutes of retries
   # pylint: disable=import-outside-toplevel
   # A model family is a value of --model: GPT-1's presets train its LM objective on text.

@@ -221,11 +221,8 @@ class SectionedConfig(Config):
   def sections(cls) -> dict[str, str]:  # {flat name: its section}
     return {f: s.name for s in dataclasses.fields(cls) for f in s.default.field_names()}
 
-  def flat(self, name: str) -> Any:
-    return getattr(getattr(self, self.sections()[name]), name)
-
   def to_flat(self) -> dict:
-    return {name: plain_data(self.flat(name)) for name in self.sections()}
+    return self.flat_values(self.to_dict())
 
   def override(self, **flat: Any):
     self.check_keys(flat, self.sections())

@@ -1,5 +1,4 @@
-"""Typed config of BERT-style encoders and GPT-style decoders; its presets: presets.yaml. Defaults:
-BERT-Base (Devlin et al., 2018, section 3; LayerNorm epsilon 1e-12 from the released TF code)."""
+"""Config of BERT encoders and GPT decoders; defaults: BERT-Base (LayerNorm epsilon: the released code's)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Everything that decides the bytes of a pretraining data set, written into its summary.json: the
-one owner of the Beam script's flags, the pretraining_examples parameters and the pipeline's."""
+"""What decides a pretraining data set's bytes (in its summary.json): the Beam script's flags and more."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from bert_keras.configs.base import Config, field
 
 INPUT_FORMATS = ("wikipedia", "bert_text", "lines", "jsonl", "tfds")
 COMPRESSIONS = ("none", "gzip")
-# Lines longer than this are dropped (a corpus line of megabytes is a broken file, not a sentence).
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 
 
@@ -37,11 +35,9 @@ class PretrainingDataConfig(Config):
   whole_word_mask: bool = field(False, "mask every piece of a word together")
   num_shards: int = field(8, "output TFRecord shards")
   compression: str = field("none", "compression of the TFRecord shards")
-  # A worker holds a bucket's documents and requests: its memory depends on this, not the corpus.
-  docs_per_bucket: int = field(64, "documents per random-next bucket")
-  # The original makes one-sentence documents into (always random-next) instances; 1 keeps them.
-  min_sentences_per_document: int = field(2, "shorter documents are dropped")
-  max_line_bytes: int = field(DEFAULT_MAX_LINE_BYTES, "longer input lines are refused")
+  docs_per_bucket: int = field(64, "documents per random-next bucket: a worker's memory")
+  min_sentences_per_document: int = field(2, "shorter documents are dropped; 1 keeps all, as the original")
+  max_line_bytes: int = field(DEFAULT_MAX_LINE_BYTES, "longer input lines (broken files) are dropped")
   json_text_key: str = field("text", "jsonl: the key of each record's text")
   tfds_split: str = field("train", "tfds: the split to read")
   tfds_data_dir: Optional[str] = field(None, "tfds: the data directory")

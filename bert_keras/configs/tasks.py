@@ -1,5 +1,4 @@
-"""Typed fine-tuning task configs, one class per task family, and their presets (presets.yaml).
-Defaults: the paper's fine-tuning hyperparameters (Devlin et al., 2018, section 4, appendix A.3)."""
+"""Fine-tuning task configs, one class per task family; defaults: the paper's (section 4, A.3)."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ class TaskConfig(Config):
   dropout_rate: float = 0.1  # of the head; the encoder keeps its own config's
   weight_decay_rate: float = 0.01
   seed: int = 0  # keras.utils.set_random_seed seeds numpy, whose seeds are 32-bit unsigned
-  # Fine-tune everything (sections 4.1-4.4), or (5.3) a two-layer BiLSTM of lstm_units per direction
-  # over the concatenated outputs of the frozen encoder layers feature_layers (5.3's best).
+  # Fine-tune all (4.1-4.4), or (5.3) a 2-layer BiLSTM (lstm_units per direction) over frozen feature_layers.
   approach: str = "fine_tuning"
   feature_layers: tuple = (-4, -3, -2, -1)
   lstm_units: int = 768

@@ -1,5 +1,4 @@
-"""Typed pretraining config (BERT section 3.1, appendix A.2: the defaults); recipes: configs/training/.
-Every field is a flag of scripts/run_pretraining.py under its own name."""
+"""Pretraining config (defaults: BERT 3.1, A.2); each field a flag of scripts/run_pretraining.py."""
 
 from __future__ import annotations
 
