@@ -56,7 +56,8 @@ def is_number(value: Any) -> bool:  # finite: not NaN or infinity
 _TYPES = {"int": (is_int, "an integer"), "float": (is_number, "a finite number"),
           "str": (lambda v: isinstance(v, str), "a string"),
           "bool": (lambda v: isinstance(v, bool), "true or false"),
-          "Mapping": (lambda v: isinstance(v, Mapping), "an object")}
+          "Mapping": (lambda v: isinstance(v, Mapping), "an object"),
+          "tuple[int, ...]": (lambda v: type(v) in (list, tuple) and all(map(is_int, v)), "a list of ints")}
 _COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
 
@@ -141,7 +142,7 @@ class Config:
     for f in dataclasses.fields(self):
       value = getattr(self, f.name)
       kind = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", str(f.type))  # None allowed
-      check, expected = _TYPES.get(kind.split("[")[0], (None, None))
+      check, expected = _TYPES.get(kind, _TYPES.get(kind.split("[")[0], (None, None)))
       if check and not check(value) and not (value is None and kind != f.type):
         raise ConfigError(f"{f.name}={value!r} must be {expected}", key=f.name)
       if (kind.split("[")[0] == "tuple" and isinstance(value, list)) or kind.startswith("Mapping"):

@@ -62,8 +62,7 @@ class SpanTaskConfig(TaskConfig):
   max_answer_length: int = 30
   null_score_diff_threshold: float = 0.0  # SQuAD v2: "" when s_null - s_best > this
 
-  RANGES = dict(doc_stride="> 0", max_query_length="> 0", n_best_size="> 0",
-                max_answer_length="> 0")
+  RANGES = dict(doc_stride="> 0", max_query_length="> 0", n_best_size="> 0", max_answer_length="> 0")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from bert_keras.configs.base import Config, ConfigError, SectionedConfig, field, is_int, require
+from bert_keras.configs.base import Config, ConfigError, SectionedConfig, field, require
 from bert_keras.configs.model import ModelConfig, get_model_config
 
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
@@ -31,7 +31,7 @@ class TrainingDataConfig(Config):
   dynamic_masking: bool = field(False, "re-mask each time an example is read (RoBERTa-style)")
   masked_lm_prob: float = field(0.15, "fraction of the tokens dynamic masking masks")
   mask_token_id: int = field(103, "id of [MASK] for dynamic masking (bert-base-uncased: 103)")
-  special_token_ids: tuple = field((0, 100, 101, 102, 103), "ids dynamic masking never masks")
+  special_token_ids: tuple[int, ...] = field((0, 100, 101, 102, 103), "ids dynamic masking never masks")
   vocab_size: int = field(0, "dynamic masking's random tokens are in [0, vocab_size); 0: the model's")
   vocab_file: str = field("", "vocab.txt copied to output_dir/export/; empty: summary.json's, if any")
   bpe_model: str = field("", "GPT-1 presets (gpt_*): the BPE model of scripts/train_bpe.py")
@@ -40,11 +40,6 @@ class TrainingDataConfig(Config):
   RANGES = dict(max_seq_length="> 0", max_predictions_per_seq="(0, max_seq_length]",
                 train_batch_size="> 0", eval_batch_size=">= 0", shuffle_buffer_size="> 0", cycle_length="> 0",
                 masked_lm_prob="(0, 1)", mask_token_id=">= 0", vocab_size=">= 0")
-
-  def validate(self):
-    ids = self.special_token_ids
-    require(isinstance(ids, (list, tuple)) and all(is_int(i) for i in ids),
-            f"special_token_ids={ids!r} must be a list of integers", key="special_token_ids")
 
 
 @dataclasses.dataclass(frozen=True)
