@@ -218,7 +218,6 @@ class SectionedConfig(Config):
   """A config of sections whose fields' names are unique: their flat names (the flags)."""
 
   @classmethod
-  @functools.lru_cache(maxsize=None)
   def sections(cls) -> dict[str, str]:  # {flat name: its section}
     return {f: s.name for s in dataclasses.fields(cls) for f in s.default.field_names()}
 

@@ -26,7 +26,6 @@ class ExportConfig(Config):
   overwrite: bool = False  # replace an earlier export of a different task at output_dir
   format: str = "saved_model"  # "litert" adds model.tflite (bert_keras/export/litert_export.py)
   quantize: str = "none"
-
   RANGES = dict(max_seq_length=">= 3", doc_stride=">= 0", head_groups=">= 1")
   CHOICES = dict(jit_compile=(True, False, "auto"), format=("saved_model", "litert"),
                  quantize=("none", "int8"))

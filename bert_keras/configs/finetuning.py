@@ -23,7 +23,6 @@ class RunConfig(Config):
   save_model: bool = True
   # Batches of similar lengths padded to these, as the export's: "auto", "fixed" (TPUs) or "16,32,64".
   length_buckets: str = "auto"
-
   RANGES = dict(max_train_examples=">= 0")
 
   def validate(self):

@@ -23,7 +23,6 @@ class ModelConfig(Config):
   initializer_range: float = 0.02
   layer_norm_epsilon: float = 1e-12
   attention: str = "bidirectional"  # "causal": left-to-right (GPT-1, the LTR ablation)
-
   RANGES = dict(vocab_size="> 0", hidden_size="> 0", num_layers="> 0", num_heads="> 0",
                 intermediate_size="> 0", max_position_embeddings="> 0", type_vocab_size=">= 0",
                 dropout_rate="[0, 1)", attention_dropout_rate="[0, 1)", initializer_range="> 0",

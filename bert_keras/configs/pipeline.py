@@ -25,7 +25,6 @@ class CorpusConfig(Config):
   line_corpora: tuple = ()
   max_documents: int = 0  # 0: all
   num_shards: int = 2
-
   RANGES = dict(max_documents=">= 0", num_shards=">= 1")
 
 
@@ -62,7 +61,6 @@ class FineTuneConfig(Config):
   thresholds: Mapping[str, Any] = field({}, "metric bounds for the blessing")
   bases: tuple = BASES  # fine-tune from our pretrained encoder and/or the imported checkpoint
   base_task_config: Mapping[str, Mapping[str, Any]] = field({}, "TaskConfig fields per base")
-
   RANGES = dict(max_train_examples=">= 0")
 
   def validate(self):

@@ -42,7 +42,6 @@ class PretrainingDataConfig(Config):
   tfds_split: str = field("train", "tfds: the split to read")
   tfds_data_dir: Optional[str] = field(None, "tfds: the data directory")
   output_prefix: str = field("pretraining", "shards are <output_prefix>-SSSSS-of-NNNNN.tfrecord")
-
   # Given by the Beam script's flags or the pipeline's artifacts; the others are component parameters.
   LOCATION_FIELDS = ("input_files", "input_format", "output_dir", "vocab_file", "lower_case",
                      "json_text_key", "tfds_split", "tfds_data_dir", "output_prefix")

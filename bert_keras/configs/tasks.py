@@ -25,7 +25,6 @@ class TaskConfig(Config):
   feature_layers: tuple = (-4, -3, -2, -1)
   lstm_units: int = 768
   dev_every: int = 5  # sets without an official split (polarity, lee_similarity): every k-th is dev
-
   RANGES = dict(max_seq_length=">= 8", train_batch_size="> 0", eval_batch_size="> 0",
                 learning_rate="> 0", num_epochs="> 0", warmup_proportion="[0, 1)",
                 dropout_rate="[0, 1)", seed=f"[0, {2**32 - 1}]", dev_every="> 0", lstm_units="> 0")
@@ -61,7 +60,6 @@ class SpanTaskConfig(TaskConfig):
   n_best_size: int = 20
   max_answer_length: int = 30
   null_score_diff_threshold: float = 0.0  # SQuAD v2: "" when s_null - s_best > this
-
   RANGES = dict(doc_stride="> 0", max_query_length="> 0", n_best_size="> 0", max_answer_length="> 0")
 
 
@@ -69,7 +67,6 @@ class SpanTaskConfig(TaskConfig):
 class TaggingTaskConfig(TaskConfig):
   """Sequence labelling (section 5.3): the scheme of the input files; the model trains on IOB2."""
   tagging_scheme: str = "iob1"
-
   CHOICES = dict(tagging_scheme=("iob1", "iob2"))
 
 
@@ -77,7 +74,6 @@ class TaggingTaskConfig(TaskConfig):
 class GPTTaskConfig(TaskConfig):
   """GPT-1 fine-tuning (gpt/<task>): loss L2 + lm_coef * L1 (3.2); lm_coef = 0: Table 5's no-aux-LM."""
   lm_coef: float = 0.5
-
   RANGES = dict(lm_coef=">= 0")
 
 

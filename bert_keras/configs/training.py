@@ -36,7 +36,6 @@ class TrainingDataConfig(Config):
   vocab_file: str = field("", "vocab.txt copied to output_dir/export/; empty: summary.json's, if any")
   bpe_model: str = field("", "GPT-1 presets (gpt_*): the BPE model of scripts/train_bpe.py")
   corpora: str = field("", "gpt_*: embedded corpora read first: wikipedia,lee_background")
-
   RANGES = dict(max_seq_length="> 0", max_predictions_per_seq="(0, max_seq_length]",
                 train_batch_size="> 0", eval_batch_size=">= 0", shuffle_buffer_size="> 0", cycle_length="> 0",
                 masked_lm_prob="(0, 1)", mask_token_id=">= 0", vocab_size=">= 0")
@@ -51,7 +50,6 @@ class TrainingModelConfig(Config):
   # A larger weight moves a small encoder's capacity to NSP, at a cost in MLM (studies/pretraining_evidence).
   nsp_loss_weight: float = field(1.0, "weight of the NSP cross-entropy in the loss (the paper: 1)")
   init_checkpoint: str = field("", "start from this checkpoint (phase 2: the phase-1 output_dir)")
-
   RANGES = dict(nsp_loss_weight=">= 0")
   CHOICES = dict(objective=OBJECTIVES)
 
@@ -74,7 +72,6 @@ class OptimizerConfig(Config):
   gradient_accumulation_steps: int = field(1, "micro-batches summed into one update")
   phase: int = field(0, "0: the whole schedule; 1: its first phase1_fraction; 2: the rest")
   phase1_fraction: float = field(0.9, "fraction of num_train_steps in phase 1 (the paper: 0.9)")
-
   RANGES = dict(learning_rate="> 0", num_train_steps="> 0", num_warmup_steps=">= 0",
                 end_learning_rate="[0, learning_rate]", decay_power="> 0", weight_decay_rate=">= 0",
                 beta_1="[0, 1)", beta_2="[0, 1)", epsilon="> 0", clip_global_norm=">= 0",
@@ -98,7 +95,6 @@ class RuntimeConfig(Config):
   steps_per_execution: int = field(1, "train steps per call, capped at log_every/checkpoint_every/eval_every")
   seed: int = field(42, "random seed of initialisation, shuffling and dynamic masking")
   deterministic: bool = field(False, "deterministic TensorFlow ops (slower)")
-
   RANGES = dict(num_gpus=">= 0", steps_per_execution="> 0", seed=f"[0, {2**32 - 1}]")
   CHOICES = dict(distribution_strategy=DISTRIBUTIONS, mixed_precision=PRECISIONS)
 
@@ -121,7 +117,6 @@ class OutputsConfig(Config):
   eval_every: int = field(0, "steps between evaluations on eval_input_files; 0: at the end only")
   eval_steps: int = field(20, "batches per evaluation")
   unigram_baseline_records: int = field(100_000, "training records read for the unigram baseline")
-
   RANGES = dict(checkpoint_every="> 0", keep_checkpoints="> 0", log_every="> 0", eval_every=">= 0",
                 eval_steps="> 0", unigram_baseline_records="> 0")
 
