@@ -1,5 +1,4 @@
-"""Recipes on top of bert_keras.configs; those that are only values are data files here
-(configs/<kind>/<name>.json), each loadable by the config class it holds (`Config.from_file`)."""
+"""Recipes on top of bert_keras.configs; values only: configs/<kind>/<name>.json (`Config.from_file`)."""
 
 import os
 

@@ -1,5 +1,4 @@
-"""The pipeline's recipes: the main job (`make demo`, configs/pipelines/demo.yaml, whose comments
-say why each value) and the end-to-end tests' slice of it (smoke.yaml, values over demo.yaml's)."""
+"""The pipeline's recipes: `make demo` (pipelines/demo.yaml) and the end-to-end tests' (smoke.yaml)."""
 
 from __future__ import annotations
 

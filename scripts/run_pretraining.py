@@ -38,6 +38,7 @@ checkpoint in --output_dir.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from absl import app, flags, logging
@@ -46,17 +47,20 @@ from bert_keras.errors import UserError, parse_flags, run_main
 from bert_keras.input_checks import check_reachable, split_patterns
 from bert_keras.json_io import parse_json
 from bert_keras.configs.model import GPT_PRESETS
-from bert_keras.configs.training import TrainingConfig, field_help
+from bert_keras.configs.training import TrainingConfig
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("config_file", None, "start from this TrainingConfig file, JSON or YAML (a "
                     "recipe of configs/training/, or a run's training_config.json); other flags "
                     "override its values")
 
-for _name, _field in TrainingConfig.flat_fields().items():
+for _field in (f for s in dataclasses.fields(TrainingConfig) for f in dataclasses.fields(s.default)):
+  _name = _field.name
   # The field's own documentation (bert_keras/configs/training.py); a --config_file replaces the
   # default, so the flags themselves default to None ("not given").
-  _help = field_help(_name)
+  _default = _field.default_factory() if _field.default is dataclasses.MISSING else _field.default
+  _shown = ",".join(map(str, _default)) if isinstance(_default, tuple) else json.dumps(_default)
+  _help = f"{_field.metadata['help']} (default {_shown})"
   if _field.type in ("str", str):
     flags.DEFINE_string(_name, None, _help)
   elif _field.type in ("bool", bool):
@@ -74,7 +78,7 @@ for _name, _field in TrainingConfig.flat_fields().items():
 def config_from_flags() -> TrainingConfig:
   config = TrainingConfig.from_file(FLAGS.config_file) if FLAGS.config_file else None
   changes = {}
-  for name in TrainingConfig.flat_fields():
+  for name in TrainingConfig.sections():
     value = FLAGS[name].value
     if value is None:
       continue
@@ -97,7 +101,7 @@ def main(argv):
   logging.set_verbosity(logging.INFO)
   config = config_from_flags()  # a bad flag or config file fails here, before TensorFlow loads
   for name in ("input_files", "eval_input_files", "init_checkpoint", "output_dir"):
-    for path in split_patterns(str(config.flat(name) or "")):
+    for path in split_patterns(str(config.to_flat()[name] or "")):
       check_reachable(path, name)  # gs:// without network: one line, not minutes of retries
   # pylint: disable=import-outside-toplevel
   # A model family is a value of --model: GPT-1's presets train its LM objective on text.

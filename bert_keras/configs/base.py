@@ -1,9 +1,6 @@
-"""The one base class of every config: frozen dataclasses to and from dicts, JSON and YAML files.
-
-Fields may be configs (nested by concern, as Model Garden nests its experiment configs). Every error
-names the key's path on one line (`pretraining.training.learning_rte: unknown key ...`). Checks are
-declared: a scalar's annotation, `RANGES` and `CHOICES`; `validate` adds those across fields.
-"""
+"""The base class of every config: frozen dataclasses (nested by concern) to and from dicts, JSON and
+YAML. Errors name the key's path (`pretraining.training.learning_rte: unknown key ...`); checks are declared
+(a scalar's annotation, `RANGES`, `CHOICES`); `validate` adds those across fields."""
 
 from __future__ import annotations
 
@@ -59,7 +56,8 @@ def is_number(value: Any) -> bool:  # finite: not NaN or infinity
 _TYPES = {"int": (is_int, "an integer"), "float": (is_number, "a finite number"),
           "str": (lambda v: isinstance(v, str), "a string"),
           "bool": (lambda v: isinstance(v, bool), "true or false"),
-          "Mapping": (lambda v: isinstance(v, Mapping), "an object")}
+          "Mapping": (lambda v: isinstance(v, Mapping), "an object"),
+          "tuple[int, ...]": (lambda v: type(v) in (list, tuple) and all(map(is_int, v)), "a list of ints")}
 _COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
 
@@ -144,7 +142,7 @@ class Config:
     for f in dataclasses.fields(self):
       value = getattr(self, f.name)
       kind = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", str(f.type))  # None allowed
-      check, expected = _TYPES.get(kind.split("[")[0], (None, None))
+      check, expected = _TYPES.get(kind, _TYPES.get(kind.split("[")[0], (None, None)))
       if check and not check(value) and not (value is None and kind != f.type):
         raise ConfigError(f"{f.name}={value!r} must be {expected}", key=f.name)
       if (kind.split("[")[0] == "tuple" and isinstance(value, list)) or kind.startswith("Mapping"):
@@ -220,22 +218,13 @@ class SectionedConfig(Config):
   """A config of sections whose fields' names are unique: their flat names (the flags)."""
 
   @classmethod
-  def flat_fields(cls) -> dict[str, dataclasses.Field]:  # {flat name: its field}
-    return {f.name: f for s in dataclasses.fields(cls) for f in dataclasses.fields(s.default)}
-
-  @classmethod
-  @functools.lru_cache(maxsize=None)
   def sections(cls) -> dict[str, str]:  # {flat name: its section}
     return {f: s.name for s in dataclasses.fields(cls) for f in s.default.field_names()}
 
-  def flat(self, name: str) -> Any:
-    return getattr(getattr(self, self.sections()[name]), name)
-
   def to_flat(self) -> dict:
-    return {name: plain_data(self.flat(name)) for name in self.sections()}
+    return self.flat_values(self.to_dict())
 
   def override(self, **flat: Any):
-    """A copy with fields given by their flat names."""
     self.check_keys(flat, self.sections())
     changes: dict[str, dict] = {}
     for name, value in flat.items():
@@ -245,7 +234,6 @@ class SectionedConfig(Config):
 
   @classmethod
   def from_flat(cls, flat: Mapping[str, Any] | None = None, **more: Any):
-    """The defaults with fields given by their flat names (see `override`)."""
     return cls().override(**dict(flat or {}), **more)
 
   @classmethod

@@ -10,10 +10,8 @@ from bert_keras.configs.base import Config, ConfigError, require
 
 @dataclasses.dataclass(frozen=True)
 class ExportConfig(Config):
-  """Exactly one source: a run_finetuning output directory or an encoder checkpoint (any format
-  bert_keras.interop reads, exported for feature extraction). None: "not given", so that a GPT-1
-  fine-tuning directory refuses every BERT-only setting rather than ignoring it."""
-
+  """One source: a run_finetuning output directory or an encoder checkpoint (any interop format). None:
+  "not given", so that a GPT-1 fine-tuning directory refuses every BERT-only setting, not ignores it."""
   output_dir: str
   finetuned_dir: str = ""
   init_checkpoint: str = ""
@@ -23,13 +21,11 @@ class ExportConfig(Config):
   doc_stride: int = 0  # squad and tagging windows; 0: the task's own (tagging: half a window)
   jit_compile: bool | str = False  # or "auto" (serving_module.ServingModule)
   head_groups: Optional[int] = None  # split of the plain graph's blocks (None: by width)
-  # "auto" (16, 24, 32, 48, 64, ... max_seq_length), "fixed" or ascending lengths "16,48": each
-  # row pads to its own bucket (bert_keras/text/length_buckets.py).
+  # "auto", "fixed" or ascending lengths "16,48": each row pads to its bucket (text/length_buckets.py).
   length_buckets: str = "auto"
   overwrite: bool = False  # replace an earlier export of a different task at output_dir
   format: str = "saved_model"  # "litert" adds model.tflite (bert_keras/export/litert_export.py)
   quantize: str = "none"
-
   RANGES = dict(max_seq_length=">= 3", doc_stride=">= 0", head_groups=">= 1")
   CHOICES = dict(jit_compile=(True, False, "auto"), format=("saved_model", "litert"),
                  quantize=("none", "int8"))

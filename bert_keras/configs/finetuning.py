@@ -1,5 +1,4 @@
-"""A fine-tuning run's config file: its task's TaskConfig (bert_keras/configs/tasks.py) and where
-the run reads and writes and how it runs (RunConfig)."""
+"""A fine-tuning run's config file: its task's TaskConfig and where and how it runs (RunConfig)."""
 
 from __future__ import annotations
 
@@ -22,10 +21,8 @@ class RunConfig(Config):
   mixed_precision: str = "float32"
   max_train_examples: int = 0  # 0: all
   save_model: bool = True
-  # The lengths batches are padded to, each holding examples of similar length
-  # (tasks/length_batches.py), as the export's: "auto", "fixed" (one shape, for TPUs) or "16,32,64".
+  # Batches of similar lengths padded to these, as the export's: "auto", "fixed" (TPUs) or "16,32,64".
   length_buckets: str = "auto"
-
   RANGES = dict(max_train_examples=">= 0")
 
   def validate(self):
@@ -40,7 +37,6 @@ class RunConfig(Config):
 class FinetuningConfig(Config):
   """run_finetuning's --config_file and the config.json a run writes: {"task": ..., "run": ...};
   the other fields record what the run used (read back, a record, not settings)."""
-
   task: TaskConfig
   run: RunConfig
   model: Optional[dict] = None

@@ -1,5 +1,4 @@
-"""Typed config of BERT-style encoders and GPT-style decoders; its presets: presets.yaml. Defaults:
-BERT-Base (Devlin et al., 2018, section 3; LayerNorm epsilon 1e-12 from the released TF code)."""
+"""Config of BERT encoders and GPT decoders; defaults: BERT-Base (LayerNorm epsilon: the released code's)."""
 
 from __future__ import annotations
 
@@ -24,7 +23,6 @@ class ModelConfig(Config):
   initializer_range: float = 0.02
   layer_norm_epsilon: float = 1e-12
   attention: str = "bidirectional"  # "causal": left-to-right (GPT-1, the LTR ablation)
-
   RANGES = dict(vocab_size="> 0", hidden_size="> 0", num_layers="> 0", num_heads="> 0",
                 intermediate_size="> 0", max_position_embeddings="> 0", type_vocab_size=">= 0",
                 dropout_rate="[0, 1)", attention_dropout_rate="[0, 1)", initializer_range="> 0",
@@ -46,7 +44,3 @@ def get_model_config(name: str, **overrides: Any) -> ModelConfig:
   require(name in _MODELS, f"unknown model preset {name!r}; expected one of {sorted(_MODELS)}")
   return _MODELS[name].replace(**overrides)
 
-
-def get_gpt_config(name: str, **overrides: Any) -> ModelConfig:
-  require(name in GPT_PRESETS, f"unknown GPT preset {name!r}; expected one of {sorted(GPT_PRESETS)}")
-  return GPT_PRESETS[name].replace(**overrides)

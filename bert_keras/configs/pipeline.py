@@ -1,5 +1,4 @@
-"""Typed pipeline configs: which corpora, model, tasks and budgets (recipes: configs/pipelines/);
-`pipeline.definitions.build_pipeline(config, root)` turns one into components."""
+"""Pipeline configs: corpora, model, tasks, budgets (pipeline.definitions.build_pipeline's input)."""
 
 from __future__ import annotations
 
@@ -21,21 +20,17 @@ _PIPELINE_TRAINING = ("input_files", "eval_input_files", "max_seq_length", "max_
 @dataclasses.dataclass(frozen=True)
 class CorpusConfig(Config):
   """The corpus_ingestion component's parameters."""
-
   wikipedia_dumps: tuple = ()
   bert_text_corpora: tuple = ()
   line_corpora: tuple = ()
   max_documents: int = 0  # 0: all
   num_shards: int = 2
-
   RANGES = dict(max_documents=">= 0", num_shards=">= 1")
 
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingConfig(Config):
-  """The vocabulary's parameters, the examples' (`data`, but those the artifacts give) and the
-  pretrainer's TrainingConfig fields by flat name (`training`)."""
-
+  """The vocabulary's, the examples' (`data`) and the pretrainer's (`training`, flat names) parameters."""
   vocab_size: int = 8000
   lower_case: bool = True
   max_input_words: int = 5_000_000  # the learner's cost grows with the distinct words it sees
@@ -59,16 +54,13 @@ class PretrainingConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class FineTuneConfig(Config):
-  """One task: its TaskConfig (or fields over the task's preset), per-base fields over it (e.g.
-  {"imported": {"learning_rate": 1e-4}}), a budget and blessing thresholds."""
-
+  """One task: its TaskConfig (or fields over the preset's), per-base fields over it, budget, thresholds."""
   task: str
   task_config: Optional[TaskConfig] = None
   max_train_examples: int = 0
   thresholds: Mapping[str, Any] = field({}, "metric bounds for the blessing")
   bases: tuple = BASES  # fine-tune from our pretrained encoder and/or the imported checkpoint
   base_task_config: Mapping[str, Mapping[str, Any]] = field({}, "TaskConfig fields per base")
-
   RANGES = dict(max_train_examples=">= 0")
 
   def validate(self):

@@ -1,13 +1,11 @@
-"""Typed pretraining config (BERT section 3.1, appendix A.2: the defaults); recipes: configs/training/.
-Every field is a flag of scripts/run_pretraining.py under its own name."""
+"""Pretraining config (defaults: BERT 3.1, A.2); each field a flag of scripts/run_pretraining.py."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any, Mapping
 
-from bert_keras.configs.base import Config, ConfigError, SectionedConfig, field, is_int, require
+from bert_keras.configs.base import Config, ConfigError, SectionedConfig, field, require
 from bert_keras.configs.model import ModelConfig, get_model_config
 
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
@@ -19,19 +17,9 @@ FINETUNE_DISTRIBUTIONS = ("default", "one_device", "mirrored")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 
 
-def field_help(name: str) -> str:
-  """The help of the TrainingConfig field `name` (its flag), with its default."""
-  f = TrainingConfig.flat_fields()[name]
-  default = f.default_factory() if f.default is dataclasses.MISSING else f.default
-  shown = ",".join(map(str, default)) if isinstance(default, tuple) else json.dumps(default)
-  return f"{f.metadata['help']} (default {shown})"
-
-
 @dataclasses.dataclass(frozen=True)
 class TrainingDataConfig(Config):
-  """What the pretrainer reads. `train_batch_size` is the GLOBAL batch of one update, split into
-  `gradient_accumulation_steps` micro-batches (trainer.py, "Gradient accumulation")."""
-
+  """What the pretrainer reads (the batch's split into micro-batches: trainer.py)."""
   input_files: str = field("", "comma-separated globs of the training TFRecords; gpt_*: text lines")
   eval_input_files: str = field("", "globs of held-out TFRecords for MLM / NSP accuracy; empty: none")
   max_seq_length: int = field(128, "tokens per example; must equal the records' length")
@@ -43,43 +31,32 @@ class TrainingDataConfig(Config):
   dynamic_masking: bool = field(False, "re-mask each time an example is read (RoBERTa-style)")
   masked_lm_prob: float = field(0.15, "fraction of the tokens dynamic masking masks")
   mask_token_id: int = field(103, "id of [MASK] for dynamic masking (bert-base-uncased: 103)")
-  special_token_ids: tuple = field((0, 100, 101, 102, 103), "ids dynamic masking never masks")
+  special_token_ids: tuple[int, ...] = field((0, 100, 101, 102, 103), "ids dynamic masking never masks")
   vocab_size: int = field(0, "dynamic masking's random tokens are in [0, vocab_size); 0: the model's")
   vocab_file: str = field("", "vocab.txt copied to output_dir/export/; empty: summary.json's, if any")
   bpe_model: str = field("", "GPT-1 presets (gpt_*): the BPE model of scripts/train_bpe.py")
   corpora: str = field("", "gpt_*: embedded corpora read first: wikipedia,lee_background")
-
   RANGES = dict(max_seq_length="> 0", max_predictions_per_seq="(0, max_seq_length]",
                 train_batch_size="> 0", eval_batch_size=">= 0", shuffle_buffer_size="> 0", cycle_length="> 0",
                 masked_lm_prob="(0, 1)", mask_token_id=">= 0", vocab_size=">= 0")
-
-  def validate(self):
-    ids = self.special_token_ids
-    require(isinstance(ids, (list, tuple)) and all(is_int(i) for i in ids),
-            f"special_token_ids={ids!r} must be a list of integers", key="special_token_ids")
 
 
 @dataclasses.dataclass(frozen=True)
 class TrainingModelConfig(Config):
   """Which encoder, with which heads and loss, from which weights."""
-
   model: str = field("bert_base", "model preset (bert_tiny ... bert_large, gpt_*)")
   model_overrides: Mapping[str, Any] = field({}, "ModelConfig fields over the preset's, a JSON object")
   objective: str = field("mlm_nsp", f"{'|'.join(OBJECTIVES)}: the paper's, MLM only, left-to-right")
-  # A larger weight moves a small encoder's capacity to NSP at a cost in MLM
-  # (studies/pretraining_evidence/README.md).
+  # A larger weight moves a small encoder's capacity to NSP, at a cost in MLM (studies/pretraining_evidence).
   nsp_loss_weight: float = field(1.0, "weight of the NSP cross-entropy in the loss (the paper: 1)")
   init_checkpoint: str = field("", "start from this checkpoint (phase 2: the phase-1 output_dir)")
-
   RANGES = dict(nsp_loss_weight=">= 0")
   CHOICES = dict(objective=OBJECTIVES)
 
 
 @dataclasses.dataclass(frozen=True)
 class OptimizerConfig(Config):
-  """The update: optimizer, learning-rate schedule, clipping, accumulation, phases. Out of range
-  is not harmless: a negative rate ascends, a negative clip would turn clipping off."""
-
+  """The update. Out of range is not harmless: a negative rate ascends, a negative clip skips clipping."""
   optimizer: str = field("adamw", f"{'|'.join(OPTIMIZERS)}: AdamW (the paper's), LAMB, Adam")
   learning_rate: float = field(1e-4, "peak learning rate, reached after the warmup")
   num_train_steps: int = field(1_000_000, "optimizer steps of the whole schedule (both phases)")
@@ -95,7 +72,6 @@ class OptimizerConfig(Config):
   gradient_accumulation_steps: int = field(1, "micro-batches summed into one update")
   phase: int = field(0, "0: the whole schedule; 1: its first phase1_fraction; 2: the rest")
   phase1_fraction: float = field(0.9, "fraction of num_train_steps in phase 1 (the paper: 0.9)")
-
   RANGES = dict(learning_rate="> 0", num_train_steps="> 0", num_warmup_steps=">= 0",
                 end_learning_rate="[0, learning_rate]", decay_power="> 0", weight_decay_rate=">= 0",
                 beta_1="[0, 1)", beta_2="[0, 1)", epsilon="> 0", clip_global_norm=">= 0",
@@ -111,17 +87,14 @@ class OptimizerConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class RuntimeConfig(Config):
   """Where and how the steps run."""
-
   distribution_strategy: str = field("default", f"tf.distribute strategy: {'|'.join(DISTRIBUTIONS)}")
   tpu: str = field("", "TPU address for --distribution_strategy=tpu (grpc://host:port or a name)")
   num_gpus: int = field(0, "GPUs: mirrored uses that many (0: all), one_device /gpu:0 when 1")
   mixed_precision: str = field("float32", f"Keras precision policy: {'|'.join(PRECISIONS)}")
   jit_compile: bool = field(False, "compile the train step with XLA")
-  steps_per_execution: int = field(1, "train steps per call, capped at log_every, checkpoint_every "
-                                   "and eval_every boundaries")
+  steps_per_execution: int = field(1, "train steps per call, capped at log_every/checkpoint_every/eval_every")
   seed: int = field(42, "random seed of initialisation, shuffling and dynamic masking")
   deterministic: bool = field(False, "deterministic TensorFlow ops (slower)")
-
   RANGES = dict(num_gpus=">= 0", steps_per_execution="> 0", seed=f"[0, {2**32 - 1}]")
   CHOICES = dict(distribution_strategy=DISTRIBUTIONS, mixed_precision=PRECISIONS)
 
@@ -137,7 +110,6 @@ class RuntimeConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class OutputsConfig(Config):
   """What the run writes, and how often."""
-
   output_dir: str = field("", "checkpoints, tensorboard/, history.jsonl, export/; a rerun resumes")
   checkpoint_every: int = field(1000, "steps between checkpoints")
   keep_checkpoints: int = field(3, "checkpoints kept in output_dir (older ones are deleted)")
@@ -145,7 +117,6 @@ class OutputsConfig(Config):
   eval_every: int = field(0, "steps between evaluations on eval_input_files; 0: at the end only")
   eval_steps: int = field(20, "batches per evaluation")
   unigram_baseline_records: int = field(100_000, "training records read for the unigram baseline")
-
   RANGES = dict(checkpoint_every="> 0", keep_checkpoints="> 0", log_every="> 0", eval_every=">= 0",
                 eval_steps="> 0", unigram_baseline_records="> 0")
 
@@ -153,7 +124,6 @@ class OutputsConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class TrainingConfig(SectionedConfig):
   """Everything `run_pretraining` needs, in five sections; written as output_dir/training_config.json."""
-
   data: TrainingDataConfig = TrainingDataConfig()
   model: TrainingModelConfig = TrainingModelConfig()
   optimizer: OptimizerConfig = OptimizerConfig()

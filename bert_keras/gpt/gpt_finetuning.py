@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from bert_keras import keras_classes
-from bert_keras.configs.model import GPT_PRESETS, get_gpt_config
+from bert_keras.configs.model import GPT_PRESETS
 from bert_keras.errors import UserError
 from bert_keras.gpt.gpt_pretraining import DECODER_FILE, TOKENIZER_FILE
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
@@ -37,7 +37,7 @@ class GPTFamily(ModelFamily):
     if run.model not in GPT_PRESETS or not run.vocab_file:
       raise UserError(f"without --init_checkpoint, a GPT task needs --model (one of "
                       f"{sorted(GPT_PRESETS)}) and --vocab_file (its bpe.model)")
-    check_sequence_length(task_config.max_seq_length, get_gpt_config(run.model),
+    check_sequence_length(task_config.max_seq_length, GPT_PRESETS[run.model],
                           run.model)
     return None
 
@@ -49,8 +49,8 @@ class GPTFamily(ModelFamily):
       check_sequence_length(task_config.max_seq_length, decoder.model_config, source)
       described = {"init": "checkpoint", "format": "gpt", "path": source}
     else:
-      decoder = GPTDecoder.from_model_config(get_gpt_config(run.model,
-                                                            vocab_size=tokenizer.vocab_size))
+      decoder = GPTDecoder.from_model_config(GPT_PRESETS[run.model].replace(
+          vocab_size=tokenizer.vocab_size))
       described = {"init": "random", "model_config": run.model}
     if tokenizer.vocab_size != decoder.model_config.vocab_size:
       raise UserError(f"{bpe}: {tokenizer.vocab_size} pieces but the decoder has "

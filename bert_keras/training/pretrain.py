@@ -217,7 +217,7 @@ def check_resume_config(config: TrainingConfig, inputs: InputFiles | None) -> No
 
 
 def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
-  changed = [name for name in SCHEDULE_FIELDS if old.get(name) != config.flat(name)]
+  changed = [name for name in SCHEDULE_FIELDS if old.get(name) != config.to_flat()[name]]
   if not changed:
     return
   step = _restored_step(config.outputs.output_dir)
@@ -234,7 +234,7 @@ def _log_schedule_change(old: dict, config: TrainingConfig, path: str) -> None:
       "before followed the recorded schedule: the result is neither run's schedule. Intended (a "
       "longer run, a lower peak)? Go on; if not, give the recorded values again",
       config.outputs.output_dir,
-      step, "; ".join(f"{name}: {old.get(name)!r} in {path}, {config.flat(name)!r} now"
+      step, "; ".join(f"{name}: {old.get(name)!r} in {path}, {config.to_flat()[name]!r} now"
                       for name in changed), rates)
 
 

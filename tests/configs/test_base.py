@@ -17,7 +17,7 @@ from bert_keras.configs.model import GPT_PRESETS, MODEL_PRESETS, ModelConfig
 from bert_keras.configs.pipeline import PipelineConfig
 from configs.demo import demo_config, smoke_config
 from bert_keras.configs.pretraining_data import PretrainingDataConfig
-from bert_keras.configs.tasks import TASK_PRESETS, FeatureBased, TaskConfig, get_task_config
+from bert_keras.configs.tasks import TASK_PRESETS, TaskConfig, get_task_config
 from bert_keras.configs.training import TrainingConfig
 from configs import recipe_names, recipe_path
 
@@ -28,7 +28,7 @@ TRAINING_RECIPES = [TrainingConfig.from_file(recipe_path("training", name))
 EXAMPLES = [
     *MODEL_PRESETS.values(), *GPT_PRESETS.values(), *TRAINING_RECIPES,
     *TASK_PRESETS.values(), *ABLATIONS.values(), *STUDY_PRESETS.values(),
-    get_task_config("glue/mrpc", approach="feature_based", lstm_units=8), FeatureBased(),
+    get_task_config("glue/mrpc", approach="feature_based", lstm_units=8),
     get_task_config("gpt/swag", lm_coef=0.0),
     demo_config(), smoke_config(),
     RunConfig(data_dir="d", output_dir="o", lower_case=False, max_train_examples=5),

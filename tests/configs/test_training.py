@@ -20,10 +20,10 @@ def test_sections_and_flat_names():
   assert (config.data.max_seq_length, config.model.model) == (64, "bert_tiny")
   assert (config.optimizer.optimizer, config.runtime.mixed_precision) == ("lamb", "mixed_bfloat16")
   assert config.outputs.output_dir == "m"
-  assert config.flat("optimizer") == "lamb" and config.to_flat()["max_seq_length"] == 64
+  assert config.to_flat()["optimizer"] == "lamb" and config.to_flat()["max_seq_length"] == 64
   assert TrainingConfig.from_flat(config.to_flat()) == config
   assert sorted(config.to_dict()) == ["data", "model", "optimizer", "outputs", "runtime"]
-  assert len(TrainingConfig.flat_fields()) == 51  # every field, each under one flat name
+  assert len(TrainingConfig.sections()) == 51  # every field, each under one flat name
   assert TrainingConfig.flat_values(json.loads(config.to_json())) == config.to_flat()  # a resume
 
 

@@ -77,7 +77,7 @@ def test_create_pretraining_data_summary_names_the_first_dropped_line(tmp_path):
 
 
 def test_max_predictions_per_seq_above_max_seq_length_is_refused():
-  with pytest.raises(UserError, match="max_predictions_per_seq=40 > max_seq_length=16: "):
+  with pytest.raises(UserError, match=r"max_predictions_per_seq=40 must be in \[1, max_seq_length=16\]"):
     PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=40)
   assert PretrainingDataConfig(max_seq_length=16, max_predictions_per_seq=16).max_predictions_per_seq == 16
   assert PretrainingDataConfig(max_seq_length=16).max_predictions_per_seq <= 16
@@ -90,12 +90,12 @@ def test_the_flag_and_the_pretraining_examples_component_are_refused_before_read
 
   known, _ = pretraining_data_pipeline.parse_args([f"--output_dir={tmp_path / 'out'}", "--max_seq_length=16",
                                                    "--max_predictions_per_seq=40"])
-  with pytest.raises(UserError, match="max_predictions_per_seq=40 > max_seq_length=16"):
+  with pytest.raises(UserError, match=r"max_predictions_per_seq=40 must be in \[1, max_seq_length=16\]"):
     pretraining_data_pipeline.config_from_args(known)
   parameters = dict(max_seq_length=16, max_predictions_per_seq=40, masked_lm_prob=0.15, short_seq_prob=0.1,
                     dupe_factor=1, seed=1, num_shards=1)
   examples = Examples(str(tmp_path / "examples"))
-  with pytest.raises(UserError, match="max_predictions_per_seq=40 > max_seq_length=16"):
+  with pytest.raises(UserError, match=r"max_predictions_per_seq=40 must be in \[1, max_seq_length=16\]"):
     PretrainingExamplesExecutor().run({"corpus": Corpus(str(tmp_path / "corpus")),
                                        "vocabulary": Vocabulary(str(tmp_path / "vocabulary"))},
                                       {"examples": examples}, parameters)

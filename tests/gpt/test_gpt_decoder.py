@@ -5,7 +5,7 @@ import pytest
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.models.gpt_language_model import GPTLanguageModel
 from bert_keras.models.gpt_lm_head import GPTLMHead
-from bert_keras.configs.model import GPT_PRESETS, get_gpt_config
+from bert_keras.configs.model import GPT_PRESETS, get_model_config
 from bert_keras.configs.model import ConfigError
 from tests.models import harness
 
@@ -20,20 +20,20 @@ def _inputs(batch=2, seq=12, seed=0):
 
 
 def test_gpt1_preset_matches_paper():
-  cfg = get_gpt_config("gpt1")
+  cfg = get_model_config("gpt1")
   assert (cfg.num_layers, cfg.hidden_size, cfg.num_heads, cfg.intermediate_size) == (12, 768, 12, 3072)
   assert cfg.attention == "causal" and cfg.type_vocab_size == 0 and cfg.max_position_embeddings == 512
   assert cfg.vocab_size == 40478 + 3 and cfg.hidden_act == "gelu_tanh"
   for name, preset in GPT_PRESETS.items():
     assert preset.attention == "causal", name
-  with pytest.raises(ConfigError, match="unknown GPT preset"):
-    get_gpt_config("gpt9")
+  with pytest.raises(ConfigError, match="unknown model preset 'gpt9'"):
+    get_model_config("gpt9")
 
 
 def test_gpt1_parameter_count():
   # 12 x (4H^2 + 2 * 4H^2 + biases and LayerNorms) + (vocab + positions) x H: ~116.5M with the
   # 40,481-entry vocabulary, matching the released model (117M quoted for GPT-1).
-  model = GPTDecoder.from_model_config(get_gpt_config("gpt1"))
+  model = GPTDecoder.from_model_config(get_model_config("gpt1"))
   assert abs(model.count_params() - 116.5e6) < 0.5e6, model.count_params()
 
 

@@ -16,7 +16,7 @@ from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.tasks.polarity import PolarityTask
 from bert_keras.tasks.registry import get_task, task_names
 from bert_keras.configs.finetuning import RunConfig
-from bert_keras.configs.model import ConfigError, get_gpt_config, get_model_config
+from bert_keras.configs.model import ConfigError, get_model_config
 from bert_keras.configs.tasks import TaskConfig
 from bert_keras.tasks.finetuning import run_finetuning
 from tests.tasks.task_fixtures import write_swag
@@ -36,7 +36,7 @@ def _task(name, **overrides):
 
 
 def _decoder(tokenizer):
-  return GPTDecoder.from_model_config(get_gpt_config(
+  return GPTDecoder.from_model_config(get_model_config(
       "gpt_nano", vocab_size=tokenizer.vocab_size, max_position_embeddings=SEQ, dropout_rate=0.0,
       attention_dropout_rate=0.0))
 
@@ -56,7 +56,6 @@ def test_registry_resolves_gpt_and_bert_tasks_side_by_side():
 
 
 def test_gpt_presets_are_model_presets():
-  assert get_model_config("gpt1") == get_gpt_config("gpt1")
   assert get_model_config("gpt_tiny", vocab_size=500).vocab_size == 500
   assert get_model_config("bert_tiny").attention == "bidirectional"
   with pytest.raises(ConfigError, match="'gpt1'.*'gpt_tiny'"):

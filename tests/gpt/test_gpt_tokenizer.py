@@ -12,7 +12,7 @@ from bert_keras.gpt.gpt_export import export_text_model
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.tasks.registry import get_task
-from bert_keras.configs.model import get_gpt_config
+from bert_keras.configs.model import get_model_config
 from bert_keras.configs.tasks import TaskConfig
 from tests.export.fresh_process import run_without_project
 
@@ -83,7 +83,7 @@ def test_saved_model_tokenizes_raw_text(tokenizer, tmp_path):
   task = get_task(TaskConfig(task="gpt/glue/rte", max_seq_length=seq, dropout_rate=0.0))
   task.label_names = ["entailment", "not_entailment"]
   keras.utils.set_random_seed(5)
-  model = task.build_model(GPTDecoder.from_model_config(get_gpt_config(
+  model = task.build_model(GPTDecoder.from_model_config(get_model_config(
       "gpt_nano", vocab_size=tokenizer.vocab_size, max_position_embeddings=seq,
       dropout_rate=0.0, attention_dropout_rate=0.0)))
   path = str(tmp_path / "export")

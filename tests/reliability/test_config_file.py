@@ -118,7 +118,7 @@ def test_run_pretraining_config_file_in_yaml(tmp_path):
   with _script("run_pretraining") as script:
     from_json = _from_flags(script, f"--config_file={recipe}", "--seed=7")
     assert _from_flags(script, f"--config_file={tmp_path}/tiny.yaml", "--seed=7") == from_json
-    assert from_json.flat("seed") == 7
+    assert from_json.to_flat()["seed"] == 7
 
 
 def test_beam_scripts_config_file(tmp_path, capsys):

@@ -135,7 +135,7 @@ def test_help_explains_every_flag():
   blocks = {}  # flag name -> its help text (up to the next flag)
   for match in re.finditer(r"^  --(?:\[no\])?(\w+): (.*?)(?=^  --|\Z)", text, re.M | re.S):
     blocks[match.group(1)] = " ".join(match.group(2).split())
-  for name in TrainingConfig.flat_fields():
+  for name in TrainingConfig.sections():
     assert name in blocks, f"--{name} missing from --help"
     assert len(blocks[name]) > 30 and "(default" in blocks[name], (name, blocks[name])
   for name, choices in (("objective", OBJECTIVES), ("optimizer", OPTIMIZERS), ("decay", DECAYS),
