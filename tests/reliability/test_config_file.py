@@ -172,7 +172,7 @@ def test_flag_scripts_config_file(tmp_path):
           "out/bpe", 250, ["lee_background"], False)
   (tmp_path / "p.yaml").write_text("saved_model: out/e\ntext_a: a gripping film\nsaved_modle: x\n")
   B.user_error_line(B.run_script("predict", f"--config_file={tmp_path}/p.yaml"),
-                    f"{tmp_path}/p.yaml: saved_modle: unknown flag")
+                    f"{tmp_path}/p.yaml: saved_modle='x': not a value of a flag")
   (tmp_path / "c.yml").write_text("from: hf\nto: keras\nvocab_file: {a: 1}\n")
   B.user_error_line(B.run_script("convert_checkpoint", f"--config_file={tmp_path}/c.yml"),
                     f"{tmp_path}/c.yml: vocab_file=")
