@@ -75,10 +75,6 @@ class GPTTokenizer(keras.layers.Layer):
   def call(self, strings):
     return self.tokenize(strings)
 
-  def detokenize(self, ids):
-    """RaggedTensor / dense int ids (batch, (pieces)) -> (batch,) strings."""
-    return self._tokenizer.detokenize(ids)
-
   def encode(self, texts: Sequence[str]) -> List[List[int]]:
     """Python twin of `tokenize`: the same ids, for lists of str."""
     return [list(self._processor.EncodeAsIds(t)) for t in texts]

@@ -527,9 +527,6 @@ def postprocess_spans(examples: Sequence[SquadExample], features: Features,
 class SquadV1Task(SquadTask):
   """SQuAD v1.1: every question has an answer in the passage."""
 
-  version_2 = False
-  file_version = "v1.1"
-
 
 @register_task("squad_v2")
 class SquadV2Task(SquadTask):

@@ -91,11 +91,6 @@ def metrics_from_sums(sums, objective: str = "mlm_nsp"):
   return out
 
 
-def pretraining_loss(features, outputs, objective: str = "mlm_nsp", nsp_weight: float = 1.0):
-  """The scalar loss of one batch (mean MLM cross-entropy + nsp_weight * NSP cross-entropy)."""
-  return loss_from_sums(pretraining_loss_sums(features, outputs, objective), nsp_weight)
-
-
 def pretraining_counts(features, objective: str = "mlm_nsp"):
   """The label-only denominators {mlm_weight[, nsp_count]}: known before the backward pass, so
   with their global values the loss is linear in each micro-batch's sums (exact accumulation)."""
