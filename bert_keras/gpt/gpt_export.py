@@ -50,12 +50,9 @@ SIGNATURE_FIELDS = {"classification": ("text",), "entailment": ("text_a", "text_
 def export_text_model(model, tokenizer: GPTTokenizer, task,
                       export_dir: str, num_choices: int | None = None,
                       extra_files: dict[str, str] | None = None) -> None:
-  """A SavedModel whose `serving_default` takes raw strings and returns logits: BPE tokenization
-  and the task's traversal-style layout run in-graph (`GPTTask.pack`). Inputs by layout
-  (SIGNATURE_FIELDS): classification `text`; entailment / similarity `text_a`, `text_b`; multiple
-  choice `context` (batch,) and `endings` (batch, num_choices). Like the BERT exports it carries
-  `kind` ("gpt_<layout>") and `task` string variables, which scripts/predict.py reads, and writes
-  `extra_files` (name -> text) under assets.extra/."""
+  """A SavedModel whose `serving_default` takes the layout's SIGNATURE_FIELDS as raw strings
+  (`endings`: (batch, num_choices)) and returns logits, BPE and `GPTTask.pack` in-graph; with
+  `kind` ("gpt_<layout>") and `task` variables, as the BERT exports, and `extra_files`."""
   serving = GPTFamily().serving_model(model)
   transform = task.input_transform(tokenizer)
   module = tf.Module()

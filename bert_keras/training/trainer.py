@@ -181,12 +181,8 @@ class Trainer:
     return self._sum_over_steps(replica_eval, iterator, num_steps)
 
   def _sum_over_steps(self, replica_fn, iterator, num_steps, count_steps=False):
-    """Runs `replica_fn` on `num_steps` batches in the traced loop and adds its dicts of sums.
-
-    The first step runs before the loop (its sums give the loop its initial values) and again as
-    the loop body: as a nested tf.function, the step is traced once and called twice, instead of
-    being traced twice (a model's whole forward and backward pass each time).
-    """
+    """Runs `replica_fn` on `num_steps` batches in the traced loop and adds its dicts of sums. The
+    step is a nested tf.function, called before the loop (initial values) and in it: traced once."""
     @tf.function(autograph=False)
     def step():
       per_replica = self.strategy.run(replica_fn, args=(next(iterator),))
