@@ -269,14 +269,6 @@ class EpochSummaries(keras.callbacks.Callback):
     self.summaries.close()
 
 
-def _limit(examples: list, n: int, seed: int) -> list:
-  """A seeded random subset of n examples, in file order (files are often sorted by label)."""
-  if not n or n >= len(examples):
-    return examples
-  keep = sorted(random.Random(seed).sample(range(len(examples)), n))
-  return [examples[i] for i in keep]
-
-
 def write_staged(output_dir: str, write: Callable[[str], Any]) -> Any:
   """Runs `write(stage)` on a new staging directory inside `output_dir`, then publishes it
   (`_publish`); on any failure removes the stage and the (empty) directories this call created."""
@@ -328,8 +320,10 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, family: ModelFamil
   task = get_task(task_config)
 
   # === Data ===
-  train_examples = _limit(task.read_examples(run.data_dir, task.train_split), run.max_train_examples,
-                          task_config.seed)
+  train_examples = task.read_examples(run.data_dir, task.train_split)
+  if 0 < run.max_train_examples < len(train_examples):  # a seeded subset, in file order
+    keep = random.Random(task_config.seed).sample(range(len(train_examples)), run.max_train_examples)
+    train_examples = [train_examples[i] for i in sorted(keep)]
   eval_examples = {split: task.read_examples(run.data_dir, split) for split in task.eval_splits}
   task.prepare_labels(train_examples, eval_examples)
 
