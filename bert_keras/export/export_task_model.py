@@ -85,15 +85,10 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
                       labels: Sequence[str] | None = None, task: str = "",
                       extra: Mapping | None = None,
                       options: ServingOptions = ServingOptions()) -> str:
-  """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`, run as
-  `options` says (jit_compile, head_groups, length_buckets, implementation: see ServingOptions).
-
-  kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
-  "multiple_choice" or "tagging". labels: class names in head order (classification, tagging).
-  extra: kind-specific settings: `pair` (classification/regression: serving_default takes
-  text_b too); for squad `version_2`, `null_score_diff_threshold`, `doc_stride`,
-  `max_query_length`, `max_answer_length`; for tagging `doc_stride` (0 or absent: the first
-  window only). Returns output_dir.
+  """Exports `task_model` (a Keras model over the packed encoder inputs) as a `kind` of KINDS, run
+  as `options` (ServingOptions) says; returns output_dir. labels: class names in head order.
+  extra: `pair` (classification/regression); for squad `version_2`, `null_score_diff_threshold`,
+  `doc_stride`, `max_query_length`, `max_answer_length`; for tagging `doc_stride` (0: one window).
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
                                 task=task, extra=extra, options=options)
