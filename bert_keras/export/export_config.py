@@ -47,12 +47,9 @@ def _earlier_task(output_dir: str, isfile) -> Optional[str]:
 
 
 def check_output_dir(config: ExportConfig, task: Optional[str] = None) -> None:
-  """UserError before anything is loaded or written, for an output_dir whose replacement would
-  lose data: the export replaces output_dir whole (export_task_model.save_serving_module), so it
-  must not be, or contain, a source (finetuned_dir, init_checkpoint, vocab_file), nor be an
-  existing file or non-empty directory other than an earlier export (one with saved_model.pb).
-  An earlier export of another task than `task` (the one being exported; None: not known) is
-  replaced only with config.overwrite, and then with a warning on stderr."""
+  """UserError before anything is loaded or written, for an output_dir whose replacement (the
+  export replaces it whole) would lose data: a source, a file, a non-empty non-export directory;
+  an export of another task than `task` (None: not known) only with config.overwrite."""
   output_dir = _resolved(config.output_dir)
   for flag in ("finetuned_dir", "init_checkpoint", "vocab_file"):
     source = getattr(config, flag)
@@ -96,10 +93,8 @@ def _options(config: ExportConfig, max_seq_length: int) -> ServingOptions:
 
 
 def run_export(config: ExportConfig) -> dict:
-  """Loads the source, builds the tokenizer, writes the SavedModel; returns a summary dict.
-
-  output_dir is checked first (check_output_dir): an earlier export there is replaced, anything
-  else that the replacement would delete is refused with nothing touched."""
+  """Checks output_dir, loads the source, builds the tokenizer, writes the SavedModel; returns a
+  summary dict."""
   from bert_keras import keras_classes
   from bert_keras.export import export_task_model as exporter
   from bert_keras.export import litert_export
@@ -197,10 +192,8 @@ def run_export(config: ExportConfig) -> dict:
 
 
 def resolved_config(config: ExportConfig, metadata: dict, vocab_file: str) -> ExportConfig:
-  """`config` with every setting the export resolved (from the source, the task or a default) as
-  the export used it: the module's metadata (export_info.json) and the vocabulary read. What
-  export_config.json records, so it says how the export was made, not which flags were left
-  unset. doc_stride stays as given for the kinds without windows."""
+  """`config` with every setting as the export resolved and used it (the module's metadata, the
+  vocabulary): export_config.json says how the export was made, not which flags were unset."""
   return dataclasses.replace(
       config, vocab_file=vocab_file, lower_case=metadata["lower_case"],
       max_seq_length=metadata["max_seq_length"], head_groups=metadata["head_groups"],

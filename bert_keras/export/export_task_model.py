@@ -31,36 +31,28 @@ _SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_quer
                "max_answer_length", "n_best_size")
 
 
-def _module_for(kind: str, model, tokenizer, max_seq_length: int, labels, task: str,
-                extra: Mapping, options: ServingOptions):
-  common = dict(task=task, options=options)
-  extra = dict(extra or {})
-  if kind == "encoder":
-    return EncoderServing(model, tokenizer, max_seq_length, **common)
-  if kind in ("classification", "regression"):
-    return ClassifierServing(model, tokenizer, max_seq_length, labels=labels,
-                             regression=kind == "regression", pair=bool(extra.get("pair", False)),
-                             **common)
-  if kind == "squad":
-    from bert_keras.export.span_serving import SpanServing
-    return SpanServing(model, tokenizer, max_seq_length, **extra, **common)
-  if kind == "multiple_choice":
-    from bert_keras.export.multiple_choice_serving import MultipleChoiceServing
-    return MultipleChoiceServing(model, tokenizer, max_seq_length, **common)
-  if kind == "tagging":
-    from bert_keras.export.tagger_serving import TaggerServing
-    return TaggerServing(model, tokenizer, max_seq_length, labels=labels, **extra, **common)
-  raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
-
-
 def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
                          labels: Sequence[str] | None = None, task: str = "",
                          extra: Mapping | None = None, options: ServingOptions = ServingOptions()):
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
-  if kind not in KINDS:
-    raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
-  return _module_for(kind, task_model, tokenizer, int(max_seq_length), labels, task or kind,
-                     extra or {}, options)
+  common = dict(task=task or kind, options=options)
+  extra, max_seq_length = dict(extra or {}), int(max_seq_length)
+  if kind == "encoder":
+    return EncoderServing(task_model, tokenizer, max_seq_length, **common)
+  if kind in ("classification", "regression"):
+    return ClassifierServing(task_model, tokenizer, max_seq_length, labels=labels,
+                             regression=kind == "regression", pair=bool(extra.get("pair", False)),
+                             **common)
+  if kind == "squad":
+    from bert_keras.export.span_serving import SpanServing
+    return SpanServing(task_model, tokenizer, max_seq_length, **extra, **common)
+  if kind == "multiple_choice":
+    from bert_keras.export.multiple_choice_serving import MultipleChoiceServing
+    return MultipleChoiceServing(task_model, tokenizer, max_seq_length, **common)
+  if kind == "tagging":
+    from bert_keras.export.tagger_serving import TaggerServing
+    return TaggerServing(task_model, tokenizer, max_seq_length, labels=labels, **extra, **common)
+  raise UserError(f"export kind={kind!r}; expected one of {list(KINDS)}")
 
 
 def write_extra_files(export_dir: str, files: Mapping[str, str]) -> None:
@@ -72,13 +64,8 @@ def write_extra_files(export_dir: str, files: Mapping[str, str]) -> None:
 
 
 def save_serving_module(module, output_dir: str, extra_files: Mapping[str, str] | None = None) -> str:
-  """Saves `module` with its signatures to output_dir atomically; returns output_dir.
-
-  extra_files: name -> text written under assets.extra/ (e.g. the resolved export config).
-
-  The SavedModel is written to a temporary sibling directory first and renamed into place, so a
-  reader never sees a half-written export; an existing export at output_dir is replaced.
-  """
+  """Saves `module` with its signatures to output_dir atomically (staged, then renamed over any
+  earlier export), `extra_files` (name -> text) under assets.extra/; returns output_dir."""
   output_dir = output_dir.rstrip("/")
   with tempfile.TemporaryDirectory() as scratch, staged_dir(output_dir) as stage:
     # The vocabulary travels with the model as an asset: `loaded.vocab_file.asset_path`.
@@ -98,15 +85,10 @@ def export_task_model(task_model, kind: str, tokenizer, output_dir: str, max_seq
                       labels: Sequence[str] | None = None, task: str = "",
                       extra: Mapping | None = None,
                       options: ServingOptions = ServingOptions()) -> str:
-  """Exports `task_model` (a Keras model over the packed encoder inputs) for `kind`, run as
-  `options` says (jit_compile, head_groups, length_buckets, implementation: see ServingOptions).
-
-  kind: "encoder" (the BertEncoder itself), "classification", "regression", "squad",
-  "multiple_choice" or "tagging". labels: class names in head order (classification, tagging).
-  extra: kind-specific settings: `pair` (classification/regression: serving_default takes
-  text_b too); for squad `version_2`, `null_score_diff_threshold`, `doc_stride`,
-  `max_query_length`, `max_answer_length`; for tagging `doc_stride` (0 or absent: the first
-  window only). Returns output_dir.
+  """Exports `task_model` (a Keras model over the packed encoder inputs) as a `kind` of KINDS, run
+  as `options` (ServingOptions) says; returns output_dir. labels: class names in head order.
+  extra: `pair` (classification/regression); for squad `version_2`, `null_score_diff_threshold`,
+  `doc_stride`, `max_query_length`, `max_answer_length`; for tagging `doc_stride` (0: one window).
   """
   module = build_serving_module(task_model, kind, tokenizer, max_seq_length, labels=labels,
                                 task=task, extra=extra, options=options)
@@ -132,18 +114,10 @@ def kind_for(task_model, task_info: Mapping) -> str:
   return "classification"
 
 
-def export_finetuned(task_model, task_info: Mapping, tokenizer, output_dir: str,
-                     options: ServingOptions = ServingOptions(),
-                     extra_files: Mapping[str, str] | None = None) -> str:
-  """Exports a fine-tuned model with the settings of its task_info.json (see Task.task_info), run
-  as `options` says (its doc_stride included: see ServingOptions)."""
-  return save_serving_module(build_finetuned(task_model, task_info, tokenizer, options),
-                             output_dir, extra_files=extra_files)
-
-
 def build_finetuned(task_model, task_info: Mapping, tokenizer,
                     options: ServingOptions = ServingOptions()):
-  """The in-memory twin of what `export_finetuned` writes (its settings resolved, not saved)."""
+  """A fine-tuned model's serving module, with the settings of its task_info.json (see
+  Task.task_info), run as `options` says (its doc_stride included)."""
   kind = kind_for(task_model, task_info)
   if "max_seq_length" not in task_info:
     raise UserError("task_info has no max_seq_length")

@@ -22,6 +22,7 @@ import tensorflow as tf
 
 from bert_keras.atomic_io import gfile_write_text
 from bert_keras.errors import UserError
+from bert_keras.export.serving_module import model_caller, tokenized_specs
 from bert_keras.text import length_buckets as length_buckets_lib
 
 FORMAT = "bert_keras.litert/1"  # the `format` of the JSON metadata
@@ -30,24 +31,22 @@ VOCAB_NAME = "bert_keras_vocab"
 LITERT_KINDS = ("encoder", "classification", "regression", "multiple_choice", "tagging", "squad")
 QUANTIZE = ("none", "int8")
 LITERT_FILE = "model.tflite"  # export_model.py --format=litert: beside the SavedModel's files
-_INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
 def _model_function(task_model, kind: str):
   """tf.function: packed int32 ids (batch, seq), or (batch, choices, seq) for multiple choice ->
   the model's float32 outputs, each at any batch and length (LiteRT resizes per call)."""
-  rank = 3 if kind == "multiple_choice" else 2
-  specs = {name: tf.TensorSpec([None] * rank, tf.int32, name=name) for name in _INPUT_NAMES}
+  call = model_caller(task_model)
 
   def outputs(inputs):
-    result = task_model({name: inputs[name] for name in _INPUT_NAMES}, training=False)
-    result = dict(result) if isinstance(result, Mapping) else {"logits": result}
+    result = call(inputs)
     if kind == "encoder":
       result = {"pooled_output": result["pooled_output"],
                 "sequence_output": result["sequence_output"],
                 "encoder_outputs": tf.stack(result["encoder_outputs"], axis=1)}  # (b, L, seq, H)
     return {name: tf.cast(value, tf.float32) for name, value in result.items()}
 
+  specs = tokenized_specs(rank=3 if kind == "multiple_choice" else 2)
   return tf.function(outputs, input_signature=[specs], autograph=False)
 
 

@@ -27,18 +27,26 @@ def tokenized_specs(rank: int = 2) -> dict:
   return {name: tf.TensorSpec([None] * rank, tf.int32, name=name) for name in _INPUT_NAMES}
 
 
+def model_caller(model) -> Callable:
+  """packed inputs -> a dict of the model's outputs (a single output is named `logits`)."""
+
+  def call(inputs: Mapping[str, tf.Tensor]):
+    outputs = model({name: inputs[name] for name in _INPUT_NAMES}, training=False)
+    return dict(outputs) if isinstance(outputs, Mapping) else {"logits": outputs}
+
+  return call
+
+
 def text_input(name: str) -> tf.TensorSpec:
-  """The input_signature entry of a text input of `serve`: strings of any shape. A fixed signature
-  converts Python strings to tensors before the trace lookup; without it each new Python value was
-  a new trace of the loaded function (seconds and about 19 MiB per call on MiniLM)."""
+  """A text input of `serve`: strings of any shape. A fixed signature converts Python strings before
+  the trace lookup (else each new value retraced: seconds and ~19 MiB per call on MiniLM)."""
   return tf.TensorSpec(None, tf.string, name=name)
 
 
 def single_or_batch(fn: Callable, texts: Mapping[str, tf.Tensor],
                     extra_axes: Mapping[str, int] | None = None) -> dict:
-  """Runs the batched `fn` on one example (scalar first text: outputs lose the batch axis) or a
-  batch (batch,); the other texts have the first's shape plus `extra_axes[name]` axes. Any other
-  shape fails with an InvalidArgumentError naming the inputs."""
+  """Runs the batched `fn` on one example (a scalar first text: outputs lose the batch axis) or a
+  batch; the other texts have the first's shape plus `extra_axes[name]` axes."""
   extra_axes = extra_axes or {}
   names = list(texts)
   first = texts[names[0]]
@@ -85,10 +93,9 @@ def strings(*dims) -> tf.TensorSpec:
 
 
 class ServingCall(tf.Module):
-  """`loaded.serve`: a callable child that keeps the export alive while it runs. A restored
-  tf.function holds its variables only weakly, so `tf.saved_model.load(path).serve(x)` as a plain
-  function attribute dropped the export before the call ran ("Called a function referencing
-  variables which have been deleted"); this child saves the export as its `owner`."""
+  """`loaded.serve`: a callable child that keeps the export (its `owner`) alive while it runs: a
+  restored tf.function holds its variables weakly, so `tf.saved_model.load(path).serve(x)` failed
+  ("Called a function referencing variables which have been deleted")."""
 
   def __init__(self, owner: tf.Module, function: Callable):
     super().__init__(name="serve")
@@ -108,14 +115,9 @@ class _Untracked:
 
 class ServingModule(tf.Module):
   """Holds what every exported task needs; metadata readable after `tf.saved_model.load`: `task`,
-  `kind`, `max_seq_length`, `lower_case`, `labels`, `length_buckets`, `vocab_file` (an Asset),
-  plus the subclass's settings.
-
-  Text-in calls pad to the bucket of their longest row (default 16, 24, 32, 48, ...), not to
-  max_seq_length; per-position outputs are as long as the call's bucket and equal fixed padding's
-  on the real tokens. The CPU implementation's plain graph runs `head_groups` groups of heads side
-  by side; the SavedModel then holds their kernel copies too (25 MB for MiniLM).
-  """
+  `kind`, `max_seq_length`, `lower_case`, `labels`, `length_buckets`, `vocab_file` (an Asset).
+  Text-in calls pad to the bucket of their longest row; per-position outputs are as long as the
+  call's bucket. `head_groups` > 1 saves the heads' kernel copies too (25 MB for MiniLM)."""
 
   def __init__(self, kind: str, model, tokenizer, max_seq_length: int,
                labels: Sequence[str] | None = None, task: str = "",
@@ -158,7 +160,7 @@ class ServingModule(tf.Module):
     implementation = options.implementation or kernels.default_implementation()
     self.implementation = implementation
     model_fn = lambda jit: tf.function(
-        self._model_caller(kernels.implementation_of(model, implementation))
+        model_caller(kernels.implementation_of(model, implementation))
         if jit else self._plain_graph_caller(model),
         jit_compile=jit, reduce_retracing=True, autograph=False)
     if jit_compile == "auto":
@@ -184,25 +186,14 @@ class ServingModule(tf.Module):
   tokenizer = property(lambda self: self._keras.tokenizer)
   packer = property(lambda self: self._keras.packer)
 
-  @staticmethod
-  def _model_caller(model) -> Callable:
-    """packed inputs -> a dict of the model's outputs (a single output is named `logits`)."""
-
-    def call(inputs: Mapping[str, tf.Tensor]):
-      outputs = model({name: inputs[name] for name in _INPUT_NAMES}, training=False)
-      return dict(outputs) if isinstance(outputs, Mapping) else {"logits": outputs}
-
-    return call
-
   def _plain_graph_caller(self, model) -> Callable:
-    """The plain graph's caller; the head groups' kernel copies are tracked so the SavedModel
-    holds them."""
+    """The plain graph's caller; the head groups' kernel copies are tracked (saved)."""
     if self.implementation != "cpu" or self.head_groups == 1:
-      return self._model_caller(kernels.implementation_of(model, self.implementation))
+      return model_caller(kernels.implementation_of(model, self.implementation))
     by_heads = kernels.implementation_of(model, self.implementation, head_groups=self.head_groups)
     own = {id(v) for v in model.variables}
     self.head_group_weights = [v for v in by_heads.variables if id(v) not in own]
-    return self._model_caller(by_heads)
+    return model_caller(by_heads)
 
   def _run_model_auto(self, inputs: Mapping[str, tf.Tensor]):
     """The XLA-compiled model for up to AUTO_XLA_MAX_ROWS rows, the plain graph above that. On 2
@@ -213,10 +204,9 @@ class ServingModule(tf.Module):
                      lambda: self._graph_model(inputs))
 
   def run_model_per_row_bucket(self, inputs: Mapping[str, tf.Tensor]) -> dict:
-    """The model's outputs on packed (rows, seq) inputs, each row run at its own bucket (32
-    sentences of 5-65 pieces: 2048 positions padded to 64, about 1200 at their own buckets);
-    per-position outputs zero-padded to the call's length. XLA (each group size would be a new
-    program), one row or one bucket run the call as one."""
+    """The model's outputs on packed (rows, seq) inputs, each row at its own bucket (32 sentences
+    of 5-65 pieces: 2048 positions at 64, ~1200 at their own), per-position outputs zero-padded to
+    the call's length. Under XLA (a program per group size), one row or one bucket: one call."""
     if self._graph_model is None or len(self.buckets) == 1:
       return self._run_model(inputs)
     rows = tf.shape(inputs["input_word_ids"])[0]
@@ -224,8 +214,7 @@ class ServingModule(tf.Module):
         {name: inputs[name] for name in _INPUT_NAMES}), lambda: self._run_model(inputs))
 
   def _per_row_bucket(self) -> Callable:
-    """`_run_by_bucket` traced once for every signature (per signature, its branches were most of
-    an export's time)."""
+    """`_run_by_bucket` traced once for all signatures (per signature it was most of an export)."""
     if self._shared.per_row_bucket is None:
       with tf.init_scope():  # outside the caller's graph: one trace, whichever signature asks
         self._shared.per_row_bucket = tf.function(

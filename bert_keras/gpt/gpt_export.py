@@ -15,10 +15,10 @@ from bert_keras.configs.tasks import TaskConfig
 from bert_keras.errors import UserError
 from bert_keras.export.export_task_model import write_extra_files
 from bert_keras.export.serving_module import ServingCall
+from bert_keras.gpt.gpt_finetuning import GPTFamily
 from bert_keras.gpt.gpt_pretraining import TOKENIZER_FILE
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.json_io import read_json_file
-from bert_keras.models.gpt_task_model import GPTTaskModel
 from bert_keras.tasks.registry import get_task
 
 TASK_MODEL_FILE = "model.keras"
@@ -47,18 +47,13 @@ SIGNATURE_FIELDS = {"classification": ("text",), "entailment": ("text_a", "text_
                     "similarity": ("text_a", "text_b"), "multiple_choice": ("context", "endings")}
 
 
-def export_text_model(model: GPTTaskModel, tokenizer: GPTTokenizer, task,
+def export_text_model(model, tokenizer: GPTTokenizer, task,
                       export_dir: str, num_choices: int | None = None,
                       extra_files: dict[str, str] | None = None) -> None:
-  """A SavedModel whose `serving_default` takes raw strings and returns logits: BPE tokenization
-  and the task's traversal-style layout run in-graph (`GPTTask.pack`). Inputs by layout
-  (SIGNATURE_FIELDS): classification `text`; entailment / similarity `text_a`, `text_b`; multiple
-  choice `context` (batch,) and `endings` (batch, num_choices). Like the BERT exports it carries
-  `kind` ("gpt_<layout>") and `task` string variables, which scripts/predict.py reads, and writes
-  `extra_files` (name -> text) under assets.extra/."""
-  serving = GPTTaskModel(model.decoder, model.task_type, model.num_outputs, 0.0,
-                         with_lm_logits=False)
-  serving.get_layer("classifier").set_weights(model.get_layer("classifier").get_weights())
+  """A SavedModel whose `serving_default` takes the layout's SIGNATURE_FIELDS as raw strings
+  (`endings`: (batch, num_choices)) and returns logits, BPE and `GPTTask.pack` in-graph; with
+  `kind` ("gpt_<layout>") and `task` variables, as the BERT exports, and `extra_files`."""
+  serving = GPTFamily().serving_model(model)
   transform = task.input_transform(tokenizer)
   module = tf.Module()
   module.model, module.tokenizer, module.transform = serving, tokenizer, transform

@@ -9,7 +9,6 @@ decoder.keras, bpe.model (what fine-tuning starts from) and metrics.json (the la
 
 from __future__ import annotations
 
-import json
 import os
 
 import keras
@@ -17,13 +16,14 @@ import tensorflow as tf
 
 from bert_keras.atomic_io import check_output_dir, gfile_write_text, write_json
 from bert_keras.errors import UserError
-from bert_keras.gpt import lm_data, losses
+from bert_keras.gpt import lm_data
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
 from bert_keras.input_checks import local_input_files, split_patterns
 from bert_keras.models.gpt_decoder import GPTDecoder
 from bert_keras.models.gpt_language_model import GPTLanguageModel
 from bert_keras.training import distribute, precision
 from bert_keras.training.pretrain import build_optimizer
+from bert_keras.training.pretraining_task import PretrainingTask
 from bert_keras.training.trainer import Trainer
 from bert_keras.configs.training import TrainingConfig
 
@@ -31,35 +31,23 @@ TOKENIZER_FILE = "bpe.model"
 DECODER_FILE = "decoder.keras"
 
 
-class GPTPretrainingTask:
-  """Features {input_ids, input_mask} (batch, seq) -> loss = mean -log P(u_i | u_<i) by sums.
+class GPTPretrainingTask(PretrainingTask):
+  """L1 as the "ltr" objective's sums (position i scores token i+1 among real tokens), on
+  {input_ids, input_mask} and the decoder's `lm_logits`; metrics lm_loss, lm_perplexity, lm_accuracy."""
 
-  Fills the Trainer contract (see bert_keras.training.pretraining_task): model_inputs, loss_sums,
-  counts (label-only denominators, all-reduced before the backward pass), loss and metrics.
-  """
+  def __init__(self):
+    super().__init__("ltr")
 
   def model_inputs(self, features):
     return {"input_word_ids": features["input_ids"], "input_mask": features["input_mask"]}
 
   def loss_sums(self, features, outputs):
-    total, count = losses.lm_loss_sums(features["input_ids"], features["input_mask"],
-                                       outputs["lm_logits"])
-    ids = tf.cast(features["input_ids"], tf.int32)[:, 1:]
-    weights = tf.cast(features["input_mask"], tf.float32)[:, 1:]
-    predicted = tf.argmax(outputs["lm_logits"][:, :-1], axis=-1, output_type=tf.int32)
-    correct = tf.reduce_sum(tf.cast(tf.equal(predicted, ids), tf.float32) * weights)
-    return {"lm_loss_sum": total, "lm_weight": count, "lm_correct": correct}
-
-  def counts(self, features):
-    return {"lm_weight": tf.reduce_sum(tf.cast(features["input_mask"], tf.float32)[:, 1:])}
-
-  def loss(self, sums):
-    return sums["lm_loss_sum"] / tf.maximum(sums["lm_weight"], 1.0)
+    return super().loss_sums(features, {"mlm_logits": outputs["lm_logits"]})
 
   def metrics(self, sums):
-    loss = self.loss(sums)
-    return {"lm_loss": loss, "lm_perplexity": tf.exp(loss),
-            "lm_accuracy": sums["lm_correct"] / tf.maximum(sums["lm_weight"], 1.0)}
+    metrics = super().metrics(sums)
+    return {"lm_loss": metrics["lm_loss"], "lm_perplexity": tf.exp(metrics["lm_loss"]),
+            "lm_accuracy": metrics["lm_accuracy"]}
 
 
 def run_gpt_pretraining(config: TrainingConfig) -> dict:
@@ -96,8 +84,7 @@ def run_gpt_pretraining(config: TrainingConfig) -> dict:
                                             seed=config.runtime.seed)
   trainer.train(dataset_fn, config.optimizer.num_train_steps)
   trainer.write_history()
-  with open(os.path.join(out, "history.jsonl"), encoding="utf-8") as f:
-    final = [row for row in map(json.loads, f) if row["split"] == "train"][-1]  # also of a resume
+  final = [row for row in trainer.full_history() if row.get("split") == "train"][-1]  # also of a resume
   if chief:
     tmp = os.path.join(out, f".{DECODER_FILE}.tmp-{os.getpid()}.keras")
     lm.decoder.save(tmp)

@@ -64,11 +64,6 @@ class GPTTask(Task):
       return 1
     return len(self.label_names)
 
-  @property
-  def model_task_type(self) -> str:
-    """GPTTaskModel's input layout: entailment is one packed sequence, like classification."""
-    return "classification" if self.layout == "entailment" else self.layout
-
   # --- data -------------------------------------------------------------------------------------
 
   def embedded_data_dir(self):
@@ -133,7 +128,9 @@ class GPTTask(Task):
 
   def build_model(self, encoder: keras.Model) -> keras.Model:
     """`encoder` is a GPTDecoder; with lm_coef > 0 the model also outputs `lm_logits` (L1)."""
-    return GPTTaskModel(encoder, self.model_task_type, num_outputs=self.num_outputs,
+    # GPTTaskModel's input layout: entailment is one packed sequence, like classification.
+    task_type = "classification" if self.layout == "entailment" else self.layout
+    return GPTTaskModel(encoder, task_type, num_outputs=self.num_outputs,
                         classifier_dropout=self.config.dropout_rate,
                         with_lm_logits=bool(self.lm_coef),
                         name=f"{self.name.replace('/', '_')}_model")

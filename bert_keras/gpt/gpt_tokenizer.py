@@ -18,15 +18,10 @@ from bert_keras.gpt.bpe_training import (DELIMITER_PIECE, EXTRACT_PIECE, PAD_PIE
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class GPTTokenizer(keras.layers.Layer):
-  """Runs a trained SentencePiece BPE model with `tensorflow_text.SentencepieceTokenizer`.
-
-  The serialized model proto is held by the layer (and by its config, base64), so a SavedModel that
-  contains the layer tokenizes raw strings with no file beside it. The Python processor over the same
-  proto gives `encode`/`decode` with identical ids, for tests and for the zero-shot probes.
-
-  `tokenize(strings)`: (batch,) tf.string -> tf.RaggedTensor int32 (batch, (pieces)).
-  Special ids: `pad_id` 0, `unk_id`, and GPT-1's `start_id`, `delimiter_id`, `extract_id` (section 3.3).
-  """
+  """Runs a trained SentencePiece BPE model with `tensorflow_text.SentencepieceTokenizer`; the layer
+  (and its config, base64) holds the model proto, so a SavedModel needs no file beside it. `encode`
+  / `decode`: the same ids in Python. Special ids: `pad_id` 0, `unk_id`, and GPT-1's `start_id`,
+  `delimiter_id`, `extract_id` (section 3.3)."""
 
   def __init__(self, model_proto: Optional[bytes | str] = None, model_path: Optional[str] = None,
                **kwargs):
@@ -74,10 +69,6 @@ class GPTTokenizer(keras.layers.Layer):
 
   def call(self, strings):
     return self.tokenize(strings)
-
-  def detokenize(self, ids):
-    """RaggedTensor / dense int ids (batch, (pieces)) -> (batch,) strings."""
-    return self._tokenizer.detokenize(ids)
 
   def encode(self, texts: Sequence[str]) -> List[List[int]]:
     """Python twin of `tokenize`: the same ids, for lists of str."""

@@ -27,11 +27,8 @@ CORPORA = ("wikipedia", "lee_background")
 
 
 def read_corpus(name: str) -> List[List[str]]:
-  """The documents of an embedded corpus, each a list of sentences (real text, no download).
-
-  "wikipedia": the shortened English dump (106 articles; lists, tables, headings dropped);
-  "lee_background": 300 news documents, one per line.
-  """
+  """The documents of an embedded corpus, each a list of sentences: "wikipedia" (the shortened
+  English dump, 106 articles) or "lee_background" (300 news documents, one per line)."""
   if name == "wikipedia":
     documents = []
     with bz2.open(resources.wikipedia_dump_path(), "rb") as f:
@@ -75,11 +72,8 @@ def run_train_bpe(corpora: Sequence[str], input_files: Sequence[str], vocab_size
 
 
 def contiguous_windows(documents: Sequence[Sequence[int]], seq_length: int) -> dict:
-  """Token-id documents -> {"input_ids", "input_mask"} int32 (num_windows, seq_length).
-
-  Documents are concatenated in order (as one stream of books) and cut without overlap; the last
-  partial window is dropped, so every window is full and every position has a next token.
-  """
+  """Token-id documents, concatenated in order (one stream of books) and cut without overlap ->
+  {"input_ids", "input_mask"} int32 (num_windows, seq_length); the last partial window dropped."""
   stream = np.fromiter((t for doc in documents for t in doc), dtype=np.int32)
   n = len(stream) // seq_length
   if n == 0:
@@ -91,11 +85,8 @@ def contiguous_windows(documents: Sequence[Sequence[int]], seq_length: int) -> d
 
 def in_memory_dataset_fn(features: dict, batch_size: int, gradient_accumulation_steps: int = 1,
                          seed: int = 0, training: bool = True) -> Callable:
-  """A `Trainer` dataset_fn over in-memory arrays: dicts shaped (accum, micro, ...), repeated.
-
-  Training shuffles with `seed` each epoch; `skip_batches` global batches are skipped on resume.
-  Each replica's pipeline gives its share of every micro-batch.
-  """
+  """A `Trainer` dataset_fn over in-memory arrays: dicts (accum, micro, ...), repeated, shuffled
+  with `seed` each epoch (training); a resume skips `skip_batches` global batches."""
   if batch_size % gradient_accumulation_steps:
     raise UserError(f"batch_size={batch_size} is not divisible by "
                     f"gradient_accumulation_steps={gradient_accumulation_steps}")

@@ -9,11 +9,8 @@ import tensorflow as tf
 
 
 def lm_loss_sums(input_word_ids, input_mask, lm_logits):
-  """Sum of -log P(u_i | u_<i) over real next tokens, and their count.
-
-  input_word_ids / input_mask: int (..., seq); lm_logits: (..., seq, vocab), position i scoring
-  token i+1. Leading dims (batch, or batch x choices) are flattened. Returns (loss_sum, count).
-  """
+  """(sum of -log P(u_i | u_<i) over real next tokens, their count); ids / mask (..., seq),
+  lm_logits (..., seq, vocab) with position i scoring token i+1; leading dims flattened."""
   seq = tf.shape(input_word_ids)[-1]
   ids = tf.reshape(tf.cast(input_word_ids, tf.int32), [-1, seq])
   mask = tf.reshape(tf.cast(input_mask, tf.float32), [-1, seq])

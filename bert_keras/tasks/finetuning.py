@@ -13,10 +13,8 @@ The output directory receives:
   tensorboard/               events: train/loss and train/learning_rate per epoch, <split>/<metric>
                              of the evaluation (`tensorboard --logdir <output_dir>`)
   task_info.json, vocab.txt  what an exporter needs for text-in serving (labels, seq length, ...)
-Outputs are written to a hidden staging directory inside it and moved in only once all of them are
-complete, so a run that fails or is interrupted leaves an earlier run's outputs as they were. A run
-killed outright (SIGKILL, power loss) cannot remove its staging directory; the next run in the same
-output directory does, when the owner it records is a process of this host that no longer exists.
+Outputs are staged and moved in only once complete (`write_staged`); a failed run leaves an earlier
+run's outputs as they were.
 """
 
 from __future__ import annotations
@@ -55,9 +53,8 @@ if TYPE_CHECKING:
 
 
 def _config_only(spec: str) -> ModelConfig | None:
-  """The config `spec` names when it is a preset or a ModelConfig JSON file (a .json holding
-  vocab_size and hidden_size): a model config with no weights and no vocab.txt beside it. None for
-  anything else (a checkpoint, a .json of another kind, nothing)."""
+  """The config of a preset or a ModelConfig JSON file (a .json with vocab_size and hidden_size):
+  no weights, no vocab.txt. None for anything else."""
   if spec in MODEL_PRESETS:
     return get_model_config(spec)
   if os.path.isfile(spec) and spec.endswith(".json"):
@@ -80,8 +77,8 @@ def resolve_model_config(spec: str) -> tuple[ModelConfig, str | None, bool | Non
 
 
 def check_sequence_length(max_seq_length: int, config: ModelConfig, source: str) -> None:
-  """The encoder has `max_position_embeddings` learned positions; longer inputs cannot be embedded
-  (Keras would fail deep inside the model with a shape error)."""
+  """Longer inputs than `max_position_embeddings` cannot be embedded (Keras would fail deep inside
+  the model with a shape error)."""
   if max_seq_length > config.max_position_embeddings:
     raise UserError(f"max_seq_length={max_seq_length} exceeds max_position_embeddings="
                     f"{config.max_position_embeddings} of {source}; expected --max_seq_length <= "
@@ -90,8 +87,7 @@ def check_sequence_length(max_seq_length: int, config: ModelConfig, source: str)
 
 @dataclasses.dataclass(frozen=True)
 class EncoderSource:
-  """Where the encoder comes from: --init_checkpoint or --model, resolved once
-  (`resolve_encoder_source`) before any data is read; the checks and the build read this."""
+  """--init_checkpoint or --model, resolved once before any data is read."""
   spec: str  # the flag's value, as messages name it
   checkpoint: CheckpointPath | None  # --init_checkpoint's; None: random initialisation
   config: ModelConfig | None  # None only for a .keras checkpoint (known once loaded)
@@ -101,8 +97,8 @@ class EncoderSource:
 
 
 def resolve_encoder_source(run: RunConfig) -> EncoderSource:
-  """--init_checkpoint (its format detected once; its config read without weights, except for a
-  .keras file) or else --model; UserError when neither is given or the path names nothing."""
+  """--init_checkpoint (its config read without weights, except for a .keras file) or else
+  --model; UserError when neither is given or the path names nothing."""
   from bert_keras import interop
 
   if run.init_checkpoint:
@@ -119,15 +115,13 @@ def resolve_encoder_source(run: RunConfig) -> EncoderSource:
 
 
 def check_model_fits_task(source: EncoderSource, task_config: TaskConfig) -> None:
-  """Checks the sequence length against the model config before any data is read or model built
-  (a .keras checkpoint is checked once loaded, in `build_encoder`)."""
+  """The sequence length against the model config (a .keras checkpoint: once loaded)."""
   if source.config is not None:
     check_sequence_length(task_config.max_seq_length, source.config, source.spec)
 
 
 def check_vocab_source(run: RunConfig, source: EncoderSource) -> None:
-  """Without --vocab_file the vocabulary is the vocab.txt beside a checkpoint; a random-init model
-  from a preset or ModelConfig JSON has none, so say so before any data is read."""
+  """A random-init model from a preset or ModelConfig JSON has no vocab.txt: --vocab_file."""
   if source.config_only and not run.vocab_file:
     raise UserError(f"--vocab_file is needed when no checkpoint is given: --model="
                     f"{source.spec} has no vocab.txt (or pass --init_checkpoint to use the "
@@ -212,15 +206,9 @@ STAGE_TARGET = ".run"
 
 def _publish(stage: str, output_dir: str) -> None:
   """Moves every file of the complete `stage` into `output_dir` (one rename each), then removes the
-  previous run's outputs this run did not replace.
-
-  A rerun replaces the previous run's artifacts: left in place, its model.keras would sit beside
-  this run's task_info.json and metrics.json (another length, labels or model) and export would
-  combine them; without --save_model the directory would then have no model.keras at all, which
-  export_model refuses. Its predictions_* go too: those of another task or split would pass for
-  this run's. Nothing is removed before the new outputs exist: until then a failed or interrupted
-  run leaves the previous results whole.
-  """
+  previous run's outputs this run did not replace (its model.keras, task_info.json, metrics.json,
+  predictions_*, tensorboard/), which export or a reader would mix with this run's. Nothing is
+  removed before the new outputs exist."""
   new = sorted(os.listdir(stage))
   for name in new:
     target = os.path.join(output_dir, name)
@@ -239,11 +227,6 @@ def _publish(stage: str, output_dir: str) -> None:
   os.rmdir(stage)
 
 
-def batch_lengths(task_config: TaskConfig, run: RunConfig) -> tuple[int, ...]:
-  """The padded lengths of training and evaluation batches (see tasks/length_batches.py)."""
-  return length_batches.batch_lengths(task_config.max_seq_length, run.length_buckets)
-
-
 def make_dataset(features: Features, batch_size: int, seed: int,
                  buckets: tuple[int, ...]) -> tf.data.Dataset:
   """Endless shuffled training batches, each padded to one of `buckets`."""
@@ -255,12 +238,15 @@ def make_dataset(features: Features, batch_size: int, seed: int,
   return without_autotune(batches.prefetch(tf.data.AUTOTUNE))
 
 
-class EpochTimer(keras.callbacks.Callback):
-  """Wall seconds of each epoch, from its begin to its end callback (what follows the last epoch,
-  fit's own teardown, is not part of any epoch)."""
+class EpochSummaries(keras.callbacks.Callback):
+  """TensorBoard scalars at each epoch's end, at its last global step: train/loss (the epoch's
+  mean) and train/learning_rate; `write` adds others (the evaluation's metrics) at the last step.
+  `seconds`: each epoch's wall time, begin to end callback (fit's teardown is in none)."""
 
-  def __init__(self):
+  def __init__(self, logdir: str):
     super().__init__()
+    self.summaries = ScalarSummaries(logdir)
+    self.step = 0
     self.seconds: list[float] = []
     self._begin = 0.0
 
@@ -269,18 +255,6 @@ class EpochTimer(keras.callbacks.Callback):
 
   def on_epoch_end(self, epoch, logs=None):
     self.seconds.append(round(time.time() - self._begin, 2))
-
-
-class EpochSummaries(keras.callbacks.Callback):
-  """TensorBoard scalars at each epoch's end, at its last global step: train/loss (the epoch's
-  mean) and train/learning_rate; `write` adds others (the evaluation's metrics) at the last step."""
-
-  def __init__(self, logdir: str):
-    super().__init__()
-    self.summaries = ScalarSummaries(logdir)
-    self.step = 0
-
-  def on_epoch_end(self, epoch, logs=None):
     self.step = (epoch + 1) * (self.params.get("steps") or 0)
     scalars = {"train/learning_rate": float(np.asarray(self.model.optimizer.learning_rate))}
     if logs and "loss" in logs:
@@ -295,18 +269,9 @@ class EpochSummaries(keras.callbacks.Callback):
     self.summaries.close()
 
 
-def _limit(examples: list, n: int, seed: int) -> list:
-  """A seeded random subset of n examples, in file order (files are often sorted by label)."""
-  if not n or n >= len(examples):
-    return examples
-  keep = sorted(random.Random(seed).sample(range(len(examples)), n))
-  return [examples[i] for i in keep]
-
-
 def write_staged(output_dir: str, write: Callable[[str], Any]) -> Any:
-  """Runs `write(stage)` on a new staging directory inside `output_dir`, then publishes what it
-  wrote (see `_publish`); returns what `write` returns. On any failure the stage is removed, and so
-  are the directories this call created, when empty: a failed run leaves nothing behind."""
+  """Runs `write(stage)` on a new staging directory inside `output_dir`, then publishes it
+  (`_publish`); on any failure removes the stage and the (empty) directories this call created."""
   check_output_dir(output_dir)
   created = _missing_dirs(output_dir)
   stage = None
@@ -347,8 +312,7 @@ def run_finetuning(task_config: TaskConfig, run: RunConfig) -> dict:
 
 def _train_and_write(task_config: TaskConfig, run: RunConfig, family: ModelFamily, source,
                      stage: str) -> dict:
-  """Reads the data, builds and trains the model, evaluates it and writes every output to `stage`
-  (a new empty directory inside run.output_dir); returns the metrics dict."""
+  """Reads, trains, evaluates and writes every output to `stage`; returns the metrics dict."""
   from bert_keras.training.distribute import get_strategy
   from bert_keras.training.optimization import create_optimizer
   from bert_keras.training.precision import set_precision, wrap_optimizer
@@ -356,8 +320,10 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, family: ModelFamil
   task = get_task(task_config)
 
   # === Data ===
-  train_examples = _limit(task.read_examples(run.data_dir, task.train_split), run.max_train_examples,
-                          task_config.seed)
+  train_examples = task.read_examples(run.data_dir, task.train_split)
+  if 0 < run.max_train_examples < len(train_examples):  # a seeded subset, in file order
+    keep = random.Random(task_config.seed).sample(range(len(train_examples)), run.max_train_examples)
+    train_examples = [train_examples[i] for i in sorted(keep)]
   eval_examples = {split: task.read_examples(run.data_dir, split) for split in task.eval_splits}
   task.prepare_labels(train_examples, eval_examples)
 
@@ -391,23 +357,21 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, family: ModelFamil
   write_json(os.path.join(stage, "config.json"), resolved)
 
   # === Train ===
-  buckets = batch_lengths(task_config, run)
+  buckets = length_batches.batch_lengths(task_config.max_seq_length, run.length_buckets)
   dataset = make_dataset(train_features, task_config.train_batch_size, task_config.seed, buckets)
   start = time.time()
-  timer = EpochTimer()  # the first epoch also traces a step per batch length
   # Events in the stage: an open `tensorboard --logdir <output_dir>` sees them as they come (it
   # reads hidden directories); published with the other outputs as <output_dir>/tensorboard.
   summaries = EpochSummaries(os.path.join(stage, TENSORBOARD_DIR))
   history = model.fit(dataset, epochs=epochs, steps_per_epoch=math.ceil(total_steps / epochs),
                       shuffle=False, verbose=0,  # the dataset is shuffled
-                      callbacks=[timer, summaries, ProgressCallback()])
+                      callbacks=[summaries, ProgressCallback()])
   train_seconds = time.time() - start
-  epoch_seconds = timer.seconds
 
   # === Evaluate ===
   results: dict = {"task": task.run_name(), "train_examples": len(train_examples),
                    "train_features": len(train_features), "train_steps": total_steps,
-                   "train_seconds": round(train_seconds, 1), "epoch_seconds": epoch_seconds,
+                   "train_seconds": round(train_seconds, 1), "epoch_seconds": summaries.seconds,
                    "batch_lengths": list(buckets),
                    "final_train_loss": float(history.history["loss"][-1]),
                    "init": encoder_desc["init"]}

@@ -35,13 +35,10 @@ class GlueTask(ClassificationTask):
   # default when one exists (MNLI's AX).
   extra_test_files: dict = {}
 
-  def split_file(self, split: str) -> str:
-    return f"{split}.tsv"
-
   def split_path(self, data_dir: str, split: str) -> str:
     """`<split>.tsv`, or the first existing candidate of an extra test split (else the first)."""
     if split not in self.extra_test_files:
-      return os.path.join(data_dir, self.split_file(split))
+      return os.path.join(data_dir, f"{split}.tsv")
     paths = [os.path.normpath(os.path.join(data_dir, name))
              for name in self.extra_test_files[split][0]]
     return next((path for path in paths if os.path.isfile(path)), paths[0])

@@ -69,8 +69,7 @@ def split_passage(context: str) -> tuple[list[str], list[int], list[int]]:
 
 
 def _expect(value, kind, where: str, what: str):
-  """`value` if it is a `kind` (a type or tuple of types; true/false is not a number here), else a
-  UserError naming the JSON path, the value and the expected JSON type."""
+  """`value` if it is a `kind` (type or tuple; a bool is no number), else a UserError naming it."""
   kinds = kind if isinstance(kind, tuple) else (kind,)
   if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
     expected = " or ".join(json_type_name(k()) for k in kinds)
@@ -90,9 +89,8 @@ MAX_MISPLACED_ANSWER_FRACTION = 0.01
 
 
 def answer_end(context: str, start: int, text: str) -> int | None:
-  """The end (exclusive) in `context` of answer `text` found at `start`, or None when it is not
-  there. Whitespace runs inside the answer may differ from the passage's (the original compares
-  whitespace-joined words); leading whitespace of the text moves the start."""
+  """The end (exclusive) in `context` of answer `text` at `start`, or None; whitespace runs may
+  differ from the passage's (the original compares whitespace-joined words)."""
   start += len(text) - len(text.lstrip())
   words = text.split()
   match = re.compile(r"\s+".join(re.escape(w) for w in words)).match(context, start)
@@ -101,8 +99,8 @@ def answer_end(context: str, start: int, text: str) -> int | None:
 
 def read_squad(path: str, training: bool, version_2: bool,
                notes: dict | None = None) -> list[SquadExample]:
-  """The official JSON's questions; bad input raises a UserError naming the file and the JSON
-  path (`data[0].paragraphs[2].qas[1]`). `notes` (training) receives notes["skipped_answers"]."""
+  """The official JSON's questions; a UserError names the file and JSON path of bad input.
+  `notes` (training) receives notes["skipped_answers"]."""
   require_file(path, "a SQuAD JSON file")
   data = read_json_file(path, "SQuAD JSON file")
   if not isinstance(data, dict) or not isinstance(data.get("data"), list):
@@ -256,9 +254,8 @@ def _strip_spaces(text: str):
 
 def final_text_span(pred_text: str, orig_text: str,
                     basic_tokenize: Callable[[str], list]) -> tuple[int, int] | None:
-  """The original `get_final_text` as character positions: where in `orig_text` (the original
-  words, space-joined) the de-tokenized prediction lies, aligned by deleting spaces (which the
-  normalisation only moves). None = use all of orig_text."""
+  """The original `get_final_text` as character positions of the prediction in `orig_text`,
+  aligned by deleting spaces (which normalisation only moves). None = all of orig_text."""
   tok_text = " ".join(basic_tokenize(orig_text))
   start_position = tok_text.find(pred_text)
   if start_position == -1:
@@ -278,8 +275,8 @@ def final_text_span(pred_text: str, orig_text: str,
 
 def answer_in_context(example: SquadExample, first_word: int, last_word: int, pred_text: str,
                       basic_tokenize: Callable[[str], list]) -> tuple[str, int]:
-  """(answer text, start char) taken from `example.context` itself, so whitespace and characters are
-  the passage's own, for the words first_word..last_word trimmed to the predicted pieces."""
+  """(answer text, start char) from `example.context` itself (the passage's own characters), for
+  the words first_word..last_word trimmed to the predicted pieces."""
   words = example.doc_tokens[first_word:last_word + 1]
   orig_text = " ".join(words)
   # joined-text index -> context index, for every non-space character of orig_text.
@@ -418,16 +415,15 @@ class SquadTask(Task):
                                         na_prob_thresh=self.config.null_score_diff_threshold)
 
   def write_predictions(self, predictions: Any, path_stem: str) -> str:
-    """`<path_stem>.json`: {id: answer}, what the official evaluate script reads; beside it
-    `<path_stem>.nbest.json` and for v2.0 `.null_odds.json` and `.best_non_null.json`."""
+    """`<path_stem>.json` ({id: answer}, for the official script), `.nbest.json`, for v2.0
+    `.null_odds.json` and `.best_non_null.json`."""
     for key, value in predictions.items():
       if key != "predictions":
         write_text(f"{path_stem}.{key}.json", json.dumps(value, ensure_ascii=False, indent=1))
     return super().write_predictions(predictions["predictions"], path_stem)
 
   def write_submission(self, examples, predictions, split: str, directory: str) -> list[str]:
-    """The official files: predictions.json ({id: answer}) and, for v2.0, null_odds.json
-    ({id: s_null - s_best}, the evaluate script's --na-prob-file)."""
+    """predictions.json ({id: answer}), for v2.0 null_odds.json (the script's --na-prob-file)."""
     paths = [os.path.join(directory, "predictions.json")]
     write_text(paths[0], json.dumps(predictions["predictions"], ensure_ascii=False, indent=1))
     if self.version_2:
@@ -526,9 +522,6 @@ def postprocess_spans(examples: Sequence[SquadExample], features: Features,
 @register_task("squad_v1")
 class SquadV1Task(SquadTask):
   """SQuAD v1.1: every question has an answer in the passage."""
-
-  version_2 = False
-  file_version = "v1.1"
 
 
 @register_task("squad_v2")

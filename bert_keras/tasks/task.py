@@ -37,10 +37,9 @@ class Task(abc.ABC):
   eval_splits: tuple = ("dev",)
   # Splits a predict-only run reads by default: the unlabeled test files of the benchmark.
   predict_splits: tuple = ("test",)
-  # `export_run(finetuned_dir, output_dir, extra_files)` of a family that exports its own way (GPT-1).
+  # GPT-1's: `export_run(finetuned_dir, output_dir, extra_files)` and a tasks.finetuning.ModelFamily
+  # (checkpoints, tokenizer, serving model); None: BERT's.
   export_run = None
-  # A model family with its own checkpoints, tokenizer and serving model (GPT-1's) sets this to a
-  # tasks.finetuning.ModelFamily; None: BERT's.
   model_family = None
 
   def __init__(self, config: TaskConfig):
@@ -100,8 +99,7 @@ class Task(abc.ABC):
     return True
 
   def write_predictions(self, predictions: Any, path_stem: str) -> str:
-    """Writes `<path_stem>.json` atomically (other formats go beside it as `<path_stem>.<what>.<ext>`);
-    returns its path."""
+    """Writes `<path_stem>.json` atomically (other formats beside it); returns its path."""
     path = path_stem + ".json"
     write_text(path, json.dumps(predictions, ensure_ascii=False, indent=1))
     return path

@@ -36,7 +36,7 @@ def _range_lookup(starts: np.ndarray, values: np.ndarray, cp: tf.Tensor) -> tf.T
 
 
 def _interleave(n, first_at, first, second_at, second) -> tf.RaggedTensor:
-  """Rows of two ragged (k, (items)) tensors put back at their positions `*_at` (k, 1) among n rows."""
+  """Rows of two ragged (k, (items)) tensors put back at their positions `*_at` (k, 1) of n."""
   shape = tf.reshape(n, [1])
   offset = tf.size(first.flat_values, tf.int64)
   values = tf.concat([first.flat_values, second.flat_values], 0)
@@ -130,8 +130,7 @@ class BertTokenizer(keras.layers.Layer):
 
   def tokenize_with_offsets(self, strings):
     """(ids, begin, end), ragged (batch, (pieces)): `input[begin:end]` is the text a piece came
-    from, before lowercasing (a piece of a character that normalises to several spans all of it;
-    an [UNK] its whole word)."""
+    from, before lowercasing (an [UNK]: its whole word)."""
     strings, scalar = self._as_batch(strings)
     pre = self._pretokenize(strings)
     ids, piece_begin, piece_end = self._wordpiece.tokenize_with_offsets(pre["words"])
@@ -179,10 +178,9 @@ class BertTokenizer(keras.layers.Layer):
     return lazy_cond(all_ascii, ascii_ids, lambda: self._tokenize_chunks(strings))
 
   def _tokenize_chunks(self, strings):
-    """Cut at ASCII whitespace (never inside a UTF-8 character, always a word end): pure-ASCII
-    chunks go through tensorflow-text end to end, the rest through the code-point pipeline. A
-    string with an ASCII control (deleted: joins its neighbours), a capital sigma (context-dependent
-    final form) or undecodable bytes goes through it whole."""
+    """Cut at ASCII whitespace (always a word end): pure-ASCII chunks go through tensorflow-text,
+    the rest through the code-point pipeline; a string with an ASCII control (deleted: joins its
+    neighbours), a capital sigma (final form) or undecodable bytes goes through it whole."""
     special = ~tf.strings.regex_full_match(strings, _FAST_PATH_OK)  # (batch,)
     special_at, normal_at = tf.where(special), tf.where(~special)
     normal = tf.gather_nd(strings, normal_at)
@@ -202,8 +200,7 @@ class BertTokenizer(keras.layers.Layer):
                        self._tokenize_code_points_if_any(tf.gather_nd(strings, special_at)))
 
   def _tokenize_code_points_if_any(self, strings):
-    """`_tokenize_code_points` under a `lazy_cond`: its ~500 ops (1.5 ms a call) not visited for
-    no input."""
+    """`_tokenize_code_points` under a `lazy_cond`: ~500 ops (1.5 ms a call) skipped for no input."""
     def empty():
       return tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.int32), tf.zeros([1], tf.int64),
                                              validate=False)

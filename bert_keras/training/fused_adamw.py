@@ -2,12 +2,7 @@
 Loshchilov & Hutter 2019, Kingma & Ba 2015 algorithm 1) is one XLA-compiled pass over var, m, v and
 the gradient. Why and what it measured: docs/design.md, "FusedAdamW" (BERT-Base optimizer phase on
 2 CPU cores 128 -> 105 ms; weights within 1.5e-7 of float64 AdamW, Keras' within 1.9e-6).
-
-Slots are Keras AdamW's (checkpoints move between the two); sparse gradients are summed first (Adam's
-(g1 + g2)^2, not Keras' g1^2 + g2^2). The per-replica gradient scale (the clip factor) crosses Keras'
-merge call riding on the learning rate, a namedtuple the merge call regroups per replica; if Keras
-stops passing it through, `gradient_scale` raises instead of training unclipped.
-"""
+Slots are Keras AdamW's; sparse gradients are summed first (Adam's (g1 + g2)^2)."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def _matched(patterns: str) -> list[tuple[str, int | None]]:
     for path, (is_dir, size) in zip(matched, each_file(_stat, matched)):
       if is_dir:
         raise UserError(f"input pattern {pattern!r} matches the directory {path}; give only the "
-                        f"record files, e.g. '{join_path(_parent(pattern), 'pretraining-*')}'")
+                        f"record files, e.g. '{join_path(split_path(pattern)[0], 'pretraining-*')}'")
       files.append((path, size))
   if not files:
     raise UserError(f"no input files given (input_files={patterns!r})")
@@ -96,11 +96,6 @@ def each_file(fn, items: list) -> list:
     return [fn(item) for item in items]
   with concurrent.futures.ThreadPoolExecutor(min(16, len(items))) as pool:
     return list(pool.map(fn, items))
-
-
-def _parent(pattern: str) -> str:
-  head = pattern.rstrip("/").rpartition("/")[0]
-  return head or "."
 
 
 def join_path(directory: str, name: str) -> str:

@@ -9,14 +9,6 @@ from __future__ import annotations
 import tensorflow as tf
 
 
-def _weighted_xent(labels, logits, weights):
-  # labels/weights: (batch, P); logits: (batch, P, vocab), float32.
-  xent = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.cast(labels, tf.int32),
-                                                        logits=tf.cast(logits, tf.float32))
-  weights = tf.cast(weights, tf.float32)
-  return tf.reduce_sum(xent * weights), tf.reduce_sum(weights)
-
-
 def _argmax_equals(logits, labels):
   """1.0 where argmax(logits, -1) == labels (ties: the first index wins), as one compare-and-reduce
   pass: the arg-max was the costliest part of the jitted loss (BERT-mini 78 -> 64 CPU-ms)."""
@@ -40,10 +32,10 @@ def pretraining_loss_sums(features, outputs, objective: str = "mlm_nsp",
   else:
     labels = tf.cast(features["masked_lm_ids"], tf.int32)
     weights = tf.cast(features["masked_lm_weights"], tf.float32)
-  mlm_sum, mlm_weight = _weighted_xent(labels, logits, weights)
-  correct = _argmax_equals(logits, labels)
-  sums = {"mlm_loss_sum": mlm_sum, "mlm_weight": mlm_weight,
-          "mlm_correct": tf.reduce_sum(correct * weights)}
+  # labels / weights: (batch, P); logits: (batch, P, vocab), float32.
+  xent = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+  sums = {"mlm_loss_sum": tf.reduce_sum(xent * weights), "mlm_weight": tf.reduce_sum(weights),
+          "mlm_correct": tf.reduce_sum(_argmax_equals(logits, labels) * weights)}
   if unigram_id is not None:
     sums["mlm_unigram_correct"] = tf.reduce_sum(
         tf.cast(tf.equal(labels, unigram_id), tf.float32) * weights)
@@ -66,44 +58,3 @@ def loss_from_sums(sums, nsp_weight: float = 1.0):
   if "nsp_loss_sum" in sums:
     loss += nsp_weight * (sums["nsp_loss_sum"] / tf.maximum(sums["nsp_count"], 1.0))
   return loss
-
-
-# An "ltr" run predicts the next token, not masked ones: its reported metrics are named lm_*.
-LTR_METRIC_NAMES = {"mlm_loss": "lm_loss", "mlm_accuracy": "lm_accuracy",
-                    "mlm_unigram_accuracy": "lm_unigram_accuracy"}
-
-
-def metrics_from_sums(sums, objective: str = "mlm_nsp"):
-  """The losses and accuracies (and baselines) from aggregated sums; "ltr" names them lm_*."""
-  out = {"mlm_loss": sums["mlm_loss_sum"] / tf.maximum(sums["mlm_weight"], 1.0),
-         "mlm_accuracy": sums["mlm_correct"] / tf.maximum(sums["mlm_weight"], 1.0)}
-  if "mlm_unigram_correct" in sums:
-    out["mlm_unigram_accuracy"] = sums["mlm_unigram_correct"] / tf.maximum(sums["mlm_weight"], 1.0)
-  if "nsp_loss_sum" in sums:
-    out["nsp_loss"] = sums["nsp_loss_sum"] / tf.maximum(sums["nsp_count"], 1.0)
-    out["nsp_accuracy"] = sums["nsp_correct"] / tf.maximum(sums["nsp_count"], 1.0)
-  if "nsp_random_next" in sums:
-    # Always answering the more frequent NSP label: the baseline NSP accuracy must clear.
-    fraction = sums["nsp_random_next"] / tf.maximum(sums["nsp_count"], 1.0)
-    out["nsp_majority_accuracy"] = tf.maximum(fraction, 1.0 - fraction)
-  if objective == "ltr":
-    out = {LTR_METRIC_NAMES.get(name, name): value for name, value in out.items()}
-  return out
-
-
-def pretraining_loss(features, outputs, objective: str = "mlm_nsp", nsp_weight: float = 1.0):
-  """The scalar loss of one batch (mean MLM cross-entropy + nsp_weight * NSP cross-entropy)."""
-  return loss_from_sums(pretraining_loss_sums(features, outputs, objective), nsp_weight)
-
-
-def pretraining_counts(features, objective: str = "mlm_nsp"):
-  """The label-only denominators {mlm_weight[, nsp_count]}: known before the backward pass, so
-  with their global values the loss is linear in each micro-batch's sums (exact accumulation)."""
-  if objective == "ltr":
-    weights = tf.cast(features["input_mask"], tf.float32)[:, 1:]
-  else:
-    weights = tf.cast(features["masked_lm_weights"], tf.float32)
-  counts = {"mlm_weight": tf.reduce_sum(weights)}
-  if objective == "mlm_nsp":
-    counts["nsp_count"] = tf.cast(tf.size(features["next_sentence_labels"]), tf.float32)
-  return counts

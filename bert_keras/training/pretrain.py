@@ -53,23 +53,14 @@ def _dataset_fn(config: TrainingConfig, files: str | InputFiles, training: bool)
                                                    input_context=ctx, skip_batches=skip_batches)
 
 
-def _is_our_checkpoint(path: str) -> str | None:
-  """The prefix of a Trainer checkpoint (a model_dir or a ckpt-N prefix), else None."""
-  prefix = tf.train.latest_checkpoint(path) if tf.io.gfile.isdir(path) else path
-  if prefix and tf.io.gfile.exists(prefix + ".index"):
-    names = [name for name, _ in tf.train.list_variables(prefix)]
-    if any(n.startswith("model/") for n in names):
-      return prefix
-  return None
-
-
 def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingConfig) -> None:
   """Warm start from `config.model.init_checkpoint`: a Trainer checkpoint with phase=2 continues
   model, optimizer and step (the paper's one schedule, its last 10% at length 512); another Trainer
   checkpoint gives the model weights; anything else the encoder's, through interop.loader."""
   path = config.model.init_checkpoint
-  prefix = _is_our_checkpoint(path)
-  if prefix is not None:
+  prefix = tf.train.latest_checkpoint(path) if tf.io.gfile.isdir(path) else path
+  if prefix and tf.io.gfile.exists(prefix + ".index") and any(  # a Trainer checkpoint
+      name.startswith("model/") for name, _ in tf.train.list_variables(prefix)):
     if config.optimizer.phase == 2:
       trainer.checkpoint.restore(prefix).assert_existing_objects_matched()
       trainer.data_start_step.assign(trainer.global_step)
@@ -87,9 +78,8 @@ def initialize_from(trainer: Trainer, model: BertPretrainer, config: TrainingCon
 
 def export_encoder(model: BertPretrainer, config: TrainingConfig, export_dir: str,
                    vocab: tuple[str | None, str]) -> None:
-  """encoder.weights.h5, encoder.keras, model_config.json and vocab.txt, each written atomically: a
-  checkpoint fine-tuning takes as it is. `vocab`: (path, how found) or (None, why none); a vocab
-  that cannot be copied is a warning, not a failure after training."""
+  """encoder.weights.h5, encoder.keras, model_config.json and vocab.txt (atomic each), what
+  fine-tuning takes. `vocab`: (path, how found) or (None, why none); a failed copy only warns."""
   tf.io.gfile.makedirs(export_dir)
   encoder = model.encoder
   for name, save in (("encoder.weights.h5", encoder.save_weights), ("encoder.keras", encoder.save)):
@@ -123,11 +113,9 @@ def unigram_baseline(config: TrainingConfig, inputs: InputFiles) -> dict:
           "train_targets": float(counts.sum())}
 
 
-def write_eval_metrics(path: str, baseline: dict, history: list, earlier: list = ()) -> None:
-  """eval_metrics.json: the baseline, every evaluation (with `earlier`, the resumed runs'), the last."""
-  curve = [row for row in history if row["split"] == "eval"]
-  first = curve[0]["step"] if curve else float("inf")
-  curve = [row for row in earlier if row["step"] < first] + curve
+def write_eval_metrics(path: str, baseline: dict, history: list) -> None:
+  """eval_metrics.json: the baseline, every evaluation of `history` (resumed runs' too), the last."""
+  curve = [row for row in history if row.get("split") == "eval"]
   gfile_write_text(path, json.dumps({"unigram_baseline": baseline, "eval": curve,
                                      "final": curve[-1] if curve else {}},
                                     indent=2, sort_keys=True) + "\n")
@@ -282,7 +270,7 @@ def resolve_inputs(config: TrainingConfig) -> PretrainingInputs:
 
 
 def _check_records(config: TrainingConfig, inputs: InputFiles, training: bool) -> None:
-  """Every file's first record has the configured lengths, and the input pipeline builds."""
+  """Every file's first record has the configured lengths; the input pipeline builds."""
   check_record_shapes(list(inputs.files), config.data.max_seq_length,
                       config.data.max_predictions_per_seq)
   make_dataset(config, inputs, training=training)
@@ -364,17 +352,13 @@ def _run_pretraining(config: TrainingConfig) -> dict:
   if eval_files:
     eval_data = _dataset_fn(config, eval_files, False)
     metrics_path = os.path.join(config.outputs.output_dir, "eval_metrics.json")
-    earlier = []
-    if tf.io.gfile.exists(metrics_path):  # a resumed run keeps the curve so far
-      with tf.io.gfile.GFile(metrics_path) as f:
-        earlier = json.load(f).get("eval", [])
 
     def eval_fn():
       with corrupt_records_are_user_errors(eval_files, "eval_input_files",
                                            lambda: _after_corrupt_input(config)):
         metrics = trainer.evaluate(eval_data, config.outputs.eval_steps)
       if is_chief:
-        write_eval_metrics(metrics_path, baseline, trainer.history, earlier)
+        write_eval_metrics(metrics_path, baseline, trainer.full_history())
       return metrics
   _, end_step = config.phase_steps()
   train_data = _dataset_fn(config, train_files, True)

@@ -27,9 +27,8 @@ AUTOTUNE = tf.data.AUTOTUNE
 
 
 def check_record_shapes(files: list[str], seq_length: int, max_predictions: int) -> None:
-  """UserError naming the first file whose FIRST record is not BERT pretraining TFRecords of these
-  lengths (a stray summary.json, another max_seq_length), before training rather than mid-run.
-  Empty files are allowed (a shard may be empty), but not all of them."""
+  """UserError naming the first file whose first record is not BERT pretraining TFRecords of these
+  lengths, before training rather than mid-run. Empty files are allowed, but not all of them."""
   with deprecation.silence():  # tf_record_iterator is deprecated
     problems = each_file(lambda path: _check_file(path, seq_length, max_predictions), files)
   for problem in problems:
@@ -103,8 +102,8 @@ def _expected(path: str) -> str:
 
 
 def find_corrupt_records(files: list[str]) -> list[tuple[str, str]]:
-  """(path, message naming the record and byte offset) per file that cannot be read to its end.
-  Reads the whole input: only after a tf.data DataLossError, whose message names no file."""
+  """(path, message naming the record and byte offset) per file that cannot be read to its end
+  (after a tf.data DataLossError, whose message names no file)."""
   with deprecation.silence():  # tf_record_iterator is deprecated
     return [(path, problem) for path, problem in zip(files, each_file(_bad_record, files)) if problem]
 
@@ -140,7 +139,7 @@ def _bad_record(path: str) -> str | None:
 @contextlib.contextmanager
 def corrupt_records_are_user_errors(input_files: str | InputFiles, flag: str, hint=None):
   """A tf.data DataLossError within becomes a UserError naming the file, record and `--flag`,
-  then `hint()` (what to do); left as it is when no input file is at fault."""
+  then `hint()`; left as it is when no input file is at fault."""
   try:
     yield
   except tf.errors.DataLossError as e:
@@ -243,9 +242,9 @@ def label_frequencies(input_files: str | InputFiles, *, seq_length: int, max_pre
 def make_dataset(config: TrainingConfig, input_files: str | InputFiles, *, training: bool = True,
                  input_context: tf.distribute.InputContext | None = None,
                  skip_batches: int = 0) -> tf.data.Dataset:
-  """Per-replica dicts shaped (accum, micro, ...). Training reads the GLOBAL train_batch_size per
-  step, split over replicas and micro-batches; evaluation reads eval_batch_size (0: the training
-  batch) in file order, unshuffled. `skip_batches` global batches are skipped (resuming)."""
+  """Per-replica dicts (accum, micro, ...): the GLOBAL train_batch_size per step split over
+  replicas and micro-batches; evaluation eval_batch_size in file order. Resuming skips
+  `skip_batches` global batches."""
   data, seed, objective = config.data, config.runtime.seed, config.model.objective
   seq_length, max_predictions = data.max_seq_length, data.max_predictions_per_seq
   batch_size = data.train_batch_size if training else data.eval_batch_size or data.train_batch_size

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tensorflow as tf
+
 from bert_keras.training import losses
 
 
@@ -29,10 +31,34 @@ class PretrainingTask:
     return losses.pretraining_loss_sums(features, outputs, self.objective, self.unigram_id)
 
   def counts(self, features):
-    return losses.pretraining_counts(features, self.objective)
+    """The label-only denominators {mlm_weight[, nsp_count]}: known before the backward pass, so
+    with their global values the loss is linear in each micro-batch's sums (exact accumulation)."""
+    if self.objective == "ltr":
+      weights = tf.cast(features["input_mask"], tf.float32)[:, 1:]
+    else:
+      weights = tf.cast(features["masked_lm_weights"], tf.float32)
+    counts = {"mlm_weight": tf.reduce_sum(weights)}
+    if self.objective == "mlm_nsp":
+      counts["nsp_count"] = tf.cast(tf.size(features["next_sentence_labels"]), tf.float32)
+    return counts
 
   def loss(self, sums):
     return losses.loss_from_sums(sums, self.nsp_weight)
 
   def metrics(self, sums):
-    return losses.metrics_from_sums(sums, self.objective)
+    """The losses and accuracies (and baselines); "ltr" names them lm_* (it predicts the next
+    token, not masked ones)."""
+    out = {"mlm_loss": sums["mlm_loss_sum"] / tf.maximum(sums["mlm_weight"], 1.0),
+           "mlm_accuracy": sums["mlm_correct"] / tf.maximum(sums["mlm_weight"], 1.0)}
+    if "mlm_unigram_correct" in sums:
+      out["mlm_unigram_accuracy"] = sums["mlm_unigram_correct"] / tf.maximum(sums["mlm_weight"], 1.0)
+    if "nsp_loss_sum" in sums:
+      out["nsp_loss"] = sums["nsp_loss_sum"] / tf.maximum(sums["nsp_count"], 1.0)
+      out["nsp_accuracy"] = sums["nsp_correct"] / tf.maximum(sums["nsp_count"], 1.0)
+    if "nsp_random_next" in sums:
+      # Always answering the more frequent NSP label: the baseline NSP accuracy must clear.
+      fraction = sums["nsp_random_next"] / tf.maximum(sums["nsp_count"], 1.0)
+      out["nsp_majority_accuracy"] = tf.maximum(fraction, 1.0 - fraction)
+    if self.objective == "ltr":
+      out = {name.replace("mlm_", "lm_"): value for name, value in out.items()}
+    return out

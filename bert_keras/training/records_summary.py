@@ -11,7 +11,7 @@ import os
 import tensorflow as tf
 
 from bert_keras.data.pretraining_records import SUMMARY_NAME
-
+from bert_keras.input_checks import is_remote
 
 
 class SummaryUnreadable(Exception):
@@ -32,10 +32,6 @@ class RecordsSummary:
 def split_path(path: str) -> tuple[str, str]:
   directory, _, name = path.rstrip("/").rpartition("/")
   return directory or ".", name
-
-
-def is_remote(path: str) -> bool:
-  return "://" in path
 
 
 def resolve_vocab_file(vocab_file: str, directory: str) -> tuple[str, str]:

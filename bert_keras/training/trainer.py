@@ -1,27 +1,9 @@
-"""A generic synchronous trainer that owns its train step, so one code path serves every strategy.
-
-Why not `model.fit`: with TF 2.21 / Keras 3.15 `fit` fails under MultiWorkerMirroredStrategy, and the
-optimizer's own `gradient_accumulation_steps` fails under MirroredStrategy (a `merge_call` inside a
-`cond`). Here `strategy.run` executes a replica step inside a `tf.function`:
-
-  counts  = all_reduce(sum over micro-batches of task.counts)       # label-only denominators
-  for each micro-batch m:  grads += d/dθ task.loss(sums_m with the GLOBAL counts)
-  grads   = all_reduce(grads);  clip by the GLOBAL norm;  optimizer.apply(grads)
-
-Gradient accumulation: the task's loss is sum/count. Because the counts do not depend on the model,
-they are known before the backward pass; with the global counts substituted, the loss is linear in
-each micro-batch's sums, so the accumulated gradient equals the gradient of one batch of
-accum x micro examples (up to float summation order). Accumulating inside one step also means no
-gradient state is carried across steps (nothing extra to checkpoint).
-
-Clipping happens on the all-reduced gradient (Keras' own `global_clipnorm` would clip each replica's
-share before the sum), so the Trainer reduces gradients itself and switches the optimizer's
-reduction off. With FusedAdamW the clip factor is not multiplied into the gradients here: the
-optimizer applies it inside its fused weight-decay pass (`FusedAdamW.gradient_scale`).
-"""
+"""A synchronous trainer that owns its train step, so one code path serves every strategy
+(why not `model.fit`, and why accumulation and clipping are exact: docs/design.md, "The Trainer")."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -43,29 +25,10 @@ from bert_keras.training.scalar_summaries import TENSORBOARD_DIR, ScalarSummarie
 class Trainer:
   """Trains `model` on `task` with `optimizer` under `strategy`, with checkpoints and summaries.
 
-  Build `model` and `optimizer` under `strategy.scope()` before constructing the Trainer. The
-  optimizer must not clip: the Trainer clips by `config.optimizer.clip_global_norm`. From `config`
-  (a TrainingConfig) it also reads the global batch (data.train_batch_size), the gradient
-  accumulation, `runtime.jit_compile` and `steps_per_execution`, and the `outputs` section
-  (model_dir, checkpoint_every, keep_checkpoints, log_every).
-
-  `summary_dir`: the TensorBoard events' directory (default <model_dir>/tensorboard).
-
-  `history_path` (history.jsonl): the chief rewrites it after every checkpoint, keeping the rows
-  of the earlier processes of the same run (see `write_history`), so a killed and resumed run keeps
-  its whole curve.
-
-  `implementation`: which implementation of the model's layers the steps run, "reference" or
-  "cpu" (bert_keras/kernels/__init__.py; None = "cpu" on a host without GPU or TPU, else
-  "reference"). Either trains and checkpoints `model`'s own variables. With "cpu",
-  `fused_elementwise` traces the GELUs as fused XLA kernels and the feed-forward's widening
-  projection with its input gradient on a transposed kernel copy (kernels/wide_dense.py). Partial
-  XLA (the matmuls stay on the default kernels; whole-step XLA, `jit_compile`, is slower on CPU):
-  `jit_loss` compiles `task.loss_sums` (for pretraining the (batch * P, vocab) cross-entropy, its
-  gradient and the arg-max). Both compute the same formulas (float rounding apart); at BERT-mini
-  on 2 CPU cores together they cut ~7% of a step's CPU time. `jit_loss` needs the task's loss to
-  be XLA-compilable and recompiles per distinct batch shape, so it is opt-in (run_pretraining
-  turns it on).
+  Build `model` and `optimizer` under `strategy.scope()` first; the optimizer must not clip (the
+  Trainer clips by `config.optimizer.clip_global_norm`). `history_path` (history.jsonl) is
+  rewritten by the chief after every checkpoint, keeping the earlier processes' rows.
+  `implementation`, `fused_elementwise` and `jit_loss`: docs/design.md, "The Trainer".
   """
 
   def __init__(self, strategy: tf.distribute.Strategy, model: keras.Model,
@@ -186,6 +149,7 @@ class Trainer:
     variables = self.model.trainable_variables
     grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)
     sums = ctx.all_reduce(tf.distribute.ReduceOp.SUM, sums)
+    apply = contextlib.nullcontext()
     if self.clip_global_norm:
       # Under loss scaling the gradient is scaled; clip at the equally scaled norm (exact: the
       # scale is a power of two), before the optimizer unscales it.
@@ -193,29 +157,19 @@ class Trainer:
       limit = self.clip_global_norm * (tf.cast(scale, tf.float32) if scale is not None else 1.0)
       inner = getattr(self.optimizer, "inner_optimizer", self.optimizer)
       if hasattr(inner, "gradient_scale"):
-        # FusedAdamW multiplies the gradient by the clip factor inside its fused update,
-        # saving a pass over every gradient. The factor is tf.clip_by_global_norm's (NaN when
-        # the norm is not finite).
-        factor = fused_adamw.clip_factor(tf.linalg.global_norm(grads), limit)
-        used = [(g, v) for g, v in zip(grads, variables) if v.path not in self._unused_paths]
-        with inner.gradient_scale(factor):
-          self.optimizer.apply_gradients(used)
-        return sums
-      grads, _ = tf.clip_by_global_norm(grads, limit)
-    used = [(g, v) for g, v in zip(grads, variables) if v.path not in self._unused_paths]
-    self.optimizer.apply_gradients(used)
+        # FusedAdamW multiplies by tf.clip_by_global_norm's factor (NaN when the norm is not
+        # finite) inside its fused update, saving a pass over every gradient.
+        apply = inner.gradient_scale(fused_adamw.clip_factor(tf.linalg.global_norm(grads), limit))
+      else:
+        grads, _ = tf.clip_by_global_norm(grads, limit)
+    with apply:
+      self.optimizer.apply_gradients(
+          [(g, v) for g, v in zip(grads, variables) if v.path not in self._unused_paths])
     return sums
 
   def _train_loop(self, iterator, num_steps):
     self._traces += 1  # Python: runs only while tracing
-
-    def step():
-      per_replica = self.strategy.run(self._replica_step, args=(next(iterator),))
-      self.global_step.assign_add(1)
-      # All-reduced: every replica holds the same global sums.
-      return {k: self.strategy.experimental_local_results(v)[0] for k, v in per_replica.items()}
-
-    return _sum_over_steps(step, num_steps)
+    return self._sum_over_steps(self._replica_step, iterator, num_steps, count_steps=True)
 
   def _eval_loop(self, iterator, num_steps):
     def replica_eval(batch):
@@ -224,25 +178,34 @@ class Trainer:
       outputs = self._forward(self.task.model_inputs(micro), training=False)
       return ctx.all_reduce(tf.distribute.ReduceOp.SUM, self.task.loss_sums(micro, outputs))
 
+    return self._sum_over_steps(replica_eval, iterator, num_steps)
+
+  def _sum_over_steps(self, replica_fn, iterator, num_steps, count_steps=False):
+    """Runs `replica_fn` on `num_steps` batches in the traced loop and adds its dicts of sums. The
+    step is a nested tf.function, called before the loop (initial values) and in it: traced once."""
+    @tf.function(autograph=False)
     def step():
-      per_replica = self.strategy.run(replica_eval, args=(next(iterator),))
+      per_replica = self.strategy.run(replica_fn, args=(next(iterator),))
+      if count_steps:
+        self.global_step.assign_add(1)
+      # All-reduced: every replica holds the same global sums.
       return {k: self.strategy.experimental_local_results(v)[0] for k, v in per_replica.items()}
 
-    return _sum_over_steps(step, num_steps)
+    def body(i, sums):
+      s = step()
+      return i + 1, {k: sums[k] + s[k] for k in sums}
+
+    one = tf.constant(1, num_steps.dtype)
+    return tf.while_loop(lambda i, _: i < num_steps, body, (one, step()))[1]
 
   # === Loops ===
 
   def train(self, dataset_fn: Callable[[tf.distribute.InputContext, int], tf.data.Dataset],
             end_step: int, eval_fn: Callable[[], dict] | None = None, eval_every: int = 0,
             progress: bool = False):
-    """Trains until global_step == end_step, resuming where the checkpoint left off.
-
-    dataset_fn(input_context, skip_batches) returns one input pipeline's dataset (see
-    pretraining_input.make_dataset). eval_fn() is called every `eval_every` steps and at the end.
-    `progress`: instead of logging the line every `log_every` steps, the chief prints it as
-    fine-tuning does (`Progress`, updated after every call of the train loop: loss since the last
-    row, learning rate).
-    """
+    """Trains until global_step == end_step, resuming where the checkpoint left off;
+    eval_fn() runs every `eval_every` steps and at the end. `progress`: the chief prints a
+    `Progress` line (as fine-tuning does) instead of logging every `log_every` steps."""
     if self._start_time is None:
       self._start_time = time.time()
     step = int(self.global_step.numpy())
@@ -335,12 +298,8 @@ class Trainer:
     return float(self.task.loss({k: tf.constant(v) for k, v in sums.items()}))
 
   def _last_learning_rate(self) -> float:
-    """The rate the last update used.
-
-    Keras' `optimizer.learning_rate` evaluates the schedule at `iterations`, i.e. at the NEXT
-    update (update k, counted from 1, used schedule(k - 1)). Under loss scaling `iterations` is the
-    inner optimizer's, which skipped updates (non-finite gradients) do not advance.
-    """
+    """The rate the last update used: Keras' `optimizer.learning_rate` is the NEXT update's
+    (update k, from 1, used schedule(k - 1)); skipped updates do not advance `iterations`."""
     inner = getattr(self.optimizer, "inner_optimizer", self.optimizer)
     # Keras keeps the schedule in the private `_learning_rate`; without it, the current value.
     schedule = getattr(inner, "_learning_rate", None)
@@ -372,28 +331,24 @@ class Trainer:
       if keep:
         self._earlier_history.append(row)
 
-  def write_history(self, path: str | None = None) -> None:
-    """The logged metrics as JSON lines (atomic write; chief only), to `path` or `history_path`.
-
-    The earlier processes' rows come first, except those whose (step, split) this process logged
-    again (a finished run re-evaluated at its last step).
-    """
-    if not self.is_chief:
-      return
-    path = path or self.history_path
+  def full_history(self) -> list[dict]:
+    """The earlier processes' rows (but those whose (step, split) this process logged again, e.g.
+    a finished run re-evaluated at its last step), then this process's."""
     again = {(row["step"], row["split"]) for row in self.history}
-    earlier = [row for row in self._earlier_history or ()
-               if (row.get("step"), row.get("split")) not in again]
-    gfile_write_text(path, "".join(json.dumps(row) + "\n" for row in earlier + self.history))
+    return [row for row in self._earlier_history or ()
+            if (row.get("step"), row.get("split")) not in again] + self.history
+
+  def write_history(self, path: str | None = None) -> None:
+    """`full_history` as JSON lines (atomic; chief only) to `path` or `history_path`."""
+    if self.is_chief:
+      gfile_write_text(path or self.history_path,
+                       "".join(json.dumps(row) + "\n" for row in self.full_history()))
 
 
 def check_workers_agree(strategy: tf.distribute.Strategy, step: int, model_dir: str) -> None:
   """UserError on every worker unless all workers of a MultiWorkerMirroredStrategy pass the same
-  `step` (the step each restored from its model_dir). A collective: every worker must call it.
-
-  The step's smallest and largest values over the replicas come from one all-gather (ReduceOp
-  has no MIN / MAX); other strategies run in one process, where there is nothing to compare.
-  """
+  `step` (restored from its model_dir). A collective: every worker must call it. Min and max come
+  from one all-gather (ReduceOp has no MIN / MAX)."""
   if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
     return
 
@@ -414,12 +369,8 @@ def check_workers_agree(strategy: tf.distribute.Strategy, step: int, model_dir: 
 
 
 def model_variables(model: keras.Model) -> dict:
-  """Every model variable keyed by its path, for tf.train.Checkpoint.
-
-  Keyed by path (not by Keras' object graph, which does not reach every nested layer) and including
-  the non-trainable dropout seed-generator states, so a resumed run draws the same dropout masks as
-  an uninterrupted one.
-  """
+  """Every model variable keyed by its path (Keras' object graph misses nested layers), for
+  tf.train.Checkpoint; with the dropout seed states, so a resumed run draws the same masks."""
   variables, seen = {}, {}
   for v in model.variables:
     path = v.path
@@ -433,21 +384,3 @@ def model_variables(model: keras.Model) -> dict:
   if len(variables) != len(model.variables):
     raise ValueError(f"model {model.name!r} has duplicate variable paths")
   return variables
-
-
-def _sum_over_steps(step, num_steps):
-  """Runs `step` (a dict of scalar sums) `num_steps` times in the traced loop and adds the dicts.
-
-  The first step runs before the loop (its sums give the loop its initial values) and again as the
-  loop body: as a nested tf.function, `step` is traced once and called twice, instead of being
-  traced twice (a model's whole forward and backward pass each time).
-  """
-  step = tf.function(step, autograph=False)
-  sums = step()
-
-  def body(i, sums):
-    s = step()
-    return i + 1, {k: sums[k] + s[k] for k in sums}
-
-  _, sums = tf.while_loop(lambda i, _: i < num_steps, body, (tf.constant(1, num_steps.dtype), sums))
-  return sums

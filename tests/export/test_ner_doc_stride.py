@@ -25,7 +25,7 @@ from bert_keras.configs.model import get_model_config
 from tests.export.fresh_process import run_without_project
 
 SEQ = 16  # 14 pieces a window
-STRIDE = (SEQ - 2) // 2  # what export_finetuned picks by default
+STRIDE = (SEQ - 2) // 2  # what build_finetuned picks by default
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", ";", "ada", "love", "##lace",
          "met", "charles", "bab", "##bage", "in", "london", "zurich", "and", "東", "京", "are",
@@ -37,15 +37,15 @@ TEXTS = [SENTENCE * 4, "Ada met Charles.", "", "Zürich,  東京 — " + SENTENC
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-  """(in-memory serving module, SavedModel dir written by export_finetuned, tokenizer)."""
+  """(in-memory serving module, SavedModel dir written from build_finetuned, tokenizer)."""
   keras.utils.set_random_seed(7)
   tokenizer = BertTokenizer(vocabulary=VOCAB)
   config = get_model_config("bert_tiny", vocab_size=len(VOCAB), num_layers=2, hidden_size=32,
                             num_heads=2, intermediate_size=64)
   model = BertTokenClassifier(BertEncoder.from_model_config(config), len(LABELS))
   info = {"task": "conll2003", "label_names": LABELS, "max_seq_length": SEQ}
-  path = exporter.export_finetuned(model, info, tokenizer,
-                                   str(tmp_path_factory.mktemp("ner") / "export"))
+  path = exporter.save_serving_module(exporter.build_finetuned(model, info, tokenizer),
+                                      str(tmp_path_factory.mktemp("ner") / "export"))
   module = exporter.build_serving_module(model, "tagging", tokenizer, SEQ, labels=LABELS,
                                          extra={"doc_stride": STRIDE})
   return module, path, tokenizer
@@ -145,5 +145,5 @@ def test_stride_is_checked(setup):
     exporter.build_serving_module(module.model, "tagging", tokenizer, SEQ, labels=LABELS,
                                   extra={"doc_stride": SEQ - 1})
   with pytest.raises(UserError, match="doc_stride=15"):
-    exporter.export_finetuned(module.model, {"label_names": LABELS, "max_seq_length": SEQ},
-                              tokenizer, "unused", ServingOptions(doc_stride=SEQ - 1))
+    exporter.build_finetuned(module.model, {"label_names": LABELS, "max_seq_length": SEQ},
+                             tokenizer, ServingOptions(doc_stride=SEQ - 1))

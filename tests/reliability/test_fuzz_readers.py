@@ -69,7 +69,7 @@ GLUE_TASKS = ["glue/cola", "glue/sst2", "glue/mrpc", "glue/stsb", "glue/mnli", "
 def test_glue_tsv(name, data):
   task = _task(name)
   split = "dev_matched" if name == "glue/mnli" else "train"
-  file_name = task.split_file(split)
+  file_name = f"{split}.tsv"
   examples = B.with_file(file_name, data,
                          lambda d, _: B.reads_or_user_error(lambda: task.read_examples(d, split)))
   for e in examples or []:
