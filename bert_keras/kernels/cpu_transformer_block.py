@@ -1,15 +1,9 @@
-"""TransformerBlock's contract, computed on a block's own variables with the CPU kernels.
+"""TransformerBlock.call computed on a block's own variables with the CPU kernels: flattened rows
+(one 2-D GEMM each way), q scaled instead of the scores, `query_positions` for only those rows.
 
-The same function as `models/transformer_block.TransformerBlock.call` (equality: tests/kernels/):
-projections on flattened (batch * seq, hidden) rows (one 2-D GEMM each way), q scaled instead of the
-scores; in training the hashed dropout, hand-gradient LayerNorm, fused GELU and wide dense; at
-inference einsum permutes, the fused LayerNorm and `head_groups`; `query_positions` computes only
-those output rows (last_block_rows.py).
-
-`head_groups` (inference only) splits the block by heads, as tensor parallelism does: independent
-branches for the inter-op pool, since oneDNN runs an L2-sized matmul on one core. MiniLM, batch 1,
-16-128 positions: 0.72-0.95x the time of the row groups before (host_tuning.py, docs/design.md).
-The q-k-v and widening columns a group reads are copied once (MiniLM: 25 MB on 90).
+`head_groups` (inference) splits the block by heads, as tensor parallelism does: independent branches
+for the inter-op pool, since oneDNN runs an L2-sized matmul on one core. MiniLM, batch 1, 16-128
+positions: 0.72-0.95x the time (host_tuning.py); the columns a group reads are copied once (25 MB).
 """
 
 import math
@@ -27,8 +21,7 @@ from bert_keras.models.transformer_block import MASK_BIAS
 
 
 class CpuTransformerBlock(keras.layers.Layer):
-  """Calls `block` (a built TransformerBlock) the CPU way on its variables. Never saved as a Keras
-  layer: saved files keep naming TransformerBlock."""
+  """Calls `block` (a built TransformerBlock) the CPU way; never saved (files name TransformerBlock)."""
 
   def __init__(self, block, head_groups: int = 1, fused_elementwise: bool = True, **kwargs):
     super().__init__(dtype=block.dtype_policy, **kwargs)

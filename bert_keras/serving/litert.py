@@ -4,11 +4,9 @@
   model.serve(["a gripping film", "a dull one"])["label"]  # array([b'pos', b'neg'], dtype=object)
   model.serve("a gripping film")                           # one example: no batch axis
 
-`serve` takes the call forms of the SavedModel's `serve` and returns its outputs as numpy arrays
-(strings as bytes), equal within 1e-5: the same tokenization, packing, length buckets and
-decoding. Needs numpy, `ai-edge-litert` and `tokenizers`: LiteRT cannot run the in-graph
-tokenizer's TensorFlow ops, so Hugging Face's Rust WordPiece, set to the original BERT rules,
-tokenizes in front of the ids-in model.
+`serve` returns the SavedModel's `serve` outputs as numpy arrays (strings as bytes), equal within
+1e-5. LiteRT cannot run the in-graph tokenizer's ops, so Hugging Face's WordPiece, set to the
+original BERT rules, tokenizes in front of the ids-in model.
 """
 
 from __future__ import annotations
@@ -28,8 +26,7 @@ FORMAT = "bert_keras.litert/1"
 
 
 def wordpiece_tokenizer(vocabulary: Sequence[str], lower_case: bool):
-  """A `tokenizers.Tokenizer` with the original BERT rules over `vocabulary` (no special tokens
-  added: packing adds [CLS] and [SEP])."""
+  """A `tokenizers.Tokenizer` with the original BERT rules (packing adds [CLS] and [SEP])."""
   from tokenizers import Tokenizer, models, normalizers, pre_tokenizers  # pylint: disable=g-import-not-at-top
 
   tokenizer = Tokenizer(models.WordPiece(
@@ -42,13 +39,8 @@ def wordpiece_tokenizer(vocabulary: Sequence[str], lower_case: bool):
 
 
 def final_sigmas(text: str) -> str:
-  """`text` with each capital sigma that the original's lowering makes final written as "ς".
-
-  The original lowercases with Python's `str.lower` after dropping control characters, which gives
-  "ς" for a sigma ending a word ("ΟΔΟΣ" -> "οδος"); Hugging Face's lowercasing always gives "σ".
-  Every other character of `str.lower` is context-free, and the result has the length of `text`,
-  so character offsets still point into it.
-  """
+  """`text` with each capital sigma that the original's `str.lower` (after dropping control
+  characters) makes final written as "ς"; Hugging Face always gives "σ". Same length as `text`."""
   if "Σ" not in text:
     return text
   kept = [i for i, c in enumerate(text) if not (c in ("\0", "\ufffd") or is_control(c))]
@@ -78,7 +70,6 @@ def _texts(value, name: str) -> tuple[list[str], bool]:
 
 
 def _single(result: dict, single: bool) -> dict:
-  """A batch's outputs, or one example's without the batch axis."""
   return {name: value[0, ...] for name, value in result.items()} if single else result
 
 
@@ -176,10 +167,8 @@ class LiteRTModel:
       layouts.append((ids, types))
     longest = max((len(ids) for ids, _ in layouts), default=0)
     width = int(_bucket(np.array([longest]), self.length_buckets)[0])
-    inputs = {name: np.zeros((rows, width), np.int32)
+    inputs = {name: np.full((rows, width), self._pad if name == "input_word_ids" else 0, np.int32)
               for name in ("input_word_ids", "input_mask", "input_type_ids")}
-    if self._pad:
-      inputs["input_word_ids"][:] = self._pad
     for i, (ids, types) in enumerate(layouts):
       inputs["input_word_ids"][i, :len(ids)] = ids
       inputs["input_mask"][i, :len(ids)] = 1
@@ -246,10 +235,7 @@ class LiteRTModel:
                         self.tokenize(texts_b) if texts_b is not None else None, self.pair)
     outputs = self._run_per_row_bucket(inputs)
     if self.kind == "encoder":
-      result = {"pooled_output": outputs["pooled_output"],
-                "sequence_output": outputs["sequence_output"],
-                "encoder_outputs": outputs["encoder_outputs"],
-                "input_mask": inputs["input_mask"]}
+      result = {**outputs, "input_mask": inputs["input_mask"]}
     elif self.kind == "regression":
       result = {"score": outputs["logits"][:, 0]}
     else:
@@ -323,17 +309,16 @@ class LiteRTModel:
           found[-1][1], found[-1][2] = min(found[-1][1], begin), max(found[-1][2], end)
         previous = tag
       entities.append(found)
-    width = max((len(found) for found in entities), default=0)
-    result = {"entity_type": np.full((len(texts), width), b"", dtype=object),
-              "entity_text": np.full((len(texts), width), b"", dtype=object),
-              "entity_start": np.full((len(texts), width), -1, np.int32),
-              "entity_end": np.full((len(texts), width), -1, np.int32),
+    shape = (len(texts), max(map(len, entities), default=0))
+    result = {"entity_type": np.full(shape, b"", dtype=object),
+              "entity_text": np.full(shape, b"", dtype=object),
+              "entity_start": np.full(shape, -1, np.int32), "entity_end": np.full(shape, -1, np.int32),
               "num_entities": np.array([len(found) for found in entities], np.int32)}
     for row, found in enumerate(entities):
       for e, (entity_type, begin, end) in enumerate(found):
-        result["entity_type"][row, e] = entity_type.encode("utf-8")
-        result["entity_text"][row, e] = texts[row][begin:end].encode("utf-8")
-        result["entity_start"][row, e], result["entity_end"][row, e] = begin, end
+        values = (entity_type.encode("utf-8"), texts[row][begin:end].encode("utf-8"), begin, end)
+        for name, value in zip(("entity_type", "entity_text", "entity_start", "entity_end"), values):
+          result[name][row, e] = value
     return _single(result, single)
 
   def _serve_spans(self, question, context) -> dict:
