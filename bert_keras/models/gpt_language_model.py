@@ -19,15 +19,11 @@ class GPTLanguageModel(BackboneTaskModel):
   BACKBONE = "decoder"
 
   def __init__(self, decoder: GPTDecoder, **kwargs):
-    # === Layers ===
     lm_head = GPTLMHead(decoder.token_embedding, name="lm_head", dtype=decoder.dtype_policy)
 
-    # === Functional model ===
     inputs = dict(decoder.input)
     sequence = decoder(inputs)["sequence_output"]
     logits = keras.layers.Activation("linear", dtype="float32", name="lm_logits")(lm_head(sequence))
     super().__init__(inputs=inputs, outputs={"lm_logits": logits}, **kwargs)
-
-    # === Config ===
     self.set_task_config(decoder)
     self.lm_head = lm_head

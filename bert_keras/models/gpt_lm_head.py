@@ -6,11 +6,8 @@ from keras import ops
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class GPTLMHead(keras.layers.Layer):
-  """P(u) = softmax(h_n W_e^T): logits are the final states projected on the tied embedding table.
-
-  No transform, LayerNorm or bias: the released code computes `matmul(h, we, transpose_b=True)`.
-  Owns no weights; the owning model rewires the embedding layer in `from_config`.
-  """
+  """P(u) = softmax(h_n W_e^T), as the released code's `matmul(h, we, transpose_b=True)`: no
+  transform, LayerNorm or bias; the owning model rewires the embedding layer."""
 
   def __init__(self, token_embedding: keras.layers.Embedding, **kwargs):
     super().__init__(**kwargs)

@@ -8,11 +8,8 @@ from bert_keras.models.activations import get_activation
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class MaskedLMHead(keras.layers.Layer):
-  """Dense + activation + LayerNorm, then logits = x @ E^T + b with E the token embedding table.
-
-  Tied to the input embedding as in the released BERT code; only the (vocab,) bias is new. The
-  embedding layer is passed in, not part of this layer's config (the owning model rewires it).
-  """
+  """Dense + activation + LayerNorm, then logits = x @ E^T + b, E the token embedding table (tied as
+  in the released code; passed in, not in the config: the owning model rewires it)."""
 
   def __init__(self, token_embedding: keras.layers.Embedding, hidden_act: str = "gelu",
                layer_norm_epsilon: float = 1e-12, initializer_range: float = 0.02, **kwargs):
