@@ -18,8 +18,8 @@ def default_implementation() -> str:
 
 def implementation_of(model: keras.Model, implementation: str | None = None, *,
                       head_groups: int = 1, fused_elementwise: bool = True) -> keras.Model:
-  """`model` run by `implementation` (None: the default). head_groups: inference head groups per
-  block (cpu_transformer_block.py); fused_elementwise: the training step's fused GELUs and wide dense."""
+  """`model` run by `implementation` (None: the default); fused_elementwise: the training step's
+  fused GELUs and wide dense."""
   implementation = implementation or default_implementation()
   if implementation not in IMPLEMENTATIONS:
     raise ValueError(f"implementation={implementation!r}; expected one of {IMPLEMENTATIONS}")
