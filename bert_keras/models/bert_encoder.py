@@ -5,15 +5,18 @@ from __future__ import annotations
 import keras
 
 from bert_keras.models.backbone import Backbone, TransformerStack, model_config_from
+from bert_keras.models.config_layer import ConfigLayer
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class ClsPooler(keras.layers.Layer):
+class ClsPooler(ConfigLayer):
   """Dense + tanh over the first ([CLS]) token: the paper's aggregate representation C."""
+
+  CONFIG = ("initializer_range",)
 
   def __init__(self, initializer_range: float = 0.02, **kwargs):
     super().__init__(**kwargs)
-    self.initializer_range = initializer_range
+    self.keep_config(locals())
 
   def build(self, input_shape):
     self.dense = keras.layers.Dense(
@@ -24,11 +27,6 @@ class ClsPooler(keras.layers.Layer):
 
   def call(self, sequence_output):
     return self.dense(sequence_output[:, 0, :])  # (batch, hidden)
-
-  def get_config(self):
-    config = super().get_config()
-    config.update(initializer_range=self.initializer_range)
-    return config
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")

@@ -7,7 +7,7 @@ from keras import ops
 
 from bert_keras.models.backbone import BackboneTaskModel, FlattenSequences
 from bert_keras.models.gpt_decoder import GPTDecoder
-from bert_keras.models.gpt_lm_head import GPTLMHead
+from bert_keras.models.gpt_language_model import GPTLMHead
 
 TASK_TYPES = ("classification", "similarity", "multiple_choice")
 
@@ -59,14 +59,12 @@ class GPTTaskModel(BackboneTaskModel):
       raise ValueError(f"num_outputs={num_outputs!r} must be a positive integer")
     init = keras.initializers.TruncatedNormal(stddev=decoder.initializer_range)
 
-    # === Layers ===
     pooler = GPTExtractPooler(name="extract_pooler")
     dropout = keras.layers.Dropout(classifier_dropout, name="classifier_dropout")
     classifier = keras.layers.Dense(num_outputs, kernel_initializer=init, name="classifier",
                                     dtype=decoder.dtype_policy)
     lm_head = GPTLMHead(decoder.token_embedding, name="lm_head", dtype=decoder.dtype_policy)
 
-    # === Functional model ===
     grouped = task_type != "classification"
     shape = ((2, None) if task_type == "similarity" else (None, None)) if grouped else (None,)
     word_ids = keras.Input(shape=shape, dtype="int32", name="input_word_ids")
@@ -93,8 +91,6 @@ class GPTTaskModel(BackboneTaskModel):
           "linear", dtype="float32", name="lm_logits")(lm_logits)
     super().__init__(inputs={"input_word_ids": word_ids, "input_mask": mask}, outputs=outputs,
                      **kwargs)
-
-    # === Config ===
     self.set_task_config(decoder, task_type=task_type, num_outputs=num_outputs,
                          classifier_dropout=classifier_dropout, with_lm_logits=with_lm_logits)
     self.classifier = classifier
