@@ -34,8 +34,7 @@ class CpuTransformerBlock(keras.layers.Layer):
     self.built = True
 
   def _head_group_weights(self):
-    """Per group, copies of its q-k-v and widening kernel columns and biases (not contiguous, so a
-    per-call slice would copy them every call); taken from the block's values now: inference only."""
+    """Per group, copies of its q-k-v and widening columns (a per-call slice would copy them)."""
     block, groups = self.block, self.head_groups
     heads, head_dim = block.num_heads, block.head_dim
     width = block.intermediate_dense.kernel.shape[1]
@@ -43,14 +42,11 @@ class CpuTransformerBlock(keras.layers.Layer):
       raise ValueError(f"head_groups={groups} does not divide num_heads={heads} and the "
                        f"feed-forward width {width}")
     hidden = heads * head_dim
-    qkv_kernel = keras.ops.convert_to_numpy(block.qkv_dense.kernel).reshape(
-        hidden, 3, groups, heads // groups, head_dim)
-    qkv_bias = keras.ops.convert_to_numpy(block.qkv_dense.bias).reshape(
-        3, groups, heads // groups, head_dim)
-    wide_kernel = keras.ops.convert_to_numpy(block.intermediate_dense.kernel).reshape(
-        hidden, groups, width // groups)
-    wide_bias = keras.ops.convert_to_numpy(block.intermediate_dense.bias).reshape(
-        groups, width // groups)
+    numpy = lambda weight, *shape: keras.ops.convert_to_numpy(weight).reshape(shape)
+    qkv_kernel = numpy(block.qkv_dense.kernel, hidden, 3, groups, heads // groups, head_dim)
+    qkv_bias = numpy(block.qkv_dense.bias, 3, groups, heads // groups, head_dim)
+    wide_kernel = numpy(block.intermediate_dense.kernel, hidden, groups, width // groups)
+    wide_bias = numpy(block.intermediate_dense.bias, groups, width // groups)
     copy = lambda name, value: self.add_weight(
         shape=value.shape, initializer=lambda shape, dtype: value, trainable=False,
         name=name, dtype=block.qkv_dense.kernel.dtype)
@@ -121,10 +117,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     hidden = heads * head_dim
     size = positions.shape[1] if positions.shape[1] is not None else tf.shape(positions)[1]
     rows = tf.reshape(tf.gather(x, positions, axis=1, batch_dims=1), (-1, hidden))  # (batch * Q, H)
-    kernel = tf.cast(block.qkv_dense.kernel, x.dtype)
-    bias = tf.cast(block.qkv_dense.bias, x.dtype)
-    q_kernel, kv_kernel = tf.split(kernel, [hidden, 2 * hidden], axis=1)
-    q_bias, kv_bias = tf.split(bias, [hidden, 2 * hidden], axis=0)
+    q_kernel, kv_kernel = tf.split(tf.cast(block.qkv_dense.kernel, x.dtype), [hidden, 2 * hidden], 1)
+    q_bias, kv_bias = tf.split(tf.cast(block.qkv_dense.bias, x.dtype), [hidden, 2 * hidden], 0)
     q = tf.reshape(tf.nn.bias_add(tf.matmul(rows, q_kernel), q_bias), (batch, size, heads, head_dim))
     q = permute(q, (0, 2, 1, 3), training)  # (batch, heads, Q, head_dim)
     kv = tf.nn.bias_add(tf.matmul(tf.reshape(x, (-1, hidden)), kv_kernel), kv_bias)

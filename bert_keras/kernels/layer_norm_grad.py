@@ -17,15 +17,11 @@ def layer_norm(layer: keras.layers.LayerNormalization, x):
   if (x.dtype not in (tf.float32, tf.float64) or not (layer.center and layer.scale)
       or layer.rms_scaling or layer.axis not in (-1, [-1], len(x.shape) - 1, [len(x.shape) - 1])):
     return layer(x)
-  return _layer_norm(x, tf.cast(layer.gamma, x.dtype), tf.cast(layer.beta, x.dtype),
-                     layer.epsilon)
 
-
-def _layer_norm(x, gamma, beta, epsilon):
   @tf.custom_gradient
   def forward(x, gamma, beta):
     centered = x - tf.reduce_mean(x, axis=-1, keepdims=True)
-    rstd = tf.math.rsqrt(tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True) + epsilon)
+    rstd = tf.math.rsqrt(tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True) + layer.epsilon)
     xhat = centered * rstd  # (..., hidden)
 
     def grad(dy):
@@ -37,4 +33,4 @@ def _layer_norm(x, gamma, beta, epsilon):
 
     return xhat * gamma + beta, grad
 
-  return forward(x, gamma, beta)
+  return forward(x, tf.cast(layer.gamma, x.dtype), tf.cast(layer.beta, x.dtype))
