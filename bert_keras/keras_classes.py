@@ -16,8 +16,6 @@ MODULES = (
     "bert_keras.models.masked_lm_head",
     "bert_keras.models.bert_pretrainer",
     "bert_keras.models.gpt_decoder",
-    "bert_keras.models.gpt_lm_head",
-    "bert_keras.models.gpt_extract_pooler",
     "bert_keras.models.gpt_language_model",
     "bert_keras.models.gpt_task_model",
     "bert_keras.models.reverse_real_tokens",

@@ -1,10 +1,6 @@
-"""Faster implementations of the reference model's layers, and the one place that chooses them.
-
-Each kernel is a small file with its measurement, a fallback and an equality test in tests/kernels/;
-constants tuned on one host live in host_tuning.py (docs/design.md). `implementation_of(model, name)`
-returns what runs: "reference" is the model itself; "cpu" a Keras model over the same variables
-whose blocks and masked-LM head are called through the CPU kernels. The Trainer and the exporter
-pass the name; None: "cpu" without GPU or TPU (the tricks were measured on CPU only).
+"""Faster implementations of the reference model's layers, and the one place that chooses them:
+"reference" is the model itself, "cpu" a Keras model over the same variables whose blocks and
+masked-LM head run the CPU kernels (measured on CPU only: the default without GPU or TPU).
 """
 
 from __future__ import annotations
@@ -16,15 +12,14 @@ IMPLEMENTATIONS = ("reference", "cpu")
 
 
 def default_implementation() -> str:
-  """"reference" when a GPU or TPU is visible, else "cpu"."""
   accelerators = tf.config.list_logical_devices("GPU") + tf.config.list_logical_devices("TPU")
   return "reference" if accelerators else "cpu"
 
 
 def implementation_of(model: keras.Model, implementation: str | None = None, *,
                       head_groups: int = 1, fused_elementwise: bool = True) -> keras.Model:
-  """`model` run by `implementation` (None: the default). head_groups: inference head groups per
-  block (cpu_transformer_block.py); fused_elementwise: the training step's fused GELUs and wide dense."""
+  """`model` run by `implementation` (None: the default); fused_elementwise: the training step's
+  fused GELUs and wide dense."""
   implementation = implementation or default_implementation()
   if implementation not in IMPLEMENTATIONS:
     raise ValueError(f"implementation={implementation!r}; expected one of {IMPLEMENTATIONS}")

@@ -1,11 +1,7 @@
-"""Dropout (Srivastava et al. 2014) whose mask is a keyed hash of each element's index.
-
-The keep test of element i is `hash(i, key) >= threshold` (two keyed rounds of the lowbias32 integer
-hash), so one XLA kernel computes and applies the mask and the backward pass recomputes it instead
-of storing it. Forward + backward on 2 CPU cores against 16-bit Philox masks: (8, 12, 128, 128)
-5.1 -> 2.1 ms, (1024, 768) 2.1 -> 1.2 ms. The rate is rounded to a multiple of 2^-32 and kept values
-scaled by its exact inverse keep probability. The key comes from the Dropout layer's SeedGenerator
-(checkpointed: resumed runs match). Unknown shapes and tensors of 2^31+ elements take Keras' dropout.
+"""Dropout (Srivastava et al. 2014) keeping element i when lowbias32-hash(i, key) >= threshold: one
+XLA kernel, the backward recomputes the mask. Forward + backward on 2 cores against Philox masks:
+(8, 12, 128, 128) 5.1 -> 2.1 ms, (1024, 768) 2.1 -> 1.2 ms. The key comes from the layer's
+SeedGenerator (checkpointed: resumed runs match).
 """
 
 import keras

@@ -10,7 +10,7 @@ from bert_keras.kernels.fused_gelu import fused_activation
 
 
 class CpuMaskedLMHead(keras.layers.Layer):
-  """Calls `head` (a built MaskedLMHead) the CPU way; owns no variables of its own."""
+  """Calls `head` (a built MaskedLMHead) the CPU way on its variables."""
 
   def __init__(self, head, fused_elementwise: bool = True, **kwargs):
     super().__init__(dtype=head.dtype_policy, **kwargs)

@@ -1,15 +1,9 @@
-"""TransformerBlock's contract, computed on a block's own variables with the CPU kernels.
+"""TransformerBlock.call computed on a block's own variables with the CPU kernels: flattened rows
+(one 2-D GEMM each way), q scaled instead of the scores, `query_positions` for only those rows.
 
-The same function as `models/transformer_block.TransformerBlock.call` (equality: tests/kernels/):
-projections on flattened (batch * seq, hidden) rows (one 2-D GEMM each way), q scaled instead of the
-scores; in training the hashed dropout, hand-gradient LayerNorm, fused GELU and wide dense; at
-inference einsum permutes, the fused LayerNorm and `head_groups`; `query_positions` computes only
-those output rows (last_block_rows.py).
-
-`head_groups` (inference only) splits the block by heads, as tensor parallelism does: independent
-branches for the inter-op pool, since oneDNN runs an L2-sized matmul on one core. MiniLM, batch 1,
-16-128 positions: 0.72-0.95x the time of the row groups before (host_tuning.py, docs/design.md).
-The q-k-v and widening columns a group reads are copied once (MiniLM: 25 MB on 90).
+`head_groups` (inference) splits the block by heads, as tensor parallelism does: independent branches
+for the inter-op pool, since oneDNN runs an L2-sized matmul on one core. MiniLM, batch 1, 16-128
+positions: 0.72-0.95x the time (host_tuning.py); the columns a group reads are copied once (25 MB).
 """
 
 import math
@@ -27,8 +21,7 @@ from bert_keras.models.transformer_block import MASK_BIAS
 
 
 class CpuTransformerBlock(keras.layers.Layer):
-  """Calls `block` (a built TransformerBlock) the CPU way on its variables. Never saved as a Keras
-  layer: saved files keep naming TransformerBlock."""
+  """Calls `block` (a built TransformerBlock) the CPU way; never saved (files name TransformerBlock)."""
 
   def __init__(self, block, head_groups: int = 1, fused_elementwise: bool = True, **kwargs):
     super().__init__(dtype=block.dtype_policy, **kwargs)
@@ -41,8 +34,7 @@ class CpuTransformerBlock(keras.layers.Layer):
     self.built = True
 
   def _head_group_weights(self):
-    """Per group, copies of its q-k-v and widening kernel columns and biases (not contiguous, so a
-    per-call slice would copy them every call); taken from the block's values now: inference only."""
+    """Per group, copies of its q-k-v and widening columns (a per-call slice would copy them)."""
     block, groups = self.block, self.head_groups
     heads, head_dim = block.num_heads, block.head_dim
     width = block.intermediate_dense.kernel.shape[1]
@@ -50,14 +42,11 @@ class CpuTransformerBlock(keras.layers.Layer):
       raise ValueError(f"head_groups={groups} does not divide num_heads={heads} and the "
                        f"feed-forward width {width}")
     hidden = heads * head_dim
-    qkv_kernel = keras.ops.convert_to_numpy(block.qkv_dense.kernel).reshape(
-        hidden, 3, groups, heads // groups, head_dim)
-    qkv_bias = keras.ops.convert_to_numpy(block.qkv_dense.bias).reshape(
-        3, groups, heads // groups, head_dim)
-    wide_kernel = keras.ops.convert_to_numpy(block.intermediate_dense.kernel).reshape(
-        hidden, groups, width // groups)
-    wide_bias = keras.ops.convert_to_numpy(block.intermediate_dense.bias).reshape(
-        groups, width // groups)
+    numpy = lambda weight, *shape: keras.ops.convert_to_numpy(weight).reshape(shape)
+    qkv_kernel = numpy(block.qkv_dense.kernel, hidden, 3, groups, heads // groups, head_dim)
+    qkv_bias = numpy(block.qkv_dense.bias, 3, groups, heads // groups, head_dim)
+    wide_kernel = numpy(block.intermediate_dense.kernel, hidden, groups, width // groups)
+    wide_bias = numpy(block.intermediate_dense.bias, groups, width // groups)
     copy = lambda name, value: self.add_weight(
         shape=value.shape, initializer=lambda shape, dtype: value, trainable=False,
         name=name, dtype=block.qkv_dense.kernel.dtype)
@@ -128,10 +117,8 @@ class CpuTransformerBlock(keras.layers.Layer):
     hidden = heads * head_dim
     size = positions.shape[1] if positions.shape[1] is not None else tf.shape(positions)[1]
     rows = tf.reshape(tf.gather(x, positions, axis=1, batch_dims=1), (-1, hidden))  # (batch * Q, H)
-    kernel = tf.cast(block.qkv_dense.kernel, x.dtype)
-    bias = tf.cast(block.qkv_dense.bias, x.dtype)
-    q_kernel, kv_kernel = tf.split(kernel, [hidden, 2 * hidden], axis=1)
-    q_bias, kv_bias = tf.split(bias, [hidden, 2 * hidden], axis=0)
+    q_kernel, kv_kernel = tf.split(tf.cast(block.qkv_dense.kernel, x.dtype), [hidden, 2 * hidden], 1)
+    q_bias, kv_bias = tf.split(tf.cast(block.qkv_dense.bias, x.dtype), [hidden, 2 * hidden], 0)
     q = tf.reshape(tf.nn.bias_add(tf.matmul(rows, q_kernel), q_bias), (batch, size, heads, head_dim))
     q = permute(q, (0, 2, 1, 3), training)  # (batch, heads, Q, head_dim)
     kv = tf.nn.bias_add(tf.matmul(tf.reshape(x, (-1, hidden)), kv_kernel), kv_bias)

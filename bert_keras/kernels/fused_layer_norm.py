@@ -1,9 +1,6 @@
-"""LayerNorm at inference in 9 ops instead of Keras' 11-13, and for wide layers in the form grappler
-turns into one oneDNN `_MklLayerNorm` kernel (which rebuilds its primitive per call: ~2.5x slower at
-hidden 256 and 64-256 rows, 2-3.7x faster at hidden 768 and 1024-4096 rows; chosen statically by
-width, host_tuning.FUSED_LAYER_NORM_MIN_HIDDEN). Grappler's remapper matches only
+"""LayerNorm at inference in 9 ops instead of Keras' 11-13; from host_tuning's width on, in the form
+grappler turns into one oneDNN `_MklLayerNorm` (~2.5x slower at hidden 256, 2-3.7x faster at 768):
   beta + Reshape(FusedBatchNormV3[is_training](Reshape(x), Fill(1), Fill(0), {}, {})) * gamma
-with a dynamic row count. Other dtypes and variants take the Keras layer.
 """
 
 import tensorflow as tf

@@ -21,7 +21,4 @@ AUTO_XLA_MAX_ROWS = 1
 
 
 def default_head_groups(hidden_size: int | None) -> int:
-  """DEFAULT_HEAD_GROUPS below UNSPLIT_MIN_HIDDEN (and without blocks), else 1."""
-  if hidden_size is not None and hidden_size >= UNSPLIT_MIN_HIDDEN:
-    return 1
-  return DEFAULT_HEAD_GROUPS
+  return 1 if hidden_size is not None and hidden_size >= UNSPLIT_MIN_HIDDEN else DEFAULT_HEAD_GROUPS

@@ -1,10 +1,6 @@
-"""Graphs whose last Transformer block computes only the rows the model's heads read (keys and values
-still from every position: the same logits and gradients).
-
-Pretraining: [CLS] and the masked positions, 13% of a BERT-mini step's FLOPs off, 5.6% at Base ("ltr"
-reads every position: the plain graph). Classifier and multiple choice: the [CLS] row, 14% of
-MiniLM's encoder FLOPs; exported, batch 1 2-8% less time, batch 32 11-12%. Built from the model's own
-layers; the model saved and checkpointed is untouched.
+"""Graphs whose last Transformer block computes only the rows the heads read (keys and values from
+every position: the same logits). Pretraining ([CLS] and masked rows): 13% of a BERT-mini step's
+FLOPs off, 5.6% at Base. Classifiers ([CLS]): exported, batch 1 2-8% less time, batch 32 11-12%.
 """
 
 import keras

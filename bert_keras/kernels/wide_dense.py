@@ -1,10 +1,7 @@
-"""A Dense layer's training forward whose input gradient multiplies by a transposed kernel copy.
-
-oneDNN's fp32 GEMM runs TensorFlow's `dx = matmul(dy, W, transpose_b=True)` slowly for wide kernels:
-BERT-Base's (1024, 3072) x (768, 3072)^T at 167-170 GFLOP/s against 208-211 as an NN GEMM on W^T
-(the transpose ~1.2 ms, the GEMM saves ~5.5 ms; narrower kernels gain nothing). The copy is a one-op
-XLA function, because grappler folds a plain transpose back into the matmul. The kernel gradient is
-TensorFlow's own. Equality: tests/kernels/test_wide_dense.py.
+"""A Dense layer's training forward whose input gradient multiplies by a transposed kernel copy:
+oneDNN runs `matmul(dy, W, transpose_b=True)` at 167-170 GFLOP/s for BERT-Base's (1024, 3072) x
+(768, 3072)^T, 208-211 on W^T (saves ~5.5 ms for a ~1.2 ms copy). The copy is a one-op XLA function:
+grappler folds a plain transpose back into the matmul.
 """
 
 import keras

@@ -3,14 +3,18 @@
 import keras
 from keras import ops
 
+from bert_keras.models.config_layer import ConfigLayer
+
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class AttentionMask(keras.layers.Layer):
+class AttentionMask(ConfigLayer):
   """1 where query i may attend to key j: key j is a real token and, if causal, j <= i."""
+
+  CONFIG = ("causal",)
 
   def __init__(self, causal: bool = False, **kwargs):
     super().__init__(**kwargs)
-    self.causal = causal
+    self.keep_config(locals())
 
   def call(self, input_mask):
     mask = ops.cast(input_mask, "float32")  # (batch, seq)
@@ -22,8 +26,3 @@ class AttentionMask(keras.layers.Layer):
       lower = ops.tril(ops.ones((seq, seq), "float32"))  # token i sees 0..i only.
       mask = mask * lower[None, :, :]
     return mask
-
-  def get_config(self):
-    config = super().get_config()
-    config.update(causal=self.causal)
-    return config

@@ -1,6 +1,4 @@
-"""What BertEncoder and GPTDecoder share (`TransformerStack`, `Backbone`), and what every model
-taking one by composition shares (`BackboneTaskModel`: the backbone nested in its config).
-"""
+"""What BertEncoder and GPTDecoder share, and the models taking one by composition."""
 
 from __future__ import annotations
 
@@ -73,15 +71,13 @@ class TransformerStack:
 
 
 def model_config_from(arguments: Mapping) -> ModelConfig:
-  """The ModelConfig of a backbone constructor's arguments (its `locals()`): every value
-  validated, with the value in the message, before anything is built."""
+  """The ModelConfig of a backbone constructor's `locals()`, validated before anything is built."""
   return ModelConfig(**{field.name: arguments[field.name]
                         for field in dataclasses.fields(ModelConfig)})
 
 
 class Backbone(keras.Model):
-  """A functional Transformer stack described by a ModelConfig; subclasses build their graph, call
-  `super().__init__(inputs=..., outputs=...)`, then `self.set_model_config(config, stack)`."""
+  """A functional Transformer stack described by a ModelConfig (`set_model_config` after init)."""
 
   def set_model_config(self, config: ModelConfig, stack: TransformerStack) -> None:
     """Every config field as an attribute (`hidden_size`, ...), and the layers heads reuse."""
@@ -105,8 +101,7 @@ class Backbone(keras.Model):
 
 
 class BackboneTaskModel(keras.Model):
-  """A functional model around a backbone passed in (argument `BACKBONE`); `set_task_config` stores
-  it and the other constructor arguments, which `get_config` returns (the backbone serialised)."""
+  """A functional model around a backbone (argument `BACKBONE`), its constructor arguments its config."""
 
   BACKBONE = "encoder"
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 import keras
 
 from bert_keras.models.backbone import Backbone, TransformerStack, model_config_from
+from bert_keras.models.config_layer import ConfigLayer
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class ClsPooler(keras.layers.Layer):
+class ClsPooler(ConfigLayer):
   """Dense + tanh over the first ([CLS]) token: the paper's aggregate representation C."""
+
+  CONFIG = ("initializer_range",)
 
   def __init__(self, initializer_range: float = 0.02, **kwargs):
     super().__init__(**kwargs)
-    self.initializer_range = initializer_range
+    self.keep_config(locals())
 
   def build(self, input_shape):
     self.dense = keras.layers.Dense(
@@ -25,20 +28,12 @@ class ClsPooler(keras.layers.Layer):
   def call(self, sequence_output):
     return self.dense(sequence_output[:, 0, :])  # (batch, hidden)
 
-  def get_config(self):
-    config = super().get_config()
-    config.update(initializer_range=self.initializer_range)
-    return config
-
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class BertEncoder(Backbone):
   """Token + segment + learned position embeddings, LayerNorm, dropout, L post-LN blocks, pooler.
-
-  Inputs (int32, (batch, seq)): `input_word_ids`, `input_mask` (1 = real token), `input_type_ids`.
-  Outputs: `sequence_output` (batch, seq, H), `pooled_output` (batch, H), and `encoder_outputs`, the
-  list of every block's output (for the feature-based approach, section 5.3).
-  With attention="causal" the same stack is a left-to-right model (GPT-1, the LTR ablation).
+  Outputs `sequence_output`, `pooled_output` and `encoder_outputs` (every block's, section 5.3);
+  attention="causal": a left-to-right model (the LTR ablation).
   """
 
   def __init__(self, vocab_size: int = 30522, hidden_size: int = 768, num_layers: int = 12,
@@ -49,22 +44,15 @@ class BertEncoder(Backbone):
                attention: str = "bidirectional", dtype=None, **kwargs):
     config = model_config_from(locals())
 
-    # === Layers and functional model ===
     word_ids = keras.Input(shape=(None,), dtype="int32", name="input_word_ids")
     mask = keras.Input(shape=(None,), dtype="int32", name="input_mask")
     type_ids = keras.Input(shape=(None,), dtype="int32", name="input_type_ids")
-    # Token + position + segment embeddings, LayerNorm, dropout, the L blocks.
     stack = TransformerStack(config, word_ids, mask, type_ids, dtype=dtype)
-    x = stack.sequence_output
-    encoder_outputs = stack.encoder_outputs
     pooler = ClsPooler(initializer_range, name="pooler", dtype=dtype)
-    pooled = pooler(x)
     super().__init__(
         inputs={"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids},
-        outputs={"sequence_output": x, "pooled_output": pooled,
-                 "encoder_outputs": encoder_outputs},
+        outputs={"sequence_output": stack.sequence_output, "pooled_output": pooler(stack.sequence_output),
+                 "encoder_outputs": stack.encoder_outputs},
         **kwargs)
-
-    # === Config ===
     self.set_model_config(config, stack)
     self.pooler = pooler

@@ -40,14 +40,12 @@ class BertPretrainer(BackboneTaskModel):
                        f"got attention={encoder.attention!r}")
     init = keras.initializers.TruncatedNormal(stddev=encoder.initializer_range)
 
-    # === Layers ===
     mlm_head = MaskedLMHead(encoder.token_embedding, encoder.hidden_act,
                             encoder.layer_norm_epsilon, encoder.initializer_range,
                             name="mlm_head", dtype=encoder.dtype_policy)
     nsp_head = keras.layers.Dense(2, kernel_initializer=init, name="nsp_head",
                                   dtype=encoder.dtype_policy)
 
-    # === Functional model ===
     inputs = dict(encoder.input)
     encoder_outputs = encoder(inputs)
     sequence = encoder_outputs["sequence_output"]  # (batch, seq, H)
@@ -64,8 +62,6 @@ class BertPretrainer(BackboneTaskModel):
     outputs = {k: keras.layers.Activation("linear", dtype="float32", name=k)(v)
                for k, v in outputs.items()}
     super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-
-    # === Config ===
     self.set_task_config(encoder, objective=objective)
     self.mlm_head = mlm_head
     self.nsp_head = nsp_head if objective == "mlm_nsp" else None

@@ -9,12 +9,8 @@ from bert_keras.models.backbone import Backbone, TransformerStack, model_config_
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class GPTDecoder(Backbone):
-  """h0 = U W_e + W_p, then L masked (causal) post-LN Transformer blocks: h_l = block(h_{l-1}).
-
-  `BertEncoder(attention="causal")` without what GPT-1 lacks: segment embeddings, the embedding
-  LayerNorm (the released code feeds the dropped-out sum straight into block 0) and the pooler.
-  Same `TransformerStack`, so weights move between the two by name. Inputs `input_word_ids`,
-  `input_mask` (batch, seq); outputs `sequence_output` (batch, seq, H), `encoder_outputs`.
+  """h0 = U W_e + W_p, then L causal post-LN blocks: `BertEncoder(attention="causal")` without what
+  GPT-1 lacks (segments, the embedding LayerNorm, the pooler); weights move between them by name.
   """
 
   def __init__(self, vocab_size: int = 40481, hidden_size: int = 768, num_layers: int = 12,
@@ -30,16 +26,12 @@ class GPTDecoder(Backbone):
     if attention != "causal":
       raise ValueError(f"attention={attention!r}: a GPT decoder is left-to-right ('causal')")
 
-    # === Layers and functional model ===
     word_ids = keras.Input(shape=(None,), dtype="int32", name="input_word_ids")
     mask = keras.Input(shape=(None,), dtype="int32", name="input_mask")
-    # BertEncoder's embeddings and blocks without segments and without the embedding LayerNorm.
     stack = TransformerStack(config, word_ids, mask, type_ids=None, embedding_layer_norm=False,
                              dtype=dtype)
     x, encoder_outputs = stack.sequence_output, stack.encoder_outputs  # lower-triangular mask
     super().__init__(inputs={"input_word_ids": word_ids, "input_mask": mask},
                      outputs={"sequence_output": x, "encoder_outputs": encoder_outputs},
                      **kwargs)
-
-    # === Config ===
     self.set_model_config(config, stack)

@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import keras
+from keras import ops
 
 from bert_keras.models.backbone import BackboneTaskModel
 from bert_keras.models.gpt_decoder import GPTDecoder
-from bert_keras.models.gpt_lm_head import GPTLMHead
+
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class GPTLMHead(keras.layers.Layer):
+  """P(u) = softmax(h_n W_e^T), as the released code's `matmul(h, we, transpose_b=True)`: no
+  transform, LayerNorm or bias; the owning model rewires the embedding layer."""
+
+  def __init__(self, token_embedding: keras.layers.Embedding, **kwargs):
+    super().__init__(**kwargs)
+    self.token_embedding = token_embedding
+
+  def call(self, x):  # (..., hidden) -> logits (..., vocab)
+    return ops.matmul(x, ops.transpose(ops.cast(self.token_embedding.embeddings, x.dtype)))
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
@@ -19,15 +32,11 @@ class GPTLanguageModel(BackboneTaskModel):
   BACKBONE = "decoder"
 
   def __init__(self, decoder: GPTDecoder, **kwargs):
-    # === Layers ===
     lm_head = GPTLMHead(decoder.token_embedding, name="lm_head", dtype=decoder.dtype_policy)
 
-    # === Functional model ===
     inputs = dict(decoder.input)
     sequence = decoder(inputs)["sequence_output"]
     logits = keras.layers.Activation("linear", dtype="float32", name="lm_logits")(lm_head(sequence))
     super().__init__(inputs=inputs, outputs={"lm_logits": logits}, **kwargs)
-
-    # === Config ===
     self.set_task_config(decoder)
     self.lm_head = lm_head

@@ -7,19 +7,28 @@ from keras import ops
 
 from bert_keras.models.backbone import BackboneTaskModel, FlattenSequences
 from bert_keras.models.gpt_decoder import GPTDecoder
-from bert_keras.models.gpt_extract_pooler import GPTExtractPooler
-from bert_keras.models.gpt_lm_head import GPTLMHead
+from bert_keras.models.gpt_language_model import GPTLMHead
 
 TASK_TYPES = ("classification", "similarity", "multiple_choice")
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class RegroupSequences(keras.layers.Layer):
-  """(batch * k, ...) back to (batch, k, ...), with batch read from a reference (batch, k, seq)."""
+  """(batch * k, ...) back to (batch, k, ...), the shape read from a reference (batch, k, seq)."""
 
   def call(self, x, reference):
     batch, k = ops.shape(reference)[0], ops.shape(reference)[1]
     return ops.reshape(x, (batch, k) + tuple(ops.shape(x)[1:]))
+
+
+@keras.saving.register_keras_serializable(package="bert_keras")
+class GPTExtractPooler(keras.layers.Layer):
+  """(N, seq, H) states and the right-padded mask -> (N, H), the state at the extract token (the
+  last real one): h_l^m, the only position of a causal model that has seen the whole input."""
+
+  def call(self, sequence, input_mask):
+    last = ops.maximum(ops.sum(ops.cast(input_mask, "int32"), axis=1) - 1, 0)  # (N,)
+    return ops.take_along_axis(sequence, ops.reshape(last, (-1, 1, 1)), axis=1)[:, 0, :]  # (N, H)
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
@@ -32,16 +41,10 @@ class AddOrders(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class GPTTaskModel(BackboneTaskModel):
-  """The pretrained decoder plus W_y, for the three input layouts of Figure 1 (right).
-
-  - "classification" (and entailment): inputs (batch, seq) `[start; text; extract]` or
-    `[start; premise; delim; hypothesis; extract]`; logits = h_extract W_y, (batch, num_outputs).
-  - "similarity": inputs (batch, 2, seq), the pair in both orders; the two extract states are added
-    element-wise before W_y (no inherent ordering); (batch, num_outputs), 1 output for regression.
-  - "multiple_choice": inputs (batch, num_choices, seq), one sequence per answer; a shared W_y scores
-    each answer, (batch, num_choices), normalised with a softmax across answers by the loss.
-  With `with_lm_logits` the model also returns `lm_logits` (inputs' shape + (vocab,)) from the tied
-  LM head, for the auxiliary objective L3 = L2 + lambda * L1 (see `bert_keras.gpt.losses`).
+  """The pretrained decoder plus W_y, for the input layouts of Figure 1 (right): "classification"
+  (and entailment), (batch, seq); "similarity", (batch, 2, seq), the pair in both orders, extract
+  states added (no inherent ordering); "multiple_choice", (batch, choices, seq), a shared W_y scoring
+  each answer. `with_lm_logits`: also the tied LM head's `lm_logits` for L3 = L2 + lambda * L1.
   """
 
   BACKBONE = "decoder"
@@ -56,14 +59,12 @@ class GPTTaskModel(BackboneTaskModel):
       raise ValueError(f"num_outputs={num_outputs!r} must be a positive integer")
     init = keras.initializers.TruncatedNormal(stddev=decoder.initializer_range)
 
-    # === Layers ===
     pooler = GPTExtractPooler(name="extract_pooler")
     dropout = keras.layers.Dropout(classifier_dropout, name="classifier_dropout")
     classifier = keras.layers.Dense(num_outputs, kernel_initializer=init, name="classifier",
                                     dtype=decoder.dtype_policy)
     lm_head = GPTLMHead(decoder.token_embedding, name="lm_head", dtype=decoder.dtype_policy)
 
-    # === Functional model ===
     grouped = task_type != "classification"
     shape = ((2, None) if task_type == "similarity" else (None, None)) if grouped else (None,)
     word_ids = keras.Input(shape=shape, dtype="int32", name="input_word_ids")
@@ -90,8 +91,6 @@ class GPTTaskModel(BackboneTaskModel):
           "linear", dtype="float32", name="lm_logits")(lm_logits)
     super().__init__(inputs={"input_word_ids": word_ids, "input_mask": mask}, outputs=outputs,
                      **kwargs)
-
-    # === Config ===
     self.set_task_config(decoder, task_type=task_type, num_outputs=num_outputs,
                          classifier_dropout=classifier_dropout, with_lm_logits=with_lm_logits)
     self.classifier = classifier

@@ -4,23 +4,21 @@ import keras
 from keras import ops
 
 from bert_keras.models.activations import get_activation
+from bert_keras.models.config_layer import ConfigLayer
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class MaskedLMHead(keras.layers.Layer):
-  """Dense + activation + LayerNorm, then logits = x @ E^T + b with E the token embedding table.
+class MaskedLMHead(ConfigLayer):
+  """Dense + activation + LayerNorm, then logits = x @ E^T + b, E the token embedding table (tied as
+  in the released code; passed in, not in the config: the owning model rewires it)."""
 
-  Tied to the input embedding as in the released BERT code; only the (vocab,) bias is new. The
-  embedding layer is passed in, not part of this layer's config (the owning model rewires it).
-  """
+  CONFIG = ("hidden_act", "layer_norm_epsilon", "initializer_range")
 
   def __init__(self, token_embedding: keras.layers.Embedding, hidden_act: str = "gelu",
                layer_norm_epsilon: float = 1e-12, initializer_range: float = 0.02, **kwargs):
     super().__init__(**kwargs)
     self.token_embedding = token_embedding
-    self.hidden_act = hidden_act
-    self.layer_norm_epsilon = layer_norm_epsilon
-    self.initializer_range = initializer_range
+    self.keep_config(locals())
 
   def build(self, input_shape):
     hidden = input_shape[-1]
@@ -47,9 +45,3 @@ class MaskedLMHead(keras.layers.Layer):
     logits = ops.matmul(rows, ops.transpose(table))  # (batch * positions, vocab)
     logits = logits + ops.cast(self.output_bias, logits.dtype)
     return ops.reshape(logits, (shape[0], shape[1], -1))
-
-  def get_config(self):
-    config = super().get_config()
-    config.update(hidden_act=self.hidden_act, layer_norm_epsilon=self.layer_norm_epsilon,
-                  initializer_range=self.initializer_range)
-    return config

@@ -3,15 +3,18 @@
 import keras
 from keras import ops
 
+from bert_keras.models.config_layer import ConfigLayer
+
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class PositionEmbedding(keras.layers.Layer):
+class PositionEmbedding(ConfigLayer):
   """Adds nothing: returns the (seq, hidden) slice of a learned (max_length, hidden) table."""
+
+  CONFIG = ("max_length", "initializer_range")
 
   def __init__(self, max_length: int, initializer_range: float = 0.02, **kwargs):
     super().__init__(**kwargs)
-    self.max_length = max_length
-    self.initializer_range = initializer_range
+    self.keep_config(locals())
 
   def build(self, input_shape):
     hidden = input_shape[-1]
@@ -23,8 +26,3 @@ class PositionEmbedding(keras.layers.Layer):
     # inputs: (batch, seq, hidden) -> (1, seq, hidden), broadcast over the batch.
     seq_length = ops.shape(inputs)[1]
     return ops.expand_dims(ops.cast(self.embeddings[:seq_length], inputs.dtype), 0)
-
-  def get_config(self):
-    config = super().get_config()
-    config.update(max_length=self.max_length, initializer_range=self.initializer_range)
-    return config

@@ -8,30 +8,28 @@ import keras
 from keras import ops
 
 from bert_keras.models.activations import get_activation
+from bert_keras.models.config_layer import ConfigLayer
 
 # Additive bias for masked attention logits. The original uses -10000; it also fits in float16.
 MASK_BIAS = -10000.0
 
 
 @keras.saving.register_keras_serializable(package="bert_keras")
-class TransformerBlock(keras.layers.Layer):
+class TransformerBlock(ConfigLayer):
   """Self-attention + feed-forward, each followed by dropout, residual add and LayerNorm.
 
   Query, key and value share one fused (H, 3H) projection: one matmul instead of three.
   Checkpoint converters split it back into Q, K and V.
   """
 
+  CONFIG = ("num_heads", "intermediate_size", "hidden_act", "dropout_rate", "attention_dropout_rate",
+            "layer_norm_epsilon", "initializer_range")
+
   def __init__(self, num_heads: int, intermediate_size: int, hidden_act: str = "gelu",
                dropout_rate: float = 0.1, attention_dropout_rate: float = 0.1,
                layer_norm_epsilon: float = 1e-12, initializer_range: float = 0.02, **kwargs):
     super().__init__(**kwargs)
-    self.num_heads = num_heads
-    self.intermediate_size = intermediate_size
-    self.hidden_act = hidden_act
-    self.dropout_rate = dropout_rate
-    self.attention_dropout_rate = attention_dropout_rate
-    self.layer_norm_epsilon = layer_norm_epsilon
-    self.initializer_range = initializer_range
+    self.keep_config(locals())
 
   def build(self, input_shape):
     hidden = input_shape[-1]
@@ -79,12 +77,3 @@ class TransformerBlock(keras.layers.Layer):
     # Feed-forward
     ffn = self.output_dense(self.intermediate_dense(x))  # (batch, seq, hidden)
     return self.output_layer_norm(x + self.hidden_dropout(ffn, training=training))
-
-  def get_config(self):
-    config = super().get_config()
-    config.update(num_heads=self.num_heads, intermediate_size=self.intermediate_size,
-                  hidden_act=self.hidden_act, dropout_rate=self.dropout_rate,
-                  attention_dropout_rate=self.attention_dropout_rate,
-                  layer_norm_epsilon=self.layer_norm_epsilon,
-                  initializer_range=self.initializer_range)
-    return config

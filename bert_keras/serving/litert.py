@@ -4,11 +4,9 @@
   model.serve(["a gripping film", "a dull one"])["label"]  # array([b'pos', b'neg'], dtype=object)
   model.serve("a gripping film")                           # one example: no batch axis
 
-`serve` takes the call forms of the SavedModel's `serve` and returns its outputs as numpy arrays
-(strings as bytes), equal within 1e-5: the same tokenization, packing, length buckets and
-decoding. Needs numpy, `ai-edge-litert` and `tokenizers`: LiteRT cannot run the in-graph
-tokenizer's TensorFlow ops, so Hugging Face's Rust WordPiece, set to the original BERT rules,
-tokenizes in front of the ids-in model.
+`serve` returns the SavedModel's `serve` outputs as numpy arrays (strings as bytes), equal within
+1e-5. LiteRT cannot run the in-graph tokenizer's ops, so Hugging Face's WordPiece, set to the
+original BERT rules, tokenizes in front of the ids-in model.
 """
 
 from __future__ import annotations
@@ -28,8 +26,7 @@ FORMAT = "bert_keras.litert/1"
 
 
 def wordpiece_tokenizer(vocabulary: Sequence[str], lower_case: bool):
-  """A `tokenizers.Tokenizer` with the original BERT rules over `vocabulary` (no special tokens
-  added: packing adds [CLS] and [SEP])."""
+  """A `tokenizers.Tokenizer` with the original BERT rules (packing adds [CLS] and [SEP])."""
   from tokenizers import Tokenizer, models, normalizers, pre_tokenizers  # pylint: disable=g-import-not-at-top
 
   tokenizer = Tokenizer(models.WordPiece(
@@ -42,13 +39,8 @@ def wordpiece_tokenizer(vocabulary: Sequence[str], lower_case: bool):
 
 
 def final_sigmas(text: str) -> str:
-  """`text` with each capital sigma that the original's lowering makes final written as "ς".
-
-  The original lowercases with Python's `str.lower` after dropping control characters, which gives
-  "ς" for a sigma ending a word ("ΟΔΟΣ" -> "οδος"); Hugging Face's lowercasing always gives "σ".
-  Every other character of `str.lower` is context-free, and the result has the length of `text`,
-  so character offsets still point into it.
-  """
+  """`text` with each capital sigma that the original's `str.lower` (after dropping control
+  characters) makes final written as "ς"; Hugging Face always gives "σ". Same length as `text`."""
   if "Σ" not in text:
     return text
   kept = [i for i, c in enumerate(text) if not (c in ("\0", "\ufffd") or is_control(c))]
@@ -78,20 +70,18 @@ def _texts(value, name: str) -> tuple[list[str], bool]:
 
 
 def _single(result: dict, single: bool) -> dict:
-  """A batch's outputs, or one example's without the batch axis."""
   return {name: value[0, ...] for name, value in result.items()} if single else result
 
 
 def _windows(n: int, room: int, stride: int) -> list[tuple[int, int]]:
-  """(start, length) windows of `room` pieces every `stride` over n pieces (text_ops.doc_windows)."""
+  """(start, length) of windows of `room` pieces every `stride` (text_ops.doc_windows)."""
   step = max(min(room, stride), 1)
   return [(w * step, max(min(n - w * step, room), 0))
           for w in range(1 + (max(n - room, 0) + step - 1) // step)]
 
 
 def _owners(windows, sizes) -> list[np.ndarray]:
-  """Per row, the window that owns each piece: the first with the most context on both sides,
-  min(left, right) + 0.01 * length (run_squad.py's max-context rule). windows: (row, start, length)."""
+  """Per row, each piece's window (row, start, length) by run_squad.py's max-context rule."""
   best = [np.full(n, -np.inf) for n in sizes]
   owner = [np.full(n, -1) for n in sizes]
   for w, (row, start, length) in enumerate(windows):
@@ -109,8 +99,7 @@ def _bucket(length: np.ndarray, buckets: np.ndarray) -> np.ndarray:
 
 
 class LiteRTModel:
-  """A loaded .tflite export: `serve(...)` and the export's metadata as attributes (`task`,
-  `kind`, `labels`, `max_seq_length`, `lower_case`, `length_buckets`, `pair`, `quantize`)."""
+  """A loaded .tflite export: `serve(...)` and the export's metadata as attributes."""
 
   def __init__(self, path: str, num_threads: int | None = None):
     # pylint: disable=g-import-not-at-top
@@ -146,7 +135,6 @@ class LiteRTModel:
     self._runner = self._interpreter.get_signature_runner()
     self._outputs = info["outputs"]  # output_0, output_1, ... in this order
 
-  # === Tokenization and packing (BertPacker's layout, in numpy) ===
   def _encode(self, texts: Sequence[str]):
     if self.lower_case:
       texts = [final_sigmas(t) for t in texts]
@@ -156,8 +144,7 @@ class LiteRTModel:
     return [e.ids for e in self._encode(texts)]
 
   def _pack(self, segments_a, segments_b=None, pair: bool = False):
-    """Packed int32 (rows, width) inputs, width the bucket of the longest row. A row's segment B
-    is packed when `pair` or when it has pieces (BertPacker.pack_pair with has_b)."""
+    """BertPacker's int32 (rows, bucket of the longest) inputs; B packed when `pair` or not empty."""
     rows = len(segments_a)
     seq = self.max_seq_length
     layouts = []
@@ -176,19 +163,15 @@ class LiteRTModel:
       layouts.append((ids, types))
     longest = max((len(ids) for ids, _ in layouts), default=0)
     width = int(_bucket(np.array([longest]), self.length_buckets)[0])
-    inputs = {name: np.zeros((rows, width), np.int32)
+    inputs = {name: np.full((rows, width), self._pad if name == "input_word_ids" else 0, np.int32)
               for name in ("input_word_ids", "input_mask", "input_type_ids")}
-    if self._pad:
-      inputs["input_word_ids"][:] = self._pad
     for i, (ids, types) in enumerate(layouts):
       inputs["input_word_ids"][i, :len(ids)] = ids
       inputs["input_mask"][i, :len(ids)] = 1
       inputs["input_type_ids"][i, :len(ids)] = types
     return inputs
 
-  # === The model ===
   def _run(self, inputs: dict) -> dict:
-    """The model's outputs (dict of float32 arrays) on packed inputs of any shape."""
     shape = inputs["input_word_ids"].shape
     if 0 in shape[:-1]:  # LiteRT kernels refuse empty tensors: run one row, keep none
       one = {name: np.zeros((1,) * (len(shape) - 1) + shape[-1:], np.int32) for name in inputs}
@@ -198,13 +181,10 @@ class LiteRTModel:
     return {name: results[f"output_{i}"] for i, name in enumerate(self._outputs)}
 
   def _run_per_row_bucket(self, inputs: dict) -> dict:
-    """Each row at its own bucket, per-position outputs zero-padded to the call's width
-    (ServingModule.run_model_per_row_bucket)."""
+    """Each row at its own bucket, per-position outputs zero-padded (run_model_per_row_bucket)."""
     rows, width = inputs["input_word_ids"].shape
     if rows <= 1 or len(self.length_buckets) == 1:
       return self._run(inputs)
-    # The position axis of each per-position output: (rows, seq, H), (rows, L, seq, H) and a
-    # tagger's (rows, seq, K).
     position_axis = {"sequence_output": 1, "encoder_outputs": 2,
                      "logits": 1 if self.kind == "tagging" else None}
     row_bucket = _bucket(inputs["input_mask"].sum(axis=1), self.length_buckets)
@@ -225,7 +205,6 @@ class LiteRTModel:
         outputs[name][index] = value
     return outputs
 
-  # === serve ===
   def serve(self, *args, **kwargs) -> dict:
     """The SavedModel's `serve` call forms: (text_a, text_b=None), (context, endings), (text) or
     (question, context)."""
@@ -246,10 +225,7 @@ class LiteRTModel:
                         self.tokenize(texts_b) if texts_b is not None else None, self.pair)
     outputs = self._run_per_row_bucket(inputs)
     if self.kind == "encoder":
-      result = {"pooled_output": outputs["pooled_output"],
-                "sequence_output": outputs["sequence_output"],
-                "encoder_outputs": outputs["encoder_outputs"],
-                "input_mask": inputs["input_mask"]}
+      result = {**outputs, "input_mask": inputs["input_mask"]}
     elif self.kind == "regression":
       result = {"score": outputs["logits"][:, 0]}
     else:
@@ -280,9 +256,7 @@ class LiteRTModel:
     return _single({"probabilities": result["probabilities"], "choice": result["label_id"]}, single)
 
   def _piece_tags(self, ids: list[list[int]]) -> list[np.ndarray]:
-    """The tag of every piece of every row, from the window where it has the most context
-    (TaggerServing._piece_tags: windows of max_seq_length - 2 pieces every doc_stride pieces,
-    run_squad.py's max-context rule; doc_stride 0: the first window only, already cut)."""
+    """Every piece's tag from its max-context window (TaggerServing._piece_tags)."""
     room, stride = self.max_seq_length - 2, int(self.info["doc_stride"])
     windows = [(row, start, length) for row, pieces in enumerate(ids)
                for start, length in (_windows(len(pieces), room, stride) if stride
@@ -294,7 +268,6 @@ class LiteRTModel:
             for owner in _owners(windows, [len(pieces) for pieces in ids])]
 
   def _serve_tags(self, text) -> dict:
-    """TaggerServing's outputs: entities with their type, text and character offsets."""
     texts, single = _texts(text, "text")
     encodings = self._encode(texts)
     room = None if self.info["doc_stride"] else self.max_seq_length - 2
@@ -323,22 +296,20 @@ class LiteRTModel:
           found[-1][1], found[-1][2] = min(found[-1][1], begin), max(found[-1][2], end)
         previous = tag
       entities.append(found)
-    width = max((len(found) for found in entities), default=0)
-    result = {"entity_type": np.full((len(texts), width), b"", dtype=object),
-              "entity_text": np.full((len(texts), width), b"", dtype=object),
-              "entity_start": np.full((len(texts), width), -1, np.int32),
-              "entity_end": np.full((len(texts), width), -1, np.int32),
+    shape = (len(texts), max(map(len, entities), default=0))
+    result = {"entity_type": np.full(shape, b"", dtype=object),
+              "entity_text": np.full(shape, b"", dtype=object),
+              "entity_start": np.full(shape, -1, np.int32), "entity_end": np.full(shape, -1, np.int32),
               "num_entities": np.array([len(found) for found in entities], np.int32)}
     for row, found in enumerate(entities):
       for e, (entity_type, begin, end) in enumerate(found):
-        result["entity_type"][row, e] = entity_type.encode("utf-8")
-        result["entity_text"][row, e] = texts[row][begin:end].encode("utf-8")
-        result["entity_start"][row, e], result["entity_end"][row, e] = begin, end
+        values = (entity_type.encode("utf-8"), texts[row][begin:end].encode("utf-8"), begin, end)
+        for name, value in zip(("entity_type", "entity_text", "entity_start", "entity_end"), values):
+          result[name][row, e] = value
     return _single(result, single)
 
   def _serve_spans(self, question, context) -> dict:
-    """SpanServing's outputs: the best span over a context's windows (run_squad.py's layout,
-    max-context rule, n-best starts and ends, max_answer_length), no-answer for SQuAD 2.0."""
+    """SpanServing's outputs: run_squad.py's best span over a context's windows."""
     questions, single = _texts(question, "question")
     contexts, _ = _texts(context, "context")
     if len(questions) != len(contexts):
@@ -398,15 +369,13 @@ class LiteRTModel:
 
   @staticmethod
   def _classes(logits: np.ndarray) -> dict:
-    """Softmax probabilities and the argmax of float32 logits (..., K)."""
     shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
     return {"probabilities": (shifted / shifted.sum(axis=-1, keepdims=True)).astype(np.float32),
             "label_id": logits.argmax(axis=-1).astype(np.int32)}
 
 
 def load(path: str, num_threads: int | None = None) -> LiteRTModel:
-  """A .tflite export, ready to `serve`; UserError (one line) for a missing or foreign file.
-  num_threads: LiteRT's CPU threads (default: every core)."""
+  """A .tflite export, ready to `serve`; num_threads: LiteRT's (default: every core)."""
   if not os.path.isfile(path):
     raise UserError(f"{path}: no such .tflite file")
   return LiteRTModel(path, num_threads)

@@ -25,9 +25,8 @@ from bert_keras.gpt.gpt_pretraining import GPTPretrainingTask
 from bert_keras.models.bert_encoder import BertEncoder
 from bert_keras.models.bert_pretrainer import BertPretrainer
 from bert_keras.models.gpt_decoder import GPTDecoder
-from bert_keras.models.gpt_extract_pooler import GPTExtractPooler
 from bert_keras.models.gpt_language_model import GPTLanguageModel
-from bert_keras.models.gpt_task_model import GPTTaskModel
+from bert_keras.models.gpt_task_model import GPTExtractPooler, GPTTaskModel
 from bert_keras.models.reverse_real_tokens import ReverseRealTokens
 from bert_keras.tasks import metrics as metrics_lib
 from bert_keras.configs.training import OptimizerConfig, TrainingConfig

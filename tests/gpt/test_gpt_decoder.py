@@ -3,8 +3,7 @@ import numpy as np
 import pytest
 
 from bert_keras.models.gpt_decoder import GPTDecoder
-from bert_keras.models.gpt_language_model import GPTLanguageModel
-from bert_keras.models.gpt_lm_head import GPTLMHead
+from bert_keras.models.gpt_language_model import GPTLanguageModel, GPTLMHead
 from bert_keras.configs.model import GPT_PRESETS, get_model_config
 from bert_keras.configs.model import ConfigError
 from tests.models import harness

@@ -9,10 +9,7 @@ from bert_keras.models.heads.bert_feature_head import BertFeatureHead
 
 @keras.saving.register_keras_serializable(package="bert_keras")
 class BertFeatureTagger(BertFeatureHead):
-  """Frozen encoder -> concat(encoder_outputs[feature_layers]) -> 2 x BiLSTM -> dense per token.
-
-  Output `logits` float32 (batch, seq, K). Constructor: see BertFeatureHead.
-  """
+  """BertFeatureHead per token: `logits` float32 (batch, seq, K)."""
 
   PER_TOKEN = True
   OUTPUT_NAME = "tagger"

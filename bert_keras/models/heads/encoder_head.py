@@ -1,7 +1,5 @@
-"""What every task head shares: the encoder's packed inputs, the output layer and the config.
-
-Section 4: "we simply plug in the task-specific inputs and outputs into BERT".
-"""
+"""What every task head shares (section 4: "we simply plug in the task-specific inputs and outputs
+into BERT"): the encoder's packed inputs, the output layer and the config."""
 
 from __future__ import annotations
 
@@ -21,8 +19,7 @@ def encoder_inputs(rank: int = 2) -> dict:
 
 
 def output_layer(units: int, name: str, initializer_range: float | None = None):
-  """The task's new layer, float32 even under mixed precision; `initializer_range`: the truncated-
-  normal stddev (the original's 0.02), None: Keras' default (the feature-based heads)."""
+  """The task's new layer, float32 under mixed precision; initializer_range None: Keras' default."""
   init = ("glorot_uniform" if initializer_range is None
           else keras.initializers.TruncatedNormal(stddev=initializer_range))
   return keras.layers.Dense(units, name=name, dtype="float32", kernel_initializer=init)
@@ -36,8 +33,7 @@ def dropout_dense(x, units: int, name: str, dropout_name: str, dropout_rate: flo
 
 
 class EncoderHead(BackboneTaskModel):
-  """Base of the heads: a functional model holding `encoder` and `config`, the head's other
-  constructor arguments (stored, and returned by get_config)."""
+  """Base of the heads: `config`, the head's other constructor arguments, returned by get_config."""
 
   def __init__(self, encoder: keras.Model, inputs: Mapping, outputs: Mapping,
                config: Mapping | None = None, **kwargs):
