@@ -103,7 +103,8 @@ def resolve_encoder_source(run: RunConfig) -> EncoderSource:
 
   if run.init_checkpoint:
     checkpoint = interop.resolve_checkpoint(run.init_checkpoint)
-    config = None if checkpoint.format == "keras" else interop.load_model_config(checkpoint)
+    config = None if checkpoint.format == "keras" else interop.open_checkpoint(
+        checkpoint, read_weights=False).info.config
     return EncoderSource(run.init_checkpoint, checkpoint, config)
   if not run.model:
     raise UserError("pass --init_checkpoint (to fine-tune) or --model (random init)")
