@@ -1,5 +1,6 @@
 """--config_file of the scripts whose run is no one config (predict, convert_checkpoint, train_bpe):
-a JSON or YAML file of the script's flags by name, below the flags given."""
+a JSON or YAML file of its flags by name (absl's and --verbose, which parse_flags defines, too), below
+the flags given."""
 
 import sys
 
@@ -12,7 +13,7 @@ HELP = "start from this file, JSON or YAML, of this script's flags by name; flag
 
 
 def _as_flag(path: str, name: str, value) -> str:
-  if name not in flags.FLAGS or name == "config_file" or isinstance(value, (dict, type(None))):
+  if name not in (*flags.FLAGS, "verbose") or name == "config_file" or isinstance(value, (dict, type(None))):
     raise ConfigError(f"{path}: {name}={value!r}: not a value of a flag of this script")
   if isinstance(value, bool):
     return f"--{'' if value else 'no'}{name}"
