@@ -41,6 +41,7 @@ class GPTTask(Task):
   layout: str = ""
   model_family = GPTFamily()
   export_run = staticmethod(export_gpt_finetuned)
+  loss_parts = {"logits_loss": "task_loss", "lm_logits_loss": "lm_loss"}  # L2 and L1 of L3
 
   def __init__(self, config):
     super().__init__(config)

@@ -241,12 +241,13 @@ def make_dataset(features: Features, batch_size: int, seed: int,
 
 class EpochSummaries(keras.callbacks.Callback):
   """TensorBoard scalars at each epoch's end, at its last global step: train/loss (the epoch's
-  mean) and train/learning_rate; `write` adds others (the evaluation's metrics) at the last step.
+  mean), its parts (`Task.loss_parts`), train/learning_rate; `write` adds the evaluation's metrics.
   `seconds`: each epoch's wall time, begin to end callback (fit's teardown is in none)."""
 
-  def __init__(self, logdir: str):
+  def __init__(self, logdir: str, loss_parts: dict):
     super().__init__()
     self.summaries = ScalarSummaries(logdir)
+    self.loss_parts = {"loss": "loss", **loss_parts}
     self.step = 0
     self.seconds: list[float] = []
     self._begin = 0.0
@@ -258,8 +259,8 @@ class EpochSummaries(keras.callbacks.Callback):
     self.seconds.append(round(time.time() - self._begin, 2))
     self.step = (epoch + 1) * (self.params.get("steps") or 0)
     scalars = {"train/learning_rate": float(np.asarray(self.model.optimizer.learning_rate))}
-    if logs and "loss" in logs:
-      scalars["train/loss"] = float(logs["loss"])
+    scalars.update({f"train/{name}": float(logs[key]) for key, name in self.loss_parts.items()
+                    if key in (logs or {})})
     self.summaries.write(self.step, scalars)
     self.summaries.flush()  # an open TensorBoard sees each epoch as it ends
 
@@ -363,7 +364,7 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, family: ModelFamil
   start = time.time()
   # Events in the stage: an open `tensorboard --logdir <output_dir>` sees them as they come (it
   # reads hidden directories); published with the other outputs as <output_dir>/tensorboard.
-  summaries = EpochSummaries(os.path.join(stage, TENSORBOARD_DIR))
+  summaries = EpochSummaries(os.path.join(stage, TENSORBOARD_DIR), task.loss_parts)
   history = model.fit(dataset, epochs=epochs, steps_per_epoch=math.ceil(total_steps / epochs),
                       shuffle=False, verbose=0,  # the dataset is shuffled
                       callbacks=[summaries, ProgressCallback()])
