@@ -44,7 +44,3 @@ class ExportConfig(Config):
       return resolve_buckets(self.length_buckets, max_seq_length)
     except ValueError as e:
       raise ConfigError(str(e)) from None
-
-  def bert_only_settings(self) -> list[str]:
-    return [name for name in self.given() if name not in (
-        "output_dir", "finetuned_dir", "init_checkpoint", "overwrite")]

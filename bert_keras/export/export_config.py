@@ -116,7 +116,8 @@ def run_export(config: ExportConfig) -> dict:
       # A GPT-1 fine-tuning directory (model.keras, bpe.model), resolved through the task
       # registry. Its BPE tokenizer, length and plain-graph serving are fixed by the run, so a
       # BERT-only setting is refused instead of silently ignored.
-      bert_only = config.bert_only_settings()
+      bert_only = [name for name in config.given() if name not in (
+          "output_dir", "finetuned_dir", "init_checkpoint", "overwrite")]
       if bert_only:
         raise UserError(f"{config.finetuned_dir}: a GPT-1 fine-tuning directory (task {task!r}); "
                         f"{', '.join(bert_only)} apply to BERT exports only: leave them unset")

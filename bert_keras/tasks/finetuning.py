@@ -1,20 +1,7 @@
-"""Fine-tune any registered task: read, featurize, train with `fit`, evaluate on dev, write outputs.
-
-Section 4 of the paper: the pretrained encoder plus one task head, all parameters fine-tuned with
-Adam (weight decay 0.01), linear warmup over 10% of the steps then linear decay, dropout 0.1.
-The output directory receives:
-  config.json                resolved task + model config and every run setting
-  metrics.json               dev metrics per evaluation split (0-100 for every task, as the
-                             official scripts print them), example counts, train loss and time
-  predictions_<split>.json   per-example predictions (SQuAD: {id: answer}); a task's other
-                             formats of them beside it as predictions_<split>.<what>.<ext>
-                             (SQuAD .nbest.json, .null_odds.json; CoNLL .conlleval.txt)
-  model.keras                the serving-ready task model (encoder dict in, logits out)
-  tensorboard/               events: train/loss and train/learning_rate per epoch, <split>/<metric>
-                             of the evaluation (`tensorboard --logdir <output_dir>`)
-  task_info.json, vocab.txt  what an exporter needs for text-in serving (labels, seq length, ...)
-Outputs are staged and moved in only once complete (`write_staged`); a failed run leaves an earlier
-run's outputs as they were.
+"""Fine-tune any registered task: read, featurize, train with `fit`, evaluate on dev, write outputs
+(the README's "What a run writes"; metrics are 0-100 for every task, as the official scripts print
+them). Outputs are staged and moved in only once complete (`write_staged`); a failed run leaves an
+earlier run's outputs as they were.
 """
 
 from __future__ import annotations
