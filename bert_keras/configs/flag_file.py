@@ -2,12 +2,10 @@
 a JSON or YAML file of its flags by name (absl's and --verbose, which parse_flags defines, too), below
 the flags given."""
 
-import sys
-
 from absl import flags
 
 from bert_keras.configs.base import ConfigError, read_config_file
-from bert_keras.errors import parse_flags
+from bert_keras.errors import fail, parse_flags
 
 HELP = "start from this file, JSON or YAML, of this script's flags by name; flags given override it"
 
@@ -27,6 +25,5 @@ def parse_flags_with_config_file(argv):
   try:
     given = [_as_flag(p, k, v) for p in paths[-1:] for k, v in read_config_file(p, "flags").items()]
   except ConfigError as e:
-    print(f"error: {e}", file=sys.stderr)
-    sys.exit(2)
+    fail(str(e))
   return parse_flags([argv[0], *given, *argv[1:]])

@@ -87,8 +87,9 @@ def check_output_dir(config: ExportConfig, task: Optional[str] = None) -> None:
 
 def _options(config: ExportConfig, max_seq_length: int) -> ServingOptions:
   """How the export's graphs run, as `config` says, for a model of `max_seq_length`."""
+  from bert_keras.tasks.length_batches import batch_lengths
   return ServingOptions(jit_compile=config.jit_compile, head_groups=config.head_groups,
-                        length_buckets=config.buckets(max_seq_length),
+                        length_buckets=batch_lengths(max_seq_length, config.length_buckets),
                         doc_stride=config.doc_stride)
 
 
