@@ -44,12 +44,6 @@ def resolve_checkpoint(path: str) -> CheckpointPath:
   return CheckpointPath(os.fspath(path), *detect_format(path))
 
 
-def _format_and_path(path: str | CheckpointPath) -> tuple[str, str]:
-  if isinstance(path, CheckpointPath):
-    return path.format, path.path
-  return detect_format(path)
-
-
 def detect_format(path: str) -> tuple[str, str]:
   """(format, resolved path): the Google checkpoint prefix, HF directory or Keras file to read."""
   path = os.fspath(path)
@@ -241,7 +235,7 @@ def open_checkpoint(path: str | CheckpointPath, config_required: bool = True,
                     read_weights: bool = True) -> OpenedCheckpoint:
   """Reads config and weights (lazily; none unless `read_weights`, but a .keras file is loaded) of
   any supported format, renamed to Google names."""
-  fmt, resolved = _format_and_path(path)
+  fmt, resolved = (path.format, path.path) if isinstance(path, CheckpointPath) else detect_format(path)
   lower_case = None
   if fmt == "google":
     directory = os.path.dirname(resolved) or "."
