@@ -99,6 +99,7 @@ def run_export(config: ExportConfig) -> dict:
   from bert_keras import keras_classes
   from bert_keras.export import export_task_model as exporter
   from bert_keras.export import litert_export
+  from bert_keras.tasks.finetuning import check_sequence_length
   from bert_keras.tasks.registry import get_task_class, task_names
 
   info_path = os.path.join(config.finetuned_dir, "task_info.json") if config.finetuned_dir else ""
@@ -160,11 +161,7 @@ def run_export(config: ExportConfig) -> dict:
     if not vocab:
       raise UserError(f"{config.init_checkpoint}: no vocab.txt beside it; pass --vocab_file")
     tokenizer = _tokenizer(config, vocab, ckpt.lower_case, encoder)
-    positions = encoder.model_config.max_position_embeddings
-    if config.max_seq_length > positions:
-      raise UserError(f"max_seq_length={config.max_seq_length} exceeds max_position_embeddings="
-                      f"{positions} of {config.init_checkpoint}; expected --max_seq_length <= "
-                      f"{positions}")
+    check_sequence_length(config.max_seq_length, encoder.model_config, config.init_checkpoint)
     module = exporter.build_serving_module(encoder, "encoder", tokenizer, config.max_seq_length,
                                            task="encoder",
                                            options=_options(config, config.max_seq_length))
