@@ -37,8 +37,7 @@ def write_text(path, data: str | bytes) -> None:
 
 
 def write_file(path, write: Callable[[str], Any], suffix: str = "") -> None:
-  """`write(tmp)` writes a temporary file beside the local `path` (`suffix`: the extension the writer
-  needs) that then replaces `path`; on failure it is removed."""
+  """`write(tmp)` writes a temporary file ending in `suffix`, which then replaces the local `path`."""
   path = os.fspath(path)
   tmp = os.path.join(os.path.dirname(path) or ".", f".tmp_{uuid.uuid4().hex}{suffix}")
   try:

@@ -99,7 +99,7 @@ def run_export(config: ExportConfig) -> dict:
   from bert_keras import keras_classes
   from bert_keras.export import export_task_model as exporter
   from bert_keras.export import litert_export
-  from bert_keras.tasks.finetuning import check_sequence_length
+  from bert_keras.tasks.finetuning import bert_tokenizer, check_sequence_length
   from bert_keras.tasks.registry import get_task_class, task_names
 
   info_path = os.path.join(config.finetuned_dir, "task_info.json") if config.finetuned_dir else ""
@@ -146,7 +146,8 @@ def run_export(config: ExportConfig) -> dict:
     # Registers the task heads with Keras before loading (safe mode: no code in the file runs).
     model = keras_classes.load_model(os.path.join(config.finetuned_dir, "model.keras"),
                                      compile=False)
-    tokenizer = _tokenizer(config, vocab, info.get("lower_case"), getattr(model, "encoder", None))
+    tokenizer = bert_tokenizer(vocab, getattr(model, "encoder", None), config.lower_case,
+                               info.get("lower_case"))
     if config.format == "litert":
       litert_export.check_kind(exporter.kind_for(model, info))
     module = exporter.build_finetuned(model, info, tokenizer,
@@ -160,7 +161,7 @@ def run_export(config: ExportConfig) -> dict:
     vocab = config.vocab_file or ckpt.vocab_path
     if not vocab:
       raise UserError(f"{config.init_checkpoint}: no vocab.txt beside it; pass --vocab_file")
-    tokenizer = _tokenizer(config, vocab, ckpt.lower_case, encoder)
+    tokenizer = bert_tokenizer(vocab, encoder, config.lower_case, ckpt.lower_case)
     check_sequence_length(config.max_seq_length, encoder.model_config, config.init_checkpoint)
     module = exporter.build_serving_module(encoder, "encoder", tokenizer, config.max_seq_length,
                                            task="encoder",
@@ -176,16 +177,6 @@ def run_export(config: ExportConfig) -> dict:
         length_buckets=module.buckets, quantize=config.quantize)
   return {"output_dir": config.output_dir, "kind": module.kind_name, "task": module.task_name,
           "vocab_file": vocab, "lower_case": tokenizer.lower_case}
-
-
-def _tokenizer(config: ExportConfig, vocab: str, source_lower_case, encoder):  # checked against encoder
-  from bert_keras.text.bert_tokenizer import BertTokenizer
-  lower_case = config.lower_case if config.lower_case is not None else source_lower_case
-  tokenizer = BertTokenizer(vocab_path=vocab, lower_case=True if lower_case is None else bool(lower_case))
-  if encoder is not None and encoder.model_config.vocab_size != tokenizer.vocab_size:
-    raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
-                    f"vocab_size={encoder.model_config.vocab_size}")
-  return tokenizer
 
 
 def resolved_config(config: ExportConfig, metadata: dict, vocab_file: str) -> ExportConfig:

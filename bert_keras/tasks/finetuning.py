@@ -63,6 +63,18 @@ def resolve_model_config(spec: str) -> tuple[ModelConfig, str | None, bool | Non
   raise unknown_model_config(spec)
 
 
+def bert_tokenizer(vocab: str, encoder, *casings):
+  """`vocab`'s tokenizer, cased as the first of `casings` not None (uncased when none says), for
+  `encoder` (None: no check), whose vocab_size it must match."""
+  from bert_keras.text.bert_tokenizer import BertTokenizer
+  lower_case = next((bool(c) for c in casings if c is not None), True)
+  tokenizer = BertTokenizer(vocab_path=vocab, lower_case=lower_case)
+  if encoder is not None and encoder.model_config.vocab_size != tokenizer.vocab_size:
+    raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
+                    f"vocab_size={encoder.model_config.vocab_size}")
+  return tokenizer
+
+
 def check_sequence_length(max_seq_length: int, config: ModelConfig, source: str) -> None:
   """Longer inputs than `max_position_embeddings` cannot be embedded (Keras would fail deep inside
   the model with a shape error)."""
@@ -102,20 +114,6 @@ def resolve_encoder_source(run: RunConfig) -> EncoderSource:
   return EncoderSource(run.model, None, config, vocab, lower_case)
 
 
-def check_model_fits_task(source: EncoderSource, task_config: TaskConfig) -> None:
-  """The sequence length against the model config (a .keras checkpoint: once loaded)."""
-  if source.config is not None:
-    check_sequence_length(task_config.max_seq_length, source.config, source.spec)
-
-
-def check_vocab_source(run: RunConfig, source: EncoderSource) -> None:
-  """A random-init model from a preset or ModelConfig JSON has no vocab.txt: --vocab_file."""
-  if source.config_only and not run.vocab_file:
-    raise UserError(f"--vocab_file is needed when no checkpoint is given: --model="
-                    f"{source.spec} has no vocab.txt (or pass --init_checkpoint to use the "
-                    "checkpoint's)")
-
-
 def build_encoder(source: EncoderSource, task_config: TaskConfig, dtype=None):
   """(encoder, description dict, vocab path or None, lower_case or None)."""
   from bert_keras import interop
@@ -149,26 +147,26 @@ class ModelFamily:
   Another family (GPT-1's decoder and BPE) subclasses it and is its tasks' `Task.model_family`."""
 
   def resolve(self, run: RunConfig, task_config: TaskConfig):
-    """The encoder source, checked before any data is read."""
+    """The encoder source, checked before any data is read: the sequence length against its config
+    (a .keras checkpoint's: once loaded); a preset or ModelConfig JSON has no vocab.txt."""
     source = resolve_encoder_source(run)
-    check_model_fits_task(source, task_config)
-    check_vocab_source(run, source)
+    if source.config is not None:
+      check_sequence_length(task_config.max_seq_length, source.config, source.spec)
+    if source.config_only and not run.vocab_file:
+      raise UserError(f"--vocab_file is needed when no checkpoint is given: --model="
+                      f"{source.spec} has no vocab.txt (or pass --init_checkpoint to use the "
+                      "checkpoint's)")
     return source
 
   def load(self, source, run: RunConfig, task_config: TaskConfig) -> LoadedEncoder:
     """Builds the encoder (under the strategy's scope) and its tokenizer."""
     from bert_keras.interop import check_tokenizer_casing
-    from bert_keras.text.bert_tokenizer import BertTokenizer
     encoder, described, vocab, ckpt_lower = build_encoder(source, task_config)
     vocab = run.vocab_file or vocab
     if not vocab:
       raise UserError(f"{source.spec}: no vocab.txt beside the checkpoint; pass --vocab_file")
-    lower_case = run.lower_case if run.lower_case is not None else (
-        ckpt_lower if ckpt_lower is not None else True)
-    tokenizer = BertTokenizer(vocab_path=vocab, lower_case=lower_case)
-    if tokenizer.vocab_size != encoder.model_config.vocab_size:
-      raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
-                      f"vocab_size={encoder.model_config.vocab_size}")
+    tokenizer = bert_tokenizer(vocab, encoder, run.lower_case, ckpt_lower)
+    lower_case = tokenizer.lower_case
     check_tokenizer_casing(ckpt_lower, tokenizer, source.spec)
     return LoadedEncoder(encoder, tokenizer, described, {"vocab.txt": vocab},
                          {"lower_case": lower_case, "vocab_file": "vocab.txt"}, lower_case)
