@@ -830,10 +830,8 @@ def init_checkpoint_detected_once():
         os.path.join(directory, "encoder.keras"))
     with patched(loader, "detect_format", lambda path: calls.append(path) or detect(path)):
       run = finetuning.RunConfig(init_checkpoint=directory)
-      source = finetuning.resolve_encoder_source(run)
       task_config = get_task_config("polarity", max_seq_length=16)
-      finetuning.check_model_fits_task(source, task_config)
-      finetuning.check_vocab_source(run, source)
+      source = finetuning.ModelFamily().resolve(run, task_config)
       finetuning.build_encoder(source, task_config)
   return len(calls) == 1, f"detect_format calls {len(calls)}"
 

@@ -13,7 +13,7 @@ import os
 import shutil
 import socket
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 
 def write_text(path, data: str | bytes) -> None:
@@ -34,6 +34,18 @@ def write_text(path, data: str | bytes) -> None:
     if os.path.exists(tmp):
       os.remove(tmp)
     raise
+
+
+def write_file(path, write: Callable[[str], Any], suffix: str = "") -> None:
+  """`write(tmp)` writes a temporary file ending in `suffix`, which then replaces the local `path`."""
+  path = os.fspath(path)
+  tmp = os.path.join(os.path.dirname(path) or ".", f".tmp_{uuid.uuid4().hex}{suffix}")
+  try:
+    write(tmp)
+    os.replace(tmp, path)
+  finally:
+    if os.path.exists(tmp):
+      os.remove(tmp)
 
 
 def write_json(path, values: Any, default=None) -> None:

@@ -31,7 +31,7 @@ def _one_line(text: str) -> str:
   return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
 
 
-def _fail(message: str) -> None:
+def fail(message: str) -> None:  # one `error:` line, exit 2
   print(f"error: {_one_line(message)}", file=sys.stderr)
   sys.exit(2)
 
@@ -66,7 +66,7 @@ def parse_flags(argv):
   try:
     rest = values(argv)
   except flags.Error as e:
-    _fail(f"{e} (see --help)")
+    fail(f"{e} (see --help)")
   except SystemExit as e:
     if e.code == 1 and _asks_for_help(argv):
       sys.exit(0)
@@ -114,7 +114,7 @@ def run_main(main):
     try:
       return main(argv)
     except UserError as e:
-      _fail(str(e))
+      fail(str(e))
     except KeyboardInterrupt:
       # One line, not a traceback; 130 = 128 + SIGINT, the shell's status for it.
       print("interrupted (Ctrl-C)", file=sys.stderr)
@@ -123,7 +123,7 @@ def run_main(main):
       message = unreadable_file(e)
       if message is None:
         raise
-      _fail(message)
+      fail(message)
     finally:
       argparse.ArgumentParser.error = original
 

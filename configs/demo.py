@@ -12,12 +12,10 @@ from configs import DIR
 _RECIPE = read_config_file(os.path.join(DIR, "pipelines", "demo.yaml"), "PipelineConfig")
 DEMO_PRETRAIN_STEPS = _RECIPE["pretraining"]["training"]["num_train_steps"]
 _EPOCHS = 3.0  # the recipe's fine-tuning budget
-LEE_SERVING_PEARSON = next(t["thresholds"]["pearson"]["lower_bound"] for t in _RECIPE["tasks"]
-                           if t["task"] == "lee_similarity")
 
 
 def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: float = _EPOCHS,
-                max_documents: int = 0, smoke: bool = False) -> PipelineConfig:
+                max_documents: int = 0) -> PipelineConfig:
   """The recipe with the embedded data's paths, at this budget (every epoch count scaled)."""
   from bert_keras import resources  # pylint: disable=import-outside-toplevel
 
@@ -33,13 +31,9 @@ def demo_config(pretrain_steps: int = DEMO_PRETRAIN_STEPS, finetune_epochs: floa
     for config in (task["task_config"], *task["base_task_config"].values()):
       if "num_epochs" in config:
         config["num_epochs"] = config["num_epochs"] * finetune_epochs / _EPOCHS
-  if smoke:
-    values = updated(values, read_config_file(os.path.join(DIR, "pipelines", "smoke.yaml"), "smoke"))
-    each = values.pop("each_task")
-    for task in values["tasks"]:
-      task.update(each, task_config={**task["task_config"], **each["task_config"]})
   return PipelineConfig.from_dict(values)
 
 
 def smoke_config(max_documents: int = 12) -> PipelineConfig:
-  return demo_config(pretrain_steps=4, finetune_epochs=1.0, max_documents=max_documents, smoke=True)
+  smoke = read_config_file(os.path.join(DIR, "pipelines", "smoke.yaml"), "smoke")
+  return PipelineConfig.from_dict(updated(demo_config(4, 1.0, max_documents).to_dict(), smoke))

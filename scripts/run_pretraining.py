@@ -91,9 +91,11 @@ def config_from_flags() -> TrainingConfig:
     elif name == "model_overrides":
       value = parse_json(value, "--model_overrides", expected=dict)
     changes[name] = value
-  if config is None:
-    return TrainingConfig.from_flat(changes)
-  return config.override(**changes)
+  config = TrainingConfig.from_flat(changes) if config is None else config.override(**changes)
+  if config.model.model in GPT_PRESETS and FLAGS.objective not in (None, "ltr"):
+    raise UserError(f"--objective={FLAGS.objective}: a GPT-1 preset (--model={config.model.model}) "
+                    "trains its left-to-right LM objective only; expected --objective=ltr or none")
+  return config
 
 
 def main(argv):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from bert_keras.configs.base import Config, ConfigError, require
+from bert_keras.configs.base import Config, require
+from bert_keras.configs.finetuning import normalized_buckets
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,15 +37,4 @@ class ExportConfig(Config):
             "(a run_finetuning output directory) or init_checkpoint")
     require(self.quantize == "none" or self.format == "litert",
             f"quantize={self.quantize}: applies to format=litert only")
-    self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
-
-  def buckets(self, max_seq_length: int) -> tuple[int, ...]:
-    from bert_keras.text.length_buckets import resolve_buckets
-    try:
-      return resolve_buckets(self.length_buckets, max_seq_length)
-    except ValueError as e:
-      raise ConfigError(str(e)) from None
-
-  def bert_only_settings(self) -> list[str]:
-    return [name for name in self.given() if name not in (
-        "output_dir", "finetuned_dir", "init_checkpoint", "overwrite")]
+    object.__setattr__(self, "length_buckets", normalized_buckets(self.length_buckets))

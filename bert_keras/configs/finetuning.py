@@ -26,11 +26,16 @@ class RunConfig(Config):
   RANGES = dict(max_train_examples=">= 0")
 
   def validate(self):
-    from bert_keras.text.length_buckets import normalize_spec
-    try:
-      object.__setattr__(self, "length_buckets", normalize_spec(self.length_buckets))
-    except ValueError as e:
-      raise ConfigError(str(e), key="length_buckets") from None
+    object.__setattr__(self, "length_buckets", normalized_buckets(self.length_buckets))
+
+
+def normalized_buckets(spec: str) -> str:
+  """A length_buckets setting (RunConfig's, ExportConfig's), its syntax checked before anything loads."""
+  from bert_keras.text.length_buckets import normalize_spec
+  try:
+    return normalize_spec(spec)
+  except ValueError as e:
+    raise ConfigError(str(e), key="length_buckets") from None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -87,8 +87,9 @@ def check_output_dir(config: ExportConfig, task: Optional[str] = None) -> None:
 
 def _options(config: ExportConfig, max_seq_length: int) -> ServingOptions:
   """How the export's graphs run, as `config` says, for a model of `max_seq_length`."""
+  from bert_keras.tasks.length_batches import batch_lengths
   return ServingOptions(jit_compile=config.jit_compile, head_groups=config.head_groups,
-                        length_buckets=config.buckets(max_seq_length),
+                        length_buckets=batch_lengths(max_seq_length, config.length_buckets),
                         doc_stride=config.doc_stride)
 
 
@@ -98,8 +99,8 @@ def run_export(config: ExportConfig) -> dict:
   from bert_keras import keras_classes
   from bert_keras.export import export_task_model as exporter
   from bert_keras.export import litert_export
+  from bert_keras.tasks.finetuning import bert_tokenizer, check_sequence_length
   from bert_keras.tasks.registry import get_task_class, task_names
-  from bert_keras.text.bert_tokenizer import BertTokenizer
 
   info_path = os.path.join(config.finetuned_dir, "task_info.json") if config.finetuned_dir else ""
   new_task = None  # unknown until the source is checked below: no task-change check then
@@ -117,7 +118,8 @@ def run_export(config: ExportConfig) -> dict:
       # A GPT-1 fine-tuning directory (model.keras, bpe.model), resolved through the task
       # registry. Its BPE tokenizer, length and plain-graph serving are fixed by the run, so a
       # BERT-only setting is refused instead of silently ignored.
-      bert_only = config.bert_only_settings()
+      bert_only = [name for name in config.given() if name not in (
+          "output_dir", "finetuned_dir", "init_checkpoint", "overwrite")]
       if bert_only:
         raise UserError(f"{config.finetuned_dir}: a GPT-1 fine-tuning directory (task {task!r}); "
                         f"{', '.join(bert_only)} apply to BERT exports only: leave them unset")
@@ -141,16 +143,11 @@ def run_export(config: ExportConfig) -> dict:
     info = _read_task_info(os.path.join(config.finetuned_dir, "task_info.json"))
     vocab = config.vocab_file or os.path.join(config.finetuned_dir,
                                               info.get("vocab_file") or "vocab.txt")
-    lower_case = config.lower_case if config.lower_case is not None else info.get("lower_case")
-    tokenizer = BertTokenizer(vocab_path=vocab, lower_case=True if lower_case is None
-                              else bool(lower_case))
     # Registers the task heads with Keras before loading (safe mode: no code in the file runs).
     model = keras_classes.load_model(os.path.join(config.finetuned_dir, "model.keras"),
                                      compile=False)
-    encoder = getattr(model, "encoder", None)
-    if encoder is not None and encoder.model_config.vocab_size != tokenizer.vocab_size:
-      raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the model's encoder has "
-                      f"vocab_size={encoder.model_config.vocab_size}")
+    tokenizer = bert_tokenizer(vocab, getattr(model, "encoder", None), config.lower_case,
+                               info.get("lower_case"))
     if config.format == "litert":
       litert_export.check_kind(exporter.kind_for(model, info))
     module = exporter.build_finetuned(model, info, tokenizer,
@@ -164,17 +161,8 @@ def run_export(config: ExportConfig) -> dict:
     vocab = config.vocab_file or ckpt.vocab_path
     if not vocab:
       raise UserError(f"{config.init_checkpoint}: no vocab.txt beside it; pass --vocab_file")
-    lower_case = config.lower_case if config.lower_case is not None else ckpt.lower_case
-    tokenizer = BertTokenizer(vocab_path=vocab, lower_case=True if lower_case is None
-                              else bool(lower_case))
-    if tokenizer.vocab_size != encoder.model_config.vocab_size:
-      raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
-                      f"vocab_size={encoder.model_config.vocab_size}")
-    positions = encoder.model_config.max_position_embeddings
-    if config.max_seq_length > positions:
-      raise UserError(f"max_seq_length={config.max_seq_length} exceeds max_position_embeddings="
-                      f"{positions} of {config.init_checkpoint}; expected --max_seq_length <= "
-                      f"{positions}")
+    tokenizer = bert_tokenizer(vocab, encoder, config.lower_case, ckpt.lower_case)
+    check_sequence_length(config.max_seq_length, encoder.model_config, config.init_checkpoint)
     module = exporter.build_serving_module(encoder, "encoder", tokenizer, config.max_seq_length,
                                            task="encoder",
                                            options=_options(config, config.max_seq_length))

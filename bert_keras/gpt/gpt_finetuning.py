@@ -37,8 +37,7 @@ class GPTFamily(ModelFamily):
     if run.model not in GPT_PRESETS or not run.vocab_file:
       raise UserError(f"without --init_checkpoint, a GPT task needs --model (one of "
                       f"{sorted(GPT_PRESETS)}) and --vocab_file (its bpe.model)")
-    check_sequence_length(task_config.max_seq_length, GPT_PRESETS[run.model],
-                          run.model)
+    check_sequence_length(task_config.max_seq_length, GPT_PRESETS[run.model], run.model)
     return None
 
   def load(self, source, run, task_config):

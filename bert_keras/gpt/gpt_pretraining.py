@@ -14,7 +14,7 @@ import os
 import keras
 import tensorflow as tf
 
-from bert_keras.atomic_io import check_output_dir, gfile_write_text, write_json
+from bert_keras.atomic_io import check_output_dir, gfile_write_text, write_file, write_json
 from bert_keras.errors import UserError
 from bert_keras.gpt import lm_data
 from bert_keras.gpt.gpt_tokenizer import GPTTokenizer
@@ -86,9 +86,7 @@ def run_gpt_pretraining(config: TrainingConfig) -> dict:
   trainer.write_history()
   final = [row for row in trainer.full_history() if row.get("split") == "train"][-1]  # also of a resume
   if chief:
-    tmp = os.path.join(out, f".{DECODER_FILE}.tmp-{os.getpid()}.keras")
-    lm.decoder.save(tmp)
-    os.replace(tmp, os.path.join(out, DECODER_FILE))
+    write_file(os.path.join(out, DECODER_FILE), lm.decoder.save, ".keras")
     tokenizer.save_model(os.path.join(out, TOKENIZER_FILE))
     write_json(os.path.join(out, "metrics.json"), final)
   return {"train": final}

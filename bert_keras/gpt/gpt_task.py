@@ -1,16 +1,8 @@
-"""GPT-1 fine-tuning tasks in the project's task registry (Radford et al., 2018, section 3.3).
-
-A GPT task is a registered BERT task's data, labels, post-processing and official metrics, read by
-the left-to-right model through one of GPT-1's traversal-style input layouts (Figure 1, right):
-
-  gpt/polarity, gpt/glue/sst2, gpt/glue/cola     classification  [start; text; extract]
-  gpt/glue/rte, gpt/glue/mnli, gpt/glue/qnli      entailment      [start; premise; delim; hyp.; extract]
-  gpt/lee_similarity, gpt/glue/stsb, .../mrpc,qqp similarity      both orders, states added
-  gpt/swag                                        multiple choice [start; context; delim; answer_k;
-                                                                   extract] per answer, softmax
-So `get_task(TaskConfig(task="gpt/polarity"))` resolves exactly as `task="polarity"` does for BERT;
-`scripts/run_finetuning.py --task=gpt/...` trains it with GPT-1's model family (`GPTFamily`) and
-`scripts/export_model.py` exports it (`export_run`), both reading the layout from the task.
+"""GPT-1 fine-tuning tasks in the project's task registry (Radford et al., 2018, section 3.3): a
+registered BERT task's data, labels, post-processing and official metrics, read by the left-to-right
+model through one of GPT-1's traversal-style input layouts (GPTInputTransform; each task's: the
+registrations at the end). `gpt/<task>` resolves as `<task>` does for BERT; `GPTFamily` trains it
+and `export_run` exports it.
 """
 
 from __future__ import annotations
@@ -41,6 +33,7 @@ class GPTTask(Task):
   layout: str = ""
   model_family = GPTFamily()
   export_run = staticmethod(export_gpt_finetuned)
+  loss_parts = {"logits_loss": "task_loss", "lm_logits_loss": "lm_loss"}  # L2 and L1 of L3
 
   def __init__(self, config):
     super().__init__(config)

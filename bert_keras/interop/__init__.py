@@ -14,9 +14,9 @@ and `dtype`. Bad input raises UserError naming the file, the variable and both s
 from bert_keras.interop.casing import check_tokenizer_casing
 from bert_keras.interop.checkpoint_info import CheckpointInfo
 from bert_keras.interop.loader import (CheckpointPath, detect_format, load_encoder,
-                                       load_encoder_weights, load_model_config, load_pretrainer,
+                                       load_encoder_weights, load_pretrainer, open_checkpoint,
                                        resolve_checkpoint, save_google_checkpoint)
 
 __all__ = ["CheckpointInfo", "CheckpointPath", "check_tokenizer_casing", "detect_format",
-           "load_encoder", "load_encoder_weights", "load_model_config", "load_pretrainer",
+           "load_encoder", "load_encoder_weights", "load_pretrainer", "open_checkpoint",
            "resolve_checkpoint", "save_google_checkpoint"]

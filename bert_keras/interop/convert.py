@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import warnings
 
 from absl import logging
 
-from bert_keras.atomic_io import check_output_dir, write_json
+from bert_keras.atomic_io import check_output_dir, write_file, write_json
 from bert_keras.errors import UserError
 from bert_keras.interop import google_checkpoint, loader
 from bert_keras.interop.casing import casing_from_vocab, check_tokenizer_casing
@@ -35,15 +34,8 @@ _KERAS_NAMES = ("encoder.keras", "pretrainer.keras")  # what _save_keras writes
 
 def _save_keras(model, config, output_dir: str, name: str, vocab_path) -> str:
   os.makedirs(output_dir, exist_ok=True)
-  fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".keras", dir=output_dir)
-  os.close(fd)
-  try:
-    model.save(tmp)
-    path = os.path.join(output_dir, name)
-    os.replace(tmp, path)
-  finally:
-    if os.path.exists(tmp):
-      os.remove(tmp)
+  path = os.path.join(output_dir, name)
+  write_file(path, model.save, ".keras")
   # An earlier conversion into this directory may have left the other kind of model: the loader
   # prefers encoder.keras, so a stale one would shadow the pretrainer just written.
   for other in _KERAS_NAMES:

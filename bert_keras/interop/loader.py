@@ -44,12 +44,6 @@ def resolve_checkpoint(path: str) -> CheckpointPath:
   return CheckpointPath(os.fspath(path), *detect_format(path))
 
 
-def _format_and_path(path: str | CheckpointPath) -> tuple[str, str]:
-  if isinstance(path, CheckpointPath):
-    return path.format, path.path
-  return detect_format(path)
-
-
 def detect_format(path: str) -> tuple[str, str]:
   """(format, resolved path): the Google checkpoint prefix, HF directory or Keras file to read."""
   path = os.fspath(path)
@@ -237,9 +231,11 @@ class OpenedCheckpoint:
   config_path: str
 
 
-def open_checkpoint(path: str | CheckpointPath, config_required: bool = True) -> OpenedCheckpoint:
-  """Reads config and (lazily) weights of any supported format, renamed to Google names."""
-  fmt, resolved = _format_and_path(path)
+def open_checkpoint(path: str | CheckpointPath, config_required: bool = True,
+                    read_weights: bool = True) -> OpenedCheckpoint:
+  """Reads config and weights (lazily; none unless `read_weights`, but a .keras file is loaded) of
+  any supported format, renamed to Google names."""
+  fmt, resolved = (path.format, path.path) if isinstance(path, CheckpointPath) else detect_format(path)
   lower_case = None
   if fmt == "google":
     directory = os.path.dirname(resolved) or "."
@@ -250,20 +246,20 @@ def open_checkpoint(path: str | CheckpointPath, config_required: bool = True) ->
     elif config_required:
       raise UserError(f"{config_path}: no such file; a Google checkpoint needs its "
                       "bert_config.json beside it")
-    weights = google_checkpoint.read_weights(resolved)
+    weights = lambda: google_checkpoint.read_weights(resolved)
     lower_case = google_checkpoint.casing_from_name(resolved)
   elif fmt == "hf":
     config_path = os.path.join(resolved, hf_checkpoint.CONFIG_NAME)
     config = hf_checkpoint.read_config(resolved)
-    weights = hf_checkpoint.read_weights(hf_checkpoint.weights_files(resolved))
+    weights = lambda: hf_checkpoint.read_weights(hf_checkpoint.weights_files(resolved))
     lower_case = hf_checkpoint.lower_case(resolved)
   elif fmt == "keras":
     model = _load_keras_file(resolved)
     config, config_path = _find_encoder(model).model_config, resolved
-    weights = _named_weights_of(model, resolved)
+    weights = lambda: _named_weights_of(model, resolved)
   else:
     config, config_path = _model_config_beside(resolved)
-    weights = _named_weights_of(_load_weights_file(resolved, config), resolved)
+    weights = lambda: _named_weights_of(_load_weights_file(resolved, config), resolved)
   vocab = os.path.join(resolved if fmt == "hf" else os.path.dirname(resolved) or ".", "vocab.txt")
   vocab = vocab if os.path.isfile(vocab) else None
   if config is not None:
@@ -272,20 +268,8 @@ def open_checkpoint(path: str | CheckpointPath, config_required: bool = True) ->
     lower_case = casing_from_vocab(vocab)
   info = CheckpointInfo(format=fmt, path=resolved, config=config, lower_case=lower_case,
                         vocab_path=vocab)
-  return OpenedCheckpoint(info=info, weights=weights, config_path=config_path)
-
-
-def load_model_config(path: str | CheckpointPath) -> ModelConfig:
-  """Only the ModelConfig of a checkpoint (no weights read, except for a .keras file)."""
-  fmt, resolved = _format_and_path(path)
-  if fmt == "google":
-    config_path = os.path.join(os.path.dirname(resolved) or ".", google_checkpoint.CONFIG_NAME)
-    return google_checkpoint.read_config(config_path)
-  if fmt == "hf":
-    return hf_checkpoint.read_config(resolved)
-  if fmt == "keras":
-    return _find_encoder(_load_keras_file(resolved)).model_config
-  return _model_config_beside(resolved)[0]
+  return OpenedCheckpoint(info=info, weights=weights() if read_weights else None,
+                          config_path=config_path)
 
 
 def _apply_overrides(config: ModelConfig, overrides: dict, config_path: str) -> ModelConfig:

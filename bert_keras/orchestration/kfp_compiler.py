@@ -19,6 +19,7 @@ from typing import Callable, Mapping, Optional, Sequence
 from kfp import dsl
 from kfp.dsl import component_factory, python_component, structures
 
+from bert_keras.atomic_io import write_file
 from bert_keras.errors import UserError
 from bert_keras.orchestration.component import Channel
 from bert_keras.orchestration.component_launcher import strings_in
@@ -311,10 +312,5 @@ def compile_pipeline(pipeline: Pipeline, options: KfpOptions, output_path: str) 
 
   output_path = os.path.abspath(output_path)
   os.makedirs(os.path.dirname(output_path), exist_ok=True)
-  tmp = f"{output_path}.tmp-{os.getpid()}.yaml"  # kfp picks the format from the extension
-  try:
-    compiler.Compiler().compile(kfp_pipeline(pipeline, options), package_path=tmp)
-    os.replace(tmp, output_path)
-  finally:
-    if os.path.exists(tmp):
-      os.remove(tmp)
+  compile_to = lambda tmp: compiler.Compiler().compile(kfp_pipeline(pipeline, options), package_path=tmp)
+  write_file(output_path, compile_to, ".yaml")  # kfp picks the format from the extension

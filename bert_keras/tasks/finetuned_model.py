@@ -95,38 +95,11 @@ def _open(finetuned_dir: str, output_dir: str, data_dir: str, splits: Sequence[s
   return finetuned, data_dir, splits, finetuned.read(data_dir, splits, labelled=labelled)
 
 
-def _resolved(finetuned: FinetunedModel, mode: str, data_dir: str, splits) -> dict:
-  return {"mode": mode, "finetuned_dir": finetuned.directory, "data_dir": data_dir,
-          "splits": list(splits), "batch_lengths": list(finetuned.batch_lengths),
-          "task": finetuned.task_config.to_dict()}
-
-
 def run_evaluation(finetuned_dir: str, output_dir: str, data_dir: str = "",
                    splits: Sequence[str] = (), length_buckets: str | bool = "auto") -> dict:
   """Evaluates the fine-tuned model on labelled `splits`; writes config.json, metrics.json and
   predictions_<split>.json into output_dir, as training does."""
-  # pylint: disable-next=import-outside-toplevel
-  from bert_keras.tasks.finetuning import write_staged
-  finetuned, data_dir, splits, examples = _open(finetuned_dir, output_dir, data_dir, splits,
-                                                length_buckets, labelled=True)
-  task = finetuned.task
-
-  def write(stage: str) -> dict:
-    results = {"task": task.run_name(), "mode": "evaluate",
-               "batch_lengths": list(finetuned.batch_lengths)}
-    for split, split_examples in examples.items():
-      predictions = finetuned.predict(split_examples)
-      results[split] = {**task.evaluate(split_examples, predictions),
-                        "examples": len(split_examples)}
-      task.write_predictions(predictions, os.path.join(stage, f"predictions_{split}"))
-    if task.data_notes:
-      results["data"] = task.data_notes
-    write_json(os.path.join(stage, "config.json"), _resolved(finetuned, "evaluate", data_dir,
-                                                             splits))
-    write_json(os.path.join(stage, "metrics.json"), results)
-    return results
-
-  return write_staged(output_dir, write)
+  return _run("evaluate", finetuned_dir, output_dir, data_dir, splits, length_buckets)
 
 
 def run_prediction(finetuned_dir: str, output_dir: str, data_dir: str = "",
@@ -134,19 +107,35 @@ def run_prediction(finetuned_dir: str, output_dir: str, data_dir: str = "",
   """Predicts unlabeled `splits` and writes predictions_<split>.json and the benchmark's
   submission files (GLUE `<TASK>.tsv`, SQuAD predictions.json / null_odds.json, SWAG
   submission.csv); returns the names of the files written."""
+  return _run("predict", finetuned_dir, output_dir, data_dir, splits, length_buckets)
+
+
+def _run(mode: str, finetuned_dir: str, output_dir: str, data_dir: str, splits: Sequence[str],
+         length_buckets: str | bool):
   # pylint: disable-next=import-outside-toplevel
   from bert_keras.tasks.finetuning import write_staged
   finetuned, data_dir, splits, examples = _open(finetuned_dir, output_dir, data_dir, splits,
-                                                length_buckets, labelled=False)
-  task = finetuned.task
+                                                length_buckets, labelled=mode == "evaluate")
+  task, batch_lengths = finetuned.task, list(finetuned.batch_lengths)
 
-  def write(stage: str) -> list[str]:
+  def write(stage: str):
+    results = {"task": task.run_name(), "mode": mode, "batch_lengths": batch_lengths}
     for split, split_examples in examples.items():
       predictions = finetuned.predict(split_examples)
+      if mode == "evaluate":
+        results[split] = {**task.evaluate(split_examples, predictions),
+                          "examples": len(split_examples)}
       task.write_predictions(predictions, os.path.join(stage, f"predictions_{split}"))
-      task.write_submission(split_examples, predictions, split, stage)
-    write_json(os.path.join(stage, "config.json"), _resolved(finetuned, "predict", data_dir,
-                                                             splits))
-    return sorted(name for name in os.listdir(stage) if name != "owner.json")  # the stage's own
+      if mode == "predict":
+        task.write_submission(split_examples, predictions, split, stage)
+    write_json(os.path.join(stage, "config.json"), {
+        "mode": mode, "finetuned_dir": finetuned.directory, "data_dir": data_dir,
+        "splits": list(splits), "batch_lengths": batch_lengths, "task": finetuned.task_config.to_dict()})
+    if mode == "predict":
+      return sorted(name for name in os.listdir(stage) if name != "owner.json")  # the stage's own
+    if task.data_notes:
+      results["data"] = task.data_notes
+    write_json(os.path.join(stage, "metrics.json"), results)
+    return results
 
   return write_staged(output_dir, write)

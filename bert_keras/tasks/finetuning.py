@@ -1,20 +1,7 @@
-"""Fine-tune any registered task: read, featurize, train with `fit`, evaluate on dev, write outputs.
-
-Section 4 of the paper: the pretrained encoder plus one task head, all parameters fine-tuned with
-Adam (weight decay 0.01), linear warmup over 10% of the steps then linear decay, dropout 0.1.
-The output directory receives:
-  config.json                resolved task + model config and every run setting
-  metrics.json               dev metrics per evaluation split (0-100 for every task, as the
-                             official scripts print them), example counts, train loss and time
-  predictions_<split>.json   per-example predictions (SQuAD: {id: answer}); a task's other
-                             formats of them beside it as predictions_<split>.<what>.<ext>
-                             (SQuAD .nbest.json, .null_odds.json; CoNLL .conlleval.txt)
-  model.keras                the serving-ready task model (encoder dict in, logits out)
-  tensorboard/               events: train/loss and train/learning_rate per epoch, <split>/<metric>
-                             of the evaluation (`tensorboard --logdir <output_dir>`)
-  task_info.json, vocab.txt  what an exporter needs for text-in serving (labels, seq length, ...)
-Outputs are staged and moved in only once complete (`write_staged`); a failed run leaves an earlier
-run's outputs as they were.
+"""Fine-tune any registered task: read, featurize, train with `fit`, evaluate on dev, write outputs
+(the README's "What a run writes"; metrics are 0-100 for every task, as the official scripts print
+them). Outputs are staged and moved in only once complete (`write_staged`); a failed run leaves an
+earlier run's outputs as they were.
 """
 
 from __future__ import annotations
@@ -76,6 +63,18 @@ def resolve_model_config(spec: str) -> tuple[ModelConfig, str | None, bool | Non
   raise unknown_model_config(spec)
 
 
+def bert_tokenizer(vocab: str, encoder, *casings):
+  """`vocab`'s tokenizer, cased as the first of `casings` not None (uncased when none says), for
+  `encoder` (None: no check), whose vocab_size it must match."""
+  from bert_keras.text.bert_tokenizer import BertTokenizer
+  lower_case = next((bool(c) for c in casings if c is not None), True)
+  tokenizer = BertTokenizer(vocab_path=vocab, lower_case=lower_case)
+  if encoder is not None and encoder.model_config.vocab_size != tokenizer.vocab_size:
+    raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
+                    f"vocab_size={encoder.model_config.vocab_size}")
+  return tokenizer
+
+
 def check_sequence_length(max_seq_length: int, config: ModelConfig, source: str) -> None:
   """Longer inputs than `max_position_embeddings` cannot be embedded (Keras would fail deep inside
   the model with a shape error)."""
@@ -103,7 +102,8 @@ def resolve_encoder_source(run: RunConfig) -> EncoderSource:
 
   if run.init_checkpoint:
     checkpoint = interop.resolve_checkpoint(run.init_checkpoint)
-    config = None if checkpoint.format == "keras" else interop.load_model_config(checkpoint)
+    config = None if checkpoint.format == "keras" else interop.open_checkpoint(
+        checkpoint, read_weights=False).info.config
     return EncoderSource(run.init_checkpoint, checkpoint, config)
   if not run.model:
     raise UserError("pass --init_checkpoint (to fine-tune) or --model (random init)")
@@ -112,20 +112,6 @@ def resolve_encoder_source(run: RunConfig) -> EncoderSource:
     return EncoderSource(run.model, None, config, config_only=True)
   config, vocab, lower_case = resolve_model_config(run.model)
   return EncoderSource(run.model, None, config, vocab, lower_case)
-
-
-def check_model_fits_task(source: EncoderSource, task_config: TaskConfig) -> None:
-  """The sequence length against the model config (a .keras checkpoint: once loaded)."""
-  if source.config is not None:
-    check_sequence_length(task_config.max_seq_length, source.config, source.spec)
-
-
-def check_vocab_source(run: RunConfig, source: EncoderSource) -> None:
-  """A random-init model from a preset or ModelConfig JSON has no vocab.txt: --vocab_file."""
-  if source.config_only and not run.vocab_file:
-    raise UserError(f"--vocab_file is needed when no checkpoint is given: --model="
-                    f"{source.spec} has no vocab.txt (or pass --init_checkpoint to use the "
-                    "checkpoint's)")
 
 
 def build_encoder(source: EncoderSource, task_config: TaskConfig, dtype=None):
@@ -161,26 +147,26 @@ class ModelFamily:
   Another family (GPT-1's decoder and BPE) subclasses it and is its tasks' `Task.model_family`."""
 
   def resolve(self, run: RunConfig, task_config: TaskConfig):
-    """The encoder source, checked before any data is read."""
+    """The encoder source, checked before any data is read: the sequence length against its config
+    (a .keras checkpoint's: once loaded); a preset or ModelConfig JSON has no vocab.txt."""
     source = resolve_encoder_source(run)
-    check_model_fits_task(source, task_config)
-    check_vocab_source(run, source)
+    if source.config is not None:
+      check_sequence_length(task_config.max_seq_length, source.config, source.spec)
+    if source.config_only and not run.vocab_file:
+      raise UserError(f"--vocab_file is needed when no checkpoint is given: --model="
+                      f"{source.spec} has no vocab.txt (or pass --init_checkpoint to use the "
+                      "checkpoint's)")
     return source
 
   def load(self, source, run: RunConfig, task_config: TaskConfig) -> LoadedEncoder:
     """Builds the encoder (under the strategy's scope) and its tokenizer."""
     from bert_keras.interop import check_tokenizer_casing
-    from bert_keras.text.bert_tokenizer import BertTokenizer
     encoder, described, vocab, ckpt_lower = build_encoder(source, task_config)
     vocab = run.vocab_file or vocab
     if not vocab:
       raise UserError(f"{source.spec}: no vocab.txt beside the checkpoint; pass --vocab_file")
-    lower_case = run.lower_case if run.lower_case is not None else (
-        ckpt_lower if ckpt_lower is not None else True)
-    tokenizer = BertTokenizer(vocab_path=vocab, lower_case=lower_case)
-    if tokenizer.vocab_size != encoder.model_config.vocab_size:
-      raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the encoder has "
-                      f"vocab_size={encoder.model_config.vocab_size}")
+    tokenizer = bert_tokenizer(vocab, encoder, run.lower_case, ckpt_lower)
+    lower_case = tokenizer.lower_case
     check_tokenizer_casing(ckpt_lower, tokenizer, source.spec)
     return LoadedEncoder(encoder, tokenizer, described, {"vocab.txt": vocab},
                          {"lower_case": lower_case, "vocab_file": "vocab.txt"}, lower_case)
@@ -240,12 +226,13 @@ def make_dataset(features: Features, batch_size: int, seed: int,
 
 class EpochSummaries(keras.callbacks.Callback):
   """TensorBoard scalars at each epoch's end, at its last global step: train/loss (the epoch's
-  mean) and train/learning_rate; `write` adds others (the evaluation's metrics) at the last step.
+  mean), its parts (`Task.loss_parts`), train/learning_rate; `write` adds the evaluation's metrics.
   `seconds`: each epoch's wall time, begin to end callback (fit's teardown is in none)."""
 
-  def __init__(self, logdir: str):
+  def __init__(self, logdir: str, loss_parts: dict):
     super().__init__()
     self.summaries = ScalarSummaries(logdir)
+    self.loss_parts = {"loss": "loss", **loss_parts}
     self.step = 0
     self.seconds: list[float] = []
     self._begin = 0.0
@@ -257,8 +244,8 @@ class EpochSummaries(keras.callbacks.Callback):
     self.seconds.append(round(time.time() - self._begin, 2))
     self.step = (epoch + 1) * (self.params.get("steps") or 0)
     scalars = {"train/learning_rate": float(np.asarray(self.model.optimizer.learning_rate))}
-    if logs and "loss" in logs:
-      scalars["train/loss"] = float(logs["loss"])
+    scalars.update({f"train/{name}": float(logs[key]) for key, name in self.loss_parts.items()
+                    if key in (logs or {})})
     self.summaries.write(self.step, scalars)
     self.summaries.flush()  # an open TensorBoard sees each epoch as it ends
 
@@ -362,7 +349,7 @@ def _train_and_write(task_config: TaskConfig, run: RunConfig, family: ModelFamil
   start = time.time()
   # Events in the stage: an open `tensorboard --logdir <output_dir>` sees them as they come (it
   # reads hidden directories); published with the other outputs as <output_dir>/tensorboard.
-  summaries = EpochSummaries(os.path.join(stage, TENSORBOARD_DIR))
+  summaries = EpochSummaries(os.path.join(stage, TENSORBOARD_DIR), task.loss_parts)
   history = model.fit(dataset, epochs=epochs, steps_per_epoch=math.ceil(total_steps / epochs),
                       shuffle=False, verbose=0,  # the dataset is shuffled
                       callbacks=[summaries, ProgressCallback()])

@@ -41,6 +41,7 @@ class Task(abc.ABC):
   # (checkpoints, tokenizer, serving model); None: BERT's.
   export_run = None
   model_family = None
+  loss_parts: dict = {}  # of a summed loss: {its Keras fit log key: its train/<name> curve}
 
   def __init__(self, config: TaskConfig):
     self.config = config

@@ -16,6 +16,7 @@ import unicodedata
 
 import numpy as np
 
+from bert_keras.atomic_io import write_file
 from bert_keras.text import reference_tokenizer as ref
 
 WORD, ISOLATE, SPACE = 0, 1, 2
@@ -63,9 +64,7 @@ def write_data_file(path: str = DATA_FILE) -> None:
   arrays = {"unidata_version": np.asarray(unicodedata.unidata_version)}
   for lower_case in (True, False):
     arrays.update({_prefix(lower_case) + k: v for k, v in compute_tables(lower_case).items()})
-  tmp = path + ".tmp.npz"
-  np.savez_compressed(tmp, **arrays)
-  os.replace(tmp, path)
+  write_file(path, lambda tmp: np.savez_compressed(tmp, **arrays), ".npz")
 
 
 @functools.lru_cache(maxsize=None)

@@ -82,6 +82,10 @@ def test_bpe_pretrain_finetune_export(tmp_path, monkeypatch, capsys):
   assert "evaluate dev step" in err, err
   events = scalar_events(os.path.join(fine_dir, "tensorboard"))
   assert {"train/loss", "train/learning_rate", "dev/accuracy", "dev/f1"} <= set(events)
+  # Both parts of L3 = L2 + 0.5 * L1 (3.2), the epoch's means, as curves of their own.
+  for step, loss in events["train/loss"].items():
+    parts = events["train/task_loss"][step] + 0.5 * events["train/lm_loss"][step]
+    assert loss == pytest.approx(parts, rel=1e-4) and events["train/lm_loss"][step] > 2.0
   assert events["dev/accuracy"] == {4: pytest.approx(scores["accuracy"])}
   for name in ("model.keras", "bpe.model", "task_info.json", "config.json"):
     assert os.path.exists(os.path.join(fine_dir, name)), name

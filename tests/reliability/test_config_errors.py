@@ -97,15 +97,15 @@ def test_finetuning_checks_sequence_length_before_reading_anything(tmp_path):
 
 
 def test_finetuning_checks_sequence_length_of_a_checkpoint(tmp_path):
-  from bert_keras.tasks.finetuning import RunConfig, check_model_fits_task, resolve_encoder_source
+  from bert_keras.tasks.finetuning import ModelFamily, RunConfig
   from bert_keras.configs.tasks import get_task_config
   directory = tmp_path / "hf"
   B.write(str(directory / "config.json"), json.dumps(dict(HF_BASE, max_position_embeddings=32)))
   B.write(str(directory / "model.safetensors"), b"")  # never read: only the config is
-  source = resolve_encoder_source(RunConfig(init_checkpoint=str(directory)))
-  B.raises(lambda: check_model_fits_task(source, get_task_config("polarity", max_seq_length=64)),
+  run = RunConfig(init_checkpoint=str(directory))
+  B.raises(lambda: ModelFamily().resolve(run, get_task_config("polarity", max_seq_length=64)),
            "max_seq_length=64 exceeds max_position_embeddings=32")
-  check_model_fits_task(source, get_task_config("polarity", max_seq_length=32))
+  ModelFamily().resolve(run, get_task_config("polarity", max_seq_length=32))
 
 
 # --- fine-tuning's --model file (open bug 9) -----------------------------------------------

@@ -162,17 +162,18 @@ def test_pipeline_demo_config_file(tmp_path, capsys):
 def test_flag_scripts_config_file(tmp_path):
   """predict, convert_checkpoint and train_bpe: a file of their flags by name, the flags given over
   it; a key that is no flag of the script is one line naming the file and the key, exit 2."""
-  as_json, as_yaml = _files(tmp_path, {"output_dir": "out/bpe", "vocab_size": 300,
+  as_json, as_yaml = _files(tmp_path, {"output_dir": "out/bpe", "vocab_size": 300, "verbose": True,
                                        "corpora": ["lee_background"], "lower_case": False})
   for path in (as_json, as_yaml):
     with _script("train_bpe") as script:
-      script["parse_flags_with_config_file"](
-          ["train_bpe", f"--config_file={path}", "--vocab_size=250", "--verbose"])
-      assert (FLAGS.output_dir, FLAGS.vocab_size, FLAGS.corpora, FLAGS.lower_case) == (
-          "out/bpe", 250, ["lee_background"], False)
-  (tmp_path / "p.yaml").write_text("saved_model: out/e\ntext_a: a gripping film\nsaved_modle: x\n")
+      script["parse_flags_with_config_file"](["train_bpe", f"--config_file={path}", "--vocab_size=250"])
+      assert (FLAGS.output_dir, FLAGS.vocab_size, FLAGS.corpora, FLAGS.lower_case, FLAGS.verbose) == (
+          "out/bpe", 250, ["lee_background"], False, True)
+  # absl's own flags and --verbose are flags of every script, in the file as on the command line.
+  (tmp_path / "p.yaml").write_text("verbose: true\nverbosity: 1\nsaved_model: out/e\n"
+                                   "text_a: a gripping film\nsaved_modle: x\n")
   B.user_error_line(B.run_script("predict", f"--config_file={tmp_path}/p.yaml"),
                     f"{tmp_path}/p.yaml: saved_modle='x': not a value of a flag")
-  (tmp_path / "c.yml").write_text("from: hf\nto: keras\nvocab_file: {a: 1}\n")
+  (tmp_path / "c.yml").write_text("verbose: false\nfrom: hf\nto: keras\nvocab_file: {a: 1}\n")
   B.user_error_line(B.run_script("convert_checkpoint", f"--config_file={tmp_path}/c.yml"),
                     f"{tmp_path}/c.yml: vocab_file=")

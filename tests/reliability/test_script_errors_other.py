@@ -42,6 +42,12 @@ def test_run_pretraining_gpt_missing_bpe_model(root):
                     "no such SentencePiece model file")
 
 
+def test_run_pretraining_gpt_refuses_another_objective(root):
+  B.user_error_line(B.run_script("run_pretraining", "--model=gpt_tiny", "--objective=mlm_nsp",
+                                 f"--output_dir={root}/gpt_mlm"), "--objective=mlm_nsp",
+                    "left-to-right LM")
+
+
 def test_run_finetuning_gpt_task_from_a_directory_without_a_decoder(root):
   empty = os.path.join(root, "no_gpt")
   os.makedirs(empty, exist_ok=True)

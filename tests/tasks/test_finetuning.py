@@ -116,7 +116,7 @@ def test_config_only_model_configs_are_told_apart_by_one_rule(tmp_path):
     source = finetuning.resolve_encoder_source(run)
     assert (source.config, source.config_only, source.checkpoint) == (expected, True, None)
     with pytest.raises(UserError, match="--vocab_file is needed"):
-      finetuning.check_vocab_source(run, source)
+      finetuning.ModelFamily().resolve(run, get_task_config("polarity", max_seq_length=16))
   other = str(tmp_path / "other.json")
   with open(other, "w", encoding="utf-8") as f:
     json.dump({"hidden_size": 8, "note": "not a model config: no vocab_size"}, f)
@@ -133,11 +133,8 @@ def test_an_init_checkpoint_directory_builds_its_saved_encoder(tmp_path):
   os.makedirs(directory)
   encoder = BertEncoder.from_model_config(get_model_config("bert_tiny", num_layers=1))
   encoder.save(os.path.join(directory, "encoder.keras"))
-  run = RunConfig(init_checkpoint=directory)
-  source = finetuning.resolve_encoder_source(run)
   task_config = get_task_config("polarity", max_seq_length=16)
-  finetuning.check_model_fits_task(source, task_config)
-  finetuning.check_vocab_source(run, source)
+  source = finetuning.ModelFamily().resolve(RunConfig(init_checkpoint=directory), task_config)
   built, described, _, _ = finetuning.build_encoder(source, task_config)
   assert described["format"] == "keras" and built.model_config.num_layers == 1
   assert len(built.get_weights()) == len(encoder.get_weights())
