@@ -7,11 +7,11 @@ import json
 import os
 from typing import Optional
 
-from bert_keras.atomic_io import check_output_dir as check_writable_dir
+from bert_keras.atomic_io import check_output_dir as check_writable_dir, gfile_write_text
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.output_task import check_earlier_task
-from bert_keras.configs.export import ExportConfig
+from bert_keras.configs.export import ExportConfig, export_formats
 from bert_keras.export.serving_options import ServingOptions
 
 FINETUNE_FILES = ("model.keras", "task_info.json")
@@ -76,10 +76,11 @@ def check_output_dir(config: ExportConfig, task: Optional[str] = None) -> None:
     return
   if not listdir(config.output_dir):
     return
-  if not has_file(config.output_dir.rstrip("/") + "/saved_model.pb"):
+  if not any(has_file(f"{config.output_dir.rstrip('/')}/{name}")
+             for name in ("saved_model.pb", "model.tflite")):
     raise UserError(f"output_dir={config.output_dir} is a non-empty directory that is not an "
-                    "earlier export (no saved_model.pb); the export would replace and delete it: "
-                    "expected a new or empty directory or an earlier export")
+                    "earlier export (no saved_model.pb or model.tflite); the export would replace "
+                    "and delete it: expected a new or empty directory or an earlier export")
   if task is not None:
     check_earlier_task(f"output_dir={config.output_dir}", "an export",
                        _earlier_task(config.output_dir, has_file), task, config.overwrite)
@@ -151,7 +152,7 @@ def run_export(config: ExportConfig) -> dict:
     if encoder is not None and encoder.model_config.vocab_size != tokenizer.vocab_size:
       raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the model's encoder has "
                       f"vocab_size={encoder.model_config.vocab_size}")
-    if config.format == "litert":
+    if "litert" in export_formats(config.format):
       litert_export.check_kind(exporter.kind_for(model, info))
     module = exporter.build_finetuned(model, info, tokenizer,
                                       _options(config, int(info["max_seq_length"])))
@@ -178,15 +179,20 @@ def run_export(config: ExportConfig) -> dict:
     module = exporter.build_serving_module(encoder, "encoder", tokenizer, config.max_seq_length,
                                            task="encoder",
                                            options=_options(config, config.max_seq_length))
-  used = resolved_config(config, module.metadata(), vocab)
-  exporter.save_serving_module(module, config.output_dir,
-                               extra_files={"export_config.json": used.to_json() + "\n"})
-  if config.format == "litert":  # the same model and settings as the SavedModel's
-    litert_export.export_litert(
-        module.model, module.kind_name, tokenizer,
-        os.path.join(config.output_dir, litert_export.LITERT_FILE), module.seq_length,
-        labels=module.label_list, task=module.task_name, extra=module.metadata(),
-        length_buckets=module.buckets, quantize=config.quantize)
+  files = {"export_config.json": resolved_config(config, module.metadata(), vocab).to_json() + "\n"}
+  formats = export_formats(config.format)
+  if "litert" in formats:  # converted first: a failure leaves an earlier export as it was
+    tflite = litert_export.litert_model(
+        module.model, module.kind_name, tokenizer, module.seq_length, labels=module.label_list,
+        task=module.task_name, extra=module.metadata(), length_buckets=module.buckets,
+        quantize=config.quantize)
+  if "saved_model" not in formats:
+    info = json.dumps(module.metadata(), indent=2, ensure_ascii=False) + "\n"
+    litert_export.save_litert_only(tflite, config.output_dir, {**files, exporter.EXPORT_INFO: info})
+  else:
+    exporter.save_serving_module(module, config.output_dir, extra_files=files)
+    if "litert" in formats:
+      gfile_write_text(os.path.join(config.output_dir, litert_export.LITERT_FILE), tflite)
   return {"output_dir": config.output_dir, "kind": module.kind_name, "task": module.task_name,
           "vocab_file": vocab, "lower_case": tokenizer.lower_case}
 

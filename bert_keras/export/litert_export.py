@@ -21,8 +21,9 @@ from typing import Mapping, Sequence
 import tensorflow as tf
 
 from bert_keras import kernels
-from bert_keras.atomic_io import gfile_write_text
+from bert_keras.atomic_io import gfile_write_text, staged_dir
 from bert_keras.errors import UserError
+from bert_keras.export.export_task_model import write_extra_files
 from bert_keras.export.serving_module import model_caller, tokenized_specs
 from bert_keras.text import length_buckets as length_buckets_lib
 
@@ -31,7 +32,7 @@ INFO_NAME = "bert_keras_info"  # flatbuffer metadata entries (read by bert_keras
 VOCAB_NAME = "bert_keras_vocab"
 LITERT_KINDS = ("encoder", "classification", "regression", "multiple_choice", "tagging", "squad")
 QUANTIZE = ("none", "int8")
-LITERT_FILE = "model.tflite"  # export_model.py --format=litert: beside the SavedModel's files
+LITERT_FILE = "model.tflite"  # in export_model.py's --output_dir, beside or instead of the SavedModel
 
 
 def _model_function(task_model, kind: str):
@@ -98,6 +99,20 @@ def export_litert(task_model, kind: str, tokenizer, path: str, max_seq_length: i
                   quantize: str = "none") -> str:
   """Writes `task_model` for `kind` as one .tflite file at path (atomically); returns path.
   Arguments as export_task_model's (kinds: LITERT_KINDS); quantize: "none" or "int8"."""
+  data = litert_model(task_model, kind, tokenizer, max_seq_length, labels, task, extra,
+                      length_buckets, quantize)
+  parent = os.path.dirname(path)
+  if parent:
+    tf.io.gfile.makedirs(parent)
+  gfile_write_text(path, data)
+  return path
+
+
+def litert_model(task_model, kind: str, tokenizer, max_seq_length: int,
+                 labels: Sequence[str] | None = None, task: str = "",
+                 extra: Mapping | None = None, length_buckets=None,
+                 quantize: str = "none") -> bytes:
+  """export_litert's .tflite file, as bytes."""
   check_kind(kind)
   if kind in ("classification", "tagging") and not labels:
     raise UserError(f"a {kind} export needs its label names (labels=[...])")
@@ -129,13 +144,18 @@ def export_litert(task_model, kind: str, tokenizer, path: str, max_seq_length: i
           "pair": bool(extra.get("pair", False)), "quantize": quantize, "outputs": outputs,
           **settings}
   vocab = "\n".join(tokenizer.vocabulary) + "\n"
-  data = _with_metadata(model, {INFO_NAME: json.dumps(info, ensure_ascii=False).encode("utf-8"),
+  return _with_metadata(model, {INFO_NAME: json.dumps(info, ensure_ascii=False).encode("utf-8"),
                                 VOCAB_NAME: vocab.encode("utf-8")})
-  parent = os.path.dirname(path)
-  if parent:
-    tf.io.gfile.makedirs(parent)
-  gfile_write_text(path, data)
-  return path
+
+
+def save_litert_only(data: bytes, output_dir: str, extra_files: Mapping[str, str]) -> str:
+  """An export directory holding only the .tflite `data` (LITERT_FILE) and `extra_files` (name ->
+  text) under assets.extra/, as a SavedModel's; staged, then renamed over any earlier export."""
+  output_dir = output_dir.rstrip("/")
+  with staged_dir(output_dir) as stage:
+    gfile_write_text(os.path.join(stage, LITERT_FILE), data)
+    write_extra_files(stage, extra_files)
+  return output_dir
 
 
 def check_kind(kind: str) -> None:
