@@ -6,9 +6,10 @@ flatbuffer metadata, the vocabulary and a JSON description the text-in runtime
 in-graph tokenizer) needs: task, kind, labels, casing, length buckets, settings, output order.
 
 Measured on the real MiniLM, 2 shared cores (docs/benchmarks.md, "LiteRT export beside the
-SavedModel"): fp32 within 5e-6 of the SavedModel and less CPU on short sentences (11.8 against
-16.1 ms); dynamic-range int8 2.2-3.3x less CPU at batch 1, with no drop of the polarity and Lee
-dev metrics.
+SavedModel"): fp32 within 1e-5 of the SavedModel (real positions) and less CPU on short sentences
+(10.1-11.0 against 16.1 ms); dynamic-range int8 2.2-3.3x less CPU at batch 1, with no drop of the
+polarity and Lee dev metrics (measured on the reference graph; on this one int8 probabilities stay
+as close to fp32's: within 1.1e-3 on polarity sentences, 1.3e-3 before).
 """
 
 from __future__ import annotations
@@ -39,9 +40,10 @@ def _model_function(task_model, kind: str):
   """tf.function: packed int32 ids (batch, seq), or (batch, choices, seq) for multiple choice ->
   the model's float32 outputs, each at any batch and length (LiteRT resizes per call). The graph is
   the CPU implementation the SavedModel runs on CPU (bert_keras/kernels), unsplit (XNNPACK spreads
-  every op over the threads): classifiers and multiple choice compute the last block's [CLS] row
-  only. MiniLM, 2 threads, fp32 CPU ms per call against the reference graph: classifier 0.85x on
-  short sentences, 0.86x on 128-piece documents, 0.83x on mixed batches of 32; encoder 0.89x short.
+  each op over the threads); classifiers and multiple choice run the last block at [CLS] only.
+  MiniLM, 2 threads, CPU per call against the reference graph (bench/profile_litert.py), fp32 /
+  int8: classifier 0.86x / 0.74x on short sentences, 0.86x / 0.82x on 128-piece documents,
+  0.85x / 0.80x on mixed batches of 32; encoder 0.92x / 0.85x, 0.99x / 0.92x, 0.94x / 0.94x.
   """
   call = model_caller(kernels.implementation_of(task_model, "cpu"))
 
