@@ -50,10 +50,11 @@ flags.DEFINE_string("length_buckets", "auto", "Text-in calls pad to their longes
                     "servers) or e.g. 16,32,64 (fewer shapes, more padding).")
 flags.DEFINE_bool("overwrite", False, "Replace an earlier export of a different task at "
                   "--output_dir (an earlier export of the same task is always replaced).")
-flags.DEFINE_string("format", "saved_model", "What --output_dir holds, a comma list: saved_model "
-                    "(the text-in SavedModel), litert (model.tflite, which bert_keras.serving.litert "
-                    "and predict.py run on raw text with ai-edge-litert and tokenizers, without "
-                    "TensorFlow; with assets.extra/ as a SavedModel's) or saved_model,litert (both).")
+flags.DEFINE_enum("format", "saved_model", ["saved_model", "litert", "saved_model,litert"],
+                  "What --output_dir holds: saved_model (the text-in SavedModel), litert "
+                  "(model.tflite, which bert_keras.serving.litert and predict.py run on raw text "
+                  "with ai-edge-litert and tokenizers, without TensorFlow; with assets.extra/ as a "
+                  "SavedModel's) or saved_model,litert (both).")
 flags.DEFINE_enum("quantize", "none", ["none", "int8"], "litert format: int8 = dynamic-range "
                   "int8 weights (smaller, faster, a small metric drop: docs/benchmarks.md).")
 
@@ -81,7 +82,7 @@ def main(argv):
   from bert_keras.export.export_config import run_export
   summary = run_export(config)
   print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")
-  if "litert" in config.format.split(","):
+  if "litert" in config.format:
     print(f"wrote {summary['output_dir'].rstrip('/')}/model.tflite")
 
 

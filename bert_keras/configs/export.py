@@ -8,19 +8,6 @@ from typing import Optional
 from bert_keras.configs.base import Config, ConfigError, require
 
 
-FORMATS = ("saved_model", "litert")
-
-
-def export_formats(value: str) -> tuple[str, ...]:
-  """The formats of a comma list ("saved_model", "litert", "saved_model,litert"); ConfigError for
-  an unknown, repeated or missing one."""
-  formats = tuple(value.split(","))
-  if not set(formats) <= set(FORMATS) or len(set(formats)) != len(formats):
-    raise ConfigError(f"format={value!r}; expected saved_model, litert or saved_model,litert",
-                      key="format")
-  return formats
-
-
 @dataclasses.dataclass(frozen=True)
 class ExportConfig(Config):
   """One source: a run_finetuning output directory or an encoder checkpoint (any interop format). None:
@@ -37,18 +24,18 @@ class ExportConfig(Config):
   # "auto", "fixed" or ascending lengths "16,48": each row pads to its bucket (text/length_buckets.py).
   length_buckets: str = "auto"
   overwrite: bool = False  # replace an earlier export of a different task at output_dir
-  # Comma list of FORMATS: saved_model, litert (model.tflite, bert_keras/export/litert_export.py).
+  # The text-in SavedModel, model.tflite (bert_keras/export/litert_export.py) instead, or both.
   format: str = "saved_model"
   quantize: str = "none"
+  FORMATS = ("saved_model", "litert", "saved_model,litert")
   RANGES = dict(max_seq_length=">= 3", doc_stride=">= 0", head_groups=">= 1")
-  CHOICES = dict(jit_compile=(True, False, "auto"), quantize=("none", "int8"))
+  CHOICES = dict(jit_compile=(True, False, "auto"), format=FORMATS, quantize=("none", "int8"))
 
   def validate(self):
     require(self.output_dir, "output_dir is required")
     require(bool(self.finetuned_dir) != bool(self.init_checkpoint), "give exactly one of finetuned_dir "
             "(a run_finetuning output directory) or init_checkpoint")
-    formats = export_formats(self.format)
-    require(self.quantize == "none" or "litert" in formats,
+    require(self.quantize == "none" or "litert" in self.format,
             f"quantize={self.quantize}: applies to format=litert only")
     self.buckets(10**6)  # the format, before anything is loaded; the lengths once it is
 

@@ -7,11 +7,11 @@ import json
 import os
 from typing import Optional
 
-from bert_keras.atomic_io import check_output_dir as check_writable_dir, gfile_write_text
+from bert_keras.atomic_io import check_output_dir as check_writable_dir, gfile_write_text, staged_dir
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.output_task import check_earlier_task
-from bert_keras.configs.export import ExportConfig, export_formats
+from bert_keras.configs.export import ExportConfig
 from bert_keras.export.serving_options import ServingOptions
 
 FINETUNE_FILES = ("model.keras", "task_info.json")
@@ -152,7 +152,7 @@ def run_export(config: ExportConfig) -> dict:
     if encoder is not None and encoder.model_config.vocab_size != tokenizer.vocab_size:
       raise UserError(f"{vocab}: {tokenizer.vocab_size} tokens but the model's encoder has "
                       f"vocab_size={encoder.model_config.vocab_size}")
-    if "litert" in export_formats(config.format):
+    if "litert" in config.format:
       litert_export.check_kind(exporter.kind_for(model, info))
     module = exporter.build_finetuned(model, info, tokenizer,
                                       _options(config, int(info["max_seq_length"])))
@@ -180,18 +180,19 @@ def run_export(config: ExportConfig) -> dict:
                                            task="encoder",
                                            options=_options(config, config.max_seq_length))
   files = {"export_config.json": resolved_config(config, module.metadata(), vocab).to_json() + "\n"}
-  formats = export_formats(config.format)
-  if "litert" in formats:  # converted first: a failure leaves an earlier export as it was
+  if "litert" in config.format:  # converted first: a failure leaves an earlier export as it was
     tflite = litert_export.litert_model(
         module.model, module.kind_name, tokenizer, module.seq_length, labels=module.label_list,
         task=module.task_name, extra=module.metadata(), length_buckets=module.buckets,
         quantize=config.quantize)
-  if "saved_model" not in formats:
-    info = json.dumps(module.metadata(), indent=2, ensure_ascii=False) + "\n"
-    litert_export.save_litert_only(tflite, config.output_dir, {**files, exporter.EXPORT_INFO: info})
+  if "saved_model" not in config.format:  # model.tflite and assets.extra/ as a SavedModel's
+    files[exporter.EXPORT_INFO] = json.dumps(module.metadata(), indent=2, ensure_ascii=False) + "\n"
+    with staged_dir(config.output_dir.rstrip("/")) as stage:
+      gfile_write_text(os.path.join(stage, litert_export.LITERT_FILE), tflite)
+      exporter.write_extra_files(stage, files)
   else:
     exporter.save_serving_module(module, config.output_dir, extra_files=files)
-    if "litert" in formats:
+    if "litert" in config.format:
       gfile_write_text(os.path.join(config.output_dir, litert_export.LITERT_FILE), tflite)
   return {"output_dir": config.output_dir, "kind": module.kind_name, "task": module.task_name,
           "vocab_file": vocab, "lower_case": tokenizer.lower_case}

@@ -8,8 +8,7 @@ in-graph tokenizer) needs: task, kind, labels, casing, length buckets, settings,
 Measured on the real MiniLM, 2 shared cores (docs/benchmarks.md, "LiteRT export beside the
 SavedModel"): fp32 within 1e-5 of the SavedModel (real positions) and less CPU on short sentences
 (10.1-11.0 against 16.1 ms); dynamic-range int8 2.2-3.3x less CPU at batch 1, with no drop of the
-polarity and Lee dev metrics (measured on the reference graph; on this one int8 probabilities stay
-as close to fp32's: within 1.1e-3 on polarity sentences, 1.3e-3 before).
+polarity and Lee dev metrics (on the reference graph; on this one as close to fp32: 1.1e-3).
 """
 
 from __future__ import annotations
@@ -22,9 +21,8 @@ from typing import Mapping, Sequence
 import tensorflow as tf
 
 from bert_keras import kernels
-from bert_keras.atomic_io import gfile_write_text, staged_dir
+from bert_keras.atomic_io import gfile_write_text
 from bert_keras.errors import UserError
-from bert_keras.export.export_task_model import write_extra_files
 from bert_keras.export.serving_module import model_caller, tokenized_specs
 from bert_keras.text import length_buckets as length_buckets_lib
 
@@ -148,16 +146,6 @@ def litert_model(task_model, kind: str, tokenizer, max_seq_length: int,
   vocab = "\n".join(tokenizer.vocabulary) + "\n"
   return _with_metadata(model, {INFO_NAME: json.dumps(info, ensure_ascii=False).encode("utf-8"),
                                 VOCAB_NAME: vocab.encode("utf-8")})
-
-
-def save_litert_only(data: bytes, output_dir: str, extra_files: Mapping[str, str]) -> str:
-  """An export directory holding only the .tflite `data` (LITERT_FILE) and `extra_files` (name ->
-  text) under assets.extra/, as a SavedModel's; staged, then renamed over any earlier export."""
-  output_dir = output_dir.rstrip("/")
-  with staged_dir(output_dir) as stage:
-    gfile_write_text(os.path.join(stage, LITERT_FILE), data)
-    write_extra_files(stage, extra_files)
-  return output_dir
 
 
 def check_kind(kind: str) -> None:

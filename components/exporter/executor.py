@@ -20,13 +20,15 @@ class ExporterExecutor(BaseExecutor):
   def run(self, inputs, outputs, parameters):
     # pylint: disable=import-outside-toplevel
     from bert_keras import keras_classes
-    from bert_keras.configs.export import export_formats
+    from bert_keras.configs.export import ExportConfig
     from bert_keras.errors import UserError
     from bert_keras.export.export_task_model import export_task_model
     from bert_keras.text.bert_tokenizer import BertTokenizer
 
     model, saved_model = inputs["model"], outputs["saved_model"]
-    formats = export_formats(parameters.get("format", "saved_model"))
+    formats = parameters.get("format", "saved_model")
+    if formats not in ExportConfig.FORMATS:
+      raise UserError(f"format={formats!r}; expected one of {ExportConfig.FORMATS}")
     if parameters.get("quantize", "none") != "none" and "litert" not in formats:
       raise UserError(f"quantize={parameters['quantize']}: applies to format=litert only")
     info_path = model.path("task_info.json")
@@ -53,4 +55,4 @@ class ExporterExecutor(BaseExecutor):
       saved_model.properties.update(litert_file=litert_export.LITERT_FILE)
     saved_model.properties.update(task=info["task"], kind=kind, pair=extra["pair"],
                                   labels=info.get("label_names"), saved_model_dir="saved_model",
-                                  formats=list(formats))
+                                  formats=formats.split(","))

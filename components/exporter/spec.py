@@ -7,9 +7,10 @@ from bert_keras.orchestration.standard_artifacts import Model, SavedModel
 
 
 class ExporterSpec(ComponentSpec):
-  """Exports the model as a text-in SavedModel, a LiteRT model.tflite, or both.
+  """Exports the model as a text-in SavedModel.
 
-  The SavedModel takes raw strings (tokenizer and packer inside), so serving needs no Python."""
+  The SavedModel takes raw strings (tokenizer and packer inside), so serving needs no Python;
+  format=litert writes a LiteRT model.tflite instead, saved_model,litert both."""
 
   INPUTS = {"model": InputSpec(Model)}
   OUTPUTS = {"saved_model": SavedModel}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -26,6 +28,7 @@ from bert_keras.export.litert_export import export_litert
 from bert_keras.serving import litert
 from tests.export import tiny_exports
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LONG = " ".join(["word"] * 2500 + ["Straße", "naïve", "東京", "über"] * 625)  # 5,000 words
 TEXTS = ["", "a gripping film", "Ünïcödé ÀCCENTS and CJK 東京大学 で 日本語", LONG,
          "short", "   ", "Mr. O'Neil's $3.50 e-mail: don't!",
@@ -135,6 +138,13 @@ def test_the_litert_format_writes_model_tflite_instead_of_the_saved_model(vocab,
   module = exporter.build_serving_module(encoder, "encoder", vocab, tiny_exports.SEQ)
   _assert_same(module.serve(tf.constant(TEXTS[:3])), litert.load(str(out / "model.tflite")).serve(
       TEXTS[:3]))
+  # predict.py --saved_model=<that directory> runs its model.tflite.
+  run = subprocess.run([sys.executable, "scripts/predict.py", f"--saved_model={out}", "--text_a=hi"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600,
+                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  assert run.returncode == 0, run.stderr[-2000:]
+  np.testing.assert_allclose(json.loads(run.stdout)["pooled_output"],
+                             module.serve(tf.constant("hi"))["pooled_output"].numpy(), atol=1e-5)
   run_export(dataclasses.replace(config, format="saved_model,litert"))
   assert {"saved_model.pb", "model.tflite"} <= set(os.listdir(out))
   with pytest.raises(ConfigError, match="format='saved_model,onnx'"):
