@@ -1,16 +1,20 @@
-r"""Export a fine-tuned task (or a bare encoder) as a text-in SavedModel.
+r"""Export a fine-tuned task (or a bare encoder) as a text-in SavedModel, a LiteRT model, or both.
 
   python scripts/export_model.py --finetuned_dir=out/polarity --output_dir=out/polarity_export
   python scripts/export_model.py --init_checkpoint="$(python -c 'from bert_keras import \
       resources; print(resources.minilm_dir())')" --max_seq_length=128 --output_dir=out/minilm_export
+  python scripts/export_model.py --finetuned_dir=out/polarity --output_dir=out/polarity_litert \
+      --format=litert --quantize=int8
 
 The SavedModel needs only tensorflow and tensorflow_text: `import tensorflow_text` then
 `tf.saved_model.load(dir).serve(["some text"])`. `saved_model_cli show --dir DIR --all` lists its
 signatures (serving_default: raw strings; serving_tokenized: packed int32 ids). The resolved config
 (every setting as the export used it, defaults and the task's own values filled in) is written to
 DIR/assets.extra/export_config.json; --config_file takes such a file (JSON or YAML, the
-ExportConfig's field names) and flags given on the command line override its values. Bad input:
-one line, exit 2.
+ExportConfig's field names) and flags given on the command line override its values.
+--format=litert writes DIR/model.tflite (and DIR/assets.extra/) instead of the SavedModel, for
+`bert_keras.serving.litert.load("DIR/model.tflite").serve([...])` without TensorFlow;
+--format=saved_model,litert writes both. Bad input: one line, exit 2.
 """
 
 from absl import app, flags
@@ -46,11 +50,12 @@ flags.DEFINE_string("length_buckets", "auto", "Text-in calls pad to their longes
                     "servers) or e.g. 16,32,64 (fewer shapes, more padding).")
 flags.DEFINE_bool("overwrite", False, "Replace an earlier export of a different task at "
                   "--output_dir (an earlier export of the same task is always replaced).")
-flags.DEFINE_enum("format", "saved_model", ["saved_model", "litert"], "saved_model, or litert: "
-                  "the SavedModel and beside it model.tflite, which bert_keras.serving.litert "
-                  "and predict.py run on raw text with ai-edge-litert and tokenizers, without "
-                  "TensorFlow (encoder, classification, regression, multiple choice).")
-flags.DEFINE_enum("quantize", "none", ["none", "int8"], "--format=litert: int8 = dynamic-range "
+flags.DEFINE_enum("format", "saved_model", ["saved_model", "litert", "saved_model,litert"],
+                  "What --output_dir holds: saved_model (the text-in SavedModel), litert "
+                  "(model.tflite, which bert_keras.serving.litert and predict.py run on raw text "
+                  "with ai-edge-litert and tokenizers, without TensorFlow; with assets.extra/ as a "
+                  "SavedModel's) or saved_model,litert (both).")
+flags.DEFINE_enum("quantize", "none", ["none", "int8"], "litert format: int8 = dynamic-range "
                   "int8 weights (smaller, faster, a small metric drop: docs/benchmarks.md).")
 
 
@@ -77,7 +82,7 @@ def main(argv):
   from bert_keras.export.export_config import run_export
   summary = run_export(config)
   print(f"wrote {summary['output_dir']} ({summary['kind']}, task {summary['task']!r})")
-  if config.format == "litert":
+  if "litert" in config.format:
     print(f"wrote {summary['output_dir'].rstrip('/')}/model.tflite")
 
 

@@ -25,7 +25,8 @@ from bert_keras.input_checks import check_readable_dir, check_readable_file, is_
 FLAGS = flags.FLAGS
 flags.DEFINE_string("config_file", None, HELP)
 flags.DEFINE_string("saved_model", None, "Directory written by export_model.py, or the "
-                    "model.tflite its --format=litert writes (run with ai-edge-litert).")
+                    "model.tflite of its litert format (run with ai-edge-litert; a directory "
+                    "holding model.tflite and no SavedModel runs that file).")
 flags.DEFINE_string("input_files", "", "JSON lines, one record per example: comma-separated "
                     "paths or globs.")
 flags.DEFINE_string("output_file", "", "Write JSON lines here instead of stdout.")
@@ -50,14 +51,19 @@ def main(argv):
   # Before TensorFlow loads: a wrong path fails in a second.
   if FLAGS.output_file:
     check_output_file(FLAGS.output_file)
-  if FLAGS.saved_model.endswith(".tflite"):
-    check_readable_file(FLAGS.saved_model, "saved_model", "LiteRT model (model.tflite)")
+  model = FLAGS.saved_model
+  if not is_remote(model) and not os.path.exists(os.path.join(model, "saved_model.pb")) and (
+      os.path.isfile(os.path.join(model, "model.tflite"))):
+    model = os.path.join(model, "model.tflite")  # an export_model.py --format=litert directory
+  litert = model.endswith(".tflite")
+  if litert:
+    check_readable_file(model, "saved_model", "LiteRT model (model.tflite)")
   else:
-    check_readable_dir(FLAGS.saved_model, "saved_model", "export directory")
-  if not is_remote(FLAGS.saved_model) and not FLAGS.saved_model.endswith(".tflite"):
-    graph = os.path.join(FLAGS.saved_model, "saved_model.pb")
+    check_readable_dir(model, "saved_model", "export directory")
+  if not is_remote(model) and not litert:
+    graph = os.path.join(model, "saved_model.pb")
     if not os.path.exists(graph):
-      raise UserError(f"--saved_model={FLAGS.saved_model}: not a SavedModel directory (no "
+      raise UserError(f"--saved_model={model}: not a SavedModel directory (no "
                       "saved_model.pb); expected the --output_dir of export_model.py")
     check_readable_file(graph, "", "SavedModel graph (saved_model.pb)")
   input_files = local_input_files(FLAGS.input_files)
@@ -83,11 +89,11 @@ def main(argv):
                       " --context/--endings, --text)")
     records = [record]
   predictor.check_input_types(records, where)
-  if FLAGS.saved_model.endswith(".tflite"):
-    from bert_keras.serving import litert
-    loaded = litert.load(FLAGS.saved_model)
+  if litert:
+    from bert_keras.serving import litert as litert_runtime
+    loaded = litert_runtime.load(model)
   else:
-    loaded = predictor.load(FLAGS.saved_model)
+    loaded = predictor.load(model)
   results = predictor.predict(loaded, records, FLAGS.batch_size, where)
   # Keys sorted: the same order on every run and for every record, whatever the export returns.
   lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in results)

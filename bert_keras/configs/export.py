@@ -25,16 +25,17 @@ class ExportConfig(Config):
   # "auto", "fixed" or ascending lengths "16,48": each row pads to its bucket (text/length_buckets.py).
   length_buckets: str = "auto"
   overwrite: bool = False  # replace an earlier export of a different task at output_dir
-  format: str = "saved_model"  # "litert" adds model.tflite (bert_keras/export/litert_export.py)
+  # The text-in SavedModel, model.tflite (bert_keras/export/litert_export.py) instead, or both.
+  format: str = "saved_model"
   quantize: str = "none"
+  FORMATS = ("saved_model", "litert", "saved_model,litert")
   RANGES = dict(max_seq_length=">= 3", doc_stride=">= 0", head_groups=">= 1")
-  CHOICES = dict(jit_compile=(True, False, "auto"), format=("saved_model", "litert"),
-                 quantize=("none", "int8"))
+  CHOICES = dict(jit_compile=(True, False, "auto"), format=FORMATS, quantize=("none", "int8"))
 
   def validate(self):
     require(self.output_dir, "output_dir is required")
     require(bool(self.finetuned_dir) != bool(self.init_checkpoint), "give exactly one of finetuned_dir "
             "(a run_finetuning output directory) or init_checkpoint")
-    require(self.quantize == "none" or self.format == "litert",
+    require(self.quantize == "none" or "litert" in self.format,
             f"quantize={self.quantize}: applies to format=litert only")
     object.__setattr__(self, "length_buckets", normalized_buckets(self.length_buckets))

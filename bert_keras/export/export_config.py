@@ -7,7 +7,7 @@ import json
 import os
 from typing import Optional
 
-from bert_keras.atomic_io import check_output_dir as check_writable_dir
+from bert_keras.atomic_io import check_output_dir as check_writable_dir, gfile_write_text, staged_dir
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.output_task import check_earlier_task
@@ -76,10 +76,11 @@ def check_output_dir(config: ExportConfig, task: Optional[str] = None) -> None:
     return
   if not listdir(config.output_dir):
     return
-  if not has_file(config.output_dir.rstrip("/") + "/saved_model.pb"):
+  if not any(has_file(f"{config.output_dir.rstrip('/')}/{name}")
+             for name in ("saved_model.pb", "model.tflite")):
     raise UserError(f"output_dir={config.output_dir} is a non-empty directory that is not an "
-                    "earlier export (no saved_model.pb); the export would replace and delete it: "
-                    "expected a new or empty directory or an earlier export")
+                    "earlier export (no saved_model.pb or model.tflite); the export would replace "
+                    "and delete it: expected a new or empty directory or an earlier export")
   if task is not None:
     check_earlier_task(f"output_dir={config.output_dir}", "an export",
                        _earlier_task(config.output_dir, has_file), task, config.overwrite)
@@ -148,7 +149,7 @@ def run_export(config: ExportConfig) -> dict:
                                      compile=False)
     tokenizer = bert_tokenizer(vocab, getattr(model, "encoder", None), config.lower_case,
                                info.get("lower_case"))
-    if config.format == "litert":
+    if "litert" in config.format:
       litert_export.check_kind(exporter.kind_for(model, info))
     module = exporter.build_finetuned(model, info, tokenizer,
                                       _options(config, int(info["max_seq_length"])))
@@ -166,15 +167,21 @@ def run_export(config: ExportConfig) -> dict:
     module = exporter.build_serving_module(encoder, "encoder", tokenizer, config.max_seq_length,
                                            task="encoder",
                                            options=_options(config, config.max_seq_length))
-  used = resolved_config(config, module.metadata(), vocab)
-  exporter.save_serving_module(module, config.output_dir,
-                               extra_files={"export_config.json": used.to_json() + "\n"})
-  if config.format == "litert":  # the same model and settings as the SavedModel's
-    litert_export.export_litert(
-        module.model, module.kind_name, tokenizer,
-        os.path.join(config.output_dir, litert_export.LITERT_FILE), module.seq_length,
-        labels=module.label_list, task=module.task_name, extra=module.metadata(),
-        length_buckets=module.buckets, quantize=config.quantize)
+  files = {"export_config.json": resolved_config(config, module.metadata(), vocab).to_json() + "\n"}
+  if "litert" in config.format:  # converted first: a failure leaves an earlier export as it was
+    tflite = litert_export.litert_model(
+        module.model, module.kind_name, tokenizer, module.seq_length, labels=module.label_list,
+        task=module.task_name, extra=module.metadata(), length_buckets=module.buckets,
+        quantize=config.quantize)
+  if "saved_model" not in config.format:  # model.tflite and assets.extra/ as a SavedModel's
+    files[exporter.EXPORT_INFO] = json.dumps(module.metadata(), indent=2, ensure_ascii=False) + "\n"
+    with staged_dir(config.output_dir.rstrip("/")) as stage:
+      gfile_write_text(os.path.join(stage, litert_export.LITERT_FILE), tflite)
+      exporter.write_extra_files(stage, files)
+  else:
+    exporter.save_serving_module(module, config.output_dir, extra_files=files)
+    if "litert" in config.format:
+      gfile_write_text(os.path.join(config.output_dir, litert_export.LITERT_FILE), tflite)
   return {"output_dir": config.output_dir, "kind": module.kind_name, "task": module.task_name,
           "vocab_file": vocab, "lower_case": tokenizer.lower_case}
 

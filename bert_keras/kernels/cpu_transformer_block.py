@@ -134,7 +134,7 @@ class CpuTransformerBlock(keras.layers.Layer):
     # Scaling q is cheaper than scaling the scores, and exact for head_dim 64 (every preset).
     q = q * tf.cast(1.0 / math.sqrt(self.block.head_dim), q.dtype)
     scores = tf.matmul(q, k, transpose_b=True)  # (batch, heads, n, seq)
-    bias = (1.0 - tf.cast(attention_mask[:, None, :, :], scores.dtype)) * MASK_BIAS
+    bias = (1.0 - tf.cast(tf.expand_dims(attention_mask, 1), scores.dtype)) * MASK_BIAS
     probs = tf.nn.softmax(scores + tf.cast(bias, scores.dtype), axis=-1)
     probs = bit_dropout(self.block.attention_dropout, probs, training)
     context = tf.matmul(probs, v)  # (batch, heads, n, head_dim)

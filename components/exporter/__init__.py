@@ -1,1 +1,1 @@
-"""Exporter: a fine-tuned task Model -> a text-in TensorFlow SavedModel for serving."""
+"""Exporter: a fine-tuned task Model -> a text-in TensorFlow SavedModel and/or a LiteRT model."""

@@ -1,4 +1,5 @@
-"""Exporter executor: model.keras + task_info.json + vocab.txt -> a text-in SavedModel."""
+"""Exporter executor: model.keras + task_info.json + vocab.txt -> a text-in SavedModel, a LiteRT
+model (model.tflite) or both, in the artifact's saved_model/ directory."""
 
 from __future__ import annotations
 
@@ -19,13 +20,17 @@ class ExporterExecutor(BaseExecutor):
   def run(self, inputs, outputs, parameters):
     # pylint: disable=import-outside-toplevel
     from bert_keras import keras_classes
+    from bert_keras.configs.export import ExportConfig
     from bert_keras.errors import UserError
     from bert_keras.export.export_task_model import export_task_model
     from bert_keras.text.bert_tokenizer import BertTokenizer
 
     model, saved_model = inputs["model"], outputs["saved_model"]
-    if parameters.get("format", "saved_model") not in ("saved_model", "litert"):
-      raise UserError(f"format={parameters['format']!r}; expected saved_model or litert")
+    formats = parameters.get("format", "saved_model")
+    if formats not in ExportConfig.FORMATS:
+      raise UserError(f"format={formats!r}; expected one of {ExportConfig.FORMATS}")
+    if parameters.get("quantize", "none") != "none" and "litert" not in formats:
+      raise UserError(f"quantize={parameters['quantize']}: applies to format=litert only")
     info_path = model.path("task_info.json")
     if not os.path.exists(info_path):
       raise UserError(f"{model.uri}: no task_info.json; is this a fine-tuned task model?")
@@ -34,17 +39,20 @@ class ExporterExecutor(BaseExecutor):
     tokenizer = BertTokenizer(vocab_path=model.path("vocab.txt"),
                               lower_case=bool(info.get("lower_case", True)))
     task_model = keras_classes.load_model(model.path("model.keras"))
-    # The SavedModel goes to a subdirectory: export_task_model renames its own temp dir into place.
+    # The export goes to a subdirectory: export_task_model renames its own temp dir into place.
     export_dir = saved_model.path("saved_model")
-    self.log(f"exporting {info['task']} as a text-in {kind} SavedModel")
-    export_task_model(task_model, kind, tokenizer, export_dir, int(info["max_seq_length"]),
-                      labels=info.get("label_names"), task=info["task"], extra=extra)
-    if parameters.get("format", "saved_model") == "litert":
+    if "saved_model" in formats:
+      self.log(f"exporting {info['task']} as a text-in {kind} SavedModel")
+      export_task_model(task_model, kind, tokenizer, export_dir, int(info["max_seq_length"]),
+                        labels=info.get("label_names"), task=info["task"], extra=extra)
+    if "litert" in formats:
       from bert_keras.export import litert_export
+      self.log(f"exporting {info['task']} as a LiteRT {kind} model")
       litert_export.export_litert(
           task_model, kind, tokenizer, os.path.join(export_dir, litert_export.LITERT_FILE),
           int(info["max_seq_length"]), labels=info.get("label_names"), task=info["task"],
           extra=extra, quantize=parameters.get("quantize", "none"))
       saved_model.properties.update(litert_file=litert_export.LITERT_FILE)
     saved_model.properties.update(task=info["task"], kind=kind, pair=extra["pair"],
-                                  labels=info.get("label_names"), saved_model_dir="saved_model")
+                                  labels=info.get("label_names"), saved_model_dir="saved_model",
+                                  formats=formats.split(","))

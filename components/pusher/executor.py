@@ -55,7 +55,9 @@ class PusherExecutor(BaseExecutor):
       return
     source = saved_model.path(saved_model.properties.get("saved_model_dir", ""))
     destination = push(source, safe_join(parameters["serving_dir"], model_name, "model_name"))
-    self.log(f"pushed {model_name} to {destination}")
+    only_litert = "saved_model" not in saved_model.properties.get("formats", ["saved_model"])
+    self.log(f"pushed {model_name} to {destination}"
+             + (" (model.tflite only: no SavedModel for TF Serving)" if only_litert else ""))
     pushed.properties.update(pushed=True, pushed_destination=os.path.abspath(destination),
                              pushed_version=int(os.path.basename(destination)),
                              model_name=model_name)

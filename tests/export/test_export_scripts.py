@@ -52,7 +52,7 @@ def finetune_dir(tmp_path_factory):
 def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
   out = tmp_path / "export"
   run = _run("scripts/export_model.py", f"--finetuned_dir={finetune_dir}", f"--output_dir={out}",
-             "--head_groups=1", "--format=litert")
+             "--head_groups=1", "--format=saved_model,litert")
   assert run.returncode == 0, run.stderr[-2000:]
   assert "classification" in run.stdout
   config = json.loads((out / "assets.extra" / "export_config.json").read_text())
@@ -78,7 +78,7 @@ def test_export_then_predict_and_saved_model_cli(finetune_dir, tmp_path):
   expected /= expected.sum(-1, keepdims=True)
   np.testing.assert_allclose([row["probabilities"] for row in rows], expected, atol=1e-5)
   assert [row["label_id"] for row in rows] == expected.argmax(-1).tolist()
-  # --format=litert: model.tflite beside the SavedModel, which predict.py runs too, same answers.
+  # The litert format: model.tflite beside the SavedModel, which predict.py runs too, same answers.
   run = _run("scripts/predict.py", f"--saved_model={out}/model.tflite", f"--input_files={records}")
   assert run.returncode == 0, run.stderr[-2000:]
   litert_rows = [json.loads(line) for line in run.stdout.splitlines()]

@@ -8,18 +8,27 @@ functions the SavedModel saves) on the inputs the exports are tested with: empty
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from bert_keras.configs.base import ConfigError
+from bert_keras import resources
 from bert_keras.configs.export import ExportConfig
 from bert_keras.errors import UserError
 from bert_keras.export import export_task_model as exporter
+from bert_keras.export.export_config import run_export
 from bert_keras.export.litert_export import export_litert
 from bert_keras.serving import litert
 from tests.export import tiny_exports
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LONG = " ".join(["word"] * 2500 + ["Straße", "naïve", "東京", "über"] * 625)  # 5,000 words
 TEXTS = ["", "a gripping film", "Ünïcödé ÀCCENTS and CJK 東京大学 で 日本語", LONG,
          "short", "   ", "Mr. O'Neil's $3.50 e-mail: don't!",
@@ -111,3 +120,32 @@ def test_quantize_needs_the_litert_format():
     ExportConfig(output_dir="out", init_checkpoint="ckpt", format="onnx")
   assert ExportConfig(output_dir="out", init_checkpoint="ckpt", format="litert",
                       quantize="int8").quantize == "int8"
+
+
+def test_the_litert_format_writes_model_tflite_instead_of_the_saved_model(vocab, tmp_path):
+  # export_model.py --format=litert: model.tflite and the export's config, no SavedModel; then
+  # saved_model,litert over it (an earlier export): both.
+  _, encoder, _ = tiny_exports.build("encoder", vocab)
+  encoder.save(str(tmp_path / "encoder.keras"))
+  out = tmp_path / "export"
+  config = ExportConfig(output_dir=str(out), init_checkpoint=str(tmp_path / "encoder.keras"),
+                        vocab_file=resources.uncased_vocab_path(),
+                        max_seq_length=tiny_exports.SEQ, format="litert")
+  run_export(config)
+  assert sorted(os.listdir(out)) == ["assets.extra", "model.tflite"]
+  assert json.loads((out / "assets.extra" / "export_config.json").read_text())["format"] == "litert"
+  assert json.loads((out / "assets.extra" / "export_info.json").read_text())["task"] == "encoder"
+  module = exporter.build_serving_module(encoder, "encoder", vocab, tiny_exports.SEQ)
+  _assert_same(module.serve(tf.constant(TEXTS[:3])), litert.load(str(out / "model.tflite")).serve(
+      TEXTS[:3]))
+  # predict.py --saved_model=<that directory> runs its model.tflite.
+  run = subprocess.run([sys.executable, "scripts/predict.py", f"--saved_model={out}", "--text_a=hi"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600,
+                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  assert run.returncode == 0, run.stderr[-2000:]
+  np.testing.assert_allclose(json.loads(run.stdout)["pooled_output"],
+                             module.serve(tf.constant("hi"))["pooled_output"].numpy(), atol=1e-5)
+  run_export(dataclasses.replace(config, format="saved_model,litert"))
+  assert {"saved_model.pb", "model.tflite"} <= set(os.listdir(out))
+  with pytest.raises(ConfigError, match="format='saved_model,onnx'"):
+    dataclasses.replace(config, format="saved_model,onnx")
