@@ -66,17 +66,16 @@ def learn_vocabulary(word_counts: Iterable[Tuple[str, int]], vocab_size: int, nu
                      num_iterations: int = 4, input_files: str = "") -> List[str]:
   """Word counts -> the vocabulary token list (reserved tokens first), deterministic: words are
   sorted by (-count, word) first. `input_files` names the corpus in an empty corpus's error."""
-  from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner  # pylint: disable=g-import-not-at-top
+  from bert_keras.data import wordpiece_learner  # pylint: disable=g-import-not-at-top
 
   ordered = sorted(word_counts, key=lambda kv: (-kv[1], kv[0]))
   if not ordered:
     raise no_words_error(input_files, {}, {})
   check_vocab_size(vocab_size, num_unused)
-  vocab = learner.learn(ordered, vocab_size, reserved_tokens(num_unused), upper_thresh=max(ordered[0][1], min_count + 1),
-                        lower_thresh=min_count, num_iterations=num_iterations,
-                        max_input_tokens=len(ordered), max_token_length=max_token_length,
-                        max_unique_chars=max_unique_chars, include_joiner_token=True, joiner="##")
-  return vocab
+  return wordpiece_learner.learn(ordered, vocab_size, reserved_tokens(num_unused),
+                                 upper_thresh=max(ordered[0][1], min_count + 1), lower_thresh=min_count,
+                                 num_iterations=num_iterations, max_input_tokens=len(ordered),
+                                 max_token_length=max_token_length, max_unique_chars=max_unique_chars)
 
 
 def _write_file(output_dir: str, name: str, text: str) -> str:
