@@ -11,6 +11,8 @@ from __future__ import annotations
 import collections
 from typing import Dict, List
 
+from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as lib
+
 JOINER = "##"
 
 
@@ -60,8 +62,6 @@ def learn(word_counts, vocab_size: int, reserved_tokens: List[str], upper_thresh
           slack_ratio: float = 0.05) -> List[str]:
   """The vocabulary `wordpiece_tokenizer_learner_lib.learn` gives for the same arguments and
   include_joiner_token=True, joiner="##"."""
-  from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as lib  # pylint: disable=g-import-not-at-top
-
   upper, lower = lib.get_search_threshs(word_counts, upper_thresh, lower_thresh)
   words = lib.get_input_words(word_counts, reserved_tokens, max_token_length)
   words = lib.filter_input_words(words, lib.get_allowed_chars(words, max_unique_chars), max_input_tokens)
