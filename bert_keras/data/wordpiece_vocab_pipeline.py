@@ -1,7 +1,7 @@
 """A Beam pipeline that learns a WordPiece vocab.txt: words counted in parallel (the original
 basic tokenization), the `max_input_words` most frequent gathered in one worker (memory bounded by
-that number, not the corpus), pieces learned by tensorflow_text's wordpiece learner. The layout is
-bert-base's: [PAD], [unused0..n-1], [UNK], [CLS], [SEP], [MASK], then pieces (n=99: [CLS]=101).
+that number, not the corpus), pieces learned by tensorflow_text's learner (wordpiece_learner). The
+layout is bert-base's: [PAD], [unused0..n-1], [UNK], [CLS], [SEP], [MASK], then pieces (n=99: [CLS]=101).
 """
 
 from __future__ import annotations
@@ -41,9 +41,8 @@ def reserved_tokens(num_unused: int) -> List[str]:
 
 class _CountWords(beam.DoFn):
   """(doc_id, sentences) -> (word, count) of the original basic tokenizer's words, counted per
-  bundle (few elements, not one per word) and passed on at MAX_COUNTED_WORDS distinct words and at
-  the bundle's end (bounded memory). Text whose basic words are those of its whitespace words one
-  by one (cached_wordpiece_tokenizer) is counted by whitespace word, each tokenized once a flush."""
+  bundle and passed on at MAX_COUNTED_WORDS distinct words (bounded memory) and the bundle's end.
+  Text whose basic words are its whitespace words' one by one is counted by whitespace word."""
 
   def __init__(self, lower_case: bool):
     self._lower_case = lower_case
