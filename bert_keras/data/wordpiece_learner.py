@@ -17,28 +17,17 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 JOINER = "##"
 
 
-def _split_starts(word: str, tokens) -> List[int] | None:
-  """The original's get_split_indices, as the starts of the greedy longest-match pieces."""
-  starts, start = [], 0
-  while start < len(word):
-    starts.append(start)
-    prefix = JOINER if start else ""
-    end = len(word)
-    while end > start and prefix + word[start:end] not in tokens:
-      end -= 1
-    if end == start:
-      return None
-    start = end
-  return starts
-
-
 def _suffix_counts(word_counts, tokens) -> Dict[tuple, int]:
-  """{(joiner, suffix): count} of the suffixes where a pass counts substrings: every position (no `tokens`,
-  the first pass) or the starts of the word's pieces in `tokens`; words without pieces are skipped."""
+  """{(joiner, suffix): count} of the suffixes where a pass counts substrings: at every position in
+  the first pass (no `tokens`), at the starts of the word's pieces in `tokens` after."""
   counts = collections.defaultdict(int)
   for word, count in word_counts:
-    starts = range(len(word)) if tokens is None else _split_starts(word, tokens)
-    for start in starts or ():
+    if tokens is None:
+      starts = range(len(word))
+    else:  # the starts of the word's pieces: 0 and their ends but the last (none: no pieces)
+      ends = lib.get_split_indices(word, tokens, True, JOINER)
+      starts = [0] + ends[:-1] if ends else []
+    for start in starts:
       counts[JOINER if start else "", word[start:]] += count
   return counts
 
