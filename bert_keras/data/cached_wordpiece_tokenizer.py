@@ -32,6 +32,14 @@ def _needs_whole_text(char: str) -> bool:
   return (char == "\ufffd" or unicodedata.category(char) in ("Cc", "Cf") or is_cjk(ord(char)))
 
 
+def whitespace_words(text: str) -> List[str] | None:
+  """`text.split()` if the original's basic words of `text` are those of these words one by one."""
+  simple = _ASCII_DROPPED.search(text) is None
+  if simple and not text.isascii():
+    simple = not any(_needs_whole_text(c) for c in set(_NON_ASCII.findall(text)))
+  return text.split() if simple else None
+
+
 class _Cache(dict):
   """A dict computing a missing value with `compute(key)`, cleared when it gets too big."""
 
@@ -82,12 +90,10 @@ class CachedWordpieceTokenizer:
   def encode_one(self, text: str) -> List[int]:
     if isinstance(text, bytes):
       text = text.decode("utf-8", "ignore")
-    simple = _ASCII_DROPPED.search(text) is None
-    if simple and not text.isascii():
-      simple = not any(_needs_whole_text(c) for c in set(_NON_ASCII.findall(text)))
-    if simple:
+    words = whitespace_words(text)
+    if words is not None:
       cache = self._word_cache
-      return [i for word in text.split() for i in cache[word]]
+      return [i for word in words for i in cache[word]]
     cache = self._basic_cache
     return [i for basic in self._ref.basic_tokenize(text) for i in cache[basic]]
 

@@ -1,23 +1,26 @@
 """A Beam pipeline that learns a WordPiece vocab.txt: words counted in parallel (the original
 basic tokenization), the `max_input_words` most frequent gathered in one worker (memory bounded by
-that number, not the corpus), pieces learned by tensorflow_text's wordpiece learner. The layout is
-bert-base's: [PAD], [unused0..n-1], [UNK], [CLS], [SEP], [MASK], then pieces (n=99: [CLS]=101).
+that number, not the corpus), pieces learned by tensorflow_text's learner (wordpiece_learner). The
+layout is bert-base's: [PAD], [unused0..n-1], [UNK], [CLS], [SEP], [MASK], then pieces (n=99: [CLS]=101).
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import os
 from typing import Iterable, List, Sequence, Tuple
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
 
 from bert_keras.atomic_io import check_output_dir, gfile_write_text
 from bert_keras.data import beam_metrics
 from bert_keras.configs.pretraining_data import PretrainingDataConfig
 from bert_keras.data.beam_args import parse_vocab_args as parse_args  # noqa: F401
 from bert_keras.data.beam_progress import ReportProgress, heartbeat
+from bert_keras.data.cached_wordpiece_tokenizer import whitespace_words
 from bert_keras.beam_runner import check_runner_available
 from bert_keras.data.pretraining_data_pipeline import default_input_files, output_dir_errors, read_documents
 from bert_keras.errors import UserError, worker_user_errors
@@ -28,6 +31,8 @@ CONFIG_NAME = "learn_vocab_config.json"
 LEARNED_WORDS = "vocab_input_words"
 # Counter of the tokens written to vocab.txt (learn_vocab_config.json's vocab_tokens).
 WRITTEN_TOKENS = "vocab_tokens"
+# Distinct words a worker counts before passing them on (~100 bytes each).
+MAX_COUNTED_WORDS = 1 << 17
 
 
 def reserved_tokens(num_unused: int) -> List[str]:
@@ -35,7 +40,9 @@ def reserved_tokens(num_unused: int) -> List[str]:
 
 
 class _CountWords(beam.DoFn):
-  """(doc_id, sentences) -> words of the original basic tokenizer (one per occurrence)."""
+  """(doc_id, sentences) -> (word, count) of the original basic tokenizer's words, counted per
+  bundle and passed on at MAX_COUNTED_WORDS distinct words (bounded memory) and the bundle's end.
+  Text whose basic words are its whitespace words' one by one is counted by whitespace word."""
 
   def __init__(self, lower_case: bool):
     self._lower_case = lower_case
@@ -46,9 +53,30 @@ class _CountWords(beam.DoFn):
 
     self._tokenizer = ReferenceTokenizer(["[UNK]"], lower_case=self._lower_case)
 
+  def start_bundle(self):
+    self._spaced, self._basic = collections.Counter(), collections.Counter()
+
   def process(self, document):
     for sentence in document[1]:
-      yield from self._tokenizer.basic_tokenize(sentence)
+      words = whitespace_words(sentence)
+      if words is None:
+        self._basic.update(self._tokenizer.basic_tokenize(sentence))
+      else:
+        self._spaced.update(words)
+    if len(self._spaced) + len(self._basic) >= MAX_COUNTED_WORDS:
+      yield from self._flush()
+
+  def finish_bundle(self):
+    for word_count in self._flush():
+      yield GlobalWindows.windowed_value(word_count)
+
+  def _flush(self):
+    counts = self._basic
+    for word, count in self._spaced.items():
+      for basic in self._tokenizer.basic_tokenize(word):
+        counts[basic] += count
+    self.start_bundle()
+    return counts.items()
 
 
 def check_vocab_size(vocab_size: int, num_unused: int) -> None:
@@ -66,17 +94,16 @@ def learn_vocabulary(word_counts: Iterable[Tuple[str, int]], vocab_size: int, nu
                      num_iterations: int = 4, input_files: str = "") -> List[str]:
   """Word counts -> the vocabulary token list (reserved tokens first), deterministic: words are
   sorted by (-count, word) first. `input_files` names the corpus in an empty corpus's error."""
-  from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner  # pylint: disable=g-import-not-at-top
+  from bert_keras.data import wordpiece_learner  # pylint: disable=g-import-not-at-top
 
   ordered = sorted(word_counts, key=lambda kv: (-kv[1], kv[0]))
   if not ordered:
     raise no_words_error(input_files, {}, {})
   check_vocab_size(vocab_size, num_unused)
-  vocab = learner.learn(ordered, vocab_size, reserved_tokens(num_unused), upper_thresh=max(ordered[0][1], min_count + 1),
-                        lower_thresh=min_count, num_iterations=num_iterations,
-                        max_input_tokens=len(ordered), max_token_length=max_token_length,
-                        max_unique_chars=max_unique_chars, include_joiner_token=True, joiner="##")
-  return vocab
+  return wordpiece_learner.learn(ordered, vocab_size, reserved_tokens(num_unused),
+                                 upper_thresh=max(ordered[0][1], min_count + 1), lower_thresh=min_count,
+                                 num_iterations=num_iterations, max_input_tokens=len(ordered),
+                                 max_token_length=max_token_length, max_unique_chars=max_unique_chars)
 
 
 def _write_file(output_dir: str, name: str, text: str) -> str:
@@ -136,7 +163,7 @@ class LearnWordPieceVocab(beam.PTransform):
     s = self._settings
     return (documents
             | "Words" >> beam.ParDo(_CountWords(s["lower_case"]))
-            | "CountWords" >> beam.combiners.Count.PerElement()
+            | "CountWords" >> beam.CombinePerKey(sum)
             | "MostFrequent" >> beam.combiners.Top.Of(s["max_input_words"], key=lambda kv: (kv[1], kv[0]))
             | "Learn" >> beam.Map(_learn_unless_empty if self._empty_ok else learn_vocabulary,
                                   s["vocab_size"], s["num_unused"], s["min_count"],

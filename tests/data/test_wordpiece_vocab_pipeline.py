@@ -79,3 +79,23 @@ def test_a_vocab_size_without_room_fails_before_reading(tmp_path):
       run([f"--input_files={missing}", "--input_format=lines", f"--output_dir={out}",
            f"--vocab_size={size}", "--num_unused=10"] + IN_MEMORY)
   assert not out.exists()
+
+
+def test_words_counted_as_the_basic_tokenizer_does(tmp_path, monkeypatch):
+  """Words counted per bundle, by whitespace word where that is exact, flushed every few words:
+  the vocabulary of the exact counts of the original basic tokenizer's words."""
+  import collections
+  from bert_keras.data import wordpiece_vocab_pipeline
+  from bert_keras.text.reference_tokenizer import ReferenceTokenizer
+  with open(resources.lee_background_path(), encoding="utf-8") as f:
+    lines = list(f)[:40] + ["\n"]  # one sentence a line; two documents
+  lines += ["Ça coûte 5€, naïve café\u00adcrème.\n", "東京 tower\x07bell, 日本語!\n"] + 20 * [
+      "qz\x1fqz tab\tsep\u200bzero\n"]  # one word to the original: "qzqz", "sepzero"
+  corpus = tmp_path / "c.txt"
+  corpus.write_text("".join(lines), encoding="utf-8")
+  monkeypatch.setattr(wordpiece_vocab_pipeline, "MAX_COUNTED_WORDS", 50)
+  path = run([f"--input_files={corpus}", "--input_format=bert_text", f"--output_dir={tmp_path / 'out'}",
+              "--vocab_size=400", "--num_unused=3", "--num_iterations=2"] + IN_MEMORY)
+  tokenizer = ReferenceTokenizer(["[UNK]"])
+  counts = collections.Counter(w for line in lines for w in tokenizer.basic_tokenize(line))
+  assert load_vocab(path) == learn_vocabulary(counts.items(), 400, 3, num_iterations=2)
