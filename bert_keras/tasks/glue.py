@@ -102,11 +102,9 @@ class GlueTask(ClassificationTask):
     name = self.submission_names.get(split)
     if name is None:
       return []
-    rows = ["index\tprediction"]
-    for example, prediction in zip(examples, predictions):
-      value = prediction["prediction"]
-      rows.append(f"{example.guid}\t{value:.3f}" if self.is_regression else
-                  f"{example.guid}\t{value}")
+    value = "{:.3f}" if self.is_regression else "{}"
+    rows = ["index\tprediction"] + [f"{e.guid}\t{value.format(p['prediction'])}"
+                                     for e, p in zip(examples, predictions)]
     path = os.path.join(directory, f"{name}.tsv")
     write_text(path, "\n".join(rows) + "\n")
     return [path]
