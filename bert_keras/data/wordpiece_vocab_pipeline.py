@@ -219,8 +219,7 @@ def run(argv: Sequence[str]) -> str:
   if note:
     logging.warning("%s: dropped, the vocabulary was learned without them", note)
   # The worker wrote the config before the counts were known; written again with what was dropped.
-  path = os.path.join(known.output_dir, VOCAB_NAME)
   with output_dir_errors(known.output_dir, f"write {CONFIG_NAME}"):
     write_vocab_config(known.output_dir, dict(config, dropped=dropped, first_dropped=first_dropped),
                        int(counters.get(WRITTEN_TOKENS, 0)))
-  return path
+  return os.path.join(known.output_dir, VOCAB_NAME)
