@@ -16,26 +16,6 @@ import uuid
 from typing import Any, Callable
 
 
-def write_text(path, data: str | bytes) -> None:
-  """Writes `data` (str as UTF-8) to the local `path` atomically, with open()'s mode (umask)."""
-  path = os.fspath(path)
-  tmp = os.path.join(os.path.dirname(path) or ".", f".tmp_{uuid.uuid4().hex}")
-  # O_EXCL: never an existing file or symlink; the kernel applies the umask to 0666.
-  fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-  try:
-    if isinstance(data, bytes):
-      with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    else:
-      with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(data)
-    os.replace(tmp, path)
-  except BaseException:
-    if os.path.exists(tmp):
-      os.remove(tmp)
-    raise
-
-
 def write_file(path, write: Callable[[str], Any], suffix: str = "") -> None:
   """`write(tmp)` writes a temporary file ending in `suffix`, which then replaces the local `path`."""
   path = os.fspath(path)
@@ -46,6 +26,15 @@ def write_file(path, write: Callable[[str], Any], suffix: str = "") -> None:
   finally:
     if os.path.exists(tmp):
       os.remove(tmp)
+
+
+def write_text(path, data: str | bytes) -> None:
+  """Writes `data` (str as UTF-8) to the local `path` atomically, with open()'s mode (umask)."""
+  def write(tmp):
+    # "x" (O_EXCL): never an existing file or symlink; the kernel applies the umask to 0666.
+    with open(tmp, "xb") if isinstance(data, bytes) else open(tmp, "x", encoding="utf-8") as f:
+      f.write(data)
+  write_file(path, write)
 
 
 def write_json(path, values: Any, default=None) -> None:
@@ -181,11 +170,18 @@ def beam_create(path: str):
     raise
 
 
-def _first_existing(path: str) -> str:
-  path = os.path.abspath(path)
+def missing_dirs(path) -> list[str]:
+  """`path` and those of its ancestors that do not exist yet, deepest first (what makedirs adds)."""
+  missing, path = [], os.path.abspath(path)
   while not os.path.exists(path) and os.path.dirname(path) != path:
+    missing.append(path)
     path = os.path.dirname(path)
-  return path
+  return missing
+
+
+def _first_existing(path) -> str:
+  missing = missing_dirs(path)
+  return os.path.dirname(missing[-1]) if missing else os.path.abspath(path)
 
 
 def check_output_dir(path, flag: str = "output_dir") -> None:

@@ -9,6 +9,9 @@ import os
 
 from bert_keras.errors import UserError
 
+# The gensim text files are Windows-1252 (e.g. 0x97 em dash, 0xe9 "é"), as distributed.
+GENSIM_ENCODING = "cp1252"
+
 
 def _package_dir(package: str) -> str:
   spec = importlib.util.find_spec(package)

@@ -71,7 +71,4 @@ def learn(word_counts, vocab_size: int, reserved_tokens: List[str], upper_thresh
     if (len(vocab) <= vocab_size and vocab_size - len(vocab) <= max(slack_ratio * vocab_size, 0)
         or lower >= upper or thresh <= 1):
       return vocab
-    if len(vocab) > vocab_size:
-      lower = thresh + 1
-    else:
-      upper = thresh - 1
+    lower, upper = (thresh + 1, upper) if len(vocab) > vocab_size else (lower, thresh - 1)

@@ -106,40 +106,29 @@ def learn_vocabulary(word_counts: Iterable[Tuple[str, int]], vocab_size: int, nu
                                  max_token_length=max_token_length, max_unique_chars=max_unique_chars)
 
 
-def _write_file(output_dir: str, name: str, text: str) -> str:
+def write_vocab_config(output_dir: str, config: dict, vocab_tokens: int) -> None:
+  gfile_write_text(os.path.join(output_dir, CONFIG_NAME),
+                   json.dumps(dict(config, vocab_tokens=vocab_tokens), indent=2, sort_keys=True) + "\n")
+
+
+def write_vocabulary(vocab: List[str], output_dir: str, config: dict) -> None:
+  """Writes vocab.txt and the resolved config beside it; nothing for [] (a corpus without words:
+  `run` raises the error)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-  tf.io.gfile.makedirs(output_dir)
-  gfile_write_text(os.path.join(output_dir, name), text)
-  return os.path.join(output_dir, name)
+  if vocab:
+    tf.io.gfile.makedirs(output_dir)
+    gfile_write_text(os.path.join(output_dir, VOCAB_NAME), "\n".join(vocab) + "\n")
+    write_vocab_config(output_dir, config, len(vocab))
+    beam_metrics.counter(WRITTEN_TOKENS).inc(len(vocab))
 
 
-def write_vocab_config(output_dir: str, config: dict, vocab_tokens: int) -> str:
-  return _write_file(output_dir, CONFIG_NAME,
-                     json.dumps(dict(config, vocab_tokens=vocab_tokens), indent=2, sort_keys=True) + "\n")
-
-
-def write_vocabulary(vocab: List[str], output_dir: str, config: dict) -> str:
-  """Writes vocab.txt and the resolved config beside it; returns the vocab path."""
-  path = _write_file(output_dir, VOCAB_NAME, "\n".join(vocab) + "\n")
-  write_vocab_config(output_dir, config, len(vocab))
-  return path
-
-
-def _learn_unless_empty(word_counts, *args, **kwargs) -> List[str]:
-  """learn_vocabulary, or [] for a corpus without words (the main process then raises the error,
-  with what the readers dropped, which a worker cannot know); counts the words under LEARNED_WORDS."""
+def _learn(word_counts, empty_ok: bool, *args, **kwargs) -> List[str]:
+  """learn_vocabulary, counting the words under LEARNED_WORDS; `empty_ok`: [] for a corpus without
+  words (the main process raises the error, with what the readers dropped, which a worker cannot know)."""
   word_counts = list(word_counts)
   beam_metrics.counter(LEARNED_WORDS).inc(len(word_counts))
-  if not word_counts:
-    return []
-  return learn_vocabulary(word_counts, *args, **kwargs)
-
-
-def _write_unless_empty(vocab: List[str], output_dir: str, config: dict) -> None:
-  if vocab:
-    write_vocabulary(vocab, output_dir, config)
-    beam_metrics.counter(WRITTEN_TOKENS).inc(len(vocab))
+  return learn_vocabulary(word_counts, *args, **kwargs) if word_counts or not empty_ok else []
 
 
 def no_words_error(input_files: str, dropped: dict, first_dropped: dict) -> UserError:
@@ -165,8 +154,7 @@ class LearnWordPieceVocab(beam.PTransform):
             | "Words" >> beam.ParDo(_CountWords(s["lower_case"]))
             | "CountWords" >> beam.CombinePerKey(sum)
             | "MostFrequent" >> beam.combiners.Top.Of(s["max_input_words"], key=lambda kv: (kv[1], kv[0]))
-            | "Learn" >> beam.Map(_learn_unless_empty if self._empty_ok else learn_vocabulary,
-                                  s["vocab_size"], s["num_unused"], s["min_count"],
+            | "Learn" >> beam.Map(_learn, self._empty_ok, s["vocab_size"], s["num_unused"], s["min_count"],
                                   num_iterations=s.get("num_iterations", 4),
                                   input_files=self._input_files))
 
@@ -187,7 +175,7 @@ def build_pipeline(p: beam.Pipeline, args) -> None:
        | "ReadDocuments" >> read_documents(source)
        | "ReportProgress" >> beam.ParDo(ReportProgress("documents read"))
        | "Learn" >> LearnWordPieceVocab(vars(args), source.input_files, empty_ok=True)
-       | "Write" >> beam.Map(_write_unless_empty, args.output_dir, config))
+       | "Write" >> beam.Map(write_vocabulary, args.output_dir, config))
 
 
 def build_corpus_pipeline(p: beam.Pipeline, corpus_pattern: str, output_dir: str, config: dict) -> None:
@@ -231,8 +219,7 @@ def run(argv: Sequence[str]) -> str:
   if note:
     logging.warning("%s: dropped, the vocabulary was learned without them", note)
   # The worker wrote the config before the counts were known; written again with what was dropped.
-  path = os.path.join(known.output_dir, VOCAB_NAME)
   with output_dir_errors(known.output_dir, f"write {CONFIG_NAME}"):
     write_vocab_config(known.output_dir, dict(config, dropped=dropped, first_dropped=first_dropped),
                        int(counters.get(WRITTEN_TOKENS, 0)))
-  return path
+  return os.path.join(known.output_dir, VOCAB_NAME)

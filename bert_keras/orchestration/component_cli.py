@@ -19,27 +19,24 @@ from bert_keras.orchestration.spec_help import help_text
 FLAGS = flags.FLAGS
 
 
-_FLAG_NAMES = ("input_artifact", "output_artifact", "param", "params_json", "force", "beam_pipeline_args",
-               "distribution_strategy")
-
-
 def define_flags(distributions, spec_class=None) -> None:
   """The flags every component CLI takes. With `spec_class`, absl's `--help` (the `__main__`
   docstring and its key flags) describes that component."""
-  flags.DEFINE_multi_string("input_artifact", [], "name=artifact_dir, one per input.")
-  flags.DEFINE_multi_string("output_artifact", [], "name=artifact_dir, one per output.")
-  flags.DEFINE_multi_string("param", [], "name=value; value is JSON (bare strings allowed).")
-  flags.DEFINE_string("params_json", None, "A JSON file of parameters (--param overrides it).")
-  flags.DEFINE_bool("force", False, "Rerun even when the cache holds this execution.")
-  flags.DEFINE_string("beam_pipeline_args", "", "Options for Beam components, one string.")
-  flags.DEFINE_enum("distribution_strategy", "default", list(distributions),
-                    "tf.distribute strategy for trainers.")
+  defined = [
+      flags.DEFINE_multi_string("input_artifact", [], "name=artifact_dir, one per input."),
+      flags.DEFINE_multi_string("output_artifact", [], "name=artifact_dir, one per output."),
+      flags.DEFINE_multi_string("param", [], "name=value; value is JSON (bare strings allowed)."),
+      flags.DEFINE_string("params_json", None, "A JSON file of parameters (--param overrides it)."),
+      flags.DEFINE_bool("force", False, "Rerun even when the cache holds this execution."),
+      flags.DEFINE_string("beam_pipeline_args", "", "Options for Beam components, one string."),
+      flags.DEFINE_enum("distribution_strategy", "default", list(distributions),
+                        "tf.distribute strategy for trainers.")]
   if spec_class is not None:
     main = sys.modules["__main__"]
     # absl formats the docstring with `%`: a literal percent sign is written `%%`.
     main.__doc__ = f"{(main.__doc__ or '').rstrip()}\n\n{help_text(spec_class).replace('%', '%%')}"
-    for name in _FLAG_NAMES:
-      FLAGS.register_key_flag_for_module(sys.argv[0], FLAGS[name])
+    for holder in defined:
+      FLAGS.register_key_flag_for_module(sys.argv[0], FLAGS[holder.name])
 
 
 def _pairs(values, flag):

@@ -221,12 +221,9 @@ class Conll2003Task(Task):
     convert = iob2_to_iob1 if self.config.tagging_scheme == "iob1" else list
     written = [{**p, "gold": convert(p["gold"]), "predicted": convert(p["predicted"])}
                for p in predictions]
-    lines = []
-    for p in written:
-      for word, gold, pred in zip(p["words"], p["gold"], p["predicted"]):
-        lines.append(f"{word} {gold} {pred}")
-      lines.append("")
-    write_text(path_stem + ".conlleval.txt", "\n".join(lines) + "\n")
+    sentences = ["".join(f"{word} {gold} {pred}\n" for word, gold, pred in
+                         zip(p["words"], p["gold"], p["predicted"])) for p in written]
+    write_text(path_stem + ".conlleval.txt", "\n".join(sentences) + "\n")  # a blank line after each
     return super().write_predictions(written, path_stem)
 
   def task_info(self, metrics=None) -> dict:

@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_keras.atomic_io import check_output_dir, new_stage, write_json
+from bert_keras.atomic_io import check_output_dir, missing_dirs, new_stage, write_json
 from bert_keras.errors import UserError
 from bert_keras.json_io import read_json_file
 from bert_keras.configs.finetuning import RunConfig
@@ -176,16 +176,6 @@ class ModelFamily:
     return model
 
 
-def _missing_dirs(path: str) -> list[str]:
-  """`path` and those of its ancestors that do not exist yet, deepest first (what makedirs adds)."""
-  missing = []
-  path = os.path.abspath(path)
-  while not os.path.exists(path) and os.path.dirname(path) != path:
-    missing.append(path)
-    path = os.path.dirname(path)
-  return missing
-
-
 # The stages of this directory's runs: <output_dir>/.run.staging-<host>-<pid>-<hex> (atomic_io).
 STAGE_TARGET = ".run"
 
@@ -260,7 +250,7 @@ def write_staged(output_dir: str, write: Callable[[str], Any]) -> Any:
   """Runs `write(stage)` on a new staging directory inside `output_dir`, then publishes it
   (`_publish`); on any failure removes the stage and the (empty) directories this call created."""
   check_output_dir(output_dir)
-  created = _missing_dirs(output_dir)
+  created = missing_dirs(output_dir)
   stage = None
   try:
     stage = new_stage(os.path.join(output_dir, STAGE_TARGET))

@@ -102,11 +102,9 @@ class GlueTask(ClassificationTask):
     name = self.submission_names.get(split)
     if name is None:
       return []
-    rows = ["index\tprediction"]
-    for example, prediction in zip(examples, predictions):
-      value = prediction["prediction"]
-      rows.append(f"{example.guid}\t{value:.3f}" if self.is_regression else
-                  f"{example.guid}\t{value}")
+    value = "{:.3f}" if self.is_regression else "{}"
+    rows = ["index\tprediction"] + [f"{e.guid}\t{value.format(p['prediction'])}"
+                                     for e, p in zip(examples, predictions)]
     path = os.path.join(directory, f"{name}.tsv")
     write_text(path, "\n".join(rows) + "\n")
     return [path]
@@ -141,7 +139,10 @@ def _cells(row) -> str:
   return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
-def _glue(name: str, **spec) -> type:
+def _glue(name: str, submission: str = "", **spec) -> type:
+  """Registers GLUE task `name`; `submission`: its test split's `<name>.tsv` for the GLUE server."""
+  spec = {"tfds_name": f"glue/{name}", "submission_names": {"test": submission},
+          "is_pair": spec.get("text_b_column") is not None, **spec}
   cls = type(f"Glue{name.capitalize()}Task", (GlueTask,), spec)
   cls.__doc__ = f"GLUE {name}: {spec.get('metric_names')} on dev."
   return register_task(f"glue/{name}")(cls)
@@ -149,7 +150,9 @@ def _glue(name: str, **spec) -> type:
 
 _BINARY = ("0", "1")
 _NLI2 = ("entailment", "not_entailment")
+_PAIR = ("sentence1", "sentence2")
 _INDEX_PAIR = ("index", "sentence1", "sentence2")
+_SINGLE_TEST = {"test_header": ("index", "sentence"), "test_columns": (0, 1, None)}
 _AX_FILES = ("AX.tsv", "diagnostic.tsv", os.path.join("..", "diagnostic", "diagnostic.tsv"))
 _MNLI_TEST_HEADER = ("index", "promptID", "pairID", "genre", "sentence1_binary_parse",
                      "sentence2_binary_parse", "sentence1_parse", "sentence2_parse", "sentence1",
@@ -158,55 +161,38 @@ _MNLI_TEST_HEADER = ("index", "promptID", "pairID", "genre", "sentence1_binary_p
 # Train and dev columns follow each task's official files; test.tsv (no label, a header in every
 # task) gives (index, text_a, text_b), and its predictions go to the GLUE server as `<name>.tsv`.
 # CoLA: no header; columns: source, label, original label, sentence. Matthews correlation.
-_glue("cola", header=False, num_columns=4, text_a_column=3, label_column=1, labels=_BINARY,
-      metric_names=("matthews_corrcoef",), tfds_name="glue/cola", tfds_fields=("sentence",),
-      test_header=("index", "sentence"), test_columns=(0, 1, None),
-      submission_names={"test": "CoLA"})
+_glue("cola", "CoLA", header=False, num_columns=4, text_a_column=3, label_column=1, labels=_BINARY,
+      metric_names=("matthews_corrcoef",), **_SINGLE_TEST)
 # SST-2: sentence, label. Test: index, sentence.
-_glue("sst2", text_a_column=0, label_column=1, labels=_BINARY, metric_names=("accuracy",),
-      tfds_name="glue/sst2", tfds_fields=("sentence",),
-      test_header=("index", "sentence"), test_columns=(0, 1, None),
-      submission_names={"test": "SST-2"})
+_glue("sst2", "SST-2", label_column=1, labels=_BINARY, metric_names=("accuracy",), **_SINGLE_TEST)
 # MRPC: Quality, #1 ID, #2 ID, #1 String, #2 String (test: index first). F1 of "1" and accuracy.
-_glue("mrpc", is_pair=True, text_a_column=3, text_b_column=4, label_column=0, labels=_BINARY,
-      metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/mrpc",
-      tfds_fields=("sentence1", "sentence2"),
-      test_header=("index", "#1 ID", "#2 ID", "#1 String", "#2 String"), test_columns=(0, 3, 4),
-      submission_names={"test": "MRPC"})
+_glue("mrpc", "MRPC", text_a_column=3, text_b_column=4, label_column=0, labels=_BINARY,
+      metric_names=("f1", "accuracy"), positive_label="1", tfds_fields=_PAIR,
+      test_header=("index", "#1 ID", "#2 ID", "#1 String", "#2 String"), test_columns=(0, 3, 4))
 # STS-B: index genre filename year old_index source1 source2 sentence1 sentence2 score (0 to 5;
 # anything else is a wrong column or a corrupt row). Test: the same columns without the score.
-_glue("stsb", is_pair=True, text_a_column=7, text_b_column=8, label_column=-1, labels=None,
-      label_range=(0.0, 5.0),
-      metric_names=("pearson", "spearman"), tfds_name="glue/stsb",
-      tfds_fields=("sentence1", "sentence2"),
-      test_header=("index", "genre", "filename", "year", "old_index", "source1", "source2",
-                   "sentence1", "sentence2"),
-      test_columns=(0, 7, 8), submission_names={"test": "STS-B"})
+_glue("stsb", "STS-B", text_a_column=7, text_b_column=8, labels=None, label_range=(0.0, 5.0),
+      metric_names=("pearson", "spearman"), tfds_fields=_PAIR, test_columns=(0, 7, 8),
+      test_header=("index", "genre", "filename", "year", "old_index", "source1", "source2", *_PAIR))
 # QQP: id qid1 qid2 question1 question2 is_duplicate (test: id, question1, question2). F1, accuracy.
-_glue("qqp", is_pair=True, text_a_column=3, text_b_column=4, label_column=5, labels=_BINARY,
-      metric_names=("f1", "accuracy"), positive_label="1", tfds_name="glue/qqp",
-      tfds_fields=("question1", "question2"), test_header=("id", "question1", "question2"),
-      submission_names={"test": "QQP"})
+_glue("qqp", "QQP", text_a_column=3, text_b_column=4, label_column=5, labels=_BINARY,
+      metric_names=("f1", "accuracy"), positive_label="1", tfds_fields=("question1", "question2"),
+      test_header=("id", "question1", "question2"))
 # MNLI: sentence1 / sentence2 at 8 / 9, gold_label last; matched and mismatched dev and test. The
 # diagnostic set AX, whose MNLI predictions every submission includes: AX.tsv or diagnostic.tsv
 # here, or glue_data/diagnostic/diagnostic.tsv beside it (where the download script puts it).
-_glue("mnli", is_pair=True, text_a_column=8, text_b_column=9, label_column=-1,
-      labels=("contradiction", "entailment", "neutral"), metric_names=("accuracy",),
-      eval_splits=("dev_matched", "dev_mismatched"), tfds_name="glue/mnli",
-      tfds_fields=("premise", "hypothesis"),
-      test_header=_MNLI_TEST_HEADER, test_columns=(0, 8, 9),
+_glue("mnli", text_a_column=8, text_b_column=9, labels=("contradiction", "entailment", "neutral"),
+      metric_names=("accuracy",), eval_splits=("dev_matched", "dev_mismatched"),
+      tfds_fields=("premise", "hypothesis"), test_header=_MNLI_TEST_HEADER, test_columns=(0, 8, 9),
       predict_splits=("test_matched", "test_mismatched", "ax"),
       submission_names={"test_matched": "MNLI-m", "test_mismatched": "MNLI-mm", "ax": "AX"},
       extra_test_files={"ax": (_AX_FILES, _INDEX_PAIR, (0, 1, 2))})
 # QNLI: index question sentence label. Test: index, question, sentence.
-_glue("qnli", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_NLI2,
-      metric_names=("accuracy",), tfds_name="glue/qnli", tfds_fields=("question", "sentence"),
-      test_header=("index", "question", "sentence"), submission_names={"test": "QNLI"})
-# RTE: index sentence1 sentence2 label. Test: index, sentence1, sentence2.
-_glue("rte", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_NLI2,
-      metric_names=("accuracy",), tfds_name="glue/rte", tfds_fields=("sentence1", "sentence2"),
-      test_header=_INDEX_PAIR, submission_names={"test": "RTE"})
-# WNLI: index sentence1 sentence2 label. Test: index, sentence1, sentence2.
-_glue("wnli", is_pair=True, text_a_column=1, text_b_column=2, label_column=3, labels=_BINARY,
-      metric_names=("accuracy",), tfds_name="glue/wnli", tfds_fields=("sentence1", "sentence2"),
-      test_header=_INDEX_PAIR, submission_names={"test": "WNLI"})
+_glue("qnli", "QNLI", text_a_column=1, text_b_column=2, label_column=3, labels=_NLI2,
+      metric_names=("accuracy",), tfds_fields=("question", "sentence"),
+      test_header=("index", "question", "sentence"))
+# RTE and WNLI: index sentence1 sentence2 label. Test: index, sentence1, sentence2.
+_glue("rte", "RTE", text_a_column=1, text_b_column=2, label_column=3, labels=_NLI2,
+      metric_names=("accuracy",), tfds_fields=_PAIR, test_header=_INDEX_PAIR)
+_glue("wnli", "WNLI", text_a_column=1, text_b_column=2, label_column=3, labels=_BINARY,
+      metric_names=("accuracy",), tfds_fields=_PAIR, test_header=_INDEX_PAIR)

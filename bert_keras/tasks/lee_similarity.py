@@ -7,6 +7,7 @@ row-major order goes to dev when k % dev_every == dev_every - 1 (default: 980 tr
 
 from __future__ import annotations
 
+import itertools
 import os
 
 from bert_keras import resources
@@ -15,16 +16,13 @@ from bert_keras.tasks.classification_task import ClassificationExample, Classifi
 from bert_keras.tasks.readers import read_lines
 from bert_keras.tasks.registry import register_task
 
-# The embedded files are Windows-1252 (e.g. 0x97 em dash, 0xe9 "é"), as distributed.
-ENCODING = "cp1252"
-
 DOCUMENTS_NAME = "lee.cor"
 SIMILARITIES_NAME = "similarities0-1.txt"
 
 
 def read_documents(path: str) -> list[str]:
   documents = []
-  for number, line in read_lines(path, ENCODING):
+  for number, line in read_lines(path, resources.GENSIM_ENCODING):
     if not line.strip():
       raise UserError(f"{path}:{number}: empty document line")
     documents.append(line.strip())
@@ -37,7 +35,7 @@ def read_documents(path: str) -> list[str]:
 
 def read_similarities(path: str, size: int) -> list[list[float]]:
   rows = []
-  for number, line in read_lines(path, ENCODING):
+  for number, line in read_lines(path, resources.GENSIM_ENCODING):
     if not line.strip():
       continue
     cells = line.split()
@@ -72,17 +70,10 @@ class LeeSimilarityTask(ClassificationTask):
     if split not in ("train", "dev"):
       raise UserError(f"lee_similarity has splits train and dev, not {split!r}")
     data_dir = self.resolve_data_dir(data_dir)
-    docs_path = os.path.join(data_dir, DOCUMENTS_NAME)
-    sims_path = os.path.join(data_dir, SIMILARITIES_NAME)
-    documents = read_documents(docs_path)
-    ratings = read_similarities(sims_path, len(documents))
-    examples = []
-    k = 0
-    for i in range(len(documents)):
-      for j in range(i + 1, len(documents)):
-        is_dev = k % self.config.dev_every == self.config.dev_every - 1
-        k += 1
-        if is_dev == (split == "dev"):
-          examples.append(ClassificationExample(guid=f"{i}-{j}", text_a=documents[i],
-                                                text_b=documents[j], label=ratings[i][j]))
-    return examples
+    documents = read_documents(os.path.join(data_dir, DOCUMENTS_NAME))
+    ratings = read_similarities(os.path.join(data_dir, SIMILARITIES_NAME), len(documents))
+    every = self.config.dev_every
+    pairs = itertools.combinations(range(len(documents)), 2)  # (i, j), i < j, row-major
+    return [ClassificationExample(guid=f"{i}-{j}", text_a=documents[i], text_b=documents[j],
+                                  label=ratings[i][j])
+            for k, (i, j) in enumerate(pairs) if (k % every == every - 1) == (split == "dev")]

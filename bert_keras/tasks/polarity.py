@@ -16,9 +16,6 @@ from bert_keras.tasks.classification_task import ClassificationExample, Classifi
 from bert_keras.tasks.readers import read_lines
 from bert_keras.tasks.registry import register_task
 
-# The embedded files are Windows-1252 (e.g. 0x97 em dash, 0xe9 "é"), as distributed.
-ENCODING = "cp1252"
-
 FILE_NAME = "pang_lee_polarity.cor"
 _PREFIX = "__label__"
 
@@ -43,7 +40,7 @@ class PolarityTask(ClassificationTask):
       path = os.path.join(path, FILE_NAME)
     seen = collections.Counter()
     examples = []
-    for number, line in read_lines(path, ENCODING):
+    for number, line in read_lines(path, resources.GENSIM_ENCODING):
       if not line.strip():
         continue
       tag, _, text = line.partition(" ")

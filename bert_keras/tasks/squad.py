@@ -27,6 +27,8 @@ from bert_keras.errors import UserError
 from bert_keras.json_io import json_type_name, read_json_file
 from bert_keras.tasks import squad_evaluation
 from bert_keras.models.heads.bert_span_labeler import BertSpanLabeler
+from bert_keras.models.heads.encoder_head import INPUT_NAMES
+from bert_keras.tasks.packing import pack
 from bert_keras.tasks.readers import require_file
 from bert_keras.tasks.registry import register_task
 from bert_keras.tasks.task import Features, Task
@@ -348,36 +350,29 @@ class SquadTask(Task):
         tok_start, tok_end = improve_answer_span(doc_ids, tok_start, tok_end,
                                                  pieces[example.orig_answer_text])
       spans = doc_windows(len(doc_ids), max_tokens_for_doc, cfg.doc_stride)
+      offset = len(query) + 2  # the window's first piece, after [CLS] query [SEP]
       for span_index, (span_start, span_length) in enumerate(spans):
-        ids = [cls_id] + query + [sep_id]
-        types = [0] * len(ids)
-        token_to_orig, max_context = {}, {}
-        for i in range(span_length):
-          position = span_start + i
-          token_to_orig[len(ids)] = tok_to_orig[position]
-          max_context[len(ids)] = check_is_max_context(spans, span_index, position)
-          ids.append(doc_ids[position])
-        ids.append(sep_id)
-        types += [1] * (span_length + 1)
-        mask = [1] * len(ids)
-        padding = seq - len(ids)
-        rows["input_word_ids"].append(ids + [pad_id] * padding)
-        rows["input_mask"].append(mask + [0] * padding)
-        rows["input_type_ids"].append(types + [0] * padding)
+        window = range(span_start, span_start + span_length)
+        token_to_orig = {offset + i: tok_to_orig[p] for i, p in enumerate(window)}
+        max_context = {offset + i: check_is_max_context(spans, span_index, p)
+                       for i, p in enumerate(window)}
+        # Fits: max_tokens_for_doc leaves room for the window, so nothing is truncated.
+        packed = pack(query, doc_ids[span_start:span_start + span_length], seq, cls_id, sep_id,
+                      pad_id)
+        for name, row in zip(INPUT_NAMES, packed):
+          rows[name].append(row)
         start_position = end_position = 0  # [CLS]: no answer in this window (or none at all)
         if training and not example.is_impossible:
           span_end = span_start + span_length - 1
           if span_start <= tok_start and tok_end <= span_end:
-            offset = len(query) + 2
             start_position = tok_start - span_start + offset
             end_position = tok_end - span_start + offset
         rows["start_positions"].append(start_position)
         rows["end_positions"].append(end_position)
         meta.append({"example_index": example_index, "span_index": span_index,
                      "token_to_orig": token_to_orig, "max_context": max_context,
-                     "length": len(ids)})
-    inputs = {k: np.array(rows[k], np.int32).reshape(-1, seq)
-              for k in ("input_word_ids", "input_mask", "input_type_ids")}
+                     "length": offset + span_length + 1})
+    inputs = {k: np.array(rows[k], np.int32).reshape(-1, seq) for k in INPUT_NAMES}
     labels = None
     if training:
       labels = {"start_logits": np.array(rows["start_positions"], np.int32),

@@ -21,7 +21,7 @@ from bert_keras.errors import UserError
 from bert_keras.json_io import TEXT_ENCODING
 from bert_keras.tasks import metrics as metrics_lib
 from bert_keras.models.heads.bert_multiple_choice import BertMultipleChoice
-from bert_keras.tasks.packing import pack
+from bert_keras.tasks.packing import pack_batch
 from bert_keras.tasks.readers import first_undecodable_line, require_file
 from bert_keras.tasks.registry import register_task
 from bert_keras.tasks.task import Features, Task
@@ -131,14 +131,11 @@ class SwagTask(Task):
     contexts = tokenizer.encode([e.context for e in examples])
     endings = tokenizer.encode([f"{e.start_ending} {ending}".strip()
                                 for e in examples for ending in e.endings])
-    rows = [pack(contexts[i], endings[i * NUM_CHOICES + k], seq, tokenizer.cls_id,
-                 tokenizer.sep_id, tokenizer.pad_id)
-            for i in range(len(examples)) for k in range(NUM_CHOICES)]
-    inputs = {name: np.array([r[j] for r in rows], np.int32).reshape(-1, NUM_CHOICES, seq)
-              for j, name in enumerate(("input_word_ids", "input_mask", "input_type_ids"))}
-    labels = None
-    if all(e.label is not None for e in examples):
-      labels = {"logits": np.array([e.label for e in examples], np.int32)}
+    packed = pack_batch([c for c in contexts for _ in range(NUM_CHOICES)], endings, seq,
+                        tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)  # (n * choices, seq)
+    inputs = {name: ids.reshape(-1, NUM_CHOICES, seq) for name, ids in packed.items()}
+    labels = ({"logits": np.array([e.label for e in examples], np.int32)}
+              if self.has_labels(examples) else None)
     return Features(inputs=inputs, labels=labels, meta=[e.guid for e in examples])
 
   def build_model(self, encoder: keras.Model) -> keras.Model:

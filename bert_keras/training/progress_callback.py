@@ -36,23 +36,17 @@ class ProgressCallback(keras.callbacks.Callback):
 
   def on_train_batch_begin(self, batch, logs=None):
     if batch:  # the epoch's steps before this one are done
-      self._progress.update(self._epoch * self._steps() + batch, self._values)
+      loss = lambda: self.model.get_metrics_result().get("loss")  # the epoch's running mean
+      self._progress.update(self._epoch * self._steps() + batch, lambda: self._values(loss()))
 
   def on_epoch_end(self, epoch, logs=None):
-    step = (epoch + 1) * self._steps()
-    loss = (logs or {}).get("loss")
-    self._progress.update(step, lambda: {**({"loss": float(loss)} if loss is not None else {}),
-                                         "lr": self._learning_rate()})
+    self._progress.update((epoch + 1) * self._steps(), lambda: self._values((logs or {}).get("loss")))
 
   def on_train_end(self, logs=None):
     self._progress.close()
 
-  def _values(self) -> dict:
-    loss = self.model.get_metrics_result().get("loss")  # the epoch's running mean
-    values = {"lr": self._learning_rate()}
-    if loss is not None:
-      values["loss"] = float(np.asarray(loss))
-    return values
+  def _values(self, loss) -> dict:
+    return {"lr": self._learning_rate(), **({} if loss is None else {"loss": float(np.asarray(loss))})}
 
   def _learning_rate(self) -> float:
     """The optimizer's current rate (its schedule at the next update)."""
