@@ -104,11 +104,10 @@ def run_export(config: ExportConfig) -> dict:
   from bert_keras.tasks.registry import get_task_class, task_names
 
   info_path = os.path.join(config.finetuned_dir, "task_info.json") if config.finetuned_dir else ""
-  new_task = None  # unknown until the source is checked below: no task-change check then
-  if info_path and os.path.isfile(info_path):
-    new_task = _read_task_info(info_path).get("task", "")
-  elif config.init_checkpoint:
-    new_task = "encoder"
+  info = _read_task_info(info_path) if info_path and os.path.isfile(info_path) else None
+  # None: unknown until the source is checked below (no task-change check then).
+  new_task = info.get("task", "") if info is not None else (
+      "encoder" if config.init_checkpoint else None)
   check_output_dir(config, new_task)
 
   if new_task is not None and config.finetuned_dir:
@@ -141,7 +140,6 @@ def run_export(config: ExportConfig) -> dict:
                           "--save_model=true to export it")
         raise UserError(f"{config.finetuned_dir}: no {name}; expected a run_finetuning output "
                         f"directory ({', '.join(FINETUNE_FILES)}, vocab.txt)")
-    info = _read_task_info(os.path.join(config.finetuned_dir, "task_info.json"))
     vocab = config.vocab_file or os.path.join(config.finetuned_dir,
                                               info.get("vocab_file") or "vocab.txt")
     # Registers the task heads with Keras before loading (safe mode: no code in the file runs).

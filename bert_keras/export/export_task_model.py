@@ -21,14 +21,12 @@ import tensorflow as tf
 
 from bert_keras.atomic_io import staged_dir
 from bert_keras.errors import UserError
-from bert_keras.export.classifier_serving import ClassifierServing
-from bert_keras.export.encoder_serving import EncoderServing
 from bert_keras.export.serving_options import ServingOptions
+from bert_keras.export.span_serving import SETTINGS as SQUAD_SETTINGS, SpanServing
+from bert_keras.export.text_pair_serving import TextPairServing
 
 EXPORT_INFO = "export_info.json"  # under assets.extra/, the JSON twin of the saved attributes
 KINDS = ("encoder", "classification", "regression", "squad", "multiple_choice", "tagging")
-_SQUAD_KEYS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_query_length",
-               "max_answer_length", "n_best_size")
 
 
 def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
@@ -37,14 +35,10 @@ def build_serving_module(task_model, kind: str, tokenizer, max_seq_length: int,
   """The in-memory twin of what `export_task_model` writes (same functions, not yet saved)."""
   common = dict(task=task or kind, options=options)
   extra, max_seq_length = dict(extra or {}), int(max_seq_length)
-  if kind == "encoder":
-    return EncoderServing(task_model, tokenizer, max_seq_length, **common)
-  if kind in ("classification", "regression"):
-    return ClassifierServing(task_model, tokenizer, max_seq_length, labels=labels,
-                             regression=kind == "regression", pair=bool(extra.get("pair", False)),
-                             **common)
+  if kind in ("encoder", "classification", "regression"):
+    return TextPairServing(kind, task_model, tokenizer, max_seq_length, labels=labels,
+                           pair=bool(extra.get("pair", False)), **common)
   if kind == "squad":
-    from bert_keras.export.span_serving import SpanServing
     return SpanServing(task_model, tokenizer, max_seq_length, **extra, **common)
   if kind == "multiple_choice":
     from bert_keras.export.multiple_choice_serving import MultipleChoiceServing
@@ -129,7 +123,7 @@ def build_finetuned(task_model, task_info: Mapping, tokenizer,
   if kind in ("classification", "regression"):
     extra["pair"] = int(task_info.get("num_segments", 1)) == 2
   if kind == "squad":
-    extra = {k: task_info[k] for k in _SQUAD_KEYS if task_info.get(k) is not None}
+    extra = {k: task_info[k] for k in SQUAD_SETTINGS if task_info.get(k) is not None}
     if doc_stride:
       extra["doc_stride"] = doc_stride
   if kind == "tagging":

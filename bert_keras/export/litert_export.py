@@ -101,9 +101,7 @@ def export_litert(task_model, kind: str, tokenizer, path: str, max_seq_length: i
   Arguments as export_task_model's (kinds: LITERT_KINDS); quantize: "none" or "int8"."""
   data = litert_model(task_model, kind, tokenizer, max_seq_length, labels, task, extra,
                       length_buckets, quantize)
-  parent = os.path.dirname(path)
-  if parent:
-    tf.io.gfile.makedirs(parent)
+  tf.io.gfile.makedirs(os.path.dirname(path) or ".")
   gfile_write_text(path, data)
   return path
 
@@ -129,10 +127,9 @@ def litert_model(task_model, kind: str, tokenizer, max_seq_length: int,
     settings = {"doc_stride": doc_stride, "tag_prefix": prefixes, "tag_type": type_ids,
                 "entity_types": types}
   if kind == "squad":  # SpanServing's settings and defaults
-    from bert_keras.export.span_serving import SpanServing  # pylint: disable=g-import-not-at-top
+    from bert_keras.export.span_serving import SETTINGS, SpanServing  # pylint: disable=g-import-not-at-top
     defaults = {name: p.default for name, p in inspect.signature(SpanServing).parameters.items()
-                if name in ("version_2", "null_score_diff_threshold", "doc_stride",
-                            "max_query_length", "max_answer_length", "n_best_size")}
+                if name in SETTINGS}
     settings = {name: type(default)(extra.get(name, default))
                 for name, default in defaults.items()}
   model, outputs = convert(task_model, kind, quantize)

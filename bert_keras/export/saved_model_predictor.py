@@ -21,7 +21,7 @@ INPUTS = {"classification": ("text_a", "text_b"), "regression": ("text_a", "text
           # every input: their signatures have no optional second text.
           "gpt_classification": ("text",), "gpt_entailment": ("text_a", "text_b"),
           "gpt_similarity": ("text_a", "text_b"), "gpt_multiple_choice": ("context", "endings")}
-OPTIONAL = {"text_b"}  # of the BERT kinds only
+OPTIONAL_KINDS = ("classification", "regression", "encoder")  # whose text_b may be optional
 
 
 def load(path: str):
@@ -107,20 +107,16 @@ def predict(loaded, records: Iterable[Mapping], batch_size: int = 32,
   return results
 
 
-OPTIONAL_KINDS = ("classification", "regression", "encoder")  # the kinds with OPTIONAL inputs
-
-
 def _optional_inputs(loaded, kind: str) -> set:
   """text_b of a BERT text(-pair) model not fine-tuned on pairs (whose serving_default takes
   text_b); GPT-1 exports need every input."""
   if kind not in OPTIONAL_KINDS:
     return set()
   if isinstance(getattr(loaded, "pair", None), bool):  # a LiteRT export (bert_keras.serving)
-    return set() if loaded.pair else set(OPTIONAL)
+    return set() if loaded.pair else {"text_b"}
   default = loaded.signatures.get("serving_default")
-  if default is not None and "text_b" in default.structured_input_signature[1]:
-    return set()
-  return set(OPTIONAL)
+  pair = default is not None and "text_b" in default.structured_input_signature[1]
+  return set() if pair else {"text_b"}
 
 
 def read_jsonl(path: str) -> list[tuple[int, dict]]:

@@ -172,12 +172,14 @@ class ServingModule(tf.Module):
     # `_per_row_bucket`, traced on first use; untracked: kinds that never call it do not trace it.
     self._shared = _Untracked(per_row_bucket=None)
     # One traced tokenizer for every signature: its tables are stored once in the SavedModel.
+    # string (batch,) -> int32 ragged (batch, (pieces)); with offsets, begin and end bytes int64.
     strings = [tf.TensorSpec([None], tf.string)]
-    self._tokenize = tf.function(lambda text: tf.cast(tokenizer.tokenize(text), tf.int32),
-                                 input_signature=strings, autograph=False)
-    self._tokenize_with_offsets = tf.function(
-        lambda text: tokenizer.tokenize_with_offsets(text), input_signature=strings,
-        autograph=False)
+    self.tokenize = tf.function(lambda text: tf.cast(tokenizer.tokenize(text), tf.int32),
+                                input_signature=strings, autograph=False)
+    self.tokenize_with_offsets = tf.function(
+        lambda text: [tf.cast(ids, dtype) for ids, dtype in zip(
+            tokenizer.tokenize_with_offsets(text), (tf.int32, tf.int64, tf.int64))],
+        input_signature=strings, autograph=False)
     # `serve`, the subclass's text-in entry point, as a callable child (see ServingCall).
     self.serve = ServingCall(self, self._serve)
 
@@ -281,15 +283,6 @@ class ServingModule(tf.Module):
   def _outputs(self, inputs) -> dict:
     """Packed inputs (dict of int32 (batch, ..., seq)) -> the outputs of `serving_tokenized`."""
     raise NotImplementedError
-
-  def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
-    """string (batch,) -> int32 ragged (batch, (pieces))."""
-    return self._tokenize(text)
-
-  def tokenize_with_offsets(self, text: tf.Tensor):
-    """string (batch,) -> ragged (batch, (pieces)) ids int32, begin and end byte offsets int64."""
-    ids, begin, end = self._tokenize_with_offsets(text)
-    return tf.cast(ids, tf.int32), tf.cast(begin, tf.int64), tf.cast(end, tf.int64)
 
   def signatures(self) -> dict:
     """name -> concrete function: the text-in `serving_default` and `serving_tokenized`."""

@@ -9,6 +9,9 @@ from bert_keras.export.serving_module import (ServingModule, batched_function, s
                                               strings, text_input)
 
 _NEG_INF = float("-inf")
+# SpanServing's settings, as task_info.json and the LiteRT metadata name them.
+SETTINGS = ("version_2", "null_score_diff_threshold", "doc_stride", "max_query_length",
+            "max_answer_length", "n_best_size")
 
 
 class SpanServing(ServingModule):
@@ -39,8 +42,7 @@ class SpanServing(ServingModule):
                      "null_score_diff_threshold": float(null_score_diff_threshold),
                      "doc_stride": int(doc_stride), "max_query_length": int(max_query_length),
                      "max_answer_length": int(max_answer_length), "n_best_size": int(n_best_size)}
-    for name in ("version_2", "null_score_diff_threshold", "doc_stride", "max_query_length",
-                 "max_answer_length"):  # variables of the loaded model too
+    for name in SETTINGS[:-1]:  # variables of the loaded model too (not n_best_size)
       setattr(self, name, tf.Variable(self.settings[name], trainable=False, name=name))
     self._serve_text = batched_function(self._serve_batch, strings(None), strings(None))
 

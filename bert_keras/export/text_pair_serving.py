@@ -1,4 +1,5 @@
-"""The base of the exports of text_a and an optional text_b: classification, regression, encoder."""
+"""Serving for text_a and an optional text_b: sentence (pair) classification, STS-B-like regression
+(section 4.1) and the encoder alone, feature extraction (Devlin et al., 2018, section 5.3)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,12 @@ def _refused_alone(text_a, task: str):
 
 
 class TextPairServing(ServingModule):
-  """text_a, optional text_b -> whatever the subclass's `_outputs(packed inputs)` returns.
+  """text_a, optional text_b -> by kind:
+    classification: `probabilities` (batch, K), `label_id`, `label`;
+    regression: `score` (batch,), the raw output as trained with MSE;
+    encoder: `pooled_output` (batch, H), `sequence_output` (batch, seq, H), `encoder_outputs`
+      (batch, L, seq, H) (every layer: section 5.3 concatenates the last four) and `input_mask`
+      (batch, seq); seq is the call's bucket, padding past a row's input_mask.
 
   Signatures: `serving_text`, `serving_text_pair`, `serving_tokenized` and `serving_default`.
   A `pair` task always packs text_b as segment B, as in training, and requires it (no
@@ -32,10 +38,15 @@ class TextPairServing(ServingModule):
   Otherwise a text_b with no pieces packs text_a alone, as run_classifier.py (`if tokens_b:`).
   """
 
-  def __init__(self, kind: str, model, tokenizer, max_seq_length: int, pair: bool = False,
-               **kwargs):
-    super().__init__(kind, model, tokenizer, max_seq_length, **kwargs)
+  def __init__(self, kind: str, model, tokenizer, max_seq_length: int, labels=None,
+               pair: bool = False, **kwargs):
+    if kind == "classification" and not labels:
+      raise ValueError("a classification export needs its label names (labels=[...])")
+    super().__init__(kind, model, tokenizer, max_seq_length,
+                     labels=labels if kind == "classification" else None, **kwargs)
     self.pair = bool(pair)
+    if kind != "encoder":
+      self.is_pair = tf.Variable(self.pair, trainable=False, name="is_pair")
 
     def text(text_a):
       if self.pair:
@@ -66,6 +77,25 @@ class TextPairServing(ServingModule):
     return lazy_cond(
         no_text_b, lambda: single_or_batch(self._serve_text, {"text_a": text_a}),
         lambda: single_or_batch(self._serve_text_pair, {"text_a": text_a, "text_b": text_b}))
+
+  def _outputs(self, inputs):
+    outputs = self.run_model_per_row_bucket(inputs)
+    if self.kind_name == "encoder":
+      cast = lambda x: tf.cast(x, tf.float32)
+      return {"pooled_output": cast(outputs["pooled_output"]),
+              "sequence_output": cast(outputs["sequence_output"]),
+              "encoder_outputs": cast(tf.stack(outputs["encoder_outputs"], axis=1)),
+              "input_mask": inputs["input_mask"]}
+    logits = tf.cast(outputs["logits"], tf.float32)  # (batch, K)
+    if self.kind_name == "regression":
+      return {"score": logits[:, 0]}
+    label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+    return {"probabilities": tf.nn.softmax(logits, axis=-1), "label_id": label_id,
+            "label": tf.gather(self.labels, label_id)}
+
+  def metadata(self) -> dict:
+    pair = {} if self.kind_name == "encoder" else {"pair": self.pair}
+    return {**super().metadata(), **pair}
 
   def signatures(self) -> dict:
     pair = self._serve_text_pair.get_concrete_function()

@@ -66,7 +66,8 @@ def train_bpe_model(texts: Iterable[str], vocab_size: int, lower_case: bool = Tr
         vocab_size=vocab_size, character_coverage=character_coverage,
         normalization_rule_name="nmt_nfkc_cf" if lower_case else "nmt_nfkc",
         pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, pad_piece=PAD_PIECE, unk_piece=UNK_PIECE,
-        control_symbols=list(SPECIAL_PIECES) + list(extra_control_symbols), max_sentence_length=4 * _MAX_PIECE_OF_TEXT,
+        control_symbols=list(SPECIAL_PIECES) + list(extra_control_symbols),
+        max_sentence_length=4 * _MAX_PIECE_OF_TEXT,
         seed_sentencepiece_size=seed_sentencepiece_size, num_threads=num_threads,
         minloglevel=2)
   except RuntimeError as e:

@@ -86,13 +86,9 @@ class GPTTask(Task):
   def pack(self, transform: GPTInputTransform, segments: Sequence) -> dict:
     """Ragged token segments (batch, (tokens)) in `texts` order -> the layout's int32 inputs.
     Runs in-graph, so training features and the exported text-in signature share it."""
-    if self.layout == "classification":
-      return transform.classification(segments[0])
-    if self.layout == "entailment":
-      return transform.entailment(segments[0], segments[1])
-    if self.layout == "similarity":
-      return transform.similarity(segments[0], segments[1])
-    return transform.multiple_choice(segments[0], list(segments[1:]))
+    if self.layout == "multiple_choice":
+      return transform.multiple_choice(segments[0], list(segments[1:]))
+    return getattr(transform, self.layout)(*segments)  # classification, entailment, similarity
 
   def make_features(self, examples: Sequence, tokenizer, training: bool) -> Features:
     """`tokenizer` is a GPTTokenizer (BPE with start / delimiter / extract tokens)."""

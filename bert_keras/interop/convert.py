@@ -70,10 +70,7 @@ def convert_checkpoint(source_format: str, target_format: str, input_path: str, 
     loader.check_vocab_size(vocab_file, config, opened.config_path)
 
   objective = _objective(opened)
-  if objective is None:
-    model, info = loader.build_encoder(opened)
-  else:
-    model, info = loader.build_pretrainer(opened, objective)
+  model, info = loader.build_encoder(opened, objective)
 
   checks = []
   with warnings.catch_warnings():  # logged once below with the other warnings

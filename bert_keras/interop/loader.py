@@ -312,29 +312,23 @@ def _describe(config: ModelConfig, source: str) -> str:
           f"vocab_size={config.vocab_size}, from {source}")
 
 
-def build_encoder(opened: OpenedCheckpoint, **overrides):
-  """(BertEncoder, CheckpointInfo) from an already opened checkpoint (see `load_encoder`)."""
-  from bert_keras.models.bert_encoder import BertEncoder
-
-  dtype = overrides.pop("dtype", None)
-  config = _apply_overrides(opened.info.config, overrides, opened.config_path)
-  encoder = BertEncoder.from_model_config(config, dtype=dtype)
-  desc = _describe(config, opened.config_path)
-  return encoder, _fill(opened, weight_map.encoder_slots(encoder), desc, config)
-
-
-def build_pretrainer(opened: OpenedCheckpoint, objective: str = "mlm_nsp", **overrides):
-  """(BertPretrainer, CheckpointInfo) from an already opened checkpoint (see `load_pretrainer`)."""
+def build_encoder(opened: OpenedCheckpoint, objective: str | None = None, **overrides):
+  """(BertEncoder, CheckpointInfo) from an already opened checkpoint (see `load_encoder`); with an
+  `objective`, (BertPretrainer, CheckpointInfo) (see `load_pretrainer`)."""
   from bert_keras.models.bert_encoder import BertEncoder
   from bert_keras.models.bert_pretrainer import BertPretrainer
 
   dtype = overrides.pop("dtype", None)
   config = _apply_overrides(opened.info.config, overrides, opened.config_path)
+  desc = _describe(config, opened.config_path)
+  encoder = BertEncoder.from_model_config(config, dtype=dtype)
+  if objective is None:
+    return encoder, _fill(opened, weight_map.encoder_slots(encoder), desc, config)
   try:
-    pretrainer = BertPretrainer(BertEncoder.from_model_config(config, dtype=dtype), objective)
+    pretrainer = BertPretrainer(encoder, objective)
   except ValueError as e:
     raise UserError(f"{opened.info.path}: {e}") from e
-  desc = _describe(config, opened.config_path) + f", objective={objective!r}"
+  desc += f", objective={objective!r}"
   return pretrainer, _fill(opened, weight_map.pretrainer_slots(pretrainer), desc, config)
 
 
@@ -358,7 +352,7 @@ def load_encoder_weights(encoder, path: str) -> CheckpointInfo:
 
 def load_pretrainer(path: str, objective: str = "mlm_nsp", **overrides):
   """(BertPretrainer, CheckpointInfo); heads the checkpoint lacks stay fresh (`info.missing`)."""
-  return build_pretrainer(open_checkpoint(path), objective, **overrides)
+  return build_encoder(open_checkpoint(path), objective, **overrides)
 
 
 def save_google_checkpoint(model, output_dir: str, vocab_path: str | None = None):

@@ -50,14 +50,11 @@ class Slot:
     return shape[::-1] if self.transpose else shape
 
 
-def _dense(prefix: str, dense, optional: bool = False) -> list:
-  return [Slot(f"{prefix}/kernel", dense.kernel, optional=optional),
-          Slot(f"{prefix}/bias", dense.bias, optional=optional)]
+_NORM = ("gamma", "beta")  # a LayerNorm's variables; a Dense's: kernel, bias
 
 
-def _layer_norm(prefix: str, norm, optional: bool = False) -> list:
-  return [Slot(f"{prefix}/gamma", norm.gamma, optional=optional),
-          Slot(f"{prefix}/beta", norm.beta, optional=optional)]
+def _slots(prefix: str, layer, names=("kernel", "bias"), optional: bool = False) -> list:
+  return [Slot(f"{prefix}/{name}", getattr(layer, name), optional=optional) for name in names]
 
 
 def encoder_slots(encoder) -> list:
@@ -69,20 +66,20 @@ def encoder_slots(encoder) -> list:
       Slot("bert/embeddings/position_embeddings",
            encoder.get_layer("position_embedding").embeddings),
   ]
-  slots += _layer_norm("bert/embeddings/LayerNorm", encoder.get_layer("embeddings_layer_norm"))
+  slots += _slots("bert/embeddings/LayerNorm", encoder.get_layer("embeddings_layer_norm"), _NORM)
   hidden = encoder.hidden_size
   for i, block in enumerate(encoder.blocks):
     prefix = f"bert/encoder/layer_{i}"
     for j, part in enumerate(("query", "key", "value")):  # q|k|v thirds of the fused projection.
       columns = slice(j * hidden, (j + 1) * hidden)
-      slots.append(Slot(f"{prefix}/attention/self/{part}/kernel", block.qkv_dense.kernel, columns))
-      slots.append(Slot(f"{prefix}/attention/self/{part}/bias", block.qkv_dense.bias, columns))
-    slots += _dense(f"{prefix}/attention/output/dense", block.attention_output_dense)
-    slots += _layer_norm(f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm)
-    slots += _dense(f"{prefix}/intermediate/dense", block.intermediate_dense)
-    slots += _dense(f"{prefix}/output/dense", block.output_dense)
-    slots += _layer_norm(f"{prefix}/output/LayerNorm", block.output_layer_norm)
-  slots += _dense("bert/pooler/dense", encoder.get_layer("pooler").dense, optional=True)
+      slots += [Slot(f"{prefix}/attention/self/{part}/{name}", getattr(block.qkv_dense, name),
+                     columns) for name in ("kernel", "bias")]
+    slots += _slots(f"{prefix}/attention/output/dense", block.attention_output_dense)
+    slots += _slots(f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm, _NORM)
+    slots += _slots(f"{prefix}/intermediate/dense", block.intermediate_dense)
+    slots += _slots(f"{prefix}/output/dense", block.output_dense)
+    slots += _slots(f"{prefix}/output/LayerNorm", block.output_layer_norm, _NORM)
+  slots += _slots("bert/pooler/dense", encoder.get_layer("pooler").dense, optional=True)
   return slots
 
 
@@ -90,8 +87,8 @@ def pretrainer_slots(pretrainer, optional_heads: bool = True) -> list:
   """Encoder slots plus the heads (the MLM projection is tied to word_embeddings: only its bias)."""
   head = pretrainer.mlm_head
   slots = encoder_slots(pretrainer.encoder)
-  slots += _dense("cls/predictions/transform/dense", head.transform, optional_heads)
-  slots += _layer_norm("cls/predictions/transform/LayerNorm", head.layer_norm, optional_heads)
+  slots += _slots("cls/predictions/transform/dense", head.transform, optional=optional_heads)
+  slots += _slots("cls/predictions/transform/LayerNorm", head.layer_norm, _NORM, optional_heads)
   slots.append(Slot("cls/predictions/output_bias", head.output_bias, optional=optional_heads))
   if pretrainer.nsp_head is not None:
     slots.append(Slot("cls/seq_relationship/output_weights", pretrainer.nsp_head.kernel,

@@ -145,30 +145,21 @@ class LiteRTModel:
 
   def _pack(self, segments_a, segments_b=None, pair: bool = False):
     """BertPacker's int32 (rows, bucket of the longest) inputs; B packed when `pair` or not empty."""
-    rows = len(segments_a)
     seq = self.max_seq_length
-    layouts = []
+    layouts = []  # per row: (ids, the length of [CLS] A [SEP])
     for i, a in enumerate(segments_a):
-      b = segments_b[i] if segments_b is not None else []
-      if segments_b is not None and (pair or b):
-        budget = seq - 3
-        keep_a = min(len(a), max(budget - len(b), (budget + 1) // 2))
-        keep_b = min(len(b), budget - keep_a)
-        ids = [self._cls, *a[:keep_a], self._sep, *b[:keep_b], self._sep]
-        types = [0] * (keep_a + 2) + [1] * (keep_b + 1)
-      else:
-        keep_a = min(len(a), seq - 2)
-        ids = [self._cls, *a[:keep_a], self._sep]
-        types = [0] * len(ids)
-      layouts.append((ids, types))
+      b = segments_b[i] if segments_b is not None and (pair or segments_b[i]) else None
+      keep_a = min(len(a), seq - 2 if b is None else max(seq - 3 - len(b), (seq - 2) // 2))
+      ids = [self._cls, *a[:keep_a], self._sep]
+      layouts.append((ids if b is None else ids + [*b[:seq - 3 - keep_a], self._sep], keep_a + 2))
     longest = max((len(ids) for ids, _ in layouts), default=0)
     width = int(_bucket(np.array([longest]), self.length_buckets)[0])
-    inputs = {name: np.full((rows, width), self._pad if name == "input_word_ids" else 0, np.int32)
-              for name in ("input_word_ids", "input_mask", "input_type_ids")}
-    for i, (ids, types) in enumerate(layouts):
+    inputs = {name: np.full((len(layouts), width), self._pad if name == "input_word_ids" else 0,
+                            np.int32) for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    for i, (ids, first) in enumerate(layouts):
       inputs["input_word_ids"][i, :len(ids)] = ids
       inputs["input_mask"][i, :len(ids)] = 1
-      inputs["input_type_ids"][i, :len(ids)] = types
+      inputs["input_type_ids"][i, first:len(ids)] = 1
     return inputs
 
   def _run(self, inputs: dict) -> dict:
@@ -276,36 +267,32 @@ class LiteRTModel:
     piece_tags = self._piece_tags(ids)
     prefix, kind = self.info["tag_prefix"], self.info["tag_type"]
     types = self.info["entity_types"]
-    entities = []  # per row: [type, begin, end]
+    entities = []  # per row: [type, begin, end], conlleval chunks of the words' tags
     for row, pieces in enumerate(ids):
-      # Pieces -> words (each labelled at its first piece) -> conlleval chunks.
-      words = []  # [tag, begin, end]
-      for p, piece in enumerate(pieces):
-        if p == 0 or not self._continues[piece]:
-          words.append([int(piece_tags[row][p]), *offsets[row][p]])
-        else:
-          words[-1][2] = max(words[-1][2], offsets[row][p][1])
       found, previous = [], None  # previous: the word before's tag, if inside an entity
-      for tag, begin, end in words:
-        if prefix[tag] == 0:  # outside
-          previous = None
+      for p, piece in enumerate(pieces):
+        begin, end = offsets[row][p]
+        if p and self._continues[piece]:  # a "##" piece goes on its word (and entity)
+          if previous is not None:
+            found[-1][2] = max(found[-1][2], end)
           continue
-        if prefix[tag] == 1 or previous is None or kind[previous] != kind[tag]:
+        tag = int(piece_tags[row][p])  # a word takes its first piece's tag
+        if prefix[tag] and (prefix[tag] == 1 or previous is None or kind[previous] != kind[tag]):
           found.append([types[kind[tag]], begin, end])
-        else:
-          found[-1][1], found[-1][2] = min(found[-1][1], begin), max(found[-1][2], end)
-        previous = tag
+        elif prefix[tag]:
+          found[-1][2] = max(found[-1][2], end)
+        previous = tag if prefix[tag] else None
       entities.append(found)
     shape = (len(texts), max(map(len, entities), default=0))
     result = {"entity_type": np.full(shape, b"", dtype=object),
               "entity_text": np.full(shape, b"", dtype=object),
-              "entity_start": np.full(shape, -1, np.int32), "entity_end": np.full(shape, -1, np.int32),
-              "num_entities": np.array([len(found) for found in entities], np.int32)}
+              "entity_start": np.full(shape, -1, np.int32), "entity_end": np.full(shape, -1, np.int32)}
     for row, found in enumerate(entities):
       for e, (entity_type, begin, end) in enumerate(found):
         values = (entity_type.encode("utf-8"), texts[row][begin:end].encode("utf-8"), begin, end)
-        for name, value in zip(("entity_type", "entity_text", "entity_start", "entity_end"), values):
+        for name, value in zip(result, values):
           result[name][row, e] = value
+    result["num_entities"] = np.array([len(found) for found in entities], np.int32)
     return _single(result, single)
 
   def _serve_spans(self, question, context) -> dict:
@@ -346,8 +333,7 @@ class LiteRTModel:
     batch = len(questions)
     result = {"answer": np.full(batch, b"", dtype=object), "start": np.full(batch, -1, np.int32),
               "end": np.full(batch, -1, np.int32), "score": np.zeros(batch, np.float32),
-              "null_score_diff": np.zeros(batch, np.float32),
-              "no_answer": np.zeros(batch, bool)}
+              "null_score_diff": np.zeros(batch, np.float32), "no_answer": np.zeros(batch, bool)}
     for e in range(batch):
       mine = np.flatnonzero(example == e)
       has_span = bool(valid[mine].any())
