@@ -55,12 +55,12 @@ def main(argv):
   if not is_remote(model) and not os.path.exists(os.path.join(model, "saved_model.pb")) and (
       os.path.isfile(os.path.join(model, "model.tflite"))):
     model = os.path.join(model, "model.tflite")  # an export_model.py --format=litert directory
-  litert = model.endswith(".tflite")
-  if litert:
+  is_litert = model.endswith(".tflite")
+  if is_litert:
     check_readable_file(model, "saved_model", "LiteRT model (model.tflite)")
   else:
     check_readable_dir(model, "saved_model", "export directory")
-  if not is_remote(model) and not litert:
+  if not is_remote(model) and not is_litert:
     graph = os.path.join(model, "saved_model.pb")
     if not os.path.exists(graph):
       raise UserError(f"--saved_model={model}: not a SavedModel directory (no "
@@ -89,9 +89,9 @@ def main(argv):
                       " --context/--endings, --text)")
     records = [record]
   predictor.check_input_types(records, where)
-  if litert:
-    from bert_keras.serving import litert as litert_runtime
-    loaded = litert_runtime.load(model)
+  if is_litert:
+    from bert_keras.serving import litert
+    loaded = litert.load(model)
   else:
     loaded = predictor.load(model)
   results = predictor.predict(loaded, records, FLAGS.batch_size, where)

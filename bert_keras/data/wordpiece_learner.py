@@ -50,13 +50,13 @@ def learn(word_counts, vocab_size: int, reserved_tokens: List[str], upper_thresh
           slack_ratio: float = 0.05) -> List[str]:
   """The vocabulary `wordpiece_tokenizer_learner_lib.learn` gives for the same arguments and
   include_joiner_token=True, joiner="##"."""
+  if min(count for _, count in word_counts) < 1:  # thresholds can reach 0: the original's way
+    return lib.learn(word_counts, vocab_size, reserved_tokens, upper_thresh, lower_thresh, num_iterations,
+                     max_input_tokens, max_token_length, max_unique_chars, slack_ratio)
   upper, lower = lib.get_search_threshs(word_counts, upper_thresh, lower_thresh)
   words = lib.get_input_words(word_counts, reserved_tokens, max_token_length)
   words = lib.filter_input_words(words, lib.get_allowed_chars(words, max_unique_chars), max_input_tokens)
   char_tokens = lib.extract_char_tokens(words)
-  if min(count for _, count in word_counts) < 1:  # thresholds can reach 0: the original's way
-    return lib.learn(word_counts, vocab_size, reserved_tokens, upper_thresh, lower_thresh, num_iterations,
-                     max_input_tokens, max_token_length, max_unique_chars, slack_ratio)
   first_pass = _suffix_counts(words, None)
 
   def learn_with_thresh(thresh):

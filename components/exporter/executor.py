@@ -27,10 +27,9 @@ class ExporterExecutor(BaseExecutor):
 
     model, saved_model = inputs["model"], outputs["saved_model"]
     formats = parameters.get("format", "saved_model")
-    if formats not in ExportConfig.FORMATS:
-      raise UserError(f"format={formats!r}; expected one of {ExportConfig.FORMATS}")
-    if parameters.get("quantize", "none") != "none" and "litert" not in formats:
-      raise UserError(f"quantize={parameters['quantize']}: applies to format=litert only")
+    # ExportConfig owns the format and quantize checks (the same as export_model.py's).
+    ExportConfig(output_dir=saved_model.uri, finetuned_dir=model.uri, format=formats,
+                 quantize=parameters.get("quantize", "none"))
     info_path = model.path("task_info.json")
     if not os.path.exists(info_path):
       raise UserError(f"{model.uri}: no task_info.json; is this a fine-tuned task model?")
